@@ -1,0 +1,81 @@
+// The memory-node engine: the software accelerator of seed 000 4.2.
+//
+// A Pipeline is one memory pipeline plus one logic pipeline sharing a set of
+// workspaces, run by the calling thread.  Each workspace holds one
+// traversal (cur_ptr, the loaded data window, the scratch pad, registers).
+// The scheduler cycles through the workspaces: when a traversal reaches
+// NEXT_ITER the memory pipeline translates and protection-checks the new
+// cur_ptr and issues software prefetches for its window; the logic pipeline
+// then moves on to the next workspace, whose window was prefetched a round
+// earlier.  With enough workspaces the memory latency of one hides behind the
+// computation of the others (the software form of Fig. 3(c)).
+//
+// Mapping to threads: one Pipeline per thread.  A memory node with P memory
+// pipelines runs P threads, each with its own Pipeline and W workspaces
+// (EngineOptions::workspaces, default 16 = 2 * eta * 4 lines of prefetch
+// in flight); the logic pipelines of the paper are the same thread, since a
+// software "logic pipeline" costs nothing to add but a workspace.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "pulse/memory.h"
+#include "pulse/program.h"
+#include "pulse/traversal.h"
+
+namespace pulse {
+
+struct EngineOptions {
+  uint32_t workspaces = 16;        // concurrent traversals per pipeline
+  uint32_t max_iterations = 4096;  // MAX_ITER when a request does not set one
+  uint32_t scratch_pad_bytes = isa::kDefaultScratchPadBytes;  // largest accepted
+};
+
+// One request to the engine.  The engine owns it while it runs and hands it
+// back, with state updated, to the completion callback.
+struct TraversalRequest {
+  uint64_t id = 0;
+  ProgramRef program;
+  TenantId tenant = 0;
+  uint32_t max_iterations = 0;  // 0: EngineOptions::max_iterations
+  TraversalState state;
+  void* user = nullptr;         // caller's context, untouched
+};
+
+using CompletionFn = std::function<void(TraversalRequest&&, const TraversalOutcome&)>;
+
+// One interleaving pipeline.  Not thread-safe: one thread drives it.
+// The RangeTable must outlive the pipeline and not change while traversals
+// are admitted.
+class Pipeline {
+ public:
+  Pipeline(const RangeTable* table, const EngineOptions& options);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // True if Admit() would accept a request now.
+  bool HasFreeWorkspace() const;
+  // Starts a traversal in a free workspace.  Requires HasFreeWorkspace().
+  // A request that cannot start (scratch pad too short or too long, cur_ptr
+  // not local, ...) completes at the next Run() with the matching status.
+  void Admit(TraversalRequest&& request);
+  // Runs scheduler rounds until no traversal is active or at least
+  // `max_iterations_budget` iterations have been executed; calls `done` for
+  // every traversal that finishes.  `done` may call Admit().  Returns the
+  // number of iterations executed.
+  uint64_t Run(const CompletionFn& done, uint64_t max_iterations_budget = UINT64_MAX);
+
+  // Traversals admitted and not yet completed.
+  uint32_t active() const;
+  uint32_t capacity() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pulse

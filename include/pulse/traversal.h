@@ -1,0 +1,60 @@
+// Traversals: the state an iterator carries between iterations and between
+// nodes, the outcomes an engine reports, and the reference interpreter.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "pulse/memory.h"
+#include "pulse/program.h"
+
+namespace pulse {
+
+// How a run of a traversal ended.  Stable numeric values (they travel on the
+// wire).  Only kDone is final; kContinue, kNotLocal and kAllocExhausted leave
+// a state from which the traversal can be re-issued unchanged.
+enum class TraversalStatus : uint8_t {
+  kDone = 0,             // RETURN reached: the scratch pad is the answer
+  kContinue = 1,         // the iteration limit was reached; re-issue to go on
+  kNotLocal = 2,         // cur_ptr is in no local range (route it elsewhere)
+  kAllocExhausted = 3,   // ALLOC found no pre-allocated region left
+  kFaultProtection = 4,  // a range of another tenant, or STORE to read-only
+  kFaultBounds = 5,      // window crosses its range's end, or an indexed
+                         // operand left the window / scratch pad
+  kFaultDivZero = 6,
+  kFaultBadRequest = 7,  // scratch pad shorter than the program needs, ...
+  kFaultInvalidPointer = 8,  // no node owns cur_ptr (reported by the switch)
+};
+
+std::string_view TraversalStatusName(TraversalStatus s);
+inline bool IsFault(TraversalStatus s) { return static_cast<uint8_t>(s) >= 4; }
+
+// The iterator's state: everything needed to resume it anywhere.
+// Registers do not survive an iteration (the verifier rejects reads of
+// registers not written earlier in the same iteration).
+struct TraversalState {
+  uint64_t cur_ptr = 0;
+  std::vector<uint8_t> scratch;  // the scratch pad
+  uint32_t iterations = 0;       // iterations completed, over all runs
+};
+
+// Details of how a run ended.
+struct TraversalOutcome {
+  TraversalStatus status = TraversalStatus::kDone;
+  uint32_t iterations = 0;   // iterations completed in this run
+  uint32_t fault_pc = 0;     // instruction index of a fault
+  uint64_t fault_addr = 0;   // far address involved in a fault / not-local
+};
+
+// Runs one traversal to completion, one instruction at a time, with no
+// prefetching or interleaving: the specification the engine is tested
+// against.  Reads and writes far memory through `table` with the permissions
+// of `tenant`.  Runs at most max_iterations iterations (then kContinue).
+// state is updated in place.  Thread-compatible.
+TraversalOutcome InterpretTraversal(const VerifiedProgram& program,
+                                    const RangeTable& table, TenantId tenant,
+                                    uint32_t max_iterations,
+                                    TraversalState* state);
+
+}  // namespace pulse

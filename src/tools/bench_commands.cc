@@ -1,0 +1,4 @@
+#include "tools/commands.h"
+namespace pulse::tools {
+void AddBenchCommands(CLI::App&) {}
+}  // namespace pulse::tools

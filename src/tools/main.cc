@@ -1,0 +1,15 @@
+// The `pulse` binary: every subcommand of the system in one executable.
+#include <CLI/CLI.hpp>
+
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"pulse: disaggregated memory with near-memory pointer traversals"};
+  app.require_subcommand(1);
+  pulse::tools::AddAsmCommands(app);
+  CLI::App* bench = app.add_subcommand("bench", "Run a benchmark and print its figures");
+  bench->require_subcommand(1);
+  pulse::tools::AddBenchCommands(*bench);
+  CLI11_PARSE(app, argc, argv);
+  return 0;
+}
