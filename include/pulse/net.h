@@ -1,0 +1,311 @@
+// The fabric: every byte between pulse nodes goes through UCX (UCP API).
+//
+// A Worker is one UCP context plus one UCP worker.  It listens for and opens
+// connections (endpoints), sends active messages, registers memory for
+// one-sided access and does one-sided Get/Put on a peer's registered memory.
+// All of it is driven by one thread that calls Progress(), WaitForEvent() or
+// RunUntil(); handlers run on that thread inside those calls.
+//
+// Transport: UCX chooses (shared memory between processes of one host, RDMA
+// where the machine has it, TCP otherwise).  The environment variable
+// UCX_TLS, read when the Worker is created, restricts the choice, e.g.
+// UCX_TLS=tcp; WorkerOptions::transports does the same per Worker and wins
+// over the environment.  Other UCX_* variables apply as documented by UCX.
+//
+// Waiting: nothing here waits forever.  Every blocking call takes a timeout
+// and returns Status::Timeout when it passes.  How the thread waits is set by
+// WorkerOptions::poll_mode (see PollMode).
+//
+// Errors are values (pulse::Status).  Codes used here:
+//   kInvalidArgument  bad input, or a blocking call made from inside a handler
+//   kNotFound         unknown or already closed endpoint id
+//   kUnavailable      the peer is dead, unreachable or has closed
+//   kTimeout          the deadline passed
+//   kIoError/kInternal  anything else UCX reported (the message names it)
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pulse/status.h"
+
+// UCX handle types, declared here so that users need no UCX headers.
+struct ucp_context;
+struct ucp_mem;
+struct ucp_rkey;
+
+namespace pulse::net {
+
+// Identifies one connection of one Worker.  Ids are never reused by a Worker;
+// kInvalidEndpoint is never a valid id.
+using EndpointId = uint64_t;
+inline constexpr EndpointId kInvalidEndpoint = 0;
+
+using Clock = std::chrono::steady_clock;
+// Any std::chrono duration (milliseconds, microseconds, ...) converts to it.
+using Duration = std::chrono::nanoseconds;
+
+// How WaitForEvent() (and so RunUntil() and every blocking call) waits.
+enum class PollMode {
+  // Keep polling for poll_window_us after the last traffic (a message sent
+  // or received, an operation completed), then arm the worker's event fd and
+  // sleep until traffic, Wake() or the deadline.  poll_window_us = 0 is pure
+  // sleep.  The default: low latency under load, no CPU when idle.
+  kAdaptive,
+  // Never sleep: poll until the deadline.  For dedicated cores only.
+  kBusy,
+  // Always sleep on the event fd when there is nothing to do.
+  kSleep,
+};
+
+// The recommended adaptive poll window, from `pulse bench net` on the 2-core
+// test machine (see docs in src/net/net_bench.h).
+inline constexpr uint32_t kDefaultPollWindowUs = 50;
+
+struct WorkerOptions {
+  PollMode poll_mode = PollMode::kAdaptive;
+  // kAdaptive only: how long to keep polling after the last traffic.
+  uint32_t poll_window_us = kDefaultPollWindowUs;
+  // Longest single sleep on the event fd before the worker polls once more
+  // anyway (a safety net; UCX's keepalive also needs an occasional poll).
+  uint32_t max_sleep_us = 100000;
+  // UCX transport list ("tcp", "posix,sysv,cma,tcp", ...); empty: UCX_TLS
+  // from the environment, or UCX's own choice.
+  std::string transports;
+  // Further UCX settings, name without the "UCX_" prefix, e.g.
+  // {"RNDV_THRESH", "16K"}.  Applied after `transports`.
+  std::vector<std::pair<std::string, std::string>> ucx_config;
+  // Name used in log and error messages.
+  std::string name = "pulse";
+};
+
+// Event and traffic counts of one Worker since creation.  Only the worker
+// thread updates them.
+struct Counters {
+  uint64_t messages_sent = 0;      // active messages accepted by Send()
+  uint64_t bytes_sent = 0;         // their payload bytes
+  uint64_t messages_received = 0;  // active messages delivered to a handler
+  uint64_t bytes_received = 0;
+  uint64_t messages_dropped = 0;   // no handler, unknown endpoint or malformed
+  uint64_t rma_ops = 0;            // Get/Put operations started
+  uint64_t rma_bytes = 0;
+  uint64_t poll_iterations = 0;    // ucp_worker_progress() calls
+  uint64_t sleeps = 0;             // waits on the event fd
+  uint64_t wakeups = 0;            // ... that ended because the fd fired
+  uint64_t wake_calls = 0;         // Wake() requests seen by the worker thread
+  uint64_t endpoints_failed = 0;   // peers that died, closed or timed out
+};
+
+// Called for each active message, on the worker thread, with the endpoint
+// it came from.  `payload` is valid only during the call.
+using MessageHandler = std::function<void(EndpointId from, std::span<const uint8_t> payload)>;
+// Called once when an endpoint fails: the peer died, closed its side, or a
+// one-sided operation on it timed out.  `why` is non-OK (kUnavailable or
+// kTimeout).  The id stays known (sends return kUnavailable) until Close().
+using DisconnectHandler = std::function<void(EndpointId ep, const Status& why)>;
+// Called when a peer's Connect() to our listener has completed.
+using AcceptHandler = std::function<void(EndpointId ep, const std::string& peer_address)>;
+// Completion of an asynchronous operation.
+using CompletionFn = std::function<void(const Status&)>;
+
+class Worker;
+
+// A local memory range registered for remote access.  Movable, not
+// copyable; unregisters on destruction, which must happen before the Worker
+// that registered it is destroyed.  The memory itself stays the caller's.
+// Thread-compatible.
+class MemoryRegion {
+ public:
+  MemoryRegion() = default;
+  MemoryRegion(MemoryRegion&& other) noexcept;
+  MemoryRegion& operator=(MemoryRegion&& other) noexcept;
+  MemoryRegion(const MemoryRegion&) = delete;
+  MemoryRegion& operator=(const MemoryRegion&) = delete;
+  ~MemoryRegion();
+
+  bool valid() const { return memh_ != nullptr; }
+  void* data() const { return addr_; }
+  size_t size() const { return length_; }
+  // The address a peer passes to Get/Put for byte 0 of the region.
+  uint64_t remote_address() const { return reinterpret_cast<uint64_t>(addr_); }
+  // Packed remote key: send these bytes to a peer, which imports them with
+  // Worker::ImportRkey().
+  std::span<const uint8_t> rkey() const { return rkey_; }
+
+ private:
+  friend class Worker;
+  ucp_context* context_ = nullptr;
+  ucp_mem* memh_ = nullptr;
+  void* addr_ = nullptr;
+  size_t length_ = 0;
+  std::vector<uint8_t> rkey_;
+};
+
+// A peer's remote key, imported for one endpoint.  Movable, not copyable;
+// must be destroyed before the Worker.  Thread-compatible.
+class RemoteKey {
+ public:
+  RemoteKey() = default;
+  RemoteKey(RemoteKey&& other) noexcept;
+  RemoteKey& operator=(RemoteKey&& other) noexcept;
+  RemoteKey(const RemoteKey&) = delete;
+  RemoteKey& operator=(const RemoteKey&) = delete;
+  ~RemoteKey();
+
+  bool valid() const { return rkey_ != nullptr; }
+  // The endpoint the key was imported for; Get/Put go to that peer.
+  EndpointId endpoint() const { return ep_; }
+
+ private:
+  friend class Worker;
+  ucp_rkey* rkey_ = nullptr;
+  EndpointId ep_ = kInvalidEndpoint;
+};
+
+// One UCP context + worker.  Not thread-safe: one thread at a time drives
+// it (create it anywhere, then use it from one thread); only Wake() may be
+// called from any thread.  Handlers run on the driving thread inside
+// Progress(), WaitForEvent() or RunUntil() (and so inside any blocking call);
+// a handler may call Send(), the *Async operations, Close() and the Set*
+// functions, but not a blocking call (those return kInvalidArgument there).
+class Worker {
+ public:
+  // Creates the UCP context and worker.  Errors: kIoError/kInternal if UCX
+  // cannot be initialised (e.g. an unknown transport in `transports`).
+  static Result<std::unique_ptr<Worker>> Create(const WorkerOptions& options = {});
+  // Closes every endpoint (flushing for at most a short while, then by
+  // force), stops listening and releases UCX.  Pending asynchronous
+  // operations complete with kUnavailable; the disconnect handler is not
+  // called.
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // ---- connections ------------------------------------------------------
+
+  // Listens on host:port (port 0: an ephemeral port) and returns the bound
+  // port.  Each peer that connects becomes an endpoint; see
+  // SetAcceptHandler().  One listener per Worker.  Errors: kInvalidArgument
+  // (bad host, already listening), kIoError (address in use, ...).
+  Result<uint16_t> Listen(const std::string& host, uint16_t port);
+  // Stops accepting connections; existing endpoints stay.
+  void StopListening();
+
+  // Connects to a peer's listener and waits (progressing) until the peer has
+  // accepted, at most `timeout`.  Errors: kUnavailable (refused,
+  // unreachable), kTimeout, kInvalidArgument (bad address, or called from a
+  // handler).
+  Result<EndpointId> Connect(const std::string& host, uint16_t port, Duration timeout);
+
+  // Closes an endpoint: flushes outstanding sends for at most `timeout`,
+  // then closes by force.  The peer sees a disconnect.  The id becomes
+  // unknown.  Never calls the disconnect handler.  Errors: kNotFound.  From a
+  // handler the close is started but not waited for.
+  Status Close(EndpointId ep, Duration timeout = std::chrono::milliseconds(500));
+
+  // True if `ep` is known and has not failed.
+  bool IsConnected(EndpointId ep) const;
+
+  // Handlers (replace any previous one; an empty function removes it).
+  void SetAcceptHandler(AcceptHandler handler);
+  void SetDisconnectHandler(DisconnectHandler handler);
+
+  // ---- active messages --------------------------------------------------
+
+  // Sets the handler for message id `msg_id`.  Messages that arrive for an
+  // id without a handler are dropped (counted in messages_dropped).
+  void SetHandler(uint16_t msg_id, MessageHandler handler);
+
+  // Sends `payload` to the peer's handler for `msg_id`.  Asynchronous: the
+  // bytes are copied (or sent at once) before Send returns, so the caller
+  // may reuse them.  Large payloads go by rendezvous.  Messages on one
+  // endpoint are delivered in the order sent.  Errors: kNotFound (unknown
+  // id), kUnavailable (the endpoint has failed).  A failure after Send
+  // returns is reported by the disconnect handler.
+  Status Send(EndpointId ep, uint16_t msg_id, std::span<const uint8_t> payload);
+  // As above, taking ownership of `payload` instead of copying it.
+  Status Send(EndpointId ep, uint16_t msg_id, std::vector<uint8_t>&& payload);
+
+  // ---- one-sided access -------------------------------------------------
+
+  // Registers [addr, addr+length) for remote read and write.  Errors:
+  // kInvalidArgument (null or empty), kIoError.
+  Result<MemoryRegion> RegisterMemory(void* addr, size_t length);
+  // Unpacks a peer's packed rkey (MemoryRegion::rkey() on its side) for use
+  // on endpoint `ep`.  Errors: kNotFound, kUnavailable, kInvalidArgument
+  // (bytes that are not an rkey).
+  Result<RemoteKey> ImportRkey(EndpointId ep, std::span<const uint8_t> packed);
+
+  // Copies `length` bytes at the peer's `remote_addr` (inside the region of
+  // `rkey`) into `local`, waiting at most `timeout`.  On kTimeout the
+  // endpoint is failed (closed by force, disconnect handler called with
+  // kTimeout) so that nothing touches `local` after Get returns.
+  // Errors: kNotFound, kUnavailable, kTimeout, kInvalidArgument.
+  Status Get(const RemoteKey& rkey, uint64_t remote_addr, void* local, size_t length,
+             Duration timeout);
+  // Writes `length` bytes from `local` to the peer's `remote_addr` and waits
+  // until they are visible at the peer (the endpoint is flushed).  Timeout
+  // behaves as for Get().
+  Status Put(const RemoteKey& rkey, uint64_t remote_addr, const void* local, size_t length,
+             Duration timeout);
+  // Asynchronous forms.  `local` must stay valid until `done` runs; `done`
+  // runs exactly once on the worker thread (also with an error when the
+  // endpoint fails or the Worker is destroyed), never inside the call
+  // itself unless the call returns non-OK, in which case it never runs.
+  // PutAsync completes when `local` may be reused; call Flush() for remote
+  // visibility.
+  Status GetAsync(const RemoteKey& rkey, uint64_t remote_addr, void* local, size_t length,
+                  CompletionFn done);
+  Status PutAsync(const RemoteKey& rkey, uint64_t remote_addr, const void* local,
+                  size_t length, CompletionFn done);
+  // Waits until every operation issued on `ep` is complete at the peer.
+  // Errors: kNotFound, kUnavailable, kTimeout.
+  Status Flush(EndpointId ep, Duration timeout);
+
+  // ---- driving ----------------------------------------------------------
+
+  // Makes progress without blocking: runs handlers and completions that are
+  // ready.  Returns true if anything happened.
+  bool Progress();
+  // Waits for something to do, per the poll mode, until `deadline`; may run
+  // handlers.  Returns OK after an event or a Wake() (spurious returns are
+  // possible), kTimeout when the deadline passed first.
+  Status WaitForEvent(Clock::time_point deadline);
+  // Progresses and waits until `done()` is true (OK) or `timeout` passed
+  // (kTimeout).  `done` is evaluated on this thread between events.
+  Status RunUntil(const std::function<bool()>& done, Duration timeout);
+  // Breaks a WaitForEvent()/RunUntil() sleep, now or, if none is under way,
+  // the next one.  Thread-safe; async-signal-unsafe.
+  void Wake();
+
+  // ---- introspection ----------------------------------------------------
+
+  const Counters& counters() const;
+  const WorkerOptions& options() const;
+  // Changes the poll mode and window from now on.
+  void SetPollMode(PollMode mode, uint32_t poll_window_us);
+  // Number of endpoints that are known (connected or failed, not closed).
+  size_t endpoint_count() const;
+  // UCX's description of the endpoint's transports and thresholds
+  // (ucp_ep_print_info).  Errors: kNotFound, kUnavailable.
+  Result<std::string> DescribeEndpoint(EndpointId ep) const;
+
+  struct Impl;
+
+ private:
+  explicit Worker(std::unique_ptr<Impl> impl);
+  Status StartRma(bool is_get, const RemoteKey& rkey, uint64_t remote_addr, void* local,
+                  size_t length, CompletionFn done);
+  Status WaitForRma(bool is_get, const RemoteKey& rkey, uint64_t remote_addr, void* local,
+                    size_t length, Duration timeout);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pulse::net

@@ -1,0 +1,189 @@
+// Private state of pulse::net::Worker, shared by the src/net/*.cc files.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "pulse/net.h"
+
+namespace pulse::net {
+
+// UCX active-message ids used by pulse.  User message ids travel in our
+// header, so the whole 16-bit user id space maps onto these two.
+inline constexpr unsigned kUserAmId = 0x70;
+inline constexpr unsigned kCtlAmId = 0x71;
+
+// Header of every message: the receiver's endpoint id (so the receiver finds
+// the connection without UCX's reply-endpoint footer) and the message id.
+inline constexpr size_t kHeaderSize = 10;
+struct WireHeader {
+  uint64_t dest = 0;
+  uint16_t msg_id = 0;
+  void Encode(uint8_t out[kHeaderSize]) const {
+    std::memcpy(out, &dest, 8);
+    std::memcpy(out + 8, &msg_id, 2);
+  }
+  static bool Decode(const void* in, size_t length, WireHeader* out) {
+    if (length != kHeaderSize) return false;
+    std::memcpy(&out->dest, in, 8);
+    std::memcpy(&out->msg_id, static_cast<const uint8_t*>(in) + 8, 2);
+    return true;
+  }
+};
+
+// Control message types (msg_id field of kCtlAmId messages).
+enum CtlType : uint16_t {
+  kCtlHello = 1,     // client -> server: payload = client's endpoint id
+  kCtlHelloAck = 2,  // server -> client: payload = server's endpoint id
+};
+
+// A received message held back to keep per-endpoint order while an earlier
+// rendezvous message is still arriving.
+struct Inbound {
+  uint16_t msg_id = 0;
+  std::unique_ptr<uint8_t[]> data;
+  size_t length = 0;
+  bool ready = false;    // data complete
+  bool failed = false;   // rendezvous receive failed: drop
+  bool discard = false;  // received only to release the sender; never delivered
+  void* rndv_desc = nullptr;
+};
+
+enum class EpState { kConnecting, kReady, kFailed };
+
+struct Endpoint {
+  EndpointId id = kInvalidEndpoint;
+  ucp_ep_h ep = nullptr;
+  EpState state = EpState::kConnecting;
+  EndpointId remote_id = kInvalidEndpoint;  // the peer's id for this connection
+  bool accepted = false;                     // created by our listener
+  bool announced = false;                    // the user knows this id
+  bool closing = false;                      // Close() under way: no handler
+  std::string peer;
+  Status failure;
+  std::deque<std::shared_ptr<Inbound>> inbound;
+  Worker::Impl* impl = nullptr;
+};
+
+// Completion record of one UCX request issued with a callback.
+struct Op {
+  enum Kind { kSend, kRecv, kRma, kFlush };
+  Kind kind = kSend;
+  Worker::Impl* impl = nullptr;
+  EndpointId ep = kInvalidEndpoint;
+  // kSend: owned header and payload.
+  uint8_t header[kHeaderSize] = {};
+  std::vector<uint8_t> payload;
+  // kRecv: the held-back message being filled.
+  std::shared_ptr<Inbound> inbound;
+  // kRma/kFlush: either a waiter (blocking) or a completion function.
+  CompletionFn done;
+  bool blocking = false;
+  bool finished = false;
+  bool abandoned = false;  // the waiter gave up; the callback frees the op
+  Status status;
+};
+
+struct Worker::Impl {
+  WorkerOptions options;
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  int efd = -1;
+  ucp_listener_h listener = nullptr;
+
+  std::unordered_map<EndpointId, std::unique_ptr<Endpoint>> eps;
+  // Records of closed endpoints, kept until their UCX close has finished so
+  // that a late UCX callback never sees freed memory.
+  std::vector<std::unique_ptr<Endpoint>> graveyard;
+  std::unordered_map<ucp_ep_h, Endpoint*> accepted_by_handle;  // until Hello
+  EndpointId next_id = 1;
+
+  std::vector<std::shared_ptr<MessageHandler>> handlers;
+  AcceptHandler on_accept;
+  DisconnectHandler on_disconnect;
+
+  Counters counters;
+  std::atomic<bool> wake_pending{false};
+  Clock::time_point last_activity{};
+  int callback_depth = 0;  // > 0 while a user handler runs
+  bool destroying = false;
+
+  std::vector<std::pair<EndpointId, std::shared_ptr<Inbound>>> rndv_to_start;
+  std::vector<EndpointId> failed;  // failures to process after progress
+  std::vector<void*> closing;      // ucp_ep_close_nbx requests in flight
+  // Completions to run at the next progress (never inside the issuing call).
+  std::vector<std::pair<CompletionFn, Status>> deferred_completions;
+  size_t inflight = 0;             // requests whose callback has not run
+
+  // --- helpers (endpoint.cc) ---
+  Endpoint* Find(EndpointId id);
+  Endpoint* NewEndpoint(bool accepted);
+  // Forgets an endpoint id (its UCX endpoint must be closed or closing).
+  void Erase(EndpointId id);
+  // Marks an endpoint failed; the rest (close, handler) happens in
+  // ProcessFailures() outside UCX callbacks.
+  void MarkFailed(Endpoint* e, Status why);
+  void ProcessFailures();
+  // Fails `e` at once (outside UCX callbacks): closes it by force and calls
+  // the disconnect handler.
+  void FailNow(Endpoint* e, Status why);
+  void ForceClose(ucp_ep_h ep);
+  void ReapCloses();
+  void OnControl(const WireHeader& h, const void* data, size_t length,
+                 const ucp_am_recv_param_t* param);
+  Status SendControl(Endpoint* e, uint16_t type, uint64_t value, bool reply);
+  // --- active messages (am.cc) ---
+  Status InstallAmHandlers();
+  // Issues a send whose header and payload `op` owns; takes `op`.
+  Status SubmitSend(Endpoint* e, unsigned am_id, Op* op, uint32_t flags);
+  void Deliver(EndpointId from, uint16_t msg_id, const uint8_t* data, size_t length);
+  void DrainInbound(EndpointId id);
+  void StartRndvReceives();
+  // --- one-sided (rma.cc) ---
+  // Starts a flush of `e` with a blocking-style Op (nullptr if it completed
+  // at once or failed to start).
+  Op* StartFlush(Endpoint* e, Status* immediate);
+  // Runs `op` to completion (blocking ops, or async ones: runs `done`).
+  void CompleteOp(Op* op, Status status);
+  // Waits at most `grace` for blocking ops to finish; frees finished ones
+  // and abandons the others (their callback frees them).
+  void ReleaseOps(std::initializer_list<Op*> ops, Duration grace);
+  // --- waiting (wait.cc) ---
+  bool ProgressOnce();
+  Status WaitOnce(Clock::time_point deadline);
+  Status RunUntil(const std::function<bool()>& done, Clock::time_point deadline);
+  Status SleepUntil(Clock::time_point deadline);
+  void NoteActivity() { last_activity = Clock::now(); }
+  // --- common ---
+  Status CheckBlockingAllowed(const char* what) const;
+};
+
+// A deadline `d` from now, clamped so that huge timeouts do not overflow.
+inline Clock::time_point DeadlineAfter(Duration d) {
+  constexpr Duration kMax = std::chrono::hours(24 * 365);
+  if (d > kMax) d = kMax;
+  if (d < Duration::zero()) d = Duration::zero();
+  return Clock::now() + d;
+}
+
+std::string MicrosText(Duration d);
+
+// UCX status -> pulse Status.
+Status FromUcs(ucs_status_t status, const std::string& what);
+// Releases a finished request of ours (callback side).
+inline void FinishRequest(Worker::Impl* impl, void* request) {
+  if (impl != nullptr && impl->inflight > 0) --impl->inflight;
+  if (request != nullptr) ucp_request_free(request);
+}
+
+}  // namespace pulse::net

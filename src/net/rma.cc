@@ -1,0 +1,328 @@
+// One-sided access: memory registration, remote keys, Get/Put/Flush.
+#include <cstring>
+#include <string>
+
+#include "net/internal.h"
+
+namespace pulse::net {
+namespace {
+
+// Packed rkeys travel inside a small envelope so that ImportRkey can reject
+// bytes that are not one (UCX itself trusts its input).
+constexpr uint8_t kRkeyMagic[4] = {'P', 'R', 'K', '1'};
+constexpr size_t kRkeyEnvelope = 8;
+
+void OpDone(void* request, ucs_status_t status, void* user_data) {
+  auto* op = static_cast<Op*>(user_data);
+  Worker::Impl* m = op->impl;
+  FinishRequest(m, request);
+  m->CompleteOp(op, FromUcs(status, op->kind == Op::kFlush ? "flush" : "one-sided operation"));
+}
+
+Op* NewOp(Worker::Impl* m, Op::Kind kind, Endpoint* e, bool blocking, CompletionFn done) {
+  auto* op = new Op();
+  op->kind = kind;
+  op->impl = m;
+  op->ep = e->id;
+  op->blocking = blocking;
+  op->done = std::move(done);
+  return op;
+}
+
+ucp_request_param_t OpParam(Op* op, bool no_immediate) {
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  if (no_immediate) p.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  p.cb.send = OpDone;
+  p.user_data = op;
+  return p;
+}
+
+Status CheckRkey(Worker::Impl& m, const RemoteKey& rkey, Endpoint** out) {
+  if (!rkey.valid()) return Status::InvalidArgument("invalid remote key");
+  Endpoint* e = m.Find(rkey.endpoint());
+  if (e == nullptr) return Status::NotFound("endpoint " + std::to_string(rkey.endpoint()));
+  if (e->state != EpState::kReady || e->ep == nullptr) {
+    return Status::Unavailable("endpoint " + std::to_string(e->id) + " to " + e->peer +
+                               " has failed: " + e->failure.ToString());
+  }
+  *out = e;
+  return Status::Ok();
+}
+
+}  // namespace
+
+// ---- MemoryRegion / RemoteKey ----------------------------------------------
+
+MemoryRegion::MemoryRegion(MemoryRegion&& o) noexcept { *this = std::move(o); }
+
+MemoryRegion& MemoryRegion::operator=(MemoryRegion&& o) noexcept {
+  if (this != &o) {
+    if (memh_ != nullptr) ucp_mem_unmap(context_, memh_);
+    context_ = o.context_;
+    memh_ = o.memh_;
+    addr_ = o.addr_;
+    length_ = o.length_;
+    rkey_ = std::move(o.rkey_);
+    o.context_ = nullptr;
+    o.memh_ = nullptr;
+    o.addr_ = nullptr;
+    o.length_ = 0;
+  }
+  return *this;
+}
+
+MemoryRegion::~MemoryRegion() {
+  if (memh_ != nullptr) ucp_mem_unmap(context_, memh_);
+}
+
+RemoteKey::RemoteKey(RemoteKey&& o) noexcept { *this = std::move(o); }
+
+RemoteKey& RemoteKey::operator=(RemoteKey&& o) noexcept {
+  if (this != &o) {
+    if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
+    rkey_ = o.rkey_;
+    ep_ = o.ep_;
+    o.rkey_ = nullptr;
+    o.ep_ = kInvalidEndpoint;
+  }
+  return *this;
+}
+
+RemoteKey::~RemoteKey() {
+  if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
+}
+
+Result<MemoryRegion> Worker::RegisterMemory(void* addr, size_t length) {
+  if (addr == nullptr || length == 0) {
+    return Status::InvalidArgument("RegisterMemory: null address or zero length");
+  }
+  Impl& m = *impl_;
+  ucp_mem_map_params_t params{};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  params.address = addr;
+  params.length = length;
+  MemoryRegion region;
+  ucs_status_t st = ucp_mem_map(m.context, &params, &region.memh_);
+  if (st != UCS_OK) return FromUcs(st, "ucp_mem_map");
+  region.context_ = m.context;
+  region.addr_ = addr;
+  region.length_ = length;
+  void* packed = nullptr;
+  size_t packed_size = 0;
+  st = ucp_rkey_pack(m.context, region.memh_, &packed, &packed_size);
+  if (st != UCS_OK) return FromUcs(st, "ucp_rkey_pack");
+  region.rkey_.resize(kRkeyEnvelope + packed_size);
+  uint32_t size32 = static_cast<uint32_t>(packed_size);
+  std::memcpy(region.rkey_.data(), kRkeyMagic, 4);
+  std::memcpy(region.rkey_.data() + 4, &size32, 4);
+  std::memcpy(region.rkey_.data() + kRkeyEnvelope, packed, packed_size);
+  ucp_rkey_buffer_release(packed);
+  return region;
+}
+
+Result<RemoteKey> Worker::ImportRkey(EndpointId id, std::span<const uint8_t> packed) {
+  Impl& m = *impl_;
+  uint32_t size32 = 0;
+  if (packed.size() < kRkeyEnvelope || std::memcmp(packed.data(), kRkeyMagic, 4) != 0 ||
+      (std::memcpy(&size32, packed.data() + 4, 4), size32 != packed.size() - kRkeyEnvelope) ||
+      size32 == 0) {
+    return Status::InvalidArgument("ImportRkey: bytes are not a packed pulse rkey");
+  }
+  Endpoint* e = m.Find(id);
+  if (e == nullptr) return Status::NotFound("endpoint " + std::to_string(id));
+  if (e->state != EpState::kReady || e->ep == nullptr) {
+    return Status::Unavailable("endpoint " + std::to_string(id) + " has failed");
+  }
+  std::vector<uint8_t> copy(packed.begin() + kRkeyEnvelope, packed.end());  // aligned
+  RemoteKey key;
+  ucs_status_t st = ucp_ep_rkey_unpack(e->ep, copy.data(), &key.rkey_);
+  if (st != UCS_OK) return FromUcs(st, "ucp_ep_rkey_unpack");
+  key.ep_ = id;
+  return key;
+}
+
+// ---- completion bookkeeping ------------------------------------------------
+
+void Worker::Impl::CompleteOp(Op* op, Status status) {
+  if (op->blocking) {
+    if (op->abandoned) {
+      delete op;
+    } else {
+      op->finished = true;
+      op->status = std::move(status);
+    }
+    return;
+  }
+  CompletionFn done = std::move(op->done);
+  delete op;
+  if (done) {
+    ++callback_depth;
+    done(status);
+    --callback_depth;
+  }
+}
+
+void Worker::Impl::ReleaseOps(std::initializer_list<Op*> ops, Duration grace) {
+  if (grace > Duration::zero()) {
+    (void)RunUntil(
+        [&ops] {
+          for (Op* op : ops) {
+            if (op != nullptr && !op->finished) return false;
+          }
+          return true;
+        },
+        DeadlineAfter(grace));
+  }
+  for (Op* op : ops) {
+    if (op == nullptr) continue;
+    if (op->finished) {
+      delete op;
+    } else {
+      op->abandoned = true;
+    }
+  }
+}
+
+Op* Worker::Impl::StartFlush(Endpoint* e, Status* immediate) {
+  Op* op = NewOp(this, Op::kFlush, e, /*blocking=*/true, nullptr);
+  ucp_request_param_t p = OpParam(op, false);
+  ++inflight;
+  void* req = ucp_ep_flush_nbx(e->ep, &p);
+  if (UCS_PTR_IS_PTR(req)) return op;
+  --inflight;
+  delete op;
+  *immediate = UCS_PTR_IS_ERR(req) ? FromUcs(UCS_PTR_STATUS(req), "flush to " + e->peer)
+                                   : Status::Ok();
+  return nullptr;
+}
+
+// ---- Get / Put ------------------------------------------------------------
+
+Status Worker::StartRma(bool is_get, const RemoteKey& rkey, uint64_t remote_addr, void* local,
+                        size_t length, CompletionFn done) {
+  Impl& m = *impl_;
+  if (local == nullptr && length != 0) return Status::InvalidArgument("null local buffer");
+  Endpoint* e = nullptr;
+  PULSE_RETURN_IF_ERROR(CheckRkey(m, rkey, &e));
+  Op* op = NewOp(&m, Op::kRma, e, /*blocking=*/false, std::move(done));
+  ucp_request_param_t p = OpParam(op, /*no_immediate=*/true);
+  ++m.inflight;
+  void* req = is_get ? ucp_get_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p)
+                     : ucp_put_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p);
+  if (UCS_PTR_IS_ERR(req)) {
+    --m.inflight;
+    delete op;
+    return FromUcs(UCS_PTR_STATUS(req), is_get ? "get" : "put");
+  }
+  if (req == nullptr) {  // completed despite NO_IMM_CMPL: complete later
+    --m.inflight;
+    m.deferred_completions.emplace_back(std::move(op->done), Status::Ok());
+    delete op;
+  }
+  ++m.counters.rma_ops;
+  m.counters.rma_bytes += length;
+  m.NoteActivity();
+  return Status::Ok();
+}
+
+Status Worker::GetAsync(const RemoteKey& rkey, uint64_t remote_addr, void* local, size_t length,
+                        CompletionFn done) {
+  return StartRma(true, rkey, remote_addr, local, length, std::move(done));
+}
+
+Status Worker::PutAsync(const RemoteKey& rkey, uint64_t remote_addr, const void* local,
+                        size_t length, CompletionFn done) {
+  return StartRma(false, rkey, remote_addr, const_cast<void*>(local), length, std::move(done));
+}
+
+Status Worker::WaitForRma(bool is_get, const RemoteKey& rkey, uint64_t remote_addr,
+                          void* local, size_t length, Duration timeout) {
+  Impl& m = *impl_;
+  const char* what = is_get ? "Get" : "Put";
+  PULSE_RETURN_IF_ERROR(m.CheckBlockingAllowed(what));
+  if (local == nullptr && length != 0) return Status::InvalidArgument("null local buffer");
+  Endpoint* e = nullptr;
+  PULSE_RETURN_IF_ERROR(CheckRkey(m, rkey, &e));
+  Clock::time_point deadline = DeadlineAfter(timeout);
+
+  Op* op = NewOp(&m, Op::kRma, e, /*blocking=*/true, nullptr);
+  ucp_request_param_t p = OpParam(op, false);
+  ++m.inflight;
+  void* req = is_get ? ucp_get_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p)
+                     : ucp_put_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p);
+  if (!UCS_PTR_IS_PTR(req)) {
+    --m.inflight;
+    delete op;
+    op = nullptr;
+    if (UCS_PTR_IS_ERR(req)) return FromUcs(UCS_PTR_STATUS(req), what);
+  }
+  ++m.counters.rma_ops;
+  m.counters.rma_bytes += length;
+  m.NoteActivity();
+  // A put is done when the peer has the data: flush.
+  Op* flush = nullptr;
+  if (!is_get) {
+    Status immediate;
+    flush = m.StartFlush(e, &immediate);
+    if (flush == nullptr && !immediate.ok()) {
+      m.ReleaseOps({op}, std::chrono::seconds(1));
+      return immediate;
+    }
+  }
+  if (op == nullptr && flush == nullptr) return Status::Ok();
+
+  EndpointId id = e->id;
+  std::string peer = e->peer;
+  (void)m.RunUntil(
+      [op, flush] { return (op == nullptr || op->finished) && (flush == nullptr || flush->finished); },
+      deadline);
+  bool finished = (op == nullptr || op->finished) && (flush == nullptr || flush->finished);
+  if (finished) {
+    Status s = op != nullptr ? op->status : Status::Ok();
+    if (s.ok() && flush != nullptr) s = flush->status;
+    m.ReleaseOps({op, flush}, Duration::zero());
+    return s;
+  }
+  // The peer does not answer.  Fail the endpoint so that UCX cancels the
+  // operation and nothing touches `local` after we return.
+  Status why = Status::Timeout(std::string(what) + " from " + peer + ": no completion within " +
+                               MicrosText(timeout));
+  if (Endpoint* live = m.Find(id); live != nullptr) m.FailNow(live, why);
+  m.ReleaseOps({op, flush}, std::chrono::seconds(1));
+  return why;
+}
+
+Status Worker::Get(const RemoteKey& rkey, uint64_t remote_addr, void* local, size_t length,
+                   Duration timeout) {
+  return WaitForRma(true, rkey, remote_addr, local, length, timeout);
+}
+
+Status Worker::Put(const RemoteKey& rkey, uint64_t remote_addr, const void* local,
+                   size_t length, Duration timeout) {
+  return WaitForRma(false, rkey, remote_addr, const_cast<void*>(local), length, timeout);
+}
+
+Status Worker::Flush(EndpointId id, Duration timeout) {
+  Impl& m = *impl_;
+  PULSE_RETURN_IF_ERROR(m.CheckBlockingAllowed("Flush"));
+  Endpoint* e = m.Find(id);
+  if (e == nullptr) return Status::NotFound("endpoint " + std::to_string(id));
+  if (e->state != EpState::kReady || e->ep == nullptr) {
+    return Status::Unavailable("endpoint " + std::to_string(id) + " has failed");
+  }
+  Status immediate;
+  Op* op = m.StartFlush(e, &immediate);
+  if (op == nullptr) return immediate;
+  std::string peer = e->peer;
+  (void)m.RunUntil([op] { return op->finished; }, DeadlineAfter(timeout));
+  if (!op->finished) {
+    op->abandoned = true;
+    return Status::Timeout("flush to " + peer + ": not complete within " + MicrosText(timeout));
+  }
+  Status s = op->status;
+  delete op;
+  return s;
+}
+
+}  // namespace pulse::net

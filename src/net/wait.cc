@@ -1,0 +1,143 @@
+// Driving the worker: progress, the three poll modes, RunUntil.
+//
+// Adaptive mode: after traffic the thread keeps calling ucp_worker_progress
+// for poll_window_us (waking a sleeping process costs tens of microseconds
+// on a small VM, so a reply that comes soon is caught while polling); after
+// that it arms the worker (ucp_worker_arm) and sleeps in ppoll on the
+// worker's event fd until traffic, a Wake() or the deadline.
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "net/internal.h"
+
+namespace pulse::net {
+
+bool Worker::Impl::ProgressOnce() {
+  ++counters.poll_iterations;
+  bool any = ucp_worker_progress(worker) != 0;
+  if (!rndv_to_start.empty()) {
+    StartRndvReceives();
+    any = true;
+  }
+  if (!failed.empty()) {
+    ProcessFailures();
+    any = true;
+  }
+  if (!deferred_completions.empty()) {
+    auto list = std::move(deferred_completions);
+    deferred_completions.clear();
+    for (auto& [fn, status] : list) {
+      ++callback_depth;
+      if (fn) fn(status);
+      --callback_depth;
+    }
+    any = true;
+  }
+  if (!closing.empty() || !graveyard.empty()) ReapCloses();
+  if (any) NoteActivity();
+  return any;
+}
+
+namespace {
+
+bool ConsumeWake(Worker::Impl& m) {
+  if (!m.wake_pending.load(std::memory_order_relaxed)) return false;
+  if (!m.wake_pending.exchange(false, std::memory_order_acq_rel)) return false;
+  ++m.counters.wake_calls;
+  return true;
+}
+
+}  // namespace
+
+Status Worker::Impl::SleepUntil(Clock::time_point deadline) {
+  // The event fd only fires for new events: drain first.
+  if (ProgressOnce()) return Status::Ok();
+  ucs_status_t st = ucp_worker_arm(worker);
+  if (st == UCS_ERR_BUSY) return Status::Ok();  // events pending: progress again
+  if (st != UCS_OK) return FromUcs(st, "ucp_worker_arm");
+  if (ConsumeWake(*this)) return Status::Ok();
+  Clock::time_point now = Clock::now();
+  if (now >= deadline) return Status::Timeout("deadline passed");
+  Duration wait = std::min<Duration>(deadline - now, std::chrono::microseconds(options.max_sleep_us));
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+  timespec ts{};
+  ts.tv_sec = ns / 1000000000;
+  ts.tv_nsec = ns % 1000000000;
+  pollfd pfd{};
+  pfd.fd = efd;
+  pfd.events = POLLIN;
+  ++counters.sleeps;
+  int rc = ppoll(&pfd, 1, &ts, nullptr);
+  if (rc > 0) ++counters.wakeups;
+  if (rc < 0 && errno != EINTR) {
+    return Status::IoError(std::string("ppoll on the UCX event fd: ") + std::strerror(errno));
+  }
+  (void)ConsumeWake(*this);
+  if (rc == 0 && Clock::now() >= deadline) return Status::Timeout("deadline passed");
+  return Status::Ok();
+}
+
+Status Worker::Impl::WaitOnce(Clock::time_point deadline) {
+  if (ConsumeWake(*this)) return Status::Ok();
+  switch (options.poll_mode) {
+    case PollMode::kBusy:
+      for (;;) {
+        if (ProgressOnce() || ConsumeWake(*this)) return Status::Ok();
+        if (Clock::now() >= deadline) return Status::Timeout("deadline passed");
+      }
+    case PollMode::kAdaptive: {
+      if (options.poll_window_us == 0) break;
+      Clock::time_point spin_end = std::min(
+          deadline, last_activity + std::chrono::microseconds(options.poll_window_us));
+      while (Clock::now() < spin_end) {
+        if (ProgressOnce() || ConsumeWake(*this)) return Status::Ok();
+      }
+      break;
+    }
+    case PollMode::kSleep:
+      break;
+  }
+  if (Clock::now() >= deadline) return Status::Timeout("deadline passed");
+  return SleepUntil(deadline);
+}
+
+Status Worker::Impl::RunUntil(const std::function<bool()>& done, Clock::time_point deadline) {
+  for (;;) {
+    if (done()) return Status::Ok();
+    if (ProgressOnce()) {
+      if (done()) return Status::Ok();
+      if (Clock::now() >= deadline) return Status::Timeout("deadline passed");
+      continue;
+    }
+    Status s = WaitOnce(deadline);
+    if (s.code() == Status::Code::kTimeout) {
+      return done() ? Status::Ok() : Status::Timeout("condition not met before the deadline");
+    }
+    if (!s.ok()) return s;
+  }
+}
+
+bool Worker::Progress() {
+  if (impl_->callback_depth > 0) return false;
+  return impl_->ProgressOnce();
+}
+
+Status Worker::WaitForEvent(Clock::time_point deadline) {
+  PULSE_RETURN_IF_ERROR(impl_->CheckBlockingAllowed("WaitForEvent"));
+  return impl_->WaitOnce(deadline);
+}
+
+Status Worker::RunUntil(const std::function<bool()>& done, Duration timeout) {
+  PULSE_RETURN_IF_ERROR(impl_->CheckBlockingAllowed("RunUntil"));
+  Status s = impl_->RunUntil(done, DeadlineAfter(timeout));
+  if (s.code() == Status::Code::kTimeout) {
+    return Status::Timeout("RunUntil: condition not met within " + MicrosText(timeout));
+  }
+  return s;
+}
+
+}  // namespace pulse::net
