@@ -1,0 +1,63 @@
+// The traversal message: one format for requests, responses and the
+// continuations the switch forwards between memory nodes (seed 000 4.2
+// "Network Stack": the response may be re-routed as a request).
+//
+// Encoding, version 1, little-endian:
+//   u8  magic 0x70 ('p'), u8 version = 1, u8 kind (MessageKind),
+//   u8  status (TraversalStatus), u16 flags, u16 reserved = 0,
+//   u64 request_id, u32 cpu_node, u32 tenant,
+//   u64 program_hash, u32 max_iterations, u32 iterations,
+//   u64 cur_ptr, u32 fault_pc, u32 reserved = 0, u64 fault_addr,
+//   u32 program_bytes, u32 scratch_bytes,
+//   program (program_bytes, present iff kFlagHasProgram), scratch pad.
+// Decoding checks every field and names the first bad one.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "pulse/status.h"
+#include "pulse/traversal.h"
+
+namespace pulse {
+
+enum class MessageKind : uint8_t {
+  kRequest = 1,   // CPU node -> switch -> memory node, or a forwarded continuation
+  kResponse = 2,  // memory node -> switch -> CPU node (or back to a memory node)
+};
+
+enum MessageFlags : uint16_t {
+  kFlagHasProgram = 1,  // the program's encoding travels in the message
+  kFlagPulseAcc = 2,    // pulse-acc mode: "not local" returns to the CPU node
+  kFlagHasStore = 4,    // the program writes: memory nodes suppress duplicates
+};
+
+inline constexpr size_t kMessageHeaderBytes = 72;
+inline constexpr uint32_t kMaxMessageProgramBytes = 64 * 1024;
+
+struct TraversalMessage {
+  MessageKind kind = MessageKind::kRequest;
+  TraversalStatus status = TraversalStatus::kDone;
+  uint16_t flags = 0;
+  uint64_t request_id = 0;  // (cpu_node << 40) | per-node counter
+  uint32_t cpu_node = 0;    // where the response goes
+  TenantId tenant = 0;
+  uint64_t program_hash = 0;
+  uint32_t max_iterations = 0;
+  uint32_t iterations = 0;  // completed so far, over all legs
+  uint64_t cur_ptr = 0;
+  uint32_t fault_pc = 0;
+  uint64_t fault_addr = 0;
+  std::vector<uint8_t> program;  // encoded program when kFlagHasProgram
+  std::vector<uint8_t> scratch;
+};
+
+// Serializes a message.
+std::vector<uint8_t> EncodeMessage(const TraversalMessage& message);
+
+// Parses a message.  InvalidArgument naming the field on malformed or
+// truncated input; scratch pads over max_scratch_bytes are rejected.
+Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes);
+
+}  // namespace pulse

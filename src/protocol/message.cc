@@ -1,0 +1,128 @@
+#include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "pulse/protocol.h"
+
+namespace pulse {
+namespace {
+
+constexpr uint8_t kMagic = 0x70;
+constexpr uint8_t kVersion = 1;
+
+class Writer {
+ public:
+  explicit Writer(size_t reserve) { out_.reserve(reserve); }
+  template <typename T>
+  void Put(T v) {
+    const size_t at = out_.size();
+    out_.resize(at + sizeof(T));
+    std::memcpy(out_.data() + at, &v, sizeof(T));
+  }
+  void Bytes(const std::vector<uint8_t>& b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  std::vector<uint8_t> Take() { return std::move(out_); }
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> b) : b_(b) {}
+  template <typename T>
+  T Get() {
+    T v;
+    std::memcpy(&v, b_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  size_t remaining() const { return b_.size() - at_; }
+  std::vector<uint8_t> Bytes(size_t n) {
+    std::vector<uint8_t> v(b_.begin() + at_, b_.begin() + at_ + n);
+    at_ += n;
+    return v;
+  }
+
+ private:
+  std::span<const uint8_t> b_;
+  size_t at_ = 0;
+};
+
+Status Bad(const std::string& what) { return Status::InvalidArgument("message: " + what); }
+
+}  // namespace
+
+std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
+  Writer w(kMessageHeaderBytes + m.program.size() + m.scratch.size());
+  w.Put<uint8_t>(kMagic);
+  w.Put<uint8_t>(kVersion);
+  w.Put<uint8_t>(static_cast<uint8_t>(m.kind));
+  w.Put<uint8_t>(static_cast<uint8_t>(m.status));
+  const uint16_t flags = m.program.empty() ? m.flags & ~kFlagHasProgram : m.flags | kFlagHasProgram;
+  w.Put<uint16_t>(flags);
+  w.Put<uint16_t>(0);
+  w.Put<uint64_t>(m.request_id);
+  w.Put<uint32_t>(m.cpu_node);
+  w.Put<uint32_t>(m.tenant);
+  w.Put<uint64_t>(m.program_hash);
+  w.Put<uint32_t>(m.max_iterations);
+  w.Put<uint32_t>(m.iterations);
+  w.Put<uint64_t>(m.cur_ptr);
+  w.Put<uint32_t>(m.fault_pc);
+  w.Put<uint32_t>(0);
+  w.Put<uint64_t>(m.fault_addr);
+  w.Put<uint32_t>(static_cast<uint32_t>(m.program.size()));
+  w.Put<uint32_t>(static_cast<uint32_t>(m.scratch.size()));
+  w.Bytes(m.program);
+  w.Bytes(m.scratch);
+  return w.Take();
+}
+
+Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes) {
+  if (bytes.size() < kMessageHeaderBytes)
+    return Bad(fmt::format("{} bytes is shorter than the {}-byte header", bytes.size(), kMessageHeaderBytes));
+  Reader r(bytes);
+  if (r.Get<uint8_t>() != kMagic) return Bad("bad magic (not a pulse traversal message)");
+  const uint8_t version = r.Get<uint8_t>();
+  if (version != kVersion) return Bad(fmt::format("unsupported version {} (this build speaks {})", version, kVersion));
+  TraversalMessage m;
+  const uint8_t kind = r.Get<uint8_t>();
+  if (kind != static_cast<uint8_t>(MessageKind::kRequest) && kind != static_cast<uint8_t>(MessageKind::kResponse))
+    return Bad(fmt::format("unknown kind {}", kind));
+  m.kind = static_cast<MessageKind>(kind);
+  const uint8_t status = r.Get<uint8_t>();
+  if (status > static_cast<uint8_t>(TraversalStatus::kFaultInvalidPointer))
+    return Bad(fmt::format("unknown status {}", status));
+  m.status = static_cast<TraversalStatus>(status);
+  m.flags = r.Get<uint16_t>();
+  if (m.flags & ~(kFlagHasProgram | kFlagPulseAcc | kFlagHasStore))
+    return Bad(fmt::format("unknown flags {:#x}", m.flags));
+  if (r.Get<uint16_t>() != 0) return Bad("reserved field after flags must be zero");
+  m.request_id = r.Get<uint64_t>();
+  m.cpu_node = r.Get<uint32_t>();
+  m.tenant = r.Get<uint32_t>();
+  m.program_hash = r.Get<uint64_t>();
+  m.max_iterations = r.Get<uint32_t>();
+  m.iterations = r.Get<uint32_t>();
+  m.cur_ptr = r.Get<uint64_t>();
+  m.fault_pc = r.Get<uint32_t>();
+  if (r.Get<uint32_t>() != 0) return Bad("reserved field after fault_pc must be zero");
+  m.fault_addr = r.Get<uint64_t>();
+  const uint32_t program_bytes = r.Get<uint32_t>();
+  const uint32_t scratch_bytes = r.Get<uint32_t>();
+  if (program_bytes > kMaxMessageProgramBytes)
+    return Bad(fmt::format("program_bytes {} exceeds the limit {}", program_bytes, kMaxMessageProgramBytes));
+  if (scratch_bytes > max_scratch_bytes)
+    return Bad(fmt::format("scratch_bytes {} exceeds the scratch pad limit {}", scratch_bytes, max_scratch_bytes));
+  if (((m.flags & kFlagHasProgram) != 0) != (program_bytes != 0))
+    return Bad("program_bytes disagrees with the has-program flag");
+  if (r.remaining() != uint64_t{program_bytes} + scratch_bytes)
+    return Bad(fmt::format("header announces {} + {} payload bytes but {} follow", program_bytes, scratch_bytes,
+                           r.remaining()));
+  m.program = r.Bytes(program_bytes);
+  m.scratch = r.Bytes(scratch_bytes);
+  return m;
+}
+
+}  // namespace pulse

@@ -1,0 +1,55 @@
+// The switch's routing logic (seed 000 section 5, Fig. 6): it holds only
+// base range -> memory node, routes requests by cur_ptr, turns a "not local"
+// response into a continuation to the owner of the new cur_ptr, and answers
+// a pointer no node owns with an invalid-pointer error to the CPU node.
+// Pure logic, no I/O: the switch process feeds it decoded messages.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "pulse/protocol.h"
+#include "pulse/status.h"
+
+namespace pulse {
+
+using NodeId = uint32_t;
+
+struct RouteDecision {
+  enum class To { kMemoryNode, kCpuNode } to;
+  NodeId node;  // memory node id or CPU node id
+};
+
+struct RouterCounters {
+  uint64_t requests = 0;
+  uint64_t forwards = 0;          // continuations between memory nodes
+  uint64_t responses = 0;
+  uint64_t invalid_pointers = 0;
+};
+
+class Router {
+ public:
+  // Maps [base, base+length) to a memory node.  InvalidArgument on overlap.
+  Status AddRange(uint64_t base, uint64_t length, NodeId node);
+  // The memory node owning addr, if any.
+  std::optional<NodeId> Owner(uint64_t addr) const;
+
+  // Decides where `message` goes next and rewrites it for that hop: a
+  // continuation becomes a request; an unroutable pointer becomes a
+  // kFaultInvalidPointer response.
+  RouteDecision Route(TraversalMessage* message);
+
+  const RouterCounters& counters() const { return counters_; }
+
+ private:
+  struct Entry {
+    uint64_t length;
+    NodeId node;
+  };
+  std::map<uint64_t, Entry> ranges_;  // by base
+  RouterCounters counters_;
+};
+
+}  // namespace pulse

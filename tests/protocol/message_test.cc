@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "pulse/protocol.h"
+
+namespace pulse {
+namespace {
+
+TraversalMessage Sample() {
+  TraversalMessage m;
+  m.kind = MessageKind::kResponse;
+  m.status = TraversalStatus::kNotLocal;
+  m.flags = kFlagPulseAcc | kFlagHasStore;
+  m.request_id = (uint64_t{3} << 40) | 77;
+  m.cpu_node = 3;
+  m.tenant = 9;
+  m.program_hash = 0x1234567890abcdefull;
+  m.max_iterations = 100;
+  m.iterations = 42;
+  m.cur_ptr = 0xfeedface0000ull;
+  m.fault_pc = 5;
+  m.fault_addr = 0xdead;
+  m.program = {1, 2, 3, 4};
+  m.scratch.assign(64, 0xab);
+  return m;
+}
+
+void ExpectEqual(const TraversalMessage& a, const TraversalMessage& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.flags | kFlagHasProgram, b.flags | kFlagHasProgram);
+  EXPECT_EQ(a.request_id, b.request_id);
+  EXPECT_EQ(a.cpu_node, b.cpu_node);
+  EXPECT_EQ(a.tenant, b.tenant);
+  EXPECT_EQ(a.program_hash, b.program_hash);
+  EXPECT_EQ(a.max_iterations, b.max_iterations);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.cur_ptr, b.cur_ptr);
+  EXPECT_EQ(a.fault_pc, b.fault_pc);
+  EXPECT_EQ(a.fault_addr, b.fault_addr);
+  EXPECT_EQ(a.program, b.program);
+  EXPECT_EQ(a.scratch, b.scratch);
+}
+
+TEST(Message, RoundTrips) {
+  TraversalMessage m = Sample();
+  auto bytes = EncodeMessage(m);
+  EXPECT_EQ(bytes.size(), kMessageHeaderBytes + 4 + 64);
+  auto back = DecodeMessage(bytes, 4096);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ExpectEqual(m, *back);
+  EXPECT_TRUE(back->flags & kFlagHasProgram);
+  m.program.clear();  // hash-only request
+  back = DecodeMessage(EncodeMessage(m), 4096);
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->flags & kFlagHasProgram);
+}
+
+struct Corruption {
+  size_t offset;
+  uint8_t value;
+  const char* fragment;
+};
+
+TEST(Message, NamesTheBadField) {
+  const auto good = EncodeMessage(Sample());
+  for (const Corruption& c : {Corruption{0, 0x00, "magic"}, Corruption{1, 9, "version 9"},
+                              Corruption{2, 7, "kind 7"}, Corruption{3, 200, "status 200"},
+                              Corruption{4, 0x80, "flags"}, Corruption{6, 1, "reserved"},
+                              Corruption{52, 1, "reserved"}, Corruption{70, 1, "scratch_bytes"},
+                              Corruption{67, 1, "program_bytes"}}) {
+    auto bad = good;
+    bad[c.offset] = c.value;
+    auto r = DecodeMessage(bad, 4096);
+    ASSERT_FALSE(r.ok()) << "offset " << c.offset;
+    EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
+        << r.status().message() << " (wanted " << c.fragment << ")";
+  }
+}
+
+TEST(Message, RejectsTruncationAndOversizedScratch) {
+  const auto good = EncodeMessage(Sample());
+  for (size_t n = 0; n < good.size(); ++n) {
+    auto r = DecodeMessage(std::span<const uint8_t>(good.data(), n), 4096);
+    EXPECT_FALSE(r.ok()) << n;
+  }
+  auto r = DecodeMessage(good, 32);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("exceeds the scratch pad limit 32"), std::string::npos);
+}
+
+TEST(Message, RandomMutationsNeverCrashAndValidOnesRoundTrip) {
+  std::mt19937_64 rng(5);
+  const auto good = EncodeMessage(Sample());
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    auto bytes = good;
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) bytes[rng() % bytes.size()] = static_cast<uint8_t>(rng());
+    if (rng() % 4 == 0) bytes.resize(rng() % (bytes.size() + 16), 0);
+    auto r = DecodeMessage(bytes, 4096);
+    if (r.ok()) {
+      ++accepted;
+      EXPECT_EQ(EncodeMessage(*r), bytes);  // anything accepted re-encodes to the same bytes
+    }
+  }
+  EXPECT_GT(accepted, 0);
+}
+
+}  // namespace
+}  // namespace pulse
