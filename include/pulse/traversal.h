@@ -25,10 +25,14 @@ enum class TraversalStatus : uint8_t {
   kFaultDivZero = 6,
   kFaultBadRequest = 7,  // scratch pad shorter than the program needs, ...
   kFaultInvalidPointer = 8,  // no node owns cur_ptr (reported by the switch)
+  kUnknownProgram = 9,   // the memory node has no program with that hash:
+                         // re-send the request with the program attached
 };
 
 std::string_view TraversalStatusName(TraversalStatus s);
-inline bool IsFault(TraversalStatus s) { return static_cast<uint8_t>(s) >= 4; }
+inline bool IsFault(TraversalStatus s) {
+  return s >= TraversalStatus::kFaultProtection && s <= TraversalStatus::kFaultInvalidPointer;
+}
 
 // The iterator's state: everything needed to resume it anywhere.
 // Registers do not survive an iteration (the verifier rejects reads of

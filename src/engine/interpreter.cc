@@ -19,6 +19,7 @@ std::string_view TraversalStatusName(TraversalStatus s) {
     case TraversalStatus::kFaultDivZero: return "division by zero";
     case TraversalStatus::kFaultBadRequest: return "bad request";
     case TraversalStatus::kFaultInvalidPointer: return "invalid pointer";
+    case TraversalStatus::kUnknownProgram: return "unknown program";
   }
   return "unknown status";
 }

@@ -1,0 +1,127 @@
+#include "memnode/service.h"
+
+namespace pulse {
+
+MemNodeService::MemNodeService(const RangeTable* table, const MemNodeServiceOptions& options)
+    : table_(table), options_(options), pipeline_(table, options.engine) {}
+
+void MemNodeService::Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send) {
+  m.kind = MessageKind::kResponse;
+  m.status = status;
+  m.program.clear();
+  ++counters_.responses;
+  send(std::move(m));
+}
+
+void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
+  ++counters_.requests;
+  if (m.kind != MessageKind::kRequest) {
+    ++counters_.bad_requests;
+    return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
+  }
+  ProgramRef program;
+  if (!m.program.empty()) {
+    VerifierOptions vo;
+    vo.scratch_pad_bytes = options_.engine.scratch_pad_bytes;
+    auto p = VerifiedProgram::FromBytes(m.program, vo);
+    if (!p.ok() || (m.program_hash != 0 && (*p)->hash() != m.program_hash)) {
+      ++counters_.bad_requests;
+      return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
+    }
+    program = *p;
+    if (programs_.size() >= options_.program_cache_entries) programs_.clear();
+    if (programs_.emplace(program->hash(), program).second) ++counters_.programs_cached;
+  } else {
+    auto it = programs_.find(m.program_hash);
+    if (it == programs_.end()) {
+      ++counters_.unknown_programs;
+      return Reply(std::move(m), TraversalStatus::kUnknownProgram, send);
+    }
+    program = it->second;
+  }
+  // Whether to suppress duplicates is the program's property, not the
+  // sender's claim.
+  if (program->info().has_store) m.flags |= kFlagHasStore;
+  const bool has_store = (m.flags & kFlagHasStore) != 0;
+  if (has_store) {
+    auto done = store_done_.find(m.request_id);
+    if (done != store_done_.end()) {  // the original ran: repeat its answer
+      ++counters_.duplicates;
+      TraversalMessage copy = done->second;
+      ++counters_.responses;
+      return send(std::move(copy));
+    }
+    if (store_in_flight_.count(m.request_id)) {  // the original is running: it will answer
+      ++counters_.duplicates;
+      return;
+    }
+  }
+  if (queue_.size() >= options_.max_queued) {
+    ++counters_.bad_requests;
+    return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
+  }
+  if (m.flags & kFlagHasStore) store_in_flight_.insert(m.request_id);
+  queue_.push_back(Pending{std::move(m), std::move(program)});
+}
+
+void MemNodeService::Admit() {
+  while (!queue_.empty() && pipeline_.HasFreeWorkspace()) {
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    TraversalRequest req;
+    req.id = next_local_id_++;
+    req.program = std::move(p.program);
+    req.tenant = p.message.tenant;
+    req.max_iterations = p.message.max_iterations;
+    req.state.cur_ptr = p.message.cur_ptr;
+    req.state.iterations = p.message.iterations;
+    req.state.scratch = std::move(p.message.scratch);
+    running_.emplace(req.id, std::move(p.message));
+    pipeline_.Admit(std::move(req));
+  }
+}
+
+void MemNodeService::Remember(uint64_t request_id, const TraversalMessage& response) {
+  store_in_flight_.erase(request_id);
+  store_done_[request_id] = response;
+  store_done_order_.push_back(request_id);
+  while (store_done_order_.size() > options_.dedup_entries) {
+    store_done_.erase(store_done_order_.front());
+    store_done_order_.pop_front();
+  }
+}
+
+uint64_t MemNodeService::Poll(const SendFn& send, uint64_t budget) {
+  Admit();
+  if (pipeline_.active() == 0) return 0;
+  const uint64_t executed = pipeline_.Run(
+      [&](TraversalRequest&& req, const TraversalOutcome& out) {
+        auto it = running_.find(req.id);
+        TraversalMessage m = std::move(it->second);
+        running_.erase(it);
+        m.kind = MessageKind::kResponse;
+        m.status = out.status;
+        m.cur_ptr = req.state.cur_ptr;
+        m.iterations = req.state.iterations;
+        m.fault_pc = out.fault_pc;
+        m.fault_addr = out.fault_addr;
+        m.scratch = std::move(req.state.scratch);
+        m.program.clear();
+        m.program_hash = req.program->hash();
+        counters_.iterations += out.iterations;
+        if (out.status == TraversalStatus::kNotLocal) {
+          ++counters_.not_local;
+          // The next memory node may not have the program: it travels along.
+          if (!(m.flags & kFlagPulseAcc)) m.program = req.program->encoded();
+        }
+        if (IsFault(out.status)) ++counters_.faults;
+        if (m.flags & kFlagHasStore) Remember(m.request_id, m);
+        ++counters_.responses;
+        send(std::move(m));
+        Admit();
+      },
+      budget);
+  return executed;
+}
+
+}  // namespace pulse

@@ -1,0 +1,84 @@
+// The memory node's request handling, without I/O: programs arrive in
+// traversal messages, are verified and cached by content hash, run on the
+// engine, and leave as response messages for the switch.  Requests that
+// STORE are executed at most once per request id: a retransmitted duplicate
+// gets the cached response (or is dropped while the original runs).
+// Not thread-safe: the memory node's network thread drives it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <list>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pulse/engine.h"
+#include "pulse/protocol.h"
+
+namespace pulse {
+
+struct MemNodeServiceOptions {
+  EngineOptions engine;
+  uint32_t program_cache_entries = 1024;
+  uint32_t dedup_entries = 8192;  // responses remembered for STORE-bearing requests
+  uint32_t max_queued = 4096;     // requests waiting for a workspace
+};
+
+struct MemNodeCounters {
+  uint64_t requests = 0;
+  uint64_t responses = 0;
+  uint64_t iterations = 0;
+  uint64_t not_local = 0;
+  uint64_t faults = 0;
+  uint64_t bad_requests = 0;      // malformed program, wrong kind, queue full
+  uint64_t unknown_programs = 0;
+  uint64_t duplicates = 0;        // retransmissions answered from the cache or dropped
+  uint64_t programs_cached = 0;
+};
+
+class MemNodeService {
+ public:
+  using SendFn = std::function<void(TraversalMessage&&)>;
+
+  // table must outlive the service and not change while it runs.
+  MemNodeService(const RangeTable* table, const MemNodeServiceOptions& options);
+
+  // Accepts one decoded message.  Errors (bad program, unknown program hash,
+  // overload) are answered through `send` right away; good requests are
+  // queued for the engine.
+  void Handle(TraversalMessage&& message, const SendFn& send);
+
+  // Runs the engine for up to `budget` iterations; finished traversals are
+  // sent.  Returns iterations executed.
+  uint64_t Poll(const SendFn& send, uint64_t budget = 4096);
+
+  // No traversal running or queued.
+  bool Idle() const { return pipeline_.active() == 0 && queue_.empty(); }
+  uint32_t active() const { return pipeline_.active(); }
+  const MemNodeCounters& counters() const { return counters_; }
+
+ private:
+  struct Pending {
+    TraversalMessage message;  // header fields; scratch moved into the request
+    ProgramRef program;
+  };
+
+  void Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send);
+  void Admit();
+  void Remember(uint64_t request_id, const TraversalMessage& response);
+
+  const RangeTable* table_;
+  MemNodeServiceOptions options_;
+  Pipeline pipeline_;
+  std::unordered_map<uint64_t, ProgramRef> programs_;
+  std::deque<Pending> queue_;
+  std::unordered_map<uint64_t, TraversalMessage> running_;  // by workspace request id
+  uint64_t next_local_id_ = 1;
+  std::unordered_set<uint64_t> store_in_flight_;
+  std::unordered_map<uint64_t, TraversalMessage> store_done_;
+  std::list<uint64_t> store_done_order_;
+  MemNodeCounters counters_;
+};
+
+}  // namespace pulse

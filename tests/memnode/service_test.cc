@@ -1,0 +1,242 @@
+// Memory-node services and the switch's router wired together in one
+// process (no network): distributed traversals, pulse-acc, program caching,
+// duplicate suppression and protection across nodes.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <memory>
+
+#include "engine/far_heap.h"
+#include "memnode/service.h"
+#include "pulse/assembler.h"
+#include "switch/router.h"
+
+namespace pulse {
+namespace {
+
+using testing::FarHeap;
+
+ProgramRef Build(const std::string& text) {
+  auto insns = Assemble(text);
+  EXPECT_TRUE(insns.ok()) << insns.status().ToString();
+  auto p = VerifiedProgram::Create(std::move(*insns));
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
+// Two memory nodes, each with one range, behind a router.  Messages travel
+// through encode/decode like on the wire.
+class MiniRack {
+ public:
+  MiniRack() {
+    for (int n = 0; n < 2; ++n) {
+      heaps_.push_back(std::make_unique<FarHeap>(Base(n), 1 << 20, /*owner=*/1));
+      tables_.push_back(std::make_unique<RangeTable>());
+      EXPECT_TRUE(tables_[n]->Add(heaps_[n]->range()).ok());
+      EXPECT_TRUE(router_.AddRange(Base(n), 1 << 20, n).ok());
+      services_.push_back(std::make_unique<MemNodeService>(tables_[n].get(), MemNodeServiceOptions{}));
+    }
+  }
+  static uint64_t Base(int n) { return (uint64_t{n} + 1) << 32; }
+  FarHeap& heap(int n) { return *heaps_[n]; }
+  MemNodeService& service(int n) { return *services_[n]; }
+  const Router& router() const { return router_; }
+  void AddForeignRange(int node, FarHeap* heap) {
+    EXPECT_TRUE(tables_[node]->Add(heap->range()).ok());
+    EXPECT_TRUE(router_.AddRange(heap->base(), heap->bytes().size(), node).ok());
+  }
+
+  // Sends a request from the CPU node and runs the rack until answers stop
+  // arriving; returns every response the CPU node received.
+  std::vector<TraversalMessage> Send(const TraversalMessage& request) {
+    in_flight_.push_back(Wire(request));
+    std::vector<TraversalMessage> to_cpu;
+    for (int guard = 0; guard < 10000 && !Quiet(); ++guard) {
+      while (!in_flight_.empty()) {
+        auto m = DecodeMessage(in_flight_.front(), 4096);
+        in_flight_.pop_front();
+        EXPECT_TRUE(m.ok()) << m.status().ToString();
+        RouteDecision d = router_.Route(&*m);
+        if (d.to == RouteDecision::To::kCpuNode) {
+          to_cpu.push_back(std::move(*m));
+        } else {
+          services_[d.node]->Handle(std::move(*m), [&](TraversalMessage&& out) { in_flight_.push_back(Wire(out)); });
+        }
+      }
+      for (auto& s : services_) s->Poll([&](TraversalMessage&& out) { in_flight_.push_back(Wire(out)); });
+    }
+    return to_cpu;
+  }
+
+ private:
+  static std::vector<uint8_t> Wire(const TraversalMessage& m) { return EncodeMessage(m); }
+  bool Quiet() const {
+    if (!in_flight_.empty()) return false;
+    for (auto& s : services_)
+      if (!s->Idle()) return false;
+    return true;
+  }
+  std::vector<std::unique_ptr<FarHeap>> heaps_;
+  std::vector<std::unique_ptr<RangeTable>> tables_;
+  std::vector<std::unique_ptr<MemNodeService>> services_;
+  Router router_;
+  std::deque<std::vector<uint8_t>> in_flight_;
+};
+
+// A list whose nodes alternate between the two memory nodes every 8 hops.
+// Node {next @0, value @8}.  Returns the head.
+uint64_t BuildAlternatingList(MiniRack* rack, int hops, std::vector<uint64_t>* values) {
+  std::vector<uint64_t> nodes;
+  for (int i = 0; i < hops; ++i) nodes.push_back(rack->heap((i / 8) % 2).Alloc(16));
+  for (int i = 0; i < hops; ++i) {
+    const int n = (i / 8) % 2;
+    rack->heap(n).Put<uint64_t>(nodes[i], i + 1 < hops ? nodes[i + 1] : 0);
+    rack->heap(n).Put<uint64_t>(nodes[i] + 8, 1000 + i);
+    values->push_back(1000 + i);
+  }
+  return nodes[0];
+}
+
+constexpr const char* kSum = R"(
+    LOAD data
+    ADD sp[0], data[8]
+    COMPARE data[0], 0
+    JUMP_EQ end
+    MOVE cur_ptr, data[0]
+    NEXT_ITER
+  end:
+    RETURN)";
+
+TraversalMessage Request(const ProgramRef& p, uint64_t cur_ptr, uint16_t flags = 0, bool with_program = true) {
+  TraversalMessage m;
+  m.request_id = 1;
+  m.cpu_node = 9;
+  m.tenant = 1;
+  m.flags = flags;
+  m.program_hash = p->hash();
+  if (with_program) m.program = p->encoded();
+  m.cur_ptr = cur_ptr;
+  m.scratch.assign(8, 0);
+  m.max_iterations = 1000;
+  return m;
+}
+
+uint64_t Sp0(const TraversalMessage& m) {
+  uint64_t v;
+  std::memcpy(&v, m.scratch.data(), 8);
+  return v;
+}
+
+TEST(Rack, PulseContinuesAcrossNodesThroughTheSwitch) {
+  MiniRack rack;
+  std::vector<uint64_t> values;
+  const uint64_t head = BuildAlternatingList(&rack, 64, &values);
+  auto program = Build(kSum);
+  auto answers = rack.Send(Request(program, head));
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].status, TraversalStatus::kDone);
+  uint64_t sum = 0;
+  for (auto v : values) sum += v;
+  EXPECT_EQ(Sp0(answers[0]), sum);
+  EXPECT_EQ(answers[0].iterations, 64u);
+  EXPECT_EQ(rack.router().counters().forwards, 7u);  // 8 runs of 8 hops
+}
+
+TEST(Rack, PulseAccReturnsToTheCpuNodeAtEveryBoundary) {
+  MiniRack rack;
+  std::vector<uint64_t> values;
+  const uint64_t head = BuildAlternatingList(&rack, 64, &values);
+  auto program = Build(kSum);
+  TraversalMessage m = Request(program, head, kFlagPulseAcc);
+  int round_trips = 0;
+  for (;;) {
+    auto answers = rack.Send(m);
+    ASSERT_EQ(answers.size(), 1u);
+    ++round_trips;
+    if (answers[0].status != TraversalStatus::kNotLocal) {
+      EXPECT_EQ(answers[0].status, TraversalStatus::kDone);
+      uint64_t sum = 0;
+      for (auto v : values) sum += v;
+      EXPECT_EQ(Sp0(answers[0]), sum);
+      break;
+    }
+    // The CPU node re-issues from the returned state.
+    m.cur_ptr = answers[0].cur_ptr;
+    m.scratch = answers[0].scratch;
+    m.iterations = answers[0].iterations;
+    ASSERT_LT(round_trips, 100);
+  }
+  EXPECT_EQ(round_trips, 8);
+  EXPECT_EQ(rack.router().counters().forwards, 0u);
+}
+
+TEST(Rack, ProgramIsCachedByHash) {
+  MiniRack rack;
+  std::vector<uint64_t> values;
+  const uint64_t head = BuildAlternatingList(&rack, 4, &values);
+  auto program = Build(kSum);
+  auto unknown = rack.Send(Request(program, head, 0, /*with_program=*/false));
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(unknown[0].status, TraversalStatus::kUnknownProgram);
+  EXPECT_EQ(rack.Send(Request(program, head))[0].status, TraversalStatus::kDone);
+  auto cached = rack.Send(Request(program, head, 0, /*with_program=*/false));
+  EXPECT_EQ(cached[0].status, TraversalStatus::kDone);
+  EXPECT_EQ(Sp0(cached[0]), 1000u + 1001 + 1002 + 1003);
+  EXPECT_EQ(rack.service(0).counters().programs_cached, 1u);
+}
+
+TEST(Rack, MalformedProgramOrWrongHashIsABadRequest) {
+  MiniRack rack;
+  auto program = Build(kSum);
+  TraversalMessage m = Request(program, MiniRack::Base(0));
+  m.program[20] = 0xee;  // an opcode byte
+  EXPECT_EQ(rack.Send(m)[0].status, TraversalStatus::kFaultBadRequest);
+  m = Request(program, MiniRack::Base(0));
+  m.program_hash ^= 1;
+  EXPECT_EQ(rack.Send(m)[0].status, TraversalStatus::kFaultBadRequest);
+  EXPECT_EQ(rack.service(0).counters().bad_requests, 2u);
+}
+
+TEST(Rack, RetransmittedStoreRunsOnce) {
+  MiniRack rack;
+  const uint64_t cell = rack.heap(1).Alloc(16);
+  auto program = Build("LOAD data\nMOVE r1, cur_ptr\nADD sp[0], data[0]\nADD sp[0], 1\nSTORE [r1], sp[0]\nRETURN");
+  TraversalMessage m = Request(program, cell);
+  m.request_id = 42;
+  auto first = rack.Send(m);
+  auto again = rack.Send(m);  // a retransmission after the answer was lost
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(rack.heap(1).Get<uint64_t>(cell), 1u);  // incremented once
+  EXPECT_EQ(Sp0(again[0]), Sp0(first[0]));
+  EXPECT_EQ(rack.service(1).counters().duplicates, 1u);
+  m.request_id = 43;  // a new request does run
+  rack.Send(m);
+  EXPECT_EQ(rack.heap(1).Get<uint64_t>(cell), 2u);
+}
+
+TEST(Rack, ProtectionHoldsAfterAContinuation) {
+  MiniRack rack;
+  FarHeap foreign(uint64_t{7} << 32, 4096, /*owner=*/2);
+  rack.AddForeignRange(1, &foreign);
+  const uint64_t mine = rack.heap(0).Alloc(16);
+  const uint64_t theirs = foreign.Alloc(16);
+  rack.heap(0).Put<uint64_t>(mine, theirs);
+  auto answers = rack.Send(Request(Build(kSum), mine));
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].status, TraversalStatus::kFaultProtection);
+  EXPECT_EQ(answers[0].cur_ptr, theirs);
+}
+
+TEST(Rack, PointerOutsideEveryNodeIsAnErrorToTheCaller) {
+  MiniRack rack;
+  const uint64_t node = rack.heap(0).Alloc(16);
+  rack.heap(0).Put<uint64_t>(node, 0x5555);
+  auto answers = rack.Send(Request(Build(kSum), node));
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].status, TraversalStatus::kFaultInvalidPointer);
+  EXPECT_EQ(answers[0].fault_addr, 0x5555u);
+}
+
+}  // namespace
+}  // namespace pulse
