@@ -48,8 +48,8 @@ struct TraversalRequest {
 using CompletionFn = std::function<void(TraversalRequest&&, const TraversalOutcome&)>;
 
 // One interleaving pipeline.  Not thread-safe: one thread drives it.
-// The RangeTable must outlive the pipeline and not change while traversals
-// are admitted.
+// The RangeTable must outlive the pipeline and may change only between Run()
+// calls, followed by OnRangeTableChanged().
 class Pipeline {
  public:
   Pipeline(const RangeTable* table, const EngineOptions& options);
@@ -68,6 +68,10 @@ class Pipeline {
   // every traversal that finishes.  `done` may call Admit().  Returns the
   // number of iterations executed.
   uint64_t Run(const CompletionFn& done, uint64_t max_iterations_budget = UINT64_MAX);
+
+  // Must be called after the RangeTable changed (between Run() calls): drops
+  // the pipeline's cached translation.
+  void OnRangeTableChanged();
 
   // Traversals admitted and not yet completed.
   uint32_t active() const;

@@ -31,6 +31,7 @@ enum MessageFlags : uint16_t {
   kFlagHasProgram = 1,  // the program's encoding travels in the message
   kFlagPulseAcc = 2,    // pulse-acc mode: "not local" returns to the CPU node
   kFlagHasStore = 4,    // the program writes: memory nodes suppress duplicates
+  kFlagNoop = 8,        // answer at once without running (path round-trip probe)
 };
 
 inline constexpr size_t kMessageHeaderBytes = 72;

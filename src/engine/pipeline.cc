@@ -310,6 +310,7 @@ Pipeline::Pipeline(const RangeTable* table, const EngineOptions& options) : impl
 Pipeline::~Pipeline() = default;
 
 bool Pipeline::HasFreeWorkspace() const { return !impl_->free_list.empty(); }
+void Pipeline::OnRangeTableChanged() { impl_->last_range = nullptr; }
 uint32_t Pipeline::active() const { return impl_->active; }
 uint32_t Pipeline::capacity() const { return static_cast<uint32_t>(impl_->workspaces.size()); }
 

@@ -2,8 +2,20 @@
 
 namespace pulse {
 
-MemNodeService::MemNodeService(const RangeTable* table, const MemNodeServiceOptions& options)
+MemNodeService::MemNodeService(RangeTable* table, const MemNodeServiceOptions& options)
     : table_(table), options_(options), pipeline_(table, options.engine) {}
+
+Status MemNodeService::AddRange(const Range& range) {
+  Status s = table_->Add(range);
+  pipeline_.OnRangeTableChanged();
+  return s;
+}
+
+Status MemNodeService::RemoveRange(uint64_t base) {
+  Status s = table_->Remove(base);
+  pipeline_.OnRangeTableChanged();
+  return s;
+}
 
 void MemNodeService::Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send) {
   m.kind = MessageKind::kResponse;
@@ -19,6 +31,7 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
     ++counters_.bad_requests;
     return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
   }
+  if (m.flags & kFlagNoop) return Reply(std::move(m), TraversalStatus::kDone, send);
   ProgramRef program;
   if (!m.program.empty()) {
     VerifierOptions vo;

@@ -41,8 +41,14 @@ class MemNodeService {
  public:
   using SendFn = std::function<void(TraversalMessage&&)>;
 
-  // table must outlive the service and not change while it runs.
-  MemNodeService(const RangeTable* table, const MemNodeServiceOptions& options);
+  // table must outlive the service; change it only through AddRange and
+  // RemoveRange.
+  MemNodeService(RangeTable* table, const MemNodeServiceOptions& options);
+
+  // Adds or removes a range of the translation and protection table.
+  // Errors as RangeTable::Add / Remove.
+  Status AddRange(const Range& range);
+  Status RemoveRange(uint64_t base);
 
   // Accepts one decoded message.  Errors (bad program, unknown program hash,
   // overload) are answered through `send` right away; good requests are
@@ -68,7 +74,7 @@ class MemNodeService {
   void Admit();
   void Remember(uint64_t request_id, const TraversalMessage& response);
 
-  const RangeTable* table_;
+  RangeTable* table_;
   MemNodeServiceOptions options_;
   Pipeline pipeline_;
   std::unordered_map<uint64_t, ProgramRef> programs_;

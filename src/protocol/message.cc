@@ -96,7 +96,7 @@ Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t 
     return Bad(fmt::format("unknown status {}", status));
   m.status = static_cast<TraversalStatus>(status);
   m.flags = r.Get<uint16_t>();
-  if (m.flags & ~(kFlagHasProgram | kFlagPulseAcc | kFlagHasStore))
+  if (m.flags & ~(kFlagHasProgram | kFlagPulseAcc | kFlagHasStore | kFlagNoop))
     return Bad(fmt::format("unknown flags {:#x}", m.flags));
   if (r.Get<uint16_t>() != 0) return Bad("reserved field after flags must be zero");
   m.request_id = r.Get<uint64_t>();

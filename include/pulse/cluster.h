@@ -1,0 +1,54 @@
+// The cluster's wire contract beyond traversal messages: active-message ids,
+// the control operations every node understands, and the layout of the
+// global far address space.  Shared by `pulse memnode`, `pulse switch`,
+// `pulse cluster` and the CPU-node client.
+//
+// Topology: memory nodes and CPU nodes each open one UCX endpoint to the
+// switch.  Traversal messages (kAmTraversal) always go through the switch.
+// CPU nodes also connect to every memory node directly for control
+// (allocation) and one-sided reads and writes of far memory.
+//
+// Control messages (kAmControl) are JSON objects with "op" and "seq"; the
+// answer (kAmControlReply) echoes "seq" and has "ok" (bool) and, when ok is
+// false, "error" (a sentence naming the bad field).  Operations:
+//
+//   to the switch
+//     {"op":"register_memnode","node":N,"address":"host:port","base":B,"size":S}
+//         -> {}                      a memory node announces its pool
+//     {"op":"hello"}                 a CPU node joins
+//         -> {"cpu_node":C,"memnodes":[{"node":N,"address":"host:port","base":B,"size":S},...]}
+//   to a memory node
+//     {"op":"hello"}
+//         -> {"node":N,"base":B,"size":S,"rkey":"<hex>","remote_base":R}
+//            far address A (B <= A < B+S) is remote address R + (A - B) for Get/Put
+//     {"op":"alloc","bytes":L,"tenant":T,"perms":"rw"|"r"}
+//         -> {"base":A,"length":L'}  a new range owned by tenant T (L' >= L,
+//                                     rounded up to the node's granularity)
+//     {"op":"free","base":A,"tenant":T}  -> {}
+//   to any node
+//     {"op":"stats"}    -> {"role":"switch"|"memnode","counters":{...}}
+//     {"op":"shutdown"} -> {}        the node answers, then exits cleanly
+#pragma once
+
+#include <cstdint>
+
+namespace pulse {
+
+// Active-message ids.
+inline constexpr uint16_t kAmTraversal = 1;     // payload: EncodeMessage(TraversalMessage)
+inline constexpr uint16_t kAmControl = 2;       // payload: JSON request
+inline constexpr uint16_t kAmControlReply = 3;  // payload: JSON answer
+
+// Memory node N owns far addresses [FarBase(N), FarBase(N) + pool size).
+// Node ids start at 0; the pool of one node is at most kFarSpan bytes.
+inline constexpr uint64_t kFarSpan = uint64_t{1} << 40;
+inline constexpr uint64_t FarBase(uint32_t node) { return (uint64_t{node} + 1) * kFarSpan; }
+
+// Request ids: CPU node id in the top 24 bits, a per-node counter below.
+inline constexpr uint64_t MakeRequestId(uint32_t cpu_node, uint64_t counter) {
+  return (uint64_t{cpu_node} << 40) | (counter & ((uint64_t{1} << 40) - 1));
+}
+
+inline constexpr uint16_t kDefaultSwitchPort = 7100;
+
+}  // namespace pulse
