@@ -27,6 +27,8 @@ enum class TraversalStatus : uint8_t {
   kFaultInvalidPointer = 8,  // no node owns cur_ptr (reported by the switch)
   kUnknownProgram = 9,   // the memory node has no program with that hash:
                          // re-send the request with the program attached
+  kNodeUnavailable = 10, // the memory node owning cur_ptr is down (reported
+                         // by the switch); the state is intact
 };
 
 std::string_view TraversalStatusName(TraversalStatus s);

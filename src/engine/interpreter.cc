@@ -20,6 +20,7 @@ std::string_view TraversalStatusName(TraversalStatus s) {
     case TraversalStatus::kFaultBadRequest: return "bad request";
     case TraversalStatus::kFaultInvalidPointer: return "invalid pointer";
     case TraversalStatus::kUnknownProgram: return "unknown program";
+    case TraversalStatus::kNodeUnavailable: return "memory node unavailable";
   }
   return "unknown status";
 }
