@@ -53,11 +53,41 @@ struct TraversalOutcome {
   uint64_t fault_addr = 0;   // far address involved in a fault / not-local
 };
 
-// Runs one traversal to completion, one instruction at a time, with no
-// prefetching or interleaving: the specification the engine is tested
-// against.  Reads and writes far memory through `table` with the permissions
-// of `tenant`.  Runs at most max_iterations iterations (then kContinue).
-// state is updated in place.  Thread-compatible.
+// Far memory as the interpreter sees it: one window read per iteration and
+// STOREs.  Implementations: a local RangeTable (the memory node, tests) and
+// the CPU-node client's remote reads (traversals that are not offloaded).
+class FarMemory {
+ public:
+  virtual ~FarMemory() = default;
+  // Copies [addr, addr+len) into dst.  Returns kDone, or the status that
+  // stops the traversal (kNotLocal, kFaultProtection, kFaultBounds, ...).
+  virtual TraversalStatus ReadWindow(uint64_t addr, uint32_t len, uint8_t* dst) = 0;
+  // Writes len bytes (1, 2, 4 or 8) at addr.  Returns kDone or the fault
+  // (kFaultInvalidPointer when no range holds addr).
+  virtual TraversalStatus Store(uint64_t addr, const uint8_t* src, uint32_t len) = 0;
+};
+
+// FarMemory over a local range table, with the permissions of one tenant.
+class RangeTableMemory : public FarMemory {
+ public:
+  RangeTableMemory(const RangeTable& table, TenantId tenant) : table_(table), tenant_(tenant) {}
+  TraversalStatus ReadWindow(uint64_t addr, uint32_t len, uint8_t* dst) override;
+  TraversalStatus Store(uint64_t addr, const uint8_t* src, uint32_t len) override;
+
+ private:
+  const RangeTable& table_;
+  TenantId tenant_;
+};
+
+// Runs one traversal, one instruction at a time, with no prefetching or
+// interleaving: the specification the engine is tested against, and the
+// CPU-node executor for traversals that are not offloaded.  Runs at most
+// max_iterations iterations (then kContinue).  state is updated in place.
+// Thread-compatible.
+TraversalOutcome InterpretTraversal(const VerifiedProgram& program, FarMemory& memory,
+                                    uint32_t max_iterations, TraversalState* state);
+
+// Convenience: InterpretTraversal over RangeTableMemory(table, tenant).
 TraversalOutcome InterpretTraversal(const VerifiedProgram& program,
                                     const RangeTable& table, TenantId tenant,
                                     uint32_t max_iterations,

@@ -33,9 +33,8 @@ using isa::OperandKind;
 
 class Interpreter {
  public:
-  Interpreter(const VerifiedProgram& program, const RangeTable& table, TenantId tenant,
-              TraversalState* state)
-      : program_(program), table_(table), tenant_(tenant), state_(*state) {}
+  Interpreter(const VerifiedProgram& program, FarMemory& memory, TraversalState* state)
+      : program_(program), memory_(memory), state_(*state) {}
 
   TraversalOutcome Run(uint32_t max_iterations) {
     TraversalOutcome out;
@@ -51,11 +50,9 @@ class Interpreter {
       }
       // LOAD: translate, check, snapshot the window.
       const uint64_t cur = state_.cur_ptr;
-      TraversalStatus st = CheckAccess(table_.Find(cur), tenant_, kPermRead, cur, window,
-                                       TraversalStatus::kNotLocal);
-      if (st != TraversalStatus::kDone) return Stop(&out, st, 0, cur);
       std::memset(data_, 0, sizeof(data_));
-      if (window > 0) std::memcpy(data_, table_.Find(cur)->Translate(cur), window);
+      TraversalStatus st = memory_.ReadWindow(cur, window, data_);
+      if (st != TraversalStatus::kDone) return Stop(&out, st, 0, cur);
 
       const auto& insns = program_.instructions();
       size_t pc = 1;
@@ -84,10 +81,10 @@ class Interpreter {
           case Opcode::kStore: {
             if (!Read(in.b, w, &b)) return Stop(&out, TraversalStatus::kFaultBounds, pc, 0);
             const uint64_t addr = regs_[in.a.reg] + static_cast<uint64_t>(in.a.value);
-            const Range* range = table_.Find(addr);
-            st = CheckAccess(range, tenant_, kPermWrite, addr, w, TraversalStatus::kFaultInvalidPointer);
+            uint8_t bytes[8];
+            alu::StoreBytes(bytes, b, w);
+            st = memory_.Store(addr, bytes, w);
             if (st != TraversalStatus::kDone) return Stop(&out, st, pc, addr);
-            alu::StoreBytes(range->Translate(addr), b, w);
             break;
           }
           case Opcode::kAlloc: {
@@ -176,8 +173,7 @@ class Interpreter {
   }
 
   const VerifiedProgram& program_;
-  const RangeTable& table_;
-  TenantId tenant_;
+  FarMemory& memory_;
   TraversalState& state_;
   uint64_t regs_[isa::kNumRegisters] = {};
   uint64_t cmp_lhs_ = 0, cmp_rhs_ = 0;
@@ -187,11 +183,32 @@ class Interpreter {
 
 }  // namespace
 
-TraversalOutcome InterpretTraversal(const VerifiedProgram& program, const RangeTable& table,
-                                    TenantId tenant, uint32_t max_iterations, TraversalState* state) {
-  TraversalOutcome out = Interpreter(program, table, tenant, state).Run(max_iterations);
+TraversalStatus RangeTableMemory::ReadWindow(uint64_t addr, uint32_t len, uint8_t* dst) {
+  const Range* range = table_.Find(addr);
+  const TraversalStatus st = CheckAccess(range, tenant_, kPermRead, addr, len, TraversalStatus::kNotLocal);
+  if (st == TraversalStatus::kDone && len > 0) std::memcpy(dst, range->Translate(addr), len);
+  return st;
+}
+
+TraversalStatus RangeTableMemory::Store(uint64_t addr, const uint8_t* src, uint32_t len) {
+  const Range* range = table_.Find(addr);
+  const TraversalStatus st =
+      CheckAccess(range, tenant_, kPermWrite, addr, len, TraversalStatus::kFaultInvalidPointer);
+  if (st == TraversalStatus::kDone) std::memcpy(range->Translate(addr), src, len);
+  return st;
+}
+
+TraversalOutcome InterpretTraversal(const VerifiedProgram& program, FarMemory& memory,
+                                    uint32_t max_iterations, TraversalState* state) {
+  TraversalOutcome out = Interpreter(program, memory, state).Run(max_iterations);
   state->iterations += out.iterations;
   return out;
+}
+
+TraversalOutcome InterpretTraversal(const VerifiedProgram& program, const RangeTable& table,
+                                    TenantId tenant, uint32_t max_iterations, TraversalState* state) {
+  RangeTableMemory memory(table, tenant);
+  return InterpretTraversal(program, memory, max_iterations, state);
 }
 
 }  // namespace pulse
