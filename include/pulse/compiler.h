@@ -66,7 +66,8 @@ struct CompileOptions {
   std::vector<std::string> defines;
   std::vector<std::string> extra_clang_args;
   bool debug_info = true;   // -g: source lines in diagnostics (.BTF.ext)
-  std::string depfile;      // if set, clang writes a Make-style depfile here
+  std::string depfile;      // if set, clang writes a Make-style depfile here,
+  std::string depfile_target;  // naming this rule target (default: the object)
   // The scratch pad the program runs with (static sp accesses must fit).
   uint32_t scratch_pad_bytes = isa::kDefaultScratchPadBytes;
   // Where BPF stack slots go in the scratch pad; nullopt: right after the

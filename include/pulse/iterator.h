@@ -70,8 +70,13 @@
  *     the scratch pad.  Local variables that clang keeps on the stack are
  *     placed in a part of the scratch pad beyond the bytes the iterator uses
  *     itself (see CompileOptions::stack_offset in pulse/compiler.h).
+ *   - an array index the compiler cannot bound (e.g. read from the scratch
+ *     pad without `& 15` or a range check) widens the window to 256 bytes,
+ *     with a warning; an index outside the window faults at run time;
  *   - division or remainder by zero stops the traversal with a fault (BPF
  *     would yield 0).
+ * end() runs before next() in the same iteration: what end() writes to the
+ * scratch pad, next() reads (e.g. the child index found by a node search).
  *
  * The header needs no C library: it only uses compiler builtins.
  */
@@ -101,17 +106,21 @@ typedef pulse_u64 pulse_addr_t; /* a far address */
 #endif
 
 /* The context end() and next() receive.  The translator knows this layout:
- * ctx offset 0 is cur_ptr, [8, 264) the node window (data[off]), and
- * [264, 264 + scratch pad bytes) the scratch pad (sp[off]). */
+ * ctx offset 0 is cur_ptr, [8, 264) the node window (data[off]), then a
+ * guard that no valid access touches (a node struct read beyond the window
+ * lands there and is rejected, instead of being taken for the scratch pad),
+ * and [16384, 16384 + scratch pad bytes) the scratch pad (sp[off]).  The
+ * struct is never instantiated near memory; only these offsets matter. */
+#define PULSE_CTX_CUR_PTR_OFFSET 0
+#define PULSE_CTX_DATA_OFFSET 8
+#define PULSE_CTX_SCRATCH_OFFSET 16384
+
 struct pulse_ctx {
   pulse_addr_t cur_ptr;
   pulse_u8 data[PULSE_WINDOW_BYTES];
+  pulse_u8 pulse_guard_[PULSE_CTX_SCRATCH_OFFSET - PULSE_CTX_DATA_OFFSET - PULSE_WINDOW_BYTES];
   pulse_u8 scratch_pad[PULSE_SCRATCH_PAD_BYTES];
 };
-
-#define PULSE_CTX_CUR_PTR_OFFSET 0
-#define PULSE_CTX_DATA_OFFSET 8
-#define PULSE_CTX_SCRATCH_OFFSET (8 + PULSE_WINDOW_BYTES)
 
 /* end()'s two outcomes. */
 #define PULSE_DONE 1     /* RETURN: the traversal is complete */

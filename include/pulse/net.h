@@ -6,11 +6,18 @@
 // All of it is driven by one thread that calls Progress(), WaitForEvent() or
 // RunUntil(); handlers run on that thread inside those calls.
 //
-// Transport: UCX chooses (shared memory between processes of one host, RDMA
-// where the machine has it, TCP otherwise).  The environment variable
-// UCX_TLS, read when the Worker is created, restricts the choice, e.g.
-// UCX_TLS=tcp; WorkerOptions::transports does the same per Worker and wins
-// over the environment.  Other UCX_* variables apply as documented by UCX.
+// Transport: UCX chooses (RDMA where the machine has it, TCP otherwise).
+// The environment variable UCX_TLS, read when the Worker is created,
+// restricts the choice, e.g. UCX_TLS=tcp; WorkerOptions::transports does the
+// same per Worker and wins over the environment.  Other UCX_* variables
+// apply as documented by UCX.  Every endpoint asks UCX to report a dead peer
+// (error handling mode PEER), and UCX 1.13 then leaves out its shared-memory
+// transports unless UCX_POSIX_ERROR_HANDLING=y and UCX_SYSV_ERROR_HANDLING=y
+// are in the environment.  A program linked with pulse::net sets both at
+// start-up (before main) unless they are already set, so processes on one
+// host talk through shared memory (~5x lower latency than TCP loopback); a
+// dead peer is still reported, through the connection manager's socket.
+// Set them to "n" to keep UCX's own default.
 //
 // Waiting: nothing here waits forever.  Every blocking call takes a timeout
 // and returns Status::Timeout when it passes.  How the thread waits is set by
@@ -21,6 +28,8 @@
 //   kNotFound         unknown or already closed endpoint id
 //   kUnavailable      the peer is dead, unreachable or has closed
 //   kTimeout          the deadline passed
+//   kOutOfRange, kPermissionDenied  a Get/Put outside the peer's region, or
+//                     to a region the peer no longer has registered
 //   kIoError/kInternal  anything else UCX reported (the message names it)
 #pragma once
 
@@ -65,6 +74,21 @@ enum class PollMode {
   kSleep,
 };
 
+// How Get/Put reach a peer's memory.
+enum class RmaPath {
+  // kUcx when the endpoint has a UCX RMA lane that needs no CPU at the peer
+  // (RDMA, CMA, ...), else kMessages.  The default.
+  kAuto,
+  // Always ucp_get_nbx/ucp_put_nbx.  Over TCP UCX 1.13 emulates these with
+  // its own messages and aborts the serving process if the requester's
+  // endpoint fails while a reply is being sent; avoid on TCP.
+  kUcx,
+  // pulse's own read/write request over active messages, served by the
+  // peer's worker thread inside its progress; checked against the peer's
+  // registered regions; survives failures on either side.
+  kMessages,
+};
+
 // The recommended adaptive poll window, from `pulse bench net` on the 2-core
 // test machine (see docs in src/net/net_bench.h).
 inline constexpr uint32_t kDefaultPollWindowUs = 50;
@@ -79,9 +103,14 @@ struct WorkerOptions {
   // UCX transport list ("tcp", "posix,sysv,cma,tcp", ...); empty: UCX_TLS
   // from the environment, or UCX's own choice.
   std::string transports;
-  // Further UCX settings, name without the "UCX_" prefix, e.g.
-  // {"RNDV_THRESH", "16K"}.  Applied after `transports`.
+  // Further UCX context settings, name without the "UCX_" prefix, e.g.
+  // {"RNDV_THRESH", "16K"}, applied after `transports`.  Only UCP context
+  // settings are accepted (the UCX_* names `ucx_info -c` lists before the
+  // per-transport ones); a transport setting such as POSIX_ERROR_HANDLING
+  // must come from the environment (kInvalidArgument otherwise).
   std::vector<std::pair<std::string, std::string>> ucx_config;
+  // How Get/Put are carried (decided per endpoint at ImportRkey).
+  RmaPath rma_path = RmaPath::kAuto;
   // Name used in log and error messages.
   std::string name = "pulse";
 };
@@ -116,6 +145,7 @@ using AcceptHandler = std::function<void(EndpointId ep, const std::string& peer_
 using CompletionFn = std::function<void(const Status&)>;
 
 class Worker;
+struct RegionTable;
 
 // A local memory range registered for remote access.  Movable, not
 // copyable; unregisters on destruction, which must happen before the Worker
@@ -141,6 +171,9 @@ class MemoryRegion {
 
  private:
   friend class Worker;
+  void Release();
+  std::shared_ptr<RegionTable> registry_;  // the Worker's table of regions
+  uint64_t id_ = 0;
   ucp_context* context_ = nullptr;
   ucp_mem* memh_ = nullptr;
   void* addr_ = nullptr;
@@ -159,14 +192,22 @@ class RemoteKey {
   RemoteKey& operator=(const RemoteKey&) = delete;
   ~RemoteKey();
 
-  bool valid() const { return rkey_ != nullptr; }
+  bool valid() const { return ep_ != kInvalidEndpoint; }
   // The endpoint the key was imported for; Get/Put go to that peer.
   EndpointId endpoint() const { return ep_; }
+  // The peer's region: [base, base + size).
+  uint64_t base() const { return base_; }
+  uint64_t size() const { return size_; }
+  // True if Get/Put with this key use UCX RMA, false for pulse messages.
+  bool uses_ucx_rma() const { return rkey_ != nullptr; }
 
  private:
   friend class Worker;
   ucp_rkey* rkey_ = nullptr;
   EndpointId ep_ = kInvalidEndpoint;
+  uint64_t region_id_ = 0;
+  uint64_t base_ = 0;
+  uint64_t size_ = 0;
 };
 
 // One UCP context + worker.  Not thread-safe: one thread at a time drives
@@ -235,38 +276,42 @@ class Worker {
 
   // ---- one-sided access -------------------------------------------------
 
-  // Registers [addr, addr+length) for remote read and write.  Errors:
-  // kInvalidArgument (null or empty), kIoError.
+  // Registers [addr, addr+length) for remote read and write by peers that
+  // hold its rkey.  Requests that arrive as messages (RmaPath::kMessages) are
+  // served by this worker's thread inside its progress and checked against
+  // the region's bounds.  Errors: kInvalidArgument (null or empty), kIoError.
   Result<MemoryRegion> RegisterMemory(void* addr, size_t length);
   // Unpacks a peer's packed rkey (MemoryRegion::rkey() on its side) for use
   // on endpoint `ep`.  Errors: kNotFound, kUnavailable, kInvalidArgument
   // (bytes that are not an rkey).
   Result<RemoteKey> ImportRkey(EndpointId ep, std::span<const uint8_t> packed);
 
-  // Copies `length` bytes at the peer's `remote_addr` (inside the region of
-  // `rkey`) into `local`, waiting at most `timeout`.  On kTimeout the
-  // endpoint is failed (closed by force, disconnect handler called with
-  // kTimeout) so that nothing touches `local` after Get returns.
-  // Errors: kNotFound, kUnavailable, kTimeout, kInvalidArgument.
+  // Copies `length` bytes at the peer's `remote_addr` into `local`, waiting
+  // at most `timeout`.  [remote_addr, remote_addr + length) must lie inside
+  // the key's region.  On kTimeout the endpoint is failed (closed by force,
+  // disconnect handler called with kTimeout) so that nothing touches `local`
+  // after Get returns.  Errors: kNotFound, kUnavailable, kTimeout,
+  // kInvalidArgument, kOutOfRange (outside the region), kPermissionDenied
+  // (the peer no longer has the region registered).
   Status Get(const RemoteKey& rkey, uint64_t remote_addr, void* local, size_t length,
              Duration timeout);
   // Writes `length` bytes from `local` to the peer's `remote_addr` and waits
-  // until they are visible at the peer (the endpoint is flushed).  Timeout
-  // behaves as for Get().
+  // until they are visible at the peer.  Errors and timeout as for Get().
   Status Put(const RemoteKey& rkey, uint64_t remote_addr, const void* local, size_t length,
              Duration timeout);
   // Asynchronous forms.  `local` must stay valid until `done` runs; `done`
   // runs exactly once on the worker thread (also with an error when the
   // endpoint fails or the Worker is destroyed), never inside the call
-  // itself unless the call returns non-OK, in which case it never runs.
-  // PutAsync completes when `local` may be reused; call Flush() for remote
-  // visibility.
+  // itself; if the call returns non-OK, `done` never runs.  PutAsync
+  // completes when `local` may be reused (with RmaPath kMessages: when the
+  // peer has the data); call Flush() for remote visibility.  No order is
+  // kept between operations in flight: Flush() between dependent ones.
   Status GetAsync(const RemoteKey& rkey, uint64_t remote_addr, void* local, size_t length,
                   CompletionFn done);
   Status PutAsync(const RemoteKey& rkey, uint64_t remote_addr, const void* local,
                   size_t length, CompletionFn done);
-  // Waits until every operation issued on `ep` is complete at the peer.
-  // Errors: kNotFound, kUnavailable, kTimeout.
+  // Waits until every operation issued on `ep` (sends, Get/Put) is
+  // complete at the peer.  Errors: kNotFound, kUnavailable, kTimeout.
   Status Flush(EndpointId ep, Duration timeout);
 
   // ---- driving ----------------------------------------------------------

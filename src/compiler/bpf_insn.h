@@ -11,43 +11,63 @@
 namespace pulse::compiler {
 
 // Instruction classes (code & 0x07).
-enum BpfClass : uint8_t {
-  kBpfLd = 0x00,
-  kBpfLdx = 0x01,
-  kBpfSt = 0x02,
-  kBpfStx = 0x03,
-  kBpfAlu = 0x04,    // 32-bit ALU
-  kBpfJmp = 0x05,    // 64-bit compares
-  kBpfJmp32 = 0x06,  // 32-bit compares (cpu v3)
-  kBpfAlu64 = 0x07,
-};
+inline constexpr uint8_t kBpfLd = 0x00;
+inline constexpr uint8_t kBpfLdx = 0x01;
+inline constexpr uint8_t kBpfSt = 0x02;
+inline constexpr uint8_t kBpfStx = 0x03;
+inline constexpr uint8_t kBpfAlu = 0x04;    // 32-bit ALU
+inline constexpr uint8_t kBpfJmp = 0x05;    // 64-bit compares
+inline constexpr uint8_t kBpfJmp32 = 0x06;  // 32-bit compares (cpu v3)
+inline constexpr uint8_t kBpfAlu64 = 0x07;
 
 // ALU operations (code & 0xf0).
-enum BpfAluOp : uint8_t {
-  kBpfAdd = 0x00, kBpfSub = 0x10, kBpfMul = 0x20, kBpfDiv = 0x30,
-  kBpfOr = 0x40,  kBpfAnd = 0x50, kBpfLsh = 0x60, kBpfRsh = 0x70,
-  kBpfNeg = 0x80, kBpfMod = 0x90, kBpfXor = 0xa0, kBpfMov = 0xb0,
-  kBpfArsh = 0xc0, kBpfEnd = 0xd0,
-};
+inline constexpr uint8_t kBpfAdd = 0x00;
+inline constexpr uint8_t kBpfSub = 0x10;
+inline constexpr uint8_t kBpfMul = 0x20;
+inline constexpr uint8_t kBpfDiv = 0x30;
+inline constexpr uint8_t kBpfOr = 0x40;
+inline constexpr uint8_t kBpfAnd = 0x50;
+inline constexpr uint8_t kBpfLsh = 0x60;
+inline constexpr uint8_t kBpfRsh = 0x70;
+inline constexpr uint8_t kBpfNeg = 0x80;
+inline constexpr uint8_t kBpfMod = 0x90;
+inline constexpr uint8_t kBpfXor = 0xa0;
+inline constexpr uint8_t kBpfMov = 0xb0;
+inline constexpr uint8_t kBpfArsh = 0xc0;
+inline constexpr uint8_t kBpfEnd = 0xd0;
 
 // Jump operations (code & 0xf0).
-enum BpfJmpOp : uint8_t {
-  kBpfJa = 0x00,   kBpfJeq = 0x10,  kBpfJgt = 0x20,  kBpfJge = 0x30,
-  kBpfJset = 0x40, kBpfJne = 0x50,  kBpfJsgt = 0x60, kBpfJsge = 0x70,
-  kBpfCall = 0x80, kBpfExit = 0x90, kBpfJlt = 0xa0,  kBpfJle = 0xb0,
-  kBpfJslt = 0xc0, kBpfJsle = 0xd0,
-};
+inline constexpr uint8_t kBpfJa = 0x00;
+inline constexpr uint8_t kBpfJeq = 0x10;
+inline constexpr uint8_t kBpfJgt = 0x20;
+inline constexpr uint8_t kBpfJge = 0x30;
+inline constexpr uint8_t kBpfJset = 0x40;
+inline constexpr uint8_t kBpfJne = 0x50;
+inline constexpr uint8_t kBpfJsgt = 0x60;
+inline constexpr uint8_t kBpfJsge = 0x70;
+inline constexpr uint8_t kBpfCall = 0x80;
+inline constexpr uint8_t kBpfExit = 0x90;
+inline constexpr uint8_t kBpfJlt = 0xa0;
+inline constexpr uint8_t kBpfJle = 0xb0;
+inline constexpr uint8_t kBpfJslt = 0xc0;
+inline constexpr uint8_t kBpfJsle = 0xd0;
 
 // Source operand (code & 0x08) for ALU and JMP.
 inline constexpr uint8_t kBpfSrcK = 0x00;  // immediate
 inline constexpr uint8_t kBpfSrcX = 0x08;  // register
 
 // Load/store size (code & 0x18) and mode (code & 0xe0).
-enum BpfSize : uint8_t { kBpfW = 0x00, kBpfH = 0x08, kBpfB = 0x10, kBpfDw = 0x18 };
-enum BpfMode : uint8_t {
-  kBpfImm = 0x00, kBpfAbs = 0x20, kBpfInd = 0x40, kBpfMem = 0x60,
-  kBpfMemsx = 0x80, kBpfAtomic = 0xc0,
-};
+inline constexpr uint8_t kBpfW = 0x00;
+inline constexpr uint8_t kBpfH = 0x08;
+inline constexpr uint8_t kBpfB = 0x10;
+inline constexpr uint8_t kBpfDw = 0x18;
+
+inline constexpr uint8_t kBpfImm = 0x00;
+inline constexpr uint8_t kBpfAbs = 0x20;
+inline constexpr uint8_t kBpfInd = 0x40;
+inline constexpr uint8_t kBpfMem = 0x60;
+inline constexpr uint8_t kBpfMemsx = 0x80;
+inline constexpr uint8_t kBpfAtomic = 0xc0;
 
 inline constexpr int kBpfFramePointer = 10;   // r10, read-only
 inline constexpr int kBpfNumRegisters = 11;   // r0..r10

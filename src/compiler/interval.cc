@@ -66,11 +66,14 @@ Interval Range64(uint8_t op, Interval d, Interval s) {
       if (d.nonneg()) return {0, d.hi};
       if (s.nonneg()) return {0, s.hi};
       return Interval::Top();
-    case kBpfOr:
-      if (d.nonneg() && s.nonneg()) return {std::max(d.lo, s.lo), BitMask(std::max(d.hi, s.hi))};
+    case kBpfOr:  // x | y <= (bits of x) | (bits of y), or | c for a constant c
+      if (d.nonneg() && s.nonneg())
+        return {std::max(d.lo, s.lo), (d.is_const() ? d.hi : BitMask(d.hi)) |
+                                          (s.is_const() ? s.hi : BitMask(s.hi))};
       return Interval::Top();
     case kBpfXor:
-      if (d.nonneg() && s.nonneg()) return {0, BitMask(std::max(d.hi, s.hi))};
+      if (d.nonneg() && s.nonneg())
+        return {0, (d.is_const() ? d.hi : BitMask(d.hi)) | (s.is_const() ? s.hi : BitMask(s.hi))};
       return Interval::Top();
     case kBpfLsh:
       if (s.is_const() && s.lo >= 0 && s.lo < 64) {
@@ -271,9 +274,31 @@ std::optional<bool> DecideBranch(uint8_t op, bool jmp32, Interval l, Interval r)
 bool RefineBranch(uint8_t op, bool jmp32, bool taken, Interval* l, Interval* r) {
   if (auto d = DecideBranch(op, jmp32, *l, *r)) return *d == taken;
   Pred p = PredOf(op);
-  if (p.rel == Rel::kNone || !Comparable(p, jmp32, *l, *r)) return true;
+  if (p.rel == Rel::kNone) return true;
   const Rel rel = taken ? p.rel : Negate(p.rel);
   Interval x = *l, y = *r;
+  if (!Comparable(p, jmp32, *l, *r)) {
+    // An unsigned upper bound still bounds a value of unknown sign:
+    // x <=u y with 0 <= y means 0 <= x <= y.
+    if (jmp32 || p.is_signed) return true;
+    auto bound_above = [](Interval* v, int64_t limit) {
+      v->lo = std::max<int64_t>(v->lo, 0);
+      v->hi = std::min(v->hi, limit);
+    };
+    if ((rel == Rel::kLt || rel == Rel::kLe) && y.nonneg()) {
+      if (rel == Rel::kLt && y.hi == 0) return false;
+      bound_above(&x, rel == Rel::kLt ? y.hi - 1 : y.hi);
+    } else if ((rel == Rel::kGt || rel == Rel::kGe) && x.nonneg()) {
+      if (rel == Rel::kGt && x.hi == 0) return false;
+      bound_above(&y, rel == Rel::kGt ? x.hi - 1 : x.hi);
+    } else {
+      return true;
+    }
+    if (x.lo > x.hi || y.lo > y.hi) return false;
+    *l = x;
+    *r = y;
+    return true;
+  }
   switch (rel) {
     case Rel::kEq:
       x.lo = y.lo = std::max(x.lo, y.lo);

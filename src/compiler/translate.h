@@ -15,11 +15,6 @@
 
 namespace pulse::compiler {
 
-// The context layout of pulse/iterator.h's struct pulse_ctx.
-inline constexpr int64_t kCtxCurPtr = 0;
-inline constexpr int64_t kCtxData = 8;
-inline constexpr int64_t kCtxScratch = kCtxData + isa::kMaxWindowBytes;
-
 enum class Role { kEnd, kNext };
 
 // Where a jump goes, before the two functions are laid out together.

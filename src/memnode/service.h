@@ -62,6 +62,9 @@ class MemNodeService {
   // No traversal running or queued.
   bool Idle() const { return pipeline_.active() == 0 && queue_.empty(); }
   uint32_t active() const { return pipeline_.active(); }
+  // Workspaces of the engine, and requests waiting for one.
+  uint32_t capacity() const { return pipeline_.capacity(); }
+  size_t queued() const { return queue_.size(); }
   const MemNodeCounters& counters() const { return counters_; }
 
  private:

@@ -28,13 +28,18 @@ void RecvDone(void* request, ucs_status_t status, size_t /*length*/, void* user_
   if (!discard && !m->destroying) m->DrainInbound(id);
 }
 
-ucs_status_t OnUserAm(void* arg, const void* header, size_t header_length, void* data,
-                      size_t length, const ucp_am_recv_param_t* param) {
-  auto* m = static_cast<Worker::Impl*>(arg);
+// Common receive path of user (kUserAmId) and control (kCtlAmId) messages.
+ucs_status_t Receive(Worker::Impl* m, bool control, const void* header, size_t header_length,
+                     void* data, size_t length, const ucp_am_recv_param_t* param) {
   const bool rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
   WireHeader h;
+  const bool decoded = WireHeader::Decode(header, header_length, &h);
   Endpoint* e = nullptr;
-  if (WireHeader::Decode(header, header_length, &h)) e = m->Find(h.dest);
+  if (decoded && control && !rndv && (h.msg_id == kCtlHello || h.msg_id == kCtlHelloAck)) {
+    m->OnControl(h, data, length, param);  // handshake: the endpoint is not ready yet
+    return UCS_OK;
+  }
+  if (decoded) e = m->Find(h.dest);
   if (e == nullptr || e->state != EpState::kReady || m->destroying) {
     ++m->counters.messages_dropped;
     if (!rndv) return UCS_OK;
@@ -49,6 +54,7 @@ ucs_status_t OnUserAm(void* arg, const void* header, size_t header_length, void*
   if (rndv) {
     auto in = std::make_shared<Inbound>();
     in->msg_id = h.msg_id;
+    in->control = control;
     in->length = length;
     in->rndv_desc = data;
     e->inbound.push_back(in);
@@ -56,12 +62,13 @@ ucs_status_t OnUserAm(void* arg, const void* header, size_t header_length, void*
     return UCS_INPROGRESS;
   }
   if (e->inbound.empty()) {
-    m->Deliver(e->id, h.msg_id, static_cast<const uint8_t*>(data), length);
+    m->Deliver(e->id, control, h.msg_id, static_cast<const uint8_t*>(data), length);
     return UCS_OK;
   }
   // An earlier rendezvous message is still arriving: hold this one.
   auto in = std::make_shared<Inbound>();
   in->msg_id = h.msg_id;
+  in->control = control;
   in->length = length;
   in->data.reset(new uint8_t[std::max<size_t>(length, 1)]);
   if (length != 0) std::memcpy(in->data.get(), data, length);
@@ -70,17 +77,16 @@ ucs_status_t OnUserAm(void* arg, const void* header, size_t header_length, void*
   return UCS_OK;
 }
 
+ucs_status_t OnUserAm(void* arg, const void* header, size_t header_length, void* data,
+                      size_t length, const ucp_am_recv_param_t* param) {
+  return Receive(static_cast<Worker::Impl*>(arg), false, header, header_length, data, length,
+                 param);
+}
+
 ucs_status_t OnCtlAm(void* arg, const void* header, size_t header_length, void* data,
                      size_t length, const ucp_am_recv_param_t* param) {
-  auto* m = static_cast<Worker::Impl*>(arg);
-  WireHeader h;
-  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ||
-      !WireHeader::Decode(header, header_length, &h)) {
-    ++m->counters.messages_dropped;
-    return UCS_OK;
-  }
-  m->OnControl(h, data, length, param);
-  return UCS_OK;
+  return Receive(static_cast<Worker::Impl*>(arg), true, header, header_length, data, length,
+                 param);
 }
 
 Status SetAmHandler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb, void* arg) {
@@ -102,8 +108,12 @@ Status Worker::Impl::InstallAmHandlers() {
   return SetAmHandler(worker, kCtlAmId, OnCtlAm, this);
 }
 
-void Worker::Impl::Deliver(EndpointId from, uint16_t msg_id, const uint8_t* data,
-                           size_t length) {
+void Worker::Impl::Deliver(EndpointId from, bool control, uint16_t msg_id,
+                           const uint8_t* data, size_t length) {
+  if (control) {
+    HandleControlData(from, msg_id, data, length);
+    return;
+  }
   std::shared_ptr<MessageHandler> handler;
   if (msg_id < handlers.size()) handler = handlers[msg_id];
   if (!handler) {
@@ -127,7 +137,7 @@ void Worker::Impl::DrainInbound(EndpointId id) {
       ++counters.messages_dropped;
       continue;
     }
-    Deliver(id, in->msg_id, in->data.get(), in->length);
+    Deliver(id, in->control, in->msg_id, in->data.get(), in->length);
   }
 }
 
@@ -219,13 +229,15 @@ Status Worker::Send(EndpointId id, uint16_t msg_id, std::span<const uint8_t> pay
     return Status::Ok();
   }
   if (UCS_PTR_IS_PTR(req)) {
-    // UCX ignored FORCE_IMM_CMPL: the request refers to the caller's bytes,
-    // so wait for it (bounded) before returning.
-    (void)m.RunUntil([req] { return ucp_request_check_status(req) != UCS_INPROGRESS; },
-                     DeadlineAfter(std::chrono::seconds(10)));
-    ucs_status_t st = ucp_request_check_status(req);
+    // UCX broke FORCE_IMM_CMPL's contract (never seen with 1.13): the request
+    // refers to the caller's bytes.  Outside handlers wait for it (bounded);
+    // inside one we must not progress, and the bytes outlive the handler
+    // only if the caller's do.
+    if (m.callback_depth == 0) {
+      (void)m.RunUntil([req] { return ucp_request_check_status(req) != UCS_INPROGRESS; },
+                       DeadlineAfter(std::chrono::seconds(10)));
+    }
     ucp_request_free(req);
-    if (st != UCS_OK) return FromUcs(st, "send to " + e->peer);
     ++m.counters.messages_sent;
     m.counters.bytes_sent += payload.size();
     m.NoteActivity();

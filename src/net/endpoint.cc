@@ -132,6 +132,12 @@ void Worker::Impl::ForceClose(ucp_ep_h ep) {
   if (UCS_PTR_IS_PTR(req)) closing.push_back(req);
 }
 
+void Worker::Impl::GracefulClose(ucp_ep_h ep) {
+  ucp_request_param_t param{};
+  void* req = ucp_ep_close_nbx(ep, &param);
+  if (UCS_PTR_IS_PTR(req)) closing.push_back(req);
+}
+
 void Worker::Impl::ReapCloses() {
   for (size_t i = 0; i < closing.size();) {
     if (ucp_request_check_status(closing[i]) != UCS_INPROGRESS) {
@@ -165,6 +171,7 @@ void Worker::Impl::ProcessFailures() {
       if (!in->discard) ++counters.messages_dropped;
     }
     e->inbound.clear();
+    FailSwOps(id, e->failure);
     ++counters.endpoints_failed;
     if (!e->announced) {
       // Nobody knows this id: a connection that never completed.  Connect()
@@ -191,7 +198,7 @@ Status Worker::Impl::SendControl(Endpoint* e, uint16_t type, uint64_t value, boo
 
 void Worker::Impl::OnControl(const WireHeader& h, const void* data, size_t length,
                              const ucp_am_recv_param_t* param) {
-  if (length != sizeof(uint64_t)) {
+  if (length != sizeof(uint64_t) || (h.msg_id != kCtlHello && h.msg_id != kCtlHelloAck)) {
     ++counters.messages_dropped;
     return;
   }
@@ -313,8 +320,18 @@ Status Worker::Close(EndpointId id, Duration timeout) {
   Endpoint* e = m.Find(id);
   if (e == nullptr) return Status::NotFound("endpoint " + std::to_string(id));
   e->closing = true;
-  if (e->state == EpState::kReady && e->ep != nullptr && m.callback_depth == 0 &&
-      timeout > Duration::zero()) {
+  if (m.callback_depth > 0) {
+    // Inside a UCX callback: close once progress has returned.
+    if (e->ep != nullptr) {
+      m.accepted_by_handle.erase(e->ep);
+      m.deferred_closes.push_back(e->ep);
+      e->ep = nullptr;
+    }
+    m.FailSwOps(id, Status::Unavailable("endpoint " + std::to_string(id) + " closed"));
+    m.Erase(id);
+    return Status::Ok();
+  }
+  if (e->state == EpState::kReady && e->ep != nullptr && timeout > Duration::zero()) {
     Status immediate;
     Op* op = m.StartFlush(e, &immediate);
     if (op != nullptr) {
@@ -324,6 +341,7 @@ Status Worker::Close(EndpointId id, Duration timeout) {
   }
   e = m.Find(id);  // a handler may have closed it meanwhile
   if (e == nullptr) return Status::Ok();
+  m.FailSwOps(id, Status::Unavailable("endpoint " + std::to_string(id) + " closed"));
   if (e->ep != nullptr) {
     m.accepted_by_handle.erase(e->ep);
     m.ForceClose(e->ep);

@@ -43,9 +43,26 @@ struct WireHeader {
 
 // Control message types (msg_id field of kCtlAmId messages).
 enum CtlType : uint16_t {
-  kCtlHello = 1,     // client -> server: payload = client's endpoint id
-  kCtlHelloAck = 2,  // server -> client: payload = server's endpoint id
+  kCtlHello = 1,      // client -> server: payload = client's endpoint id
+  kCtlHelloAck = 2,   // server -> client: payload = server's endpoint id
+  // RmaPath::kMessages (rma_sw.cc); payloads start with a u64 request id.
+  kCtlReadReq = 3,    // id, region id, address, length
+  kCtlReadRep = 4,    // id, u8 status, data
+  kCtlWriteReq = 5,   // id, region id, address, data
+  kCtlWriteAck = 6,   // id, u8 status
 };
+
+// Registered regions of one Worker, shared with its MemoryRegions so that a
+// region can remove itself.
+struct RegionInfo {
+  uint8_t* base = nullptr;
+  size_t length = 0;
+};
+struct RegionTable {
+  std::unordered_map<uint64_t, RegionInfo> regions;
+  uint64_t next_id = 1;
+};
+
 
 // A received message held back to keep per-endpoint order while an earlier
 // rendezvous message is still arriving.
@@ -56,6 +73,7 @@ struct Inbound {
   bool ready = false;    // data complete
   bool failed = false;   // rendezvous receive failed: drop
   bool discard = false;  // received only to release the sender; never delivered
+  bool control = false;  // a kCtlAmId message (handled by pulse, not a user handler)
   void* rndv_desc = nullptr;
 };
 
@@ -69,6 +87,8 @@ struct Endpoint {
   bool accepted = false;                     // created by our listener
   bool announced = false;                    // the user knows this id
   bool closing = false;                      // Close() under way: no handler
+  int native_rma = -1;                       // UCX RMA lane usable: -1 unknown, 0, 1
+  uint64_t sw_pending = 0;                   // kMessages Get/Put in flight
   std::string peer;
   Status failure;
   std::deque<std::shared_ptr<Inbound>> inbound;
@@ -92,6 +112,11 @@ struct Op {
   bool finished = false;
   bool abandoned = false;  // the waiter gave up; the callback frees the op
   Status status;
+  // kRma over RmaPath::kMessages.
+  uint64_t sw_id = 0;
+  bool is_get = false;
+  void* local = nullptr;
+  size_t length = 0;
 };
 
 struct Worker::Impl {
@@ -112,6 +137,10 @@ struct Worker::Impl {
   AcceptHandler on_accept;
   DisconnectHandler on_disconnect;
 
+  std::shared_ptr<RegionTable> regions;
+  std::unordered_map<uint64_t, Op*> sw_ops;  // kMessages requests by id
+  uint64_t next_sw_id = 1;
+
   Counters counters;
   std::atomic<bool> wake_pending{false};
   Clock::time_point last_activity{};
@@ -121,6 +150,7 @@ struct Worker::Impl {
   std::vector<std::pair<EndpointId, std::shared_ptr<Inbound>>> rndv_to_start;
   std::vector<EndpointId> failed;  // failures to process after progress
   std::vector<void*> closing;      // ucp_ep_close_nbx requests in flight
+  std::vector<ucp_ep_h> deferred_closes;  // Close() from a handler: close after progress
   // Completions to run at the next progress (never inside the issuing call).
   std::vector<std::pair<CompletionFn, Status>> deferred_completions;
   size_t inflight = 0;             // requests whose callback has not run
@@ -138,6 +168,8 @@ struct Worker::Impl {
   // the disconnect handler.
   void FailNow(Endpoint* e, Status why);
   void ForceClose(ucp_ep_h ep);
+  // Starts a graceful close (flush, then disconnect) without waiting.
+  void GracefulClose(ucp_ep_h ep);
   void ReapCloses();
   void OnControl(const WireHeader& h, const void* data, size_t length,
                  const ucp_am_recv_param_t* param);
@@ -146,9 +178,20 @@ struct Worker::Impl {
   Status InstallAmHandlers();
   // Issues a send whose header and payload `op` owns; takes `op`.
   Status SubmitSend(Endpoint* e, unsigned am_id, Op* op, uint32_t flags);
-  void Deliver(EndpointId from, uint16_t msg_id, const uint8_t* data, size_t length);
+  // Hands a message to its user handler, or to HandleControlData.
+  void Deliver(EndpointId from, bool control, uint16_t msg_id, const uint8_t* data,
+               size_t length);
   void DrainInbound(EndpointId id);
   void StartRndvReceives();
+  // --- one-sided over messages (rma_sw.cc) ---
+  // Whether Get/Put on `e` use UCX RMA (per options.rma_path).
+  bool UseUcxRma(Endpoint* e);
+  // Issues a kMessages Get/Put for `op` (kind kRma, local/length/is_get set).
+  Status StartSwRma(Endpoint* e, const RemoteKey& rkey, uint64_t addr, Op* op);
+  // A kCtlAmId data message (read/write request or reply) from `from`.
+  void HandleControlData(EndpointId from, uint16_t type, const uint8_t* data, size_t length);
+  // Completes every kMessages op of `ep` with `why`.
+  void FailSwOps(EndpointId ep, const Status& why);
   // --- one-sided (rma.cc) ---
   // Starts a flush of `e` with a blocking-style Op (nullptr if it completed
   // at once or failed to start).
@@ -177,6 +220,8 @@ inline Clock::time_point DeadlineAfter(Duration d) {
 }
 
 std::string MicrosText(Duration d);
+// ucp_ep_print_info as a string.
+std::string EndpointInfo(ucp_ep_h ep);
 
 // UCX status -> pulse Status.
 Status FromUcs(ucs_status_t status, const std::string& what);

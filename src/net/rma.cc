@@ -7,10 +7,12 @@
 namespace pulse::net {
 namespace {
 
-// Packed rkeys travel inside a small envelope so that ImportRkey can reject
-// bytes that are not one (UCX itself trusts its input).
-constexpr uint8_t kRkeyMagic[4] = {'P', 'R', 'K', '1'};
-constexpr size_t kRkeyEnvelope = 8;
+// Packed rkeys travel inside an envelope so that ImportRkey can reject bytes
+// that are not one (UCX itself trusts its input) and so that the importer
+// knows the region (for bounds checks and RmaPath::kMessages):
+//   "PRK2" | u32 UCX rkey length | u64 region id | u64 base | u64 size | UCX rkey
+constexpr uint8_t kRkeyMagic[4] = {'P', 'R', 'K', '2'};
+constexpr size_t kRkeyEnvelope = 32;
 
 void OpDone(void* request, ucs_status_t status, void* user_data) {
   auto* op = static_cast<Op*>(user_data);
@@ -38,8 +40,13 @@ ucp_request_param_t OpParam(Op* op, bool no_immediate) {
   return p;
 }
 
-Status CheckRkey(Worker::Impl& m, const RemoteKey& rkey, Endpoint** out) {
+Status CheckRkey(Worker::Impl& m, const RemoteKey& rkey, uint64_t addr, size_t length,
+                 Endpoint** out) {
   if (!rkey.valid()) return Status::InvalidArgument("invalid remote key");
+  if (addr < rkey.base() || length > rkey.size() || addr - rkey.base() > rkey.size() - length) {
+    return Status::OutOfRange("remote range [" + std::to_string(addr) + ", +" +
+                              std::to_string(length) + ") is outside the key's region");
+  }
   Endpoint* e = m.Find(rkey.endpoint());
   if (e == nullptr) return Status::NotFound("endpoint " + std::to_string(rkey.endpoint()));
   if (e->state != EpState::kReady || e->ep == nullptr) {
@@ -56,14 +63,24 @@ Status CheckRkey(Worker::Impl& m, const RemoteKey& rkey, Endpoint** out) {
 
 MemoryRegion::MemoryRegion(MemoryRegion&& o) noexcept { *this = std::move(o); }
 
+void MemoryRegion::Release() {
+  if (registry_ != nullptr) registry_->regions.erase(id_);
+  if (memh_ != nullptr) ucp_mem_unmap(context_, memh_);
+  registry_.reset();
+  memh_ = nullptr;
+}
+
 MemoryRegion& MemoryRegion::operator=(MemoryRegion&& o) noexcept {
   if (this != &o) {
-    if (memh_ != nullptr) ucp_mem_unmap(context_, memh_);
+    Release();
+    registry_ = std::move(o.registry_);
+    id_ = o.id_;
     context_ = o.context_;
     memh_ = o.memh_;
     addr_ = o.addr_;
     length_ = o.length_;
     rkey_ = std::move(o.rkey_);
+    o.registry_.reset();
     o.context_ = nullptr;
     o.memh_ = nullptr;
     o.addr_ = nullptr;
@@ -72,9 +89,7 @@ MemoryRegion& MemoryRegion::operator=(MemoryRegion&& o) noexcept {
   return *this;
 }
 
-MemoryRegion::~MemoryRegion() {
-  if (memh_ != nullptr) ucp_mem_unmap(context_, memh_);
-}
+MemoryRegion::~MemoryRegion() { Release(); }
 
 RemoteKey::RemoteKey(RemoteKey&& o) noexcept { *this = std::move(o); }
 
@@ -83,6 +98,9 @@ RemoteKey& RemoteKey::operator=(RemoteKey&& o) noexcept {
     if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
     rkey_ = o.rkey_;
     ep_ = o.ep_;
+    region_id_ = o.region_id_;
+    base_ = o.base_;
+    size_ = o.size_;
     o.rkey_ = nullptr;
     o.ep_ = kInvalidEndpoint;
   }
@@ -108,15 +126,24 @@ Result<MemoryRegion> Worker::RegisterMemory(void* addr, size_t length) {
   region.context_ = m.context;
   region.addr_ = addr;
   region.length_ = length;
+  region.id_ = m.regions->next_id++;
+  region.registry_ = m.regions;
+  m.regions->regions[region.id_] = RegionInfo{static_cast<uint8_t*>(addr), length};
   void* packed = nullptr;
   size_t packed_size = 0;
   st = ucp_rkey_pack(m.context, region.memh_, &packed, &packed_size);
   if (st != UCS_OK) return FromUcs(st, "ucp_rkey_pack");
   region.rkey_.resize(kRkeyEnvelope + packed_size);
+  uint8_t* out = region.rkey_.data();
   uint32_t size32 = static_cast<uint32_t>(packed_size);
-  std::memcpy(region.rkey_.data(), kRkeyMagic, 4);
-  std::memcpy(region.rkey_.data() + 4, &size32, 4);
-  std::memcpy(region.rkey_.data() + kRkeyEnvelope, packed, packed_size);
+  uint64_t base = reinterpret_cast<uint64_t>(addr);
+  uint64_t size64 = length;
+  std::memcpy(out, kRkeyMagic, 4);
+  std::memcpy(out + 4, &size32, 4);
+  std::memcpy(out + 8, &region.id_, 8);
+  std::memcpy(out + 16, &base, 8);
+  std::memcpy(out + 24, &size64, 8);
+  std::memcpy(out + kRkeyEnvelope, packed, packed_size);
   ucp_rkey_buffer_release(packed);
   return region;
 }
@@ -134,10 +161,15 @@ Result<RemoteKey> Worker::ImportRkey(EndpointId id, std::span<const uint8_t> pac
   if (e->state != EpState::kReady || e->ep == nullptr) {
     return Status::Unavailable("endpoint " + std::to_string(id) + " has failed");
   }
-  std::vector<uint8_t> copy(packed.begin() + kRkeyEnvelope, packed.end());  // aligned
   RemoteKey key;
-  ucs_status_t st = ucp_ep_rkey_unpack(e->ep, copy.data(), &key.rkey_);
-  if (st != UCS_OK) return FromUcs(st, "ucp_ep_rkey_unpack");
+  std::memcpy(&key.region_id_, packed.data() + 8, 8);
+  std::memcpy(&key.base_, packed.data() + 16, 8);
+  std::memcpy(&key.size_, packed.data() + 24, 8);
+  if (m.UseUcxRma(e)) {
+    std::vector<uint8_t> copy(packed.begin() + kRkeyEnvelope, packed.end());  // aligned
+    ucs_status_t st = ucp_ep_rkey_unpack(e->ep, copy.data(), &key.rkey_);
+    if (st != UCS_OK) return FromUcs(st, "ucp_ep_rkey_unpack");
+  }
   key.ep_ = id;
   return key;
 }
@@ -204,8 +236,22 @@ Status Worker::StartRma(bool is_get, const RemoteKey& rkey, uint64_t remote_addr
   Impl& m = *impl_;
   if (local == nullptr && length != 0) return Status::InvalidArgument("null local buffer");
   Endpoint* e = nullptr;
-  PULSE_RETURN_IF_ERROR(CheckRkey(m, rkey, &e));
+  PULSE_RETURN_IF_ERROR(CheckRkey(m, rkey, remote_addr, length, &e));
   Op* op = NewOp(&m, Op::kRma, e, /*blocking=*/false, std::move(done));
+  if (!rkey.uses_ucx_rma()) {
+    op->is_get = is_get;
+    op->local = local;
+    op->length = length;
+    Status s = m.StartSwRma(e, rkey, remote_addr, op);
+    if (!s.ok()) {
+      delete op;
+      return s;
+    }
+    ++m.counters.rma_ops;
+    m.counters.rma_bytes += length;
+    m.NoteActivity();
+    return Status::Ok();
+  }
   ucp_request_param_t p = OpParam(op, /*no_immediate=*/true);
   ++m.inflight;
   void* req = is_get ? ucp_get_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p)
@@ -243,26 +289,39 @@ Status Worker::WaitForRma(bool is_get, const RemoteKey& rkey, uint64_t remote_ad
   PULSE_RETURN_IF_ERROR(m.CheckBlockingAllowed(what));
   if (local == nullptr && length != 0) return Status::InvalidArgument("null local buffer");
   Endpoint* e = nullptr;
-  PULSE_RETURN_IF_ERROR(CheckRkey(m, rkey, &e));
+  PULSE_RETURN_IF_ERROR(CheckRkey(m, rkey, remote_addr, length, &e));
   Clock::time_point deadline = DeadlineAfter(timeout);
 
   Op* op = NewOp(&m, Op::kRma, e, /*blocking=*/true, nullptr);
-  ucp_request_param_t p = OpParam(op, false);
-  ++m.inflight;
-  void* req = is_get ? ucp_get_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p)
-                     : ucp_put_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p);
-  if (!UCS_PTR_IS_PTR(req)) {
-    --m.inflight;
-    delete op;
-    op = nullptr;
-    if (UCS_PTR_IS_ERR(req)) return FromUcs(UCS_PTR_STATUS(req), what);
+  const bool ucx = rkey.uses_ucx_rma();
+  if (ucx) {
+    ucp_request_param_t p = OpParam(op, false);
+    ++m.inflight;
+    void* req = is_get ? ucp_get_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p)
+                       : ucp_put_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p);
+    if (!UCS_PTR_IS_PTR(req)) {
+      --m.inflight;
+      delete op;
+      op = nullptr;
+      if (UCS_PTR_IS_ERR(req)) return FromUcs(UCS_PTR_STATUS(req), what);
+    }
+  } else {
+    op->is_get = is_get;
+    op->local = local;
+    op->length = length;
+    Status s = m.StartSwRma(e, rkey, remote_addr, op);
+    if (!s.ok()) {
+      delete op;
+      return s;
+    }
   }
   ++m.counters.rma_ops;
   m.counters.rma_bytes += length;
   m.NoteActivity();
-  // A put is done when the peer has the data: flush.
+  // A UCX put is done when the peer has the data: flush.  (A kMessages
+  // write completes when the peer acknowledged it.)
   Op* flush = nullptr;
-  if (!is_get) {
+  if (!is_get && ucx) {
     Status immediate;
     flush = m.StartFlush(e, &immediate);
     if (flush == nullptr && !immediate.ok()) {
@@ -313,15 +372,27 @@ Status Worker::Flush(EndpointId id, Duration timeout) {
   }
   Status immediate;
   Op* op = m.StartFlush(e, &immediate);
-  if (op == nullptr) return immediate;
+  if (op == nullptr) {
+    if (!immediate.ok()) return immediate;
+    op = NewOp(&m, Op::kFlush, e, /*blocking=*/true, nullptr);  // already complete
+    op->finished = true;
+  }
   std::string peer = e->peer;
-  (void)m.RunUntil([op] { return op->finished; }, DeadlineAfter(timeout));
-  if (!op->finished) {
-    op->abandoned = true;
+  auto sw_idle = [&m, id] {
+    Endpoint* live = m.Find(id);
+    return live == nullptr || live->state != EpState::kReady || live->sw_pending == 0;
+  };
+  (void)m.RunUntil([op, &sw_idle] { return op->finished && sw_idle(); }, DeadlineAfter(timeout));
+  if (!op->finished || !sw_idle()) {
+    m.ReleaseOps({op}, Duration::zero());
     return Status::Timeout("flush to " + peer + ": not complete within " + MicrosText(timeout));
   }
   Status s = op->status;
   delete op;
+  Endpoint* live = m.Find(id);
+  if (s.ok() && (live == nullptr || live->state != EpState::kReady)) {
+    return Status::Unavailable("flush to " + peer + ": the endpoint failed");
+  }
   return s;
 }
 

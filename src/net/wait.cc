@@ -19,6 +19,12 @@ namespace pulse::net {
 bool Worker::Impl::ProgressOnce() {
   ++counters.poll_iterations;
   bool any = ucp_worker_progress(worker) != 0;
+  if (!deferred_closes.empty()) {
+    std::vector<ucp_ep_h> eps;
+    eps.swap(deferred_closes);
+    for (ucp_ep_h ep : eps) GracefulClose(ep);
+    any = true;
+  }
   if (!rndv_to_start.empty()) {
     StartRndvReceives();
     any = true;

@@ -6,6 +6,20 @@
 #include "net/internal.h"
 
 namespace pulse::net {
+namespace {
+
+// Every endpoint uses error-handling mode PEER, under which UCX 1.13 leaves
+// out its shared-memory transports unless these are set: between processes
+// of one host that costs ~5x in latency (TCP loopback instead of shared
+// memory).  Set them, unless the user did, before main() runs, while the
+// process has a single thread (setenv is not thread-safe).  A dead peer is
+// still reported promptly, through the connection manager's socket.
+[[gnu::constructor]] void EnableSharedMemoryErrorHandling() {
+  setenv("UCX_POSIX_ERROR_HANDLING", "y", /*overwrite=*/0);
+  setenv("UCX_SYSV_ERROR_HANDLING", "y", /*overwrite=*/0);
+}
+
+}  // namespace
 
 Status FromUcs(ucs_status_t status, const std::string& what) {
   std::string msg = what + ": " + ucs_status_string(status);
@@ -53,6 +67,7 @@ Status Worker::Impl::CheckBlockingAllowed(const char* what) const {
 Result<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->regions = std::make_shared<RegionTable>();
 
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
@@ -66,6 +81,27 @@ Result<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
     if (!bad.ok()) break;
     st = ucp_config_modify(config, name.c_str(), value.c_str());
     if (st != UCS_OK) bad = FromUcs(st, "UCX setting " + name + "=" + value);
+  }
+  if (bad.ok() && !options.ucx_config.empty()) {
+    // ucp_config_modify keeps names it does not know (transport settings)
+    // and UCX later ignores them with a warning: refuse them here.
+    char* buf = nullptr;
+    size_t size = 0;
+    FILE* f = open_memstream(&buf, &size);
+    if (f != nullptr) {
+      ucp_config_print(config, f, nullptr, UCS_CONFIG_PRINT_CONFIG);
+      std::fclose(f);
+      std::string printed = "\n" + std::string(buf, size);
+      std::free(buf);
+      for (const auto& [name, value] : options.ucx_config) {
+        if (printed.find("\nUCX_" + name + "=") == std::string::npos) {
+          bad = Status::InvalidArgument("UCX setting " + name +
+                                        " is not a UCP context setting; transport settings "
+                                        "must be set as UCX_" + name + " in the environment");
+          break;
+        }
+      }
+    }
   }
   if (!bad.ok()) {
     ucp_config_release(config);
@@ -143,13 +179,20 @@ Worker::~Worker() {
       e->ep = nullptr;
     }
   }
+  for (ucp_ep_h ep : m.deferred_closes) m.ForceClose(ep);
+  m.deferred_closes.clear();
   m.accepted_by_handle.clear();
+  std::vector<EndpointId> ids;
+  for (auto& [id, e] : m.eps) ids.push_back(id);
+  for (EndpointId id : ids) m.FailSwOps(id, Status::Unavailable("worker destroyed"));
   (void)m.RunUntil([&m] { return m.closing.empty() && m.inflight == 0; },
                    Clock::now() + std::chrono::seconds(2));
-  if (m.inflight != 0) {
+  if (m.inflight != 0 || !m.closing.empty()) {
     std::fprintf(stderr, "pulse::net: worker %s destroyed with %zu requests in flight\n",
-                 m.options.name.c_str(), m.inflight);
+                 m.options.name.c_str(), m.inflight + m.closing.size());
   }
+  for (void* req : m.closing) ucp_request_free(req);
+  m.closing.clear();
   m.eps.clear();
   ucp_worker_destroy(m.worker);
   ucp_cleanup(m.context);
@@ -170,19 +213,23 @@ void Worker::SetPollMode(PollMode mode, uint32_t poll_window_us) {
 
 size_t Worker::endpoint_count() const { return impl_->eps.size(); }
 
-Result<std::string> Worker::DescribeEndpoint(EndpointId id) const {
-  Endpoint* e = impl_->Find(id);
-  if (e == nullptr) return Status::NotFound("endpoint " + std::to_string(id));
-  if (e->ep == nullptr) return Status::Unavailable("endpoint " + std::to_string(id) + " has failed");
+std::string EndpointInfo(ucp_ep_h ep) {
   char* buf = nullptr;
   size_t size = 0;
   FILE* f = open_memstream(&buf, &size);
-  if (f == nullptr) return Status::IoError("open_memstream failed");
-  ucp_ep_print_info(e->ep, f);
+  if (f == nullptr) return std::string();
+  ucp_ep_print_info(ep, f);
   std::fclose(f);
   std::string out(buf, size);
   std::free(buf);
   return out;
+}
+
+Result<std::string> Worker::DescribeEndpoint(EndpointId id) const {
+  Endpoint* e = impl_->Find(id);
+  if (e == nullptr) return Status::NotFound("endpoint " + std::to_string(id));
+  if (e->ep == nullptr) return Status::Unavailable("endpoint " + std::to_string(id) + " has failed");
+  return EndpointInfo(e->ep);
 }
 
 }  // namespace pulse::net

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/engine_bench.h"
+#include "pulse/calibration.h"
 #include "tools/commands.h"
 
 namespace pulse::tools {
@@ -64,8 +65,29 @@ void AddEngineBench(CLI::App& bench) {
   });
 }
 
+void AddCalibrateBench(CLI::App& bench) {
+  auto mib = std::make_shared<uint64_t>(64);
+  auto workspaces = std::make_shared<uint32_t>(16);
+  CLI::App* cmd = bench.add_subcommand(
+      "calibrate", "Measure the engine's t_i (ns per instruction) and t_d (ns per window load) for the offload rule");
+  cmd->add_option("--mib", *mib, "Size of the list the calibration chases")->capture_default_str();
+  cmd->add_option("--workspaces", *workspaces, "Engine workspaces")->capture_default_str();
+  cmd->callback([mib, workspaces] {
+    auto c = CalibrateEngine(*mib << 20, *workspaces);
+    if (!c.ok()) {
+      std::cerr << "bench calibrate: " << c.status().ToString() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+    nlohmann::json j = {{"t_i_ns", c->t_i_ns}, {"t_d_ns", c->t_d_ns}, {"workspaces", c->workspaces}};
+    std::cout << j.dump(2) << std::endl;
+  });
+}
+
 }  // namespace
 
-void AddBenchCommands(CLI::App& bench) { AddEngineBench(bench); }
+void AddBenchCommands(CLI::App& bench) {
+  AddEngineBench(bench);
+  AddCalibrateBench(bench);
+}
 
 }  // namespace pulse::tools

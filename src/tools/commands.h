@@ -8,7 +8,11 @@ namespace pulse::tools {
 
 // pulse asm | disasm | verify
 void AddAsmCommands(CLI::App& app);
+// pulse compile
+void AddCompileCommand(CLI::App& app);
 // pulse bench <sub>: `bench` is the parent command.
 void AddBenchCommands(CLI::App& bench);
+// pulse switch | memnode: the server processes of a rack.
+void AddNodeCommands(CLI::App& app);
 
 }  // namespace pulse::tools

@@ -7,6 +7,8 @@ int main(int argc, char** argv) {
   CLI::App app{"pulse: disaggregated memory with near-memory pointer traversals"};
   app.require_subcommand(1);
   pulse::tools::AddAsmCommands(app);
+  pulse::tools::AddCompileCommand(app);
+  pulse::tools::AddNodeCommands(app);
   CLI::App* bench = app.add_subcommand("bench", "Run a benchmark and print its figures");
   bench->require_subcommand(1);
   pulse::tools::AddBenchCommands(*bench);

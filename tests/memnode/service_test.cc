@@ -37,7 +37,7 @@ class MiniRack {
       services_.push_back(std::make_unique<MemNodeService>(tables_[n].get(), MemNodeServiceOptions{}));
     }
   }
-  static uint64_t Base(int n) { return (uint64_t{n} + 1) << 32; }
+  static uint64_t Base(int n) { return (static_cast<uint64_t>(n) + 1) << 32; }
   FarHeap& heap(int n) { return *heaps_[n]; }
   MemNodeService& service(int n) { return *services_[n]; }
   const Router& router() const { return router_; }

@@ -1,0 +1,161 @@
+// The CPU-node client: connects to a pulse cluster, allocates far memory,
+// reads and writes it, and runs traversals — offloaded to the memory nodes
+// through the switch, or executed here over one-sided reads (the dispatch
+// engine's choice, seed 000 4.1).
+//
+// Thread-safety: a Client is not thread-safe.  One thread uses it; all
+// network progress happens inside its calls (synchronous calls drive the
+// fabric until they finish; asynchronous traversals complete inside Poll(),
+// WaitAll() or any synchronous call).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pulse/net.h"
+#include "pulse/program.h"
+#include "pulse/status.h"
+#include "pulse/traversal.h"
+
+namespace pulse {
+
+// Where Allocate() places objects.
+enum class AllocationPolicy {
+  kUniform,      // spread over the memory nodes, one slab at a time, round robin
+  kPartitioned,  // on the node the caller names (Allocate's `node`)
+  kLocalFirst,   // fill the first memory node, then the next
+};
+
+// Where Traverse() runs a program.
+enum class ExecutionMode {
+  kAuto,     // offload iff t_i * N < eta * t_d (see DispatchPolicy)
+  kOffload,  // always on the memory nodes
+  kCpuNode,  // always here, one remote read of the window per iteration
+};
+
+// The dispatch engine's offload rule (000 4.1 "Bounding complexity").
+struct DispatchPolicy {
+  ExecutionMode mode = ExecutionMode::kAuto;
+  double eta = 4.0;           // accelerator-specific threshold
+  // Engine time per instruction and per window load.  Connect() replaces
+  // these with the figures the memory nodes measured at start-up
+  // (CalibrateEngine) unless use_cluster_calibration is false.
+  double t_i_ns = 1.0;
+  double t_d_ns = 100.0;
+  bool use_cluster_calibration = true;
+  // True if a program whose longest path is N instructions is offloaded.
+  bool ShouldOffload(uint32_t longest_path) const;
+};
+
+struct ClientOptions {
+  std::string switch_address = "127.0.0.1:7100";
+  TenantId tenant = 1;
+  std::chrono::milliseconds connect_timeout{5000};
+  // A traversal attempt that gets no answer in this time is sent again, up
+  // to max_attempts in all; then the caller gets Status::Timeout.
+  std::chrono::milliseconds request_timeout{500};
+  uint32_t max_attempts = 4;
+  bool pulse_acc = false;            // "not local" returns here instead of continuing via the switch
+  AllocationPolicy policy = AllocationPolicy::kUniform;
+  uint64_t slab_bytes = 1 << 20;     // granularity requested from memory nodes
+  DispatchPolicy dispatch;
+  net::WorkerOptions worker;
+};
+
+struct TraverseOptions {
+  uint32_t max_iterations = 0;   // per memory-node run; 0: the node's default
+  bool follow_continue = true;   // re-issue on kContinue until done
+  std::optional<ExecutionMode> mode;     // overrides ClientOptions::dispatch.mode
+  std::optional<bool> pulse_acc;         // overrides ClientOptions::pulse_acc
+};
+
+struct TraversalResult {
+  TraversalStatus status = TraversalStatus::kDone;
+  uint64_t cur_ptr = 0;
+  std::vector<uint8_t> scratch;
+  uint32_t iterations = 0;
+  uint32_t fault_pc = 0;
+  uint64_t fault_addr = 0;
+  bool offloaded = true;
+  uint32_t issues = 0;            // requests sent by this client (re-issues included)
+  uint32_t retransmissions = 0;   // of those, sent again after a timeout
+};
+
+struct ClientCounters {
+  uint64_t traversals = 0;
+  uint64_t offloaded = 0;
+  uint64_t executed_locally = 0;
+  uint64_t requests_sent = 0;
+  uint64_t retransmissions = 0;
+  uint64_t timeouts = 0;
+  uint64_t reissues = 0;          // continue / pulse-acc not-local / unknown program
+  uint64_t stale_responses = 0;   // answers to requests no longer pending
+  uint64_t remote_reads = 0;
+  uint64_t remote_read_bytes = 0;
+  uint64_t remote_writes = 0;
+};
+
+class Client {
+ public:
+  using TraverseCallback = std::function<void(Result<TraversalResult>)>;
+
+  // Connects to the switch, learns the memory nodes and connects to each.
+  // Errors: Unavailable / Timeout naming the address that failed.
+  static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  ~Client();
+
+  uint32_t memory_nodes() const;
+  uint32_t cpu_node() const;
+  // The memory node owning far address addr, if any.
+  std::optional<uint32_t> NodeOf(uint64_t addr) const;
+
+  // Allocates `bytes` (8-byte aligned) of far memory owned by this client's
+  // tenant.  `node` is required with kPartitioned and ignored otherwise.
+  // Errors: InvalidArgument (bad size or node), ResourceExhausted.
+  Result<uint64_t> Allocate(uint64_t bytes, std::optional<uint32_t> node = std::nullopt);
+  // Returns memory from Allocate for reuse.  InvalidArgument if addr is not a
+  // live allocation.
+  Status Free(uint64_t addr);
+
+  // One-sided reads and writes of far memory.  Errors: InvalidArgument
+  // (address outside every node), Unavailable, Timeout.
+  Status Read(uint64_t addr, void* dst, size_t length);
+  Status Write(uint64_t addr, const void* src, size_t length);
+
+  // Runs a traversal from (cur_ptr, scratch) and waits for its end.  The
+  // result's status says how it ended (kDone, a fault, ...); the Status is
+  // non-OK only when the cluster could not answer (Timeout after the retry
+  // budget, Unavailable).
+  Result<TraversalResult> Traverse(const ProgramRef& program, uint64_t cur_ptr,
+                                   std::vector<uint8_t> scratch, const TraverseOptions& options = {});
+  // Starts a traversal; `done` runs inside a later Poll/WaitAll/sync call.
+  // Many may be in flight.  CPU-node executions complete before returning.
+  void TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vector<uint8_t> scratch,
+                     const TraverseOptions& options, TraverseCallback done);
+  // Makes progress without blocking; handles timeouts.
+  void Poll();
+  // Drives the fabric until no asynchronous traversal is pending.
+  // Timeout if some are still pending after `timeout`.
+  Status WaitAll(std::chrono::milliseconds timeout);
+  size_t pending() const;
+
+  // Sends a no-op along the traversal path (CPU node -> switch -> memory node
+  // owning addr -> switch -> CPU node) and waits for it: the raw round trip.
+  Status Ping(uint64_t addr);
+
+  const ClientCounters& counters() const;
+  const net::Counters& net_counters() const;
+
+  struct Impl;
+
+ private:
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pulse

@@ -1,0 +1,470 @@
+// The CPU-node client.  Traversal requests carry a request id, a per-attempt
+// timer and a retry budget; the program travels by content hash once a
+// memory node has it.  Completion callbacks are queued and run outside the
+// fabric's handlers, so a callback may start (or wait for) new work.
+#include "pulse/client.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "client/far_allocator.h"
+#include "protocol/control_client.h"
+#include "pulse/cluster.h"
+#include "pulse/protocol.h"
+
+namespace pulse {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+bool DispatchPolicy::ShouldOffload(uint32_t longest_path) const {
+  switch (mode) {
+    case ExecutionMode::kOffload: return true;
+    case ExecutionMode::kCpuNode: return false;
+    case ExecutionMode::kAuto: break;
+  }
+  return t_i_ns * longest_path < eta * t_d_ns;
+}
+
+namespace {
+
+struct MemNode {
+  uint32_t id = 0;
+  std::string address;
+  uint64_t base = 0;
+  uint64_t size = 0;
+  net::EndpointId ep = net::kInvalidEndpoint;
+  net::RemoteKey rkey;
+  uint64_t remote_base = 0;
+};
+
+struct Pending {
+  ProgramRef program;
+  TraversalMessage request;  // as last sent
+  TraverseOptions options;
+  Client::TraverseCallback done;
+  Clock::time_point deadline;
+  uint32_t attempts = 0;
+  TraversalResult result;    // issues / retransmissions so far
+};
+
+}  // namespace
+
+struct Client::Impl {
+  ClientOptions options;
+  std::unique_ptr<net::Worker> worker;
+  std::unique_ptr<ControlClient> control;
+  net::EndpointId switch_ep = net::kInvalidEndpoint;
+  uint32_t cpu_node = 0;
+  std::vector<MemNode> nodes;  // by node id
+  std::unique_ptr<FarAllocator> allocator;
+  uint64_t next_counter = 1;
+  std::unordered_map<uint64_t, Pending> pending;
+  std::deque<std::pair<TraverseCallback, Result<TraversalResult>>> ready;
+  std::set<std::pair<uint64_t, uint32_t>> known_programs;  // (hash, node)
+  ClientCounters counters;
+  bool switch_down = false;
+
+  std::chrono::milliseconds rma_timeout() const { return options.request_timeout * options.max_attempts; }
+
+  MemNode* NodeFor(uint64_t addr) {
+    for (auto& n : nodes)
+      if (addr - n.base < n.size) return &n;
+    return nullptr;
+  }
+
+  Status Rma(bool write, uint64_t addr, void* buf, size_t len) {
+    MemNode* n = NodeFor(addr);
+    if (n == nullptr || len > n->size - (addr - n->base))
+      return Status::InvalidArgument(fmt::format("far address {:#x} (+{}) is outside every memory node", addr, len));
+    const uint64_t remote = n->remote_base + (addr - n->base);
+    if (write) {
+      ++counters.remote_writes;
+      return worker->Put(n->rkey, remote, buf, len, rma_timeout());
+    }
+    ++counters.remote_reads;
+    counters.remote_read_bytes += len;
+    return worker->Get(n->rkey, remote, buf, len, rma_timeout());
+  }
+
+  // ---- traversals ---------------------------------------------------------
+
+  void SendRequest(Pending& p, bool retransmission) {
+    MemNode* owner = NodeFor(p.request.cur_ptr);
+    const uint32_t node = owner ? owner->id : UINT32_MAX;
+    const bool known = known_programs.count({p.program->hash(), node}) > 0;
+    if (!known || retransmission) p.request.program = p.program->encoded();
+    else p.request.program.clear();
+    p.deadline = Clock::now() + options.request_timeout;
+    ++p.attempts;
+    ++p.result.issues;
+    ++counters.requests_sent;
+    if (retransmission) {
+      ++p.result.retransmissions;
+      ++counters.retransmissions;
+    }
+    Status s = worker->Send(switch_ep, kAmTraversal, EncodeMessage(p.request));
+    if (!s.ok()) p.deadline = Clock::now();  // let the timer path retry or fail it
+  }
+
+  void Complete(uint64_t id, Result<TraversalResult> result) {
+    auto it = pending.find(id);
+    ready.emplace_back(std::move(it->second.done), std::move(result));
+    pending.erase(it);
+  }
+
+  // A new attempt from the state in `from` under a fresh request id (the old
+  // id may be remembered by a memory node's duplicate filter).
+  void Reissue(uint64_t id, const TraversalMessage& from) {
+    Pending p = std::move(pending[id]);
+    pending.erase(id);
+    p.request.request_id = MakeRequestId(cpu_node, next_counter++);
+    p.request.cur_ptr = from.cur_ptr;
+    p.request.scratch = from.scratch;
+    p.request.iterations = from.iterations;
+    p.attempts = 0;
+    ++counters.reissues;
+    const uint64_t new_id = p.request.request_id;
+    SendRequest(pending.emplace(new_id, std::move(p)).first->second, false);
+  }
+
+  void OnTraversalMessage(std::span<const uint8_t> payload) {
+    auto decoded = DecodeMessage(payload, 1 << 20);
+    if (!decoded.ok()) return;  // nothing to match it to
+    TraversalMessage& m = *decoded;
+    auto it = pending.find(m.request_id);
+    if (it == pending.end()) {
+      ++counters.stale_responses;
+      return;
+    }
+    Pending& p = it->second;
+    if (!p.program) {  // a no-op probe (Ping)
+      TraversalResult r;
+      r.status = m.status;
+      return Complete(m.request_id, std::move(r));
+    }
+    MemNode* owner = NodeFor(p.request.cur_ptr);
+    if (m.status == TraversalStatus::kUnknownProgram) {
+      if (owner) known_programs.erase({p.program->hash(), owner->id});
+      ++counters.reissues;
+      p.attempts = 0;
+      return SendRequest(p, /*retransmission=*/true);  // same id, code attached
+    }
+    if (owner && m.status != TraversalStatus::kFaultBadRequest) known_programs.insert({p.program->hash(), owner->id});
+    const bool again = (m.status == TraversalStatus::kContinue && p.options.follow_continue) ||
+                       (m.status == TraversalStatus::kNotLocal && (p.request.flags & kFlagPulseAcc) &&
+                        NodeFor(m.cur_ptr) != nullptr);
+    if (again) return Reissue(m.request_id, m);
+    TraversalResult r = p.result;
+    r.status = m.status == TraversalStatus::kNotLocal ? TraversalStatus::kFaultInvalidPointer : m.status;
+    r.cur_ptr = m.cur_ptr;
+    r.scratch = std::move(m.scratch);
+    r.iterations = m.iterations;
+    r.fault_pc = m.fault_pc;
+    r.fault_addr = m.fault_addr;
+    r.offloaded = true;
+    if (m.status == TraversalStatus::kNodeUnavailable) {
+      return Complete(m.request_id, Status::Unavailable(fmt::format(
+                                        "traversal: memory node owning {:#x} is unavailable", m.cur_ptr)));
+    }
+    Complete(m.request_id, std::move(r));
+  }
+
+  void CheckTimeouts() {
+    const auto now = Clock::now();
+    std::vector<uint64_t> expired;
+    for (auto& [id, p] : pending)
+      if (p.deadline <= now) expired.push_back(id);
+    for (uint64_t id : expired) {
+      Pending& p = pending[id];
+      if (switch_down) {
+        Complete(id, Status::Unavailable(fmt::format("traversal: the switch at {} is down", options.switch_address)));
+      } else if (p.attempts < options.max_attempts) {
+        SendRequest(p, /*retransmission=*/true);
+      } else {
+        ++counters.timeouts;
+        MemNode* owner = NodeFor(p.request.cur_ptr);
+        Complete(id, Status::Timeout(fmt::format(
+                         "traversal {:#x}: no answer for cur_ptr {:#x} (memory node {}) after {} attempts of {} ms",
+                         id, p.request.cur_ptr, owner ? std::to_string(owner->id) : "none", p.attempts,
+                         options.request_timeout.count())));
+      }
+    }
+  }
+
+  void RunReady() {
+    while (!ready.empty()) {
+      auto [done, result] = std::move(ready.front());
+      ready.pop_front();
+      if (done) done(std::move(result));
+    }
+  }
+
+  // Drives the fabric until pred() or the timeout; runs timers and callbacks.
+  Status DriveUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+    const auto end = Clock::now() + timeout;
+    for (;;) {
+      RunReady();
+      if (pred()) return Status::Ok();
+      CheckTimeouts();
+      RunReady();
+      if (pred()) return Status::Ok();
+      const auto now = Clock::now();
+      if (now >= end) return Status::Timeout("client: gave up waiting");
+      auto slice = end - now;
+      for (auto& [id, p] : pending) slice = std::min<Clock::duration>(slice, p.deadline - now);
+      slice = std::max<Clock::duration>(slice, std::chrono::microseconds(100));
+      worker->RunUntil([&] { return !ready.empty() || pred(); }, slice);
+    }
+  }
+};
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+
+Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  auto worker = net::Worker::Create(options.worker);
+  if (!worker.ok()) return worker.status();
+  impl->worker = std::move(*worker);
+  impl->control = std::make_unique<ControlClient>(impl->worker.get());
+  auto addr = ParseAddress(options.switch_address);
+  if (!addr.ok()) return addr.status();
+  auto ep = impl->worker->Connect(addr->first, addr->second, options.connect_timeout);
+  if (!ep.ok())
+    return Status::Unavailable(fmt::format("cannot reach the switch at {}: {}", options.switch_address,
+                                           ep.status().ToString()));
+  impl->switch_ep = *ep;
+  auto hello = impl->control->Call(impl->switch_ep, json{{"op", "hello"}}, options.connect_timeout);
+  if (!hello.ok()) return hello.status();
+  impl->cpu_node = (*hello)["cpu_node"].get<uint32_t>();
+  for (const auto& n : (*hello)["memnodes"]) {
+    MemNode node;
+    node.id = n["node"].get<uint32_t>();
+    node.address = n["address"].get<std::string>();
+    node.base = n["base"].get<uint64_t>();
+    node.size = n["size"].get<uint64_t>();
+    auto naddr = ParseAddress(node.address);
+    if (!naddr.ok()) return naddr.status();
+    auto nep = impl->worker->Connect(naddr->first, naddr->second, options.connect_timeout);
+    if (!nep.ok())
+      return Status::Unavailable(fmt::format("cannot reach memory node {} at {}: {}", node.id, node.address,
+                                             nep.status().ToString()));
+    node.ep = *nep;
+    auto nh = impl->control->Call(node.ep, json{{"op", "hello"}}, options.connect_timeout);
+    if (!nh.ok()) return nh.status();
+    std::vector<uint8_t> rkey;
+    const std::string hex = (*nh)["rkey"].get<std::string>();
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) rkey.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+    auto key = impl->worker->ImportRkey(node.ep, rkey);
+    if (!key.ok()) return key.status();
+    node.rkey = std::move(*key);
+    node.remote_base = (*nh)["remote_base"].get<uint64_t>();
+    if (options.dispatch.use_cluster_calibration && nh->contains("t_i_ns") && nh->contains("t_d_ns")) {
+      // The slowest node's figures: offloading must not overload any of them.
+      const double t_i = (*nh)["t_i_ns"].get<double>(), t_d = (*nh)["t_d_ns"].get<double>();
+      if (impl->nodes.empty() || t_i / t_d > impl->options.dispatch.t_i_ns / impl->options.dispatch.t_d_ns) {
+        impl->options.dispatch.t_i_ns = t_i;
+        impl->options.dispatch.t_d_ns = t_d;
+      }
+    }
+    impl->nodes.push_back(std::move(node));
+  }
+  std::sort(impl->nodes.begin(), impl->nodes.end(), [](const MemNode& a, const MemNode& b) { return a.id < b.id; });
+  Impl* raw = impl.get();
+  impl->worker->SetHandler(kAmTraversal, [raw](net::EndpointId, std::span<const uint8_t> payload) {
+    raw->OnTraversalMessage(payload);
+  });
+  impl->worker->SetDisconnectHandler([raw](net::EndpointId ep, const Status&) {
+    if (ep == raw->switch_ep) {
+      raw->switch_down = true;
+      for (auto& [id, p] : raw->pending) p.deadline = Clock::now();  // fail them at the next timer check
+    }
+  });
+  impl->allocator = std::make_unique<FarAllocator>(
+      options.policy, options.slab_bytes, static_cast<uint32_t>(impl->nodes.size()),
+      [raw](uint32_t node, uint64_t bytes) -> Result<std::pair<uint64_t, uint64_t>> {
+        auto r = raw->control->Call(raw->nodes[node].ep,
+                                    json{{"op", "alloc"}, {"bytes", bytes}, {"tenant", raw->options.tenant}, {"perms", "rw"}},
+                                    raw->rma_timeout());
+        if (!r.ok()) {
+          if (r.status().message().find("exhausted") != std::string::npos)
+            return Status::ResourceExhausted(r.status().message());
+          return r.status();
+        }
+        return std::make_pair((*r)["base"].get<uint64_t>(), (*r)["length"].get<uint64_t>());
+      });
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+uint32_t Client::memory_nodes() const { return static_cast<uint32_t>(impl_->nodes.size()); }
+uint32_t Client::cpu_node() const { return impl_->cpu_node; }
+std::optional<uint32_t> Client::NodeOf(uint64_t addr) const {
+  MemNode* n = impl_->NodeFor(addr);
+  if (n == nullptr) return std::nullopt;
+  return n->id;
+}
+
+Result<uint64_t> Client::Allocate(uint64_t bytes, std::optional<uint32_t> node) {
+  return impl_->allocator->Allocate(bytes, node);
+}
+Status Client::Free(uint64_t addr) { return impl_->allocator->Free(addr); }
+
+Status Client::Read(uint64_t addr, void* dst, size_t length) { return impl_->Rma(false, addr, dst, length); }
+Status Client::Write(uint64_t addr, const void* src, size_t length) {
+  return impl_->Rma(true, addr, const_cast<void*>(src), length);
+}
+
+namespace {
+
+// Far memory seen from the CPU node: each window is one one-sided read.
+// Protection: only memory this client allocated is readable or writable.
+class RemoteMemory : public FarMemory {
+ public:
+  RemoteMemory(Client::Impl* impl, const FarAllocator* allocator) : impl_(impl), allocator_(allocator) {}
+  TraversalStatus ReadWindow(uint64_t addr, uint32_t len, uint8_t* dst) override {
+    if (impl_->NodeFor(addr) == nullptr) return TraversalStatus::kFaultInvalidPointer;
+    if (!allocator_->Owns(addr, std::max<uint32_t>(len, 1))) return TraversalStatus::kFaultProtection;
+    if (len == 0) return TraversalStatus::kDone;
+    return impl_->Rma(false, addr, dst, len).ok() ? TraversalStatus::kDone : TraversalStatus::kNodeUnavailable;
+  }
+  TraversalStatus Store(uint64_t addr, const uint8_t* src, uint32_t len) override {
+    if (impl_->NodeFor(addr) == nullptr) return TraversalStatus::kFaultInvalidPointer;
+    if (!allocator_->Owns(addr, len)) return TraversalStatus::kFaultProtection;
+    return impl_->Rma(true, addr, const_cast<uint8_t*>(src), len).ok() ? TraversalStatus::kDone
+                                                                      : TraversalStatus::kNodeUnavailable;
+  }
+
+ private:
+  Client::Impl* impl_;
+  const FarAllocator* allocator_;
+};
+
+}  // namespace
+
+void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vector<uint8_t> scratch,
+                           const TraverseOptions& options, TraverseCallback done) {
+  Impl& im = *impl_;
+  ++im.counters.traversals;
+  DispatchPolicy policy = im.options.dispatch;
+  if (options.mode) policy.mode = *options.mode;
+  if (!policy.ShouldOffload(program->info().longest_path)) {
+    ++im.counters.executed_locally;
+    RemoteMemory memory(&im, im.allocator.get());
+    TraversalState state;
+    state.cur_ptr = cur_ptr;
+    state.scratch = std::move(scratch);
+    TraversalResult r;
+    r.offloaded = false;
+    TraversalOutcome out;
+    do {  // follow_continue is implicit here: nothing to re-issue to
+      out = InterpretTraversal(*program, memory, options.max_iterations ? options.max_iterations : 4096, &state);
+    } while (out.status == TraversalStatus::kContinue && options.follow_continue);
+    if (out.status == TraversalStatus::kNodeUnavailable) {
+      im.ready.emplace_back(std::move(done), Status::Unavailable(fmt::format(
+                                                 "traversal: remote read near {:#x} failed", state.cur_ptr)));
+      return;
+    }
+    r.status = out.status == TraversalStatus::kNotLocal ? TraversalStatus::kFaultInvalidPointer : out.status;
+    r.cur_ptr = state.cur_ptr;
+    r.scratch = std::move(state.scratch);
+    r.iterations = state.iterations;
+    r.fault_pc = out.fault_pc;
+    r.fault_addr = out.fault_addr;
+    im.ready.emplace_back(std::move(done), std::move(r));
+    return;
+  }
+  ++im.counters.offloaded;
+  Pending p;
+  p.program = program;
+  p.options = options;
+  p.done = std::move(done);
+  TraversalMessage& m = p.request;
+  m.kind = MessageKind::kRequest;
+  m.request_id = MakeRequestId(im.cpu_node, im.next_counter++);
+  m.cpu_node = im.cpu_node;
+  m.tenant = im.options.tenant;
+  m.flags = (options.pulse_acc.value_or(im.options.pulse_acc) ? kFlagPulseAcc : 0) |
+            (program->info().has_store ? kFlagHasStore : 0);
+  m.program_hash = program->hash();
+  m.max_iterations = options.max_iterations;
+  m.cur_ptr = cur_ptr;
+  m.scratch = std::move(scratch);
+  if (im.switch_down) {
+    im.ready.emplace_back(std::move(p.done), Status::Unavailable(fmt::format(
+                                                 "traversal: the switch at {} is down", im.options.switch_address)));
+    return;
+  }
+  const uint64_t id = m.request_id;
+  im.SendRequest(im.pending.emplace(id, std::move(p)).first->second, false);
+}
+
+Result<TraversalResult> Client::Traverse(const ProgramRef& program, uint64_t cur_ptr, std::vector<uint8_t> scratch,
+                                         const TraverseOptions& options) {
+  std::optional<Result<TraversalResult>> out;
+  TraverseAsync(program, cur_ptr, std::move(scratch), options,
+                [&out](Result<TraversalResult> r) { out.emplace(std::move(r)); });
+  // The retry budget bounds the wait; the extra second covers re-issues.
+  const auto budget = impl_->options.request_timeout * (impl_->options.max_attempts + 1) + std::chrono::seconds(1);
+  for (;;) {
+    Status s = impl_->DriveUntil([&] { return out.has_value(); }, std::chrono::duration_cast<std::chrono::milliseconds>(budget));
+    if (out) return std::move(*out);
+    if (!s.ok() && impl_->pending.empty()) return s;  // cannot happen: every pending one times out
+  }
+}
+
+void Client::Poll() {
+  impl_->worker->Progress();
+  impl_->CheckTimeouts();
+  impl_->RunReady();
+}
+
+Status Client::WaitAll(std::chrono::milliseconds timeout) {
+  Status s = impl_->DriveUntil([&] { return impl_->pending.empty() && impl_->ready.empty(); }, timeout);
+  if (!s.ok()) return Status::Timeout(fmt::format("client: {} traversals still pending", impl_->pending.size()));
+  return s;
+}
+
+size_t Client::pending() const { return impl_->pending.size(); }
+
+Status Client::Ping(uint64_t addr) {
+  Impl& im = *impl_;
+  TraversalMessage m;
+  m.request_id = MakeRequestId(im.cpu_node, im.next_counter++);
+  m.cpu_node = im.cpu_node;
+  m.tenant = im.options.tenant;
+  m.flags = kFlagNoop;
+  m.cur_ptr = addr;
+  bool finished = false, answered = false;
+  const uint64_t id = m.request_id;
+  // A no-op is not retransmitted: it measures one round trip.
+  Pending p;
+  p.request = m;
+  p.deadline = Clock::now() + im.options.request_timeout;
+  p.attempts = im.options.max_attempts;
+  p.done = [&](Result<TraversalResult> r) {
+    finished = true;
+    if (r.ok()) answered = r.value().status == TraversalStatus::kDone;
+  };
+  im.pending.emplace(id, std::move(p));
+  Status s = im.worker->Send(im.switch_ep, kAmTraversal, EncodeMessage(m));
+  if (!s.ok()) {
+    im.pending.erase(id);
+    return s;
+  }
+  im.DriveUntil([&] { return finished; }, im.options.request_timeout * 2);
+  if (!finished) return Status::Timeout("ping: no answer");
+  return answered ? Status::Ok() : Status::Unavailable("ping: failed");
+}
+
+const ClientCounters& Client::counters() const { return impl_->counters; }
+const net::Counters& Client::net_counters() const { return impl_->worker->counters(); }
+
+}  // namespace pulse

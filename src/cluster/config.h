@@ -1,0 +1,101 @@
+// The description of a pulse cluster: which processes `pulse cluster up`
+// starts, where, and with which settings.  Read from a TOML file (the keys
+// are documented in docs/cluster.md; config/local.toml is the default and is
+// embedded in the binary) or built in code (the benchmarks).
+//
+// Errors name the file, the key and what was expected, e.g.
+//   cluster config: memnode[2].port: expected an integer
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pulse/status.h"
+
+namespace pulse::cluster {
+
+// How a node's UCX worker waits for traffic (include/pulse/net.h PollMode).
+struct PollConfig {
+  uint32_t window_us = 50;  // adaptive polling window after traffic
+  bool busy = false;        // never sleep (dedicated cores only)
+};
+
+enum class Role { kSwitch, kMemNode };
+std::string_view RoleName(Role role);  // "switch" | "memnode"
+
+// One process of the cluster.
+struct NodeConfig {
+  Role role = Role::kSwitch;
+  uint32_t node = 0;            // memory node id (memnodes only)
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;            // 0: a free port chosen by `up`
+  std::string advertise;        // memnode: host CPU nodes use (default: host)
+  uint64_t pool_mib = 256;      // memnode pool size
+  uint64_t granularity_kib = 64;
+  uint32_t workspaces = 0;      // 0: the engine's default
+  uint32_t max_iterations = 0;  // 0: the engine's default
+  std::string shm_name;         // empty: "/pulse-<cluster>-<node>-<port>"
+  std::optional<PollConfig> poll;  // overrides ClusterConfig::poll
+
+  // "switch" or "memnode-<id>": the name in tables, logs and errors.
+  std::string Name() const;
+};
+
+struct ClusterConfig {
+  std::string source = "<built-in>";  // where it was read from, for messages
+  std::string name = "local";         // names the run subdirectory and shm objects
+  // Logs and the state file go to <run_dir>/<name>/.  Relative paths are
+  // relative to the current directory; $PULSE_RUN_DIR replaces run_dir.
+  std::string run_dir = "run";
+  std::string binary;                 // the pulse executable; empty: this one
+  std::string log_level = "info";     // the nodes' --log-level
+  std::chrono::milliseconds start_timeout{20000};  // until every node answers stats
+  std::chrono::milliseconds stop_timeout{5000};    // per stage of `down`
+  // Transport.  ucx_tls empty: the nodes inherit UCX_TLS from the
+  // environment (or UCX chooses).  `env` holds further variables for the
+  // node processes (UCX_* or anything else); UCX_POSIX_ERROR_HANDLING and
+  // UCX_SYSV_ERROR_HANDLING default to "y" (include/pulse/net.h).
+  std::string ucx_tls;
+  std::vector<std::pair<std::string, std::string>> env;
+  PollConfig poll;
+  NodeConfig switch_node;             // role kSwitch
+  std::vector<NodeConfig> memnodes;   // role kMemNode, ids unique
+
+  // "host:port" of the switch / of a node (after ports are chosen).
+  std::string SwitchAddress() const;
+  // The directory holding the logs and the state file.
+  std::string ClusterDir() const;
+  // The state file of a running cluster: <ClusterDir()>/state.json.
+  std::string StateFile() const;
+  // The node's effective poll settings.
+  const PollConfig& PollOf(const NodeConfig& n) const { return n.poll ? *n.poll : poll; }
+};
+
+// Parses TOML text.  `source` names it in errors.  Applies $PULSE_RUN_DIR.
+// Errors: InvalidArgument "cluster config: <source>:<line>:<col>: ..." for
+// syntax, "cluster config: <key>: <what is wrong>" for content.
+Result<ClusterConfig> ParseClusterConfig(std::string_view text, const std::string& source);
+
+// Reads and parses a file.  NotFound if it does not exist.
+Result<ClusterConfig> LoadClusterConfig(const std::string& path);
+
+// The default: config/local.toml if the current directory has one, else the
+// copy of config/local.toml embedded in the binary at build time.
+Result<ClusterConfig> LoadDefaultClusterConfig();
+
+// `path` if non-empty, else the default.
+Result<ClusterConfig> LoadClusterConfigOrDefault(const std::string& path);
+
+// Checks a config built in code (ParseClusterConfig calls it too): ids and
+// addresses unique, sizes in range.  Errors name the key.
+Status ValidateClusterConfig(const ClusterConfig& config);
+
+// The TOML text of config/local.toml as embedded at build time.
+std::string_view EmbeddedLocalConfig();
+
+}  // namespace pulse::cluster

@@ -1,0 +1,74 @@
+#include "memnode/allocator.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
+
+namespace pulse::memnode {
+
+PoolAllocator::PoolAllocator(uint64_t pool_bytes, uint64_t granularity)
+    : granularity_(std::max<uint64_t>(granularity, 1)),
+      capacity_(pool_bytes / granularity_ * granularity_) {
+  if (capacity_ > 0) free_.emplace(0, capacity_);
+}
+
+uint64_t PoolAllocator::largest_free() const {
+  uint64_t best = 0;
+  for (const auto& [offset, length] : free_) best = std::max(best, length);
+  return best;
+}
+
+Result<Allocation> PoolAllocator::Allocate(uint64_t bytes) {
+  if (bytes == 0) return Status::InvalidArgument("alloc: bytes must be positive");
+  const uint64_t units = bytes / granularity_ + (bytes % granularity_ != 0);
+  // Guard the multiplication: a request beyond the pool can never fit.
+  const uint64_t length = units <= capacity_ / granularity_ ? units * granularity_ : 0;
+  auto it = free_.begin();
+  if (length != 0) {
+    while (it != free_.end() && it->second < length) ++it;
+  } else {
+    it = free_.end();
+  }
+  if (it == free_.end())
+    return Status::ResourceExhausted(
+        fmt::format("alloc: pool exhausted (asked {}, largest free {})", bytes, largest_free()));
+  Allocation a{it->first, length};
+  const uint64_t rest = it->second - length;
+  free_.erase(it);
+  if (rest > 0) free_.emplace(a.offset + length, rest);
+  allocated_.emplace(a.offset, a);
+  used_ += length;
+  return a;
+}
+
+Status PoolAllocator::Free(uint64_t offset) {
+  auto a = allocated_.find(offset);
+  if (a == allocated_.end())
+    return Status::NotFound(fmt::format("no allocation starts at pool offset {:#x}", offset));
+  uint64_t start = a->second.offset;
+  uint64_t length = a->second.length;
+  used_ -= length;
+  allocated_.erase(a);
+  auto next = free_.lower_bound(start);
+  if (next != free_.end() && start + length == next->first) {  // merge with the right
+    length += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {  // merge with the left
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == start) {
+      prev->second += length;
+      return Status::Ok();
+    }
+  }
+  free_.emplace(start, length);
+  return Status::Ok();
+}
+
+const Allocation* PoolAllocator::Find(uint64_t offset) const {
+  auto a = allocated_.find(offset);
+  return a == allocated_.end() ? nullptr : &a->second;
+}
+
+}  // namespace pulse::memnode

@@ -1,0 +1,51 @@
+// The memory node's allocator: hands out ranges of the pool at a fixed
+// granularity (the allocation granularity of seed 000 2.1: coarse units keep
+// the range tables of the memory node and the switch small).  First fit over
+// an ordered free list; freeing coalesces with both neighbours.
+// Offsets are relative to the start of the pool.  Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "pulse/status.h"
+
+namespace pulse::memnode {
+
+struct Allocation {
+  uint64_t offset = 0;
+  uint64_t length = 0;  // a multiple of the granularity
+};
+
+class PoolAllocator {
+ public:
+  // Manages [0, pool_bytes).  granularity must be positive; a tail shorter
+  // than one unit is never handed out.
+  PoolAllocator(uint64_t pool_bytes, uint64_t granularity);
+
+  // Allocates at least `bytes` (rounded up to the granularity).  Errors:
+  // kInvalidArgument "alloc: bytes must be positive";
+  // kResourceExhausted "alloc: pool exhausted (asked L, largest free F)".
+  Result<Allocation> Allocate(uint64_t bytes);
+  // Frees the allocation that starts at `offset`.  kNotFound if none does.
+  Status Free(uint64_t offset);
+  // The allocation starting at `offset`, if any.
+  const Allocation* Find(uint64_t offset) const;
+
+  uint64_t granularity() const { return granularity_; }
+  uint64_t capacity() const { return capacity_; }
+  uint64_t used() const { return used_; }
+  uint64_t free_bytes() const { return capacity_ - used_; }
+  uint64_t largest_free() const;
+  size_t allocations() const { return allocated_.size(); }
+  size_t free_blocks() const { return free_.size(); }
+
+ private:
+  uint64_t granularity_;
+  uint64_t capacity_;  // pool bytes rounded down to the granularity
+  uint64_t used_ = 0;
+  std::map<uint64_t, uint64_t> free_;        // offset -> length, disjoint, coalesced
+  std::map<uint64_t, Allocation> allocated_;  // by offset
+};
+
+}  // namespace pulse::memnode

@@ -1,0 +1,381 @@
+#include "memnode/memnode_server.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "memnode/node_control.h"
+#include "pulse/cluster.h"
+
+namespace pulse::memnode {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// How long a registration may take once connected, and how often a lost
+// switch is retried.
+constexpr milliseconds kRegistrationTimeout{5000};
+constexpr milliseconds kReconnectInterval{1000};
+constexpr milliseconds kReconnectAttempt{1000};
+// Longest wait for the network when idle: bounds how late a reconnection
+// attempt starts (the Worker wakes at once for traffic and RequestStop()).
+constexpr milliseconds kIdleWait{1000};
+
+std::span<const uint8_t> AsBytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MemNodeServer>> MemNodeServer::Create(const MemNodeServerOptions& options,
+                                                             const node::NodeLog* log) {
+  if (options.pool_bytes == 0) return Status::InvalidArgument("the pool size must be positive");
+  if (options.pool_bytes > kFarSpan)
+    return Status::InvalidArgument(fmt::format("the pool is larger than a node's far span ({} bytes)", kFarSpan));
+  if (options.granularity_bytes == 0 || options.pool_bytes % options.granularity_bytes != 0)
+    return Status::InvalidArgument("the pool size must be a positive multiple of the granularity");
+  net::WorkerOptions wo = options.worker;
+  if (wo.name.empty() || wo.name == "pulse") wo.name = fmt::format("memnode-{}", options.node);
+  Result<std::unique_ptr<net::Worker>> worker = net::Worker::Create(wo);
+  if (!worker.ok()) return worker.status();
+  return std::unique_ptr<MemNodeServer>(new MemNodeServer(options, log, std::move(worker).value()));
+}
+
+MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::NodeLog* log,
+                             std::unique_ptr<net::Worker> worker)
+    : options_(options),
+      log_(log),
+      worker_(std::move(worker)),
+      service_(&table_, options.service),
+      far_base_(FarBase(options.node)) {
+  send_ = [this](TraversalMessage&& m) { SendToSwitch(std::move(m)); };
+  worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    OnControl(from, p);
+  });
+  worker_->SetHandler(kAmControlReply, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    OnControlReply(from, p);
+  });
+  worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    OnTraversal(from, p);
+  });
+  worker_->SetDisconnectHandler([this](net::EndpointId ep, const Status& why) { OnDisconnect(ep, why); });
+  worker_->SetAcceptHandler([this](net::EndpointId ep, const std::string& peer) {
+    log_->Debug("connection {} from {}", ep, peer);
+  });
+}
+
+MemNodeServer::~MemNodeServer() {
+  if (worker_ != nullptr && switch_ep_ != net::kInvalidEndpoint) (void)worker_->Close(switch_ep_);
+  region_ = net::MemoryRegion();
+  worker_.reset();
+  pool_.reset();
+}
+
+void MemNodeServer::RequestStop() {
+  stop_.store(true, std::memory_order_release);
+  worker_->Wake();
+}
+
+std::string MemNodeServer::Address() const {
+  const std::string& host = options_.advertise_host.empty() ? options_.listen_host : options_.advertise_host;
+  return fmt::format("{}:{}", host, port_);
+}
+
+Status MemNodeServer::Start() {
+  Result<uint16_t> port = worker_->Listen(options_.listen_host, options_.listen_port);
+  if (!port.ok())
+    return Status::IoError(fmt::format("cannot listen on {}:{}: {}", options_.listen_host,
+                                       options_.listen_port, port.status().message()));
+  port_ = *port;
+
+  shm_name_ = options_.shm_name.empty() ? fmt::format("/pulse-node-{}-{}", options_.node, port_) : options_.shm_name;
+  Result<std::unique_ptr<SharedPool>> pool = SharedPool::Create(shm_name_, options_.pool_bytes);
+  if (!pool.ok()) return pool.status();
+  pool_ = std::move(pool).value();
+  if (pool_->replaced_stale()) log_->Warn("replaced the shared-memory object {} left by a node that died", shm_name_);
+  Result<net::MemoryRegion> region = worker_->RegisterMemory(pool_->data(), pool_->size());
+  if (!region.ok())
+    return Status::IoError("registering the pool for remote access: " + region.status().message());
+  region_ = std::move(region).value();
+  allocator_ = std::make_unique<PoolAllocator>(pool_->size(), options_.granularity_bytes);
+  log_->Info("listening on {} (advertised as {}); pool {} MiB in {} at far [{:#x}, {:#x}), granularity {} KiB{}",
+             fmt::format("{}:{}", options_.listen_host, port_), Address(), pool_->size() >> 20, shm_name_,
+             far_base_, far_base_ + pool_->size(), options_.granularity_bytes >> 10,
+             pool_->huge_pages_advised() ? ", huge pages advised" : "");
+
+  PULSE_RETURN_IF_ERROR(ConnectSwitch(options_.connect_timeout));
+  // Wait for the switch's verdict: a refused registration (overlapping
+  // range, ...) is fatal at start.
+  Status s = worker_->RunUntil(
+      [this] { return registration_state_ != 0 || stopping() || switch_ep_ == net::kInvalidEndpoint; },
+      kRegistrationTimeout);
+  if (stopping()) return Status::Unavailable("stopped");
+  if (registration_state_ < 0)
+    return Status::InvalidArgument("the switch refused the registration: " + registration_error_);
+  if (registration_state_ == 0)
+    return Status::Unavailable(fmt::format("the switch at {}:{} did not confirm the registration ({})",
+                                           options_.switch_host, options_.switch_port,
+                                           s.ok() ? "it disconnected" : s.message()));
+  log_->Info("registered with the switch at {}:{}", options_.switch_host, options_.switch_port);
+  return Status::Ok();
+}
+
+Status MemNodeServer::ConnectSwitch(milliseconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  Status last;
+  for (int attempt = 0;; ++attempt) {
+    if (stopping()) return Status::Unavailable("stopped");
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    Result<net::EndpointId> ep =
+        worker_->Connect(options_.switch_host, options_.switch_port, std::min(left, kReconnectAttempt));
+    if (ep.ok()) {
+      switch_ep_ = *ep;
+      SendRegistration();
+      return Status::Ok();
+    }
+    last = ep.status();
+    if (last.code() == Status::Code::kInvalidArgument) break;  // a bad address stays bad
+    if (attempt == 0) log_->Info("waiting for the switch at {}:{}", options_.switch_host, options_.switch_port);
+    // Back off briefly; RequestStop() ends the wait at once.
+    (void)worker_->RunUntil([this] { return stopping(); }, std::min(left, milliseconds(100)));
+  }
+  return Status::Unavailable(fmt::format("cannot reach the switch at {}:{} within {} ms: {}", options_.switch_host,
+                                         options_.switch_port, timeout.count(), last.message()));
+}
+
+void MemNodeServer::SendRegistration() {
+  registration_state_ = 0;
+  registration_seq_ = next_seq_++;
+  json req = {{"op", "register_memnode"}, {"seq", registration_seq_}, {"node", options_.node},
+              {"address", Address()},     {"base", far_base_},         {"size", pool_->size()}};
+  Status s = worker_->Send(switch_ep_, kAmControl, AsBytes(req.dump()));
+  if (!s.ok()) log_->Warn("sending register_memnode: {}", s.ToString());
+}
+
+void MemNodeServer::MaybeReconnect() {
+  if (switch_ep_ != net::kInvalidEndpoint || Clock::now() < next_reconnect_) return;
+  Result<net::EndpointId> ep = worker_->Connect(options_.switch_host, options_.switch_port, kReconnectAttempt);
+  next_reconnect_ = Clock::now() + kReconnectInterval;
+  if (!ep.ok()) {
+    log_->Debug("reconnecting to the switch: {}", ep.status().ToString());
+    return;
+  }
+  switch_ep_ = *ep;
+  log_->Info("reconnected to the switch at {}:{}", options_.switch_host, options_.switch_port);
+  SendRegistration();
+}
+
+Status MemNodeServer::Run() {
+  while (!stopping()) {
+    if (!service_.Idle()) {
+      // Busy: one look at the network per engine slice.
+      worker_->Progress();
+      service_.Poll(send_, options_.engine_budget);
+      continue;
+    }
+    MaybeReconnect();
+    Clock::time_point deadline = Clock::now() + kIdleWait;
+    if (switch_ep_ == net::kInvalidEndpoint) deadline = std::min(deadline, next_reconnect_);
+    Status s = worker_->WaitForEvent(deadline);
+    if (!s.ok() && s.code() != Status::Code::kTimeout) {
+      log_->Error("waiting for the network: {}", s.ToString());
+      return s;
+    }
+  }
+  log_->Info("shutting down");
+  return Status::Ok();
+}
+
+// ---- network handlers ----------------------------------------------------
+
+void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> payload) {
+  counters_.bytes_in += payload.size();
+  Result<TraversalMessage> m = DecodeMessage(payload, options_.max_scratch_bytes);
+  if (!m.ok()) {
+    ++counters_.malformed;
+    log_->Debug("malformed traversal message ({} bytes) from connection {}: {}", payload.size(), from,
+                m.status().message());
+    return;
+  }
+  service_.Handle(std::move(m).value(), send_);
+}
+
+void MemNodeServer::SendToSwitch(TraversalMessage&& message) {
+  if (switch_ep_ == net::kInvalidEndpoint) {
+    ++counters_.responses_dropped;
+    return;
+  }
+  std::vector<uint8_t> bytes = EncodeMessage(message);
+  const size_t n = bytes.size();
+  Status s = worker_->Send(switch_ep_, kAmTraversal, std::move(bytes));
+  if (!s.ok()) {
+    ++counters_.responses_dropped;
+    log_->Debug("response {:#x} not sent to the switch: {}", message.request_id, s.ToString());
+    return;
+  }
+  counters_.bytes_out += n;
+}
+
+void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
+  if (ep == switch_ep_) {
+    log_->Warn("lost the switch: {}; reconnecting every {} ms", why.message(), kReconnectInterval.count());
+    switch_ep_ = net::kInvalidEndpoint;
+    next_reconnect_ = Clock::now() + kReconnectInterval;
+  } else {
+    log_->Debug("connection {} closed: {}", ep, why.message());
+  }
+  (void)worker_->Close(ep);
+}
+
+void MemNodeServer::OnControlReply(net::EndpointId from, std::span<const uint8_t> payload) {
+  json reply = json::parse(payload.begin(), payload.end(), nullptr, /*allow_exceptions=*/false);
+  if (from != switch_ep_ || !reply.is_object()) return;
+  auto seq = reply.find("seq");
+  if (seq == reply.end() || !seq->is_number_unsigned() || seq->get<uint64_t>() != registration_seq_) return;
+  if (reply.value("ok", false)) {
+    registration_state_ = 1;
+    return;
+  }
+  registration_state_ = -1;
+  auto error = reply.find("error");
+  registration_error_ = error != reply.end() && error->is_string() ? error->get<std::string>() : reply.dump();
+  log_->Error("the switch refused the registration: {}", registration_error_);
+}
+
+void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> payload) {
+  ++counters_.control_ops;
+  json seq;
+  Result<node::ControlRequest> req = node::ParseControl(payload, &seq);
+  Result<json> answer = json::object();
+  bool shutdown = false;
+  if (!req.ok()) {
+    answer = req.status();
+  } else {
+    const std::string& op = req->op;
+    if (op == "hello") {
+      answer = Hello();
+    } else if (op == "alloc") {
+      answer = Alloc(req->body);
+    } else if (op == "free") {
+      answer = Free(req->body);
+    } else if (op == "stats") {
+      answer = json{{"role", "memnode"}, {"node", options_.node}, {"counters", Stats()}};
+    } else if (op == "shutdown") {
+      shutdown = true;
+      log_->Info("shutdown requested by connection {}", from);
+    } else {
+      answer = Status::InvalidArgument(fmt::format("control: unknown op '{}'", op));
+    }
+  }
+  std::vector<uint8_t> reply;
+  if (answer.ok()) {
+    reply = node::ControlOk(seq, std::move(answer).value());
+  } else {
+    ++counters_.control_errors;
+    log_->Debug("control request from connection {} failed: {}", from, answer.status().message());
+    reply = node::ControlError(seq, answer.status().message());
+  }
+  Status s = worker_->Send(from, kAmControlReply, std::move(reply));
+  if (!s.ok()) log_->Debug("control reply to connection {}: {}", from, s.ToString());
+  // The reply is queued first; the Worker flushes it when closing.
+  if (shutdown) stop_.store(true, std::memory_order_release);
+}
+
+// ---- control operations --------------------------------------------------
+
+Result<json> MemNodeServer::Hello() {
+  return json{{"node", options_.node},
+              {"base", far_base_},
+              {"size", pool_->size()},
+              {"rkey", node::HexEncode(region_.rkey())},
+              {"remote_base", region_.remote_address()},
+              {"granularity", allocator_->granularity()}};
+}
+
+Result<json> MemNodeServer::Alloc(const json& body) {
+  // "bytes must be positive" covers a missing, zero or negative count.
+  auto bytes_field = body.find("bytes");
+  if (bytes_field == body.end() || !bytes_field->is_number_integer() ||
+      (!bytes_field->is_number_unsigned() && bytes_field->get<int64_t>() <= 0))
+    return Status::InvalidArgument("alloc: bytes must be positive");
+  const uint64_t bytes = bytes_field->get<uint64_t>();
+  Result<uint32_t> tenant = node::GetU32(body, "tenant", "alloc");
+  if (!tenant.ok()) return tenant.status();
+  uint8_t perms = kPermReadWrite;
+  if (auto p = body.find("perms"); p != body.end()) {
+    if (*p == "rw") {
+      perms = kPermReadWrite;
+    } else if (*p == "r") {
+      perms = kPermRead;
+    } else {
+      return Status::InvalidArgument("alloc: perms must be \"rw\" or \"r\"");
+    }
+  }
+  Result<Allocation> a = allocator_->Allocate(bytes);
+  if (!a.ok()) return a.status();
+  Range range{far_base_ + a->offset, a->length, pool_->data() + a->offset, perms, *tenant};
+  Status s = service_.AddRange(range);
+  if (!s.ok()) {  // cannot happen while the allocator and the table agree
+    (void)allocator_->Free(a->offset);
+    return Status::Internal("alloc: " + s.message());
+  }
+  log_->Debug("alloc {} bytes for tenant {}: [{:#x}, +{})", bytes, *tenant, range.base, range.length);
+  return json{{"base", range.base}, {"length", range.length}};
+}
+
+Result<json> MemNodeServer::Free(const json& body) {
+  Result<uint64_t> base = node::GetU64(body, "base", "free");
+  if (!base.ok()) return base.status();
+  Result<uint32_t> tenant = node::GetU32(body, "tenant", "free");
+  if (!tenant.ok()) return tenant.status();
+  const Allocation* a = *base >= far_base_ ? allocator_->Find(*base - far_base_) : nullptr;
+  const Range* range = a != nullptr ? table_.Find(*base) : nullptr;
+  if (range == nullptr || range->base != *base)
+    return Status::NotFound(fmt::format("free: no allocation starts at {:#x} on node {}", *base, options_.node));
+  if (range->owner != *tenant)
+    return Status::PermissionDenied(
+        fmt::format("free: the range at {:#x} belongs to tenant {}, not {}", *base, range->owner, *tenant));
+  const uint64_t offset = a->offset;
+  const uint64_t length = a->length;
+  PULSE_RETURN_IF_ERROR(service_.RemoveRange(*base));
+  // Zero the bytes before anyone else can allocate them.
+  pool_->Scrub(offset, length);
+  PULSE_RETURN_IF_ERROR(allocator_->Free(offset));
+  log_->Debug("free [{:#x}, +{}) of tenant {}", *base, length, *tenant);
+  return json::object();
+}
+
+json MemNodeServer::Stats() const {
+  const MemNodeCounters& c = service_.counters();
+  return json{{"requests", c.requests},
+              {"responses", c.responses},
+              {"iterations", c.iterations},
+              {"not_local", c.not_local},
+              {"faults", c.faults},
+              {"bad_requests", c.bad_requests},
+              {"unknown_programs", c.unknown_programs},
+              {"duplicates", c.duplicates},
+              {"programs_cached", c.programs_cached},
+              {"malformed", counters_.malformed},
+              {"responses_dropped", counters_.responses_dropped},
+              {"bytes_in", counters_.bytes_in},
+              {"bytes_out", counters_.bytes_out},
+              {"control_ops", counters_.control_ops},
+              {"control_errors", counters_.control_errors},
+              {"engine_active", service_.active()},
+              {"engine_capacity", service_.capacity()},
+              {"engine_queued", service_.queued()},
+              {"pool_bytes", allocator_->capacity()},
+              {"pool_used", allocator_->used()},
+              {"pool_free", allocator_->free_bytes()},
+              {"pool_largest_free", allocator_->largest_free()},
+              {"allocations", allocator_->allocations()},
+              {"switch_connected", switch_ep_ != net::kInvalidEndpoint},
+              {"cpu_seconds", node::ProcessCpuSeconds()},
+              {"net", node::NetCountersJson(worker_->counters())}};
+}
+
+}  // namespace pulse::memnode

@@ -1,0 +1,142 @@
+// `pulse memnode`: one memory node of the rack as a process.
+//
+// It owns a pool (a named shared-memory object, registered with the UCX
+// worker for one-sided access by CPU nodes), an allocator over the pool, the
+// range table built from the allocations, and the engine
+// (MemNodeService).  Far address A of node N is FarBase(N) + (offset of A in
+// the pool).  On Start() it listens, connects to the switch (retrying until
+// a deadline) and registers its pool there (register_memnode).  Run() then
+// serves:
+//   kAmControl   hello, alloc, free, stats, shutdown (include/pulse/cluster.h)
+//                from CPU nodes connected directly;
+//   kAmTraversal requests from the switch: decoded, run on the engine, and
+//                answered to the switch (malformed ones are counted and
+//                dropped).
+// Event loop: while the engine has work it alternates one non-blocking
+// progress of the network with an engine slice; when it has none it waits
+// for the network per the Worker's poll mode (adaptive by default: poll a
+// short window after traffic, then sleep on the event fd), so an idle node
+// uses no CPU.  If the switch goes away the node keeps serving CPU nodes and
+// reconnects (and re-registers) once a second.
+//
+// Threading: one thread calls Start() and Run(); RequestStop() may be called
+// from any thread (e.g. a signal-handling thread).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "memnode/allocator.h"
+#include "memnode/node_log.h"
+#include "memnode/pool.h"
+#include "memnode/service.h"
+#include "pulse/net.h"
+
+namespace pulse::memnode {
+
+struct MemNodeServerOptions {
+  uint32_t node = 0;
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 0;          // 0: any free port
+  std::string advertise_host;        // host CPU nodes use to reach us; empty: listen_host
+  std::string switch_host = "127.0.0.1";
+  uint16_t switch_port = 7100;
+  uint64_t pool_bytes = 0;
+  uint64_t granularity_bytes = 64 * 1024;
+  std::string shm_name;              // empty: "/pulse-node-<node>-<port>"
+  MemNodeServiceOptions service;
+  net::WorkerOptions worker;
+  std::chrono::milliseconds connect_timeout{10000};  // to reach the switch at start
+  uint64_t engine_budget = 4096;     // iterations per engine slice between network polls
+  uint32_t max_scratch_bytes = 64 * 1024;  // larger messages are malformed
+};
+
+// Counters of the process beyond those of the service.
+struct MemNodeServerCounters {
+  uint64_t malformed = 0;          // traversal messages that did not decode
+  uint64_t responses_dropped = 0;  // no switch to send them to
+  uint64_t bytes_in = 0;           // traversal message bytes
+  uint64_t bytes_out = 0;
+  uint64_t control_ops = 0;
+  uint64_t control_errors = 0;
+};
+
+class MemNodeServer {
+ public:
+  // Creates the UCX worker and installs the handlers; no network yet.
+  static Result<std::unique_ptr<MemNodeServer>> Create(const MemNodeServerOptions& options,
+                                                       const node::NodeLog* log);
+  // Closes the switch endpoint (the switch then marks this node dead), then
+  // every other one, unregisters and unlinks the pool.
+  ~MemNodeServer();
+  MemNodeServer(const MemNodeServer&) = delete;
+  MemNodeServer& operator=(const MemNodeServer&) = delete;
+
+  // Listens, creates the pool, connects to the switch and registers there.
+  // Errors: the address is in use, the pool cannot be created, the switch
+  // is unreachable until the deadline or refuses the registration, or
+  // RequestStop() came first (kUnavailable "stopped").
+  Status Start();
+  // Serves until a shutdown operation or RequestStop().  Errors only if the
+  // network fails.
+  Status Run();
+  // Makes Start()/Run() return soon.  Thread-safe.
+  void RequestStop();
+
+  uint16_t port() const { return port_; }
+  const std::string& shm_name() const { return shm_name_; }
+
+ private:
+  MemNodeServer(const MemNodeServerOptions& options, const node::NodeLog* log,
+                std::unique_ptr<net::Worker> worker);
+  bool stopping() const { return stop_.load(std::memory_order_acquire); }
+
+  void OnControl(net::EndpointId from, std::span<const uint8_t> payload);
+  void OnControlReply(net::EndpointId from, std::span<const uint8_t> payload);
+  void OnTraversal(net::EndpointId from, std::span<const uint8_t> payload);
+  void OnDisconnect(net::EndpointId ep, const Status& why);
+
+  Result<nlohmann::json> Hello();
+  Result<nlohmann::json> Alloc(const nlohmann::json& body);
+  Result<nlohmann::json> Free(const nlohmann::json& body);
+  nlohmann::json Stats() const;
+
+  // Connects to the switch, waiting at most `timeout` (retrying refused
+  // connections), and sends register_memnode.
+  Status ConnectSwitch(std::chrono::milliseconds timeout);
+  void SendRegistration();
+  void MaybeReconnect();
+  void SendToSwitch(TraversalMessage&& message);
+  std::string Address() const;
+
+  MemNodeServerOptions options_;
+  const node::NodeLog* log_;
+  std::atomic<bool> stop_{false};
+  // Destruction order matters: the region is unregistered before the worker
+  // goes away, and the pool is unmapped last.
+  std::unique_ptr<SharedPool> pool_;
+  std::unique_ptr<net::Worker> worker_;
+  net::MemoryRegion region_;
+  std::unique_ptr<PoolAllocator> allocator_;
+  RangeTable table_;
+  MemNodeService service_;
+  MemNodeService::SendFn send_;
+
+  uint16_t port_ = 0;
+  std::string shm_name_;
+  uint64_t far_base_ = 0;
+  net::EndpointId switch_ep_ = net::kInvalidEndpoint;
+  uint64_t registration_seq_ = 0;    // seq of the register_memnode in flight
+  int registration_state_ = 0;       // 0 waiting, 1 accepted, -1 refused
+  std::string registration_error_;
+  std::chrono::steady_clock::time_point next_reconnect_{};
+  uint64_t next_seq_ = 1;
+  MemNodeServerCounters counters_;
+};
+
+}  // namespace pulse::memnode

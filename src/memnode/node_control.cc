@@ -1,0 +1,94 @@
+#include "memnode/node_control.h"
+
+#include <sys/resource.h>
+
+#include <fmt/format.h>
+
+namespace pulse::node {
+
+using nlohmann::json;
+
+Result<ControlRequest> ParseControl(std::span<const uint8_t> payload, json* seq) {
+  *seq = nullptr;
+  json body = json::parse(payload.begin(), payload.end(), nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return Status::InvalidArgument("control: the message is not JSON");
+  if (!body.is_object()) return Status::InvalidArgument("control: the message is not a JSON object");
+  if (auto it = body.find("seq"); it != body.end()) *seq = *it;
+  auto op = body.find("op");
+  if (op == body.end() || !op->is_string())
+    return Status::InvalidArgument("control: \"op\" must be a string");
+  ControlRequest r;
+  r.op = op->get<std::string>();
+  r.seq = *seq;
+  r.body = std::move(body);
+  return r;
+}
+
+Result<uint64_t> GetU64(const json& body, const char* field, std::string_view op) {
+  auto it = body.find(field);
+  if (it == body.end()) return Status::InvalidArgument(fmt::format("{}: {} is missing", op, field));
+  const bool negative = it->is_number_integer() && !it->is_number_unsigned() && it->get<int64_t>() < 0;
+  if (!it->is_number_integer() || negative)
+    return Status::InvalidArgument(fmt::format("{}: {} must be a non-negative integer", op, field));
+  return it->get<uint64_t>();
+}
+
+Result<uint32_t> GetU32(const json& body, const char* field, std::string_view op) {
+  Result<uint64_t> v = GetU64(body, field, op);
+  if (!v.ok()) return v.status();
+  if (*v > UINT32_MAX)
+    return Status::InvalidArgument(fmt::format("{}: {} must fit in 32 bits", op, field));
+  return static_cast<uint32_t>(*v);
+}
+
+Result<std::string> GetString(const json& body, const char* field, std::string_view op) {
+  auto it = body.find(field);
+  if (it == body.end()) return Status::InvalidArgument(fmt::format("{}: {} is missing", op, field));
+  if (!it->is_string()) return Status::InvalidArgument(fmt::format("{}: {} must be a string", op, field));
+  return it->get<std::string>();
+}
+
+static std::vector<uint8_t> Bytes(const json& j) {
+  std::string text = j.dump();
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+std::vector<uint8_t> ControlOk(const json& seq, json fields) {
+  if (!fields.is_object()) fields = json::object();
+  fields["seq"] = seq;
+  fields["ok"] = true;
+  return Bytes(fields);
+}
+
+std::vector<uint8_t> ControlError(const json& seq, std::string_view error) {
+  return Bytes(json{{"seq", seq}, {"ok", false}, {"error", error}});
+}
+
+json NetCountersJson(const net::Counters& c) {
+  return json{{"messages_sent", c.messages_sent},   {"bytes_sent", c.bytes_sent},
+              {"messages_received", c.messages_received}, {"bytes_received", c.bytes_received},
+              {"messages_dropped", c.messages_dropped}, {"rma_ops", c.rma_ops},
+              {"rma_bytes", c.rma_bytes},           {"poll_iterations", c.poll_iterations},
+              {"sleeps", c.sleeps},                 {"wakeups", c.wakeups},
+              {"wake_calls", c.wake_calls},         {"endpoints_failed", c.endpoints_failed}};
+}
+
+double ProcessCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto secs = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
+  return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
+std::string HexEncode(std::span<const uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+}  // namespace pulse::node

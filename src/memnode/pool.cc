@@ -1,0 +1,69 @@
+#include "memnode/pool.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace pulse::memnode {
+namespace {
+
+std::string Errno(int err) { return std::strerror(err); }
+
+}  // namespace
+
+Result<std::unique_ptr<SharedPool>> SharedPool::Create(const std::string& name, size_t bytes) {
+  if (name.size() < 2 || name[0] != '/' || name.find('/', 1) != std::string::npos)
+    return Status::InvalidArgument(
+        fmt::format("shared-memory name '{}' must be '/' followed by a name without '/'", name));
+  if (bytes == 0) return Status::InvalidArgument("pool size must be positive");
+
+  std::unique_ptr<SharedPool> pool(new SharedPool());
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    // Whoever created it holds its lock while alive.
+    int old = shm_open(name.c_str(), O_RDWR, 0);
+    if (old >= 0 && flock(old, LOCK_EX | LOCK_NB) != 0) {
+      close(old);
+      return Status::IoError(fmt::format("shared-memory object '{}' is in use by a running process", name));
+    }
+    if (old >= 0) close(old);
+    shm_unlink(name.c_str());
+    pool->replaced_stale_ = true;
+    fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  }
+  if (fd < 0) return Status::IoError(fmt::format("shm_open '{}': {}", name, Errno(errno)));
+  // From here on the object is ours: the destructor unlinks it.
+  pool->name_ = name;
+  pool->fd_ = fd;
+  auto fail = [&](const std::string& what) -> Status {
+    return Status::IoError(fmt::format("{} '{}' ({} bytes): {}", what, name, bytes, Errno(errno)));
+  };
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) return fail("flock");
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) return fail("ftruncate");
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return fail("mmap");
+  pool->data_ = static_cast<uint8_t*>(p);
+  pool->size_ = bytes;
+  pool->huge_advised_ = madvise(p, bytes, MADV_HUGEPAGE) == 0;
+  return pool;
+}
+
+SharedPool::~SharedPool() {
+  if (data_ != nullptr) munmap(data_, size_);
+  if (!name_.empty()) shm_unlink(name_.c_str());
+  if (fd_ >= 0) close(fd_);
+}
+
+void SharedPool::Scrub(size_t offset, size_t length) {
+  if (offset >= size_ || length == 0) return;
+  if (length > size_ - offset) length = size_ - offset;
+  std::memset(data_ + offset, 0, length);
+}
+
+}  // namespace pulse::memnode

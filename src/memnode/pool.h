@@ -1,0 +1,56 @@
+// The memory node's pool: one named POSIX shared-memory object mapped
+// MAP_SHARED.  Naming it (instead of anonymous memory) lets a later tier map
+// the same pages directly from CPU-node processes on the same host (the
+// rack-local shared pool of seed 004).  Huge pages are asked for with
+// madvise(MADV_HUGEPAGE), best effort: shmem THP depends on
+// /sys/kernel/mm/transparent_hugepage/shmem_enabled.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pulse/status.h"
+
+namespace pulse::memnode {
+
+class SharedPool {
+ public:
+  // Creates the object `name` ("/name", as for shm_open) of `bytes` bytes,
+  // zero-filled, maps it, and holds an exclusive flock on it for the life of
+  // the pool.  An object of that name whose lock is free was left by a
+  // process that died: it is unlinked and created afresh (replaced_stale()).
+  // One whose lock is held belongs to a live process: kIoError naming it.
+  static Result<std::unique_ptr<SharedPool>> Create(const std::string& name, size_t bytes);
+  // Unmaps and unlinks the object.
+  ~SharedPool();
+  SharedPool(const SharedPool&) = delete;
+  SharedPool& operator=(const SharedPool&) = delete;
+
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& name() const { return name_; }
+  // True if madvise(MADV_HUGEPAGE) was accepted (the kernel may still use
+  // small pages for shared memory).
+  bool huge_pages_advised() const { return huge_advised_; }
+  // True if the object was left over by a process that did not exit cleanly.
+  bool replaced_stale() const { return replaced_stale_; }
+
+  // Returns [offset, offset+length) to zeroes, so that the next owner of
+  // the bytes never sees the previous one's data.  A plain memset: dropping
+  // the pages (MADV_REMOVE) would be cheaper but is unsafe while the pool is
+  // registered for RDMA (the NIC keeps the old, pinned pages).
+  void Scrub(size_t offset, size_t length);
+
+ private:
+  SharedPool() = default;
+  std::string name_;
+  int fd_ = -1;  // holds the lock
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool huge_advised_ = false;
+  bool replaced_stale_ = false;
+};
+
+}  // namespace pulse::memnode

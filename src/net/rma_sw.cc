@@ -1,0 +1,199 @@
+// RmaPath::kMessages: Get/Put as request/reply active messages served by the
+// peer's worker, checked against the peer's registered regions.  Used where
+// UCX has no RMA lane that works without the peer's CPU (TCP, shared memory
+// for ordinary heap memory), because UCX 1.13's own emulation aborts the
+// serving process when the requester fails mid-operation.
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "net/internal.h"
+
+namespace pulse::net {
+namespace {
+
+enum RmaCode : uint8_t { kRmaOk = 0, kRmaNoRegion = 1, kRmaOutOfRange = 2, kRmaMalformed = 3 };
+
+uint64_t Load64(const uint8_t* p) {
+  uint64_t x;
+  std::memcpy(&x, p, 8);
+  return x;
+}
+
+void Store64(uint8_t* p, uint64_t x) { std::memcpy(p, &x, 8); }
+
+Status CodeToStatus(uint8_t code, const std::string& peer) {
+  switch (code) {
+    case kRmaOk:
+      return Status::Ok();
+    case kRmaNoRegion:
+      return Status::PermissionDenied("region is not registered at " + peer);
+    case kRmaOutOfRange:
+      return Status::OutOfRange("range is outside the region at " + peer);
+    default:
+      return Status::Internal("malformed one-sided request rejected by " + peer);
+  }
+}
+
+// True if a "lane[...]" line of ucp_ep_print_info carries an "rma#" lane on
+// a transport that reaches remote memory without the peer's CPU.
+bool HasOffloadedRmaLane(const std::string& info) {
+  std::istringstream lines(info);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find("lane[") == std::string::npos) continue;
+    std::istringstream tokens(line);
+    std::string t, transport;
+    bool rma = false;
+    while (tokens >> t) {
+      size_t colon = t.find(':');
+      size_t slash = t.find('/');
+      if (transport.empty() && colon != std::string::npos && colon > 0 &&
+          slash != std::string::npos && colon < slash &&
+          t.find_first_not_of("0123456789") == colon) {
+        transport = t.substr(colon + 1, slash - colon - 1);
+      }
+      if (t.rfind("rma#", 0) == 0) rma = true;
+    }
+    if (rma && !transport.empty() && transport != "tcp" && transport != "sysv" &&
+        transport != "posix" && transport != "self") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Checks [addr, addr+length) against region `id`; returns its bytes.
+uint8_t Lookup(const RegionTable& table, uint64_t id, uint64_t addr, uint64_t length,
+               uint8_t** out) {
+  auto it = table.regions.find(id);
+  if (it == table.regions.end()) return kRmaNoRegion;
+  uint64_t base = reinterpret_cast<uint64_t>(it->second.base);
+  uint64_t size = it->second.length;
+  if (addr < base || length > size || addr - base > size - length) return kRmaOutOfRange;
+  *out = it->second.base + (addr - base);
+  return kRmaOk;
+}
+
+}  // namespace
+
+bool Worker::Impl::UseUcxRma(Endpoint* e) {
+  switch (options.rma_path) {
+    case RmaPath::kUcx:
+      return true;
+    case RmaPath::kMessages:
+      return false;
+    case RmaPath::kAuto:
+      break;
+  }
+  if (e->native_rma < 0) e->native_rma = HasOffloadedRmaLane(EndpointInfo(e->ep)) ? 1 : 0;
+  return e->native_rma == 1;
+}
+
+Status Worker::Impl::StartSwRma(Endpoint* e, const RemoteKey& rkey, uint64_t addr, Op* op) {
+  op->sw_id = next_sw_id++;
+  auto* send = new Op();
+  std::vector<uint8_t>& msg = send->payload;
+  if (op->is_get) {
+    WireHeader{e->remote_id, kCtlReadReq}.Encode(send->header);
+    msg.resize(32);
+    Store64(&msg[0], op->sw_id);
+    Store64(&msg[8], rkey.region_id_);
+    Store64(&msg[16], addr);
+    Store64(&msg[24], op->length);
+  } else {
+    WireHeader{e->remote_id, kCtlWriteReq}.Encode(send->header);
+    msg.resize(24 + op->length);
+    Store64(&msg[0], op->sw_id);
+    Store64(&msg[8], rkey.region_id_);
+    Store64(&msg[16], addr);
+    if (op->length != 0) std::memcpy(&msg[24], op->local, op->length);
+  }
+  PULSE_RETURN_IF_ERROR(SubmitSend(e, kCtlAmId, send, 0));
+  sw_ops[op->sw_id] = op;
+  ++e->sw_pending;
+  return Status::Ok();
+}
+
+void Worker::Impl::HandleControlData(EndpointId from, uint16_t type, const uint8_t* data,
+                                     size_t length) {
+  Endpoint* e = Find(from);
+  if (e == nullptr || e->state != EpState::kReady) return;
+  switch (type) {
+    case kCtlReadReq:
+    case kCtlWriteReq: {
+      const bool read = type == kCtlReadReq;
+      if (length < (read ? 32u : 24u) || (read && length != 32)) {
+        ++counters.messages_dropped;
+        return;
+      }
+      uint64_t id = Load64(data);
+      uint64_t region = Load64(data + 8);
+      uint64_t addr = Load64(data + 16);
+      uint64_t n = read ? Load64(data + 24) : length - 24;
+      uint8_t* mem = nullptr;
+      uint8_t code = Lookup(*regions, region, addr, n, &mem);
+      auto* reply = new Op();
+      WireHeader{e->remote_id, read ? uint16_t{kCtlReadRep} : uint16_t{kCtlWriteAck}}.Encode(
+          reply->header);
+      reply->payload.resize(9 + (read && code == kRmaOk ? n : 0));
+      Store64(&reply->payload[0], id);
+      reply->payload[8] = code;
+      if (code == kRmaOk && n != 0) {
+        if (read) {
+          std::memcpy(&reply->payload[9], mem, n);
+        } else {
+          std::memcpy(mem, data + 24, n);
+        }
+      }
+      // A failure to reply means the requester is gone; nothing to do.
+      (void)SubmitSend(e, kCtlAmId, reply, 0);
+      return;
+    }
+    case kCtlReadRep:
+    case kCtlWriteAck: {
+      if (length < 9) {
+        ++counters.messages_dropped;
+        return;
+      }
+      auto it = sw_ops.find(Load64(data));
+      if (it == sw_ops.end() || it->second->ep != from ||
+          it->second->is_get != (type == kCtlReadRep)) {
+        return;  // a late reply to an operation that was given up
+      }
+      Op* op = it->second;
+      sw_ops.erase(it);
+      if (e->sw_pending > 0) --e->sw_pending;
+      Status s = CodeToStatus(data[8], e->peer);
+      if (s.ok() && op->is_get) {
+        if (length - 9 != op->length) {
+          s = Status::Internal("read reply of " + std::to_string(length - 9) + " bytes, expected " +
+                               std::to_string(op->length));
+        } else if (op->length != 0) {
+          std::memcpy(op->local, data + 9, op->length);
+        }
+      }
+      CompleteOp(op, std::move(s));
+      return;
+    }
+    default:
+      ++counters.messages_dropped;
+      return;
+  }
+}
+
+void Worker::Impl::FailSwOps(EndpointId ep, const Status& why) {
+  std::vector<Op*> ops;
+  for (auto it = sw_ops.begin(); it != sw_ops.end();) {
+    if (it->second->ep == ep) {
+      ops.push_back(it->second);
+      it = sw_ops.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (Endpoint* e = Find(ep); e != nullptr) e->sw_pending = 0;
+  for (Op* op : ops) CompleteOp(op, why);
+}
+
+}  // namespace pulse::net

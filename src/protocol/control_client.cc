@@ -1,0 +1,51 @@
+#include "protocol/control_client.h"
+
+#include <fmt/format.h>
+
+#include "pulse/cluster.h"
+
+namespace pulse {
+
+ControlClient::ControlClient(net::Worker* worker) : worker_(worker) {
+  worker_->SetHandler(kAmControlReply, [this](net::EndpointId, std::span<const uint8_t> payload) {
+    auto reply = nlohmann::json::parse(payload.begin(), payload.end(), nullptr, /*allow_exceptions=*/false);
+    if (reply.is_discarded() || !reply.is_object() || !reply.contains("seq") || !reply["seq"].is_number_unsigned())
+      return;  // not an answer we can match: drop it
+    replies_[reply["seq"].get<uint64_t>()] = std::move(reply);
+  });
+}
+
+Result<nlohmann::json> ControlClient::Call(net::EndpointId ep, nlohmann::json request, net::Duration timeout) {
+  const uint64_t seq = next_seq_++;
+  request["seq"] = seq;
+  const std::string op = request.value("op", "?");
+  const std::string text = request.dump();
+  Status s = worker_->Send(ep, kAmControl, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  if (!s.ok()) return s;
+  s = worker_->RunUntil([&] { return replies_.count(seq) > 0 || !worker_->IsConnected(ep); }, timeout);
+  auto it = replies_.find(seq);
+  if (it == replies_.end()) {
+    if (!worker_->IsConnected(ep)) return Status::Unavailable(fmt::format("control {}: the peer disconnected", op));
+    return Status::Timeout(fmt::format("control {}: no answer within {} ms", op,
+                                       std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+  }
+  nlohmann::json reply = std::move(it->second);
+  replies_.erase(it);
+  if (!reply.value("ok", false))
+    return Status::InvalidArgument(fmt::format("control {}: {}", op, reply.value("error", std::string("refused"))));
+  return reply;
+}
+
+Result<std::pair<std::string, uint16_t>> ParseAddress(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    return Status::InvalidArgument(fmt::format("address '{}' is not host:port", text));
+  const std::string port_text = text.substr(colon + 1);
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (*end != '\0' || port <= 0 || port > 65535)
+    return Status::InvalidArgument(fmt::format("address '{}': port '{}' is not 1..65535", text, port_text));
+  return std::make_pair(text.substr(0, colon), static_cast<uint16_t>(port));
+}
+
+}  // namespace pulse

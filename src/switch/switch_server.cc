@@ -1,0 +1,302 @@
+#include "switch/switch_server.h"
+
+#include "memnode/node_control.h"
+#include "pulse/cluster.h"
+
+namespace pulse::switchd {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+namespace {
+
+// Longest idle wait: the Worker wakes at once for traffic and RequestStop().
+constexpr milliseconds kIdleWait{1000};
+
+}  // namespace
+
+Result<std::unique_ptr<SwitchServer>> SwitchServer::Create(const SwitchServerOptions& options,
+                                                           const node::NodeLog* log) {
+  net::WorkerOptions wo = options.worker;
+  if (wo.name.empty() || wo.name == "pulse") wo.name = "switch";
+  Result<std::unique_ptr<net::Worker>> worker = net::Worker::Create(wo);
+  if (!worker.ok()) return worker.status();
+  return std::unique_ptr<SwitchServer>(new SwitchServer(options, log, std::move(worker).value()));
+}
+
+SwitchServer::SwitchServer(const SwitchServerOptions& options, const node::NodeLog* log,
+                           std::unique_ptr<net::Worker> worker)
+    : options_(options), log_(log), worker_(std::move(worker)) {
+  worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    OnControl(from, p);
+  });
+  worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    OnTraversal(from, p);
+  });
+  worker_->SetDisconnectHandler([this](net::EndpointId ep, const Status& why) { OnDisconnect(ep, why); });
+  worker_->SetAcceptHandler([this](net::EndpointId ep, const std::string& peer) {
+    log_->Debug("connection {} from {}", ep, peer);
+  });
+}
+
+SwitchServer::~SwitchServer() = default;
+
+void SwitchServer::RequestStop() {
+  stop_.store(true, std::memory_order_release);
+  worker_->Wake();
+}
+
+Status SwitchServer::Start() {
+  Result<uint16_t> port = worker_->Listen(options_.listen_host, options_.listen_port);
+  if (!port.ok())
+    return Status::IoError(fmt::format("cannot listen on {}:{}: {}", options_.listen_host, options_.listen_port,
+                                       port.status().message()));
+  port_ = *port;
+  log_->Info("listening on {}:{}", options_.listen_host, port_);
+  return Status::Ok();
+}
+
+Status SwitchServer::Run() {
+  while (!stopping()) {
+    Status s = worker_->WaitForEvent(net::Clock::now() + kIdleWait);
+    if (!s.ok() && s.code() != Status::Code::kTimeout) {
+      log_->Error("waiting for the network: {}", s.ToString());
+      return s;
+    }
+  }
+  log_->Info("shutting down");
+  return Status::Ok();
+}
+
+// ---- traversals ----------------------------------------------------------
+
+uint32_t SwitchServer::CpuNodeOf(net::EndpointId ep) {
+  auto it = cpu_of_.find(ep);
+  if (it != cpu_of_.end()) return it->second;
+  const uint32_t id = next_cpu_node_++;
+  cpu_of_.emplace(ep, id);
+  cpu_eps_.emplace(id, ep);
+  log_->Info("CPU node {} joined (connection {})", id, ep);
+  return id;
+}
+
+void SwitchServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> payload) {
+  ++counters_.messages_in;
+  counters_.bytes_in += payload.size();
+  Result<TraversalMessage> decoded = DecodeMessage(payload, options_.max_scratch_bytes);
+  if (!decoded.ok()) {
+    ++counters_.malformed;
+    log_->Debug("malformed traversal message ({} bytes) from connection {}: {}", payload.size(), from,
+                decoded.status().message());
+    return;
+  }
+  TraversalMessage& m = *decoded;
+  const bool from_memnode = memnode_of_.count(from) != 0;
+  if (!from_memnode && m.kind == MessageKind::kResponse) {
+    // Only memory nodes answer; a CPU node cannot inject responses.
+    ++counters_.malformed;
+    log_->Debug("response {:#x} from connection {}, which is no memory node: dropped", m.request_id, from);
+    return;
+  }
+  // Anything not from a memory node comes from a CPU node: its requests are
+  // answered to the connection they came on, whatever they claim.
+  if (!from_memnode && m.kind == MessageKind::kRequest) {
+    const uint32_t cpu = CpuNodeOf(from);
+    if (m.cpu_node != cpu) {
+      log_->Debug("request {:#x} names CPU node {} but came from CPU node {}", m.request_id, m.cpu_node, cpu);
+      m.cpu_node = cpu;
+    }
+  }
+  RouteDecision d = router_.Route(&m);
+  if (d.to == RouteDecision::To::kCpuNode) return SendToCpuNode(d.node, m);
+  auto node = memnodes_.find(d.node);
+  if (node != memnodes_.end() && SendToMemNode(&node->second, m)) return;
+  // The owner is down: the CPU node gets the state back, untouched, and may
+  // re-issue once the node is back.
+  ++counters_.node_unavailable;
+  log_->Debug("request {:#x}: memory node {} is unavailable", m.request_id, d.node);
+  m.kind = MessageKind::kResponse;
+  m.status = TraversalStatus::kNodeUnavailable;
+  m.fault_addr = m.cur_ptr;
+  m.program.clear();
+  SendToCpuNode(m.cpu_node, m);
+}
+
+bool SwitchServer::SendToMemNode(MemNode* node, const TraversalMessage& message) {
+  if (node->ep == net::kInvalidEndpoint) return false;
+  std::vector<uint8_t> bytes = EncodeMessage(message);
+  const size_t n = bytes.size();
+  Status s = worker_->Send(node->ep, kAmTraversal, std::move(bytes));
+  if (!s.ok()) {
+    MarkDead(node, s.message());
+    return false;
+  }
+  ++counters_.messages_out;
+  counters_.bytes_out += n;
+  return true;
+}
+
+void SwitchServer::SendToCpuNode(uint32_t cpu_node, const TraversalMessage& message) {
+  auto ep = cpu_eps_.find(cpu_node);
+  if (ep == cpu_eps_.end()) {
+    ++counters_.responses_dropped;
+    log_->Debug("response {:#x} for CPU node {} dropped: not connected", message.request_id, cpu_node);
+    return;
+  }
+  std::vector<uint8_t> bytes = EncodeMessage(message);
+  const size_t n = bytes.size();
+  Status s = worker_->Send(ep->second, kAmTraversal, std::move(bytes));
+  if (!s.ok()) {
+    ++counters_.responses_dropped;
+    log_->Debug("response {:#x} for CPU node {} dropped: {}", message.request_id, cpu_node, s.ToString());
+    return;
+  }
+  ++counters_.messages_out;
+  counters_.bytes_out += n;
+}
+
+void SwitchServer::MarkDead(MemNode* node, const std::string& why) {
+  if (node->ep == net::kInvalidEndpoint) return;
+  log_->Warn("memory node {} at {} is down ({}); requests for [{:#x}, {:#x}) now get node_unavailable",
+             node->node, node->address, why, node->base, node->base + node->size);
+  memnode_of_.erase(node->ep);
+  (void)worker_->Close(node->ep);
+  node->ep = net::kInvalidEndpoint;
+}
+
+void SwitchServer::OnDisconnect(net::EndpointId ep, const Status& why) {
+  if (auto m = memnode_of_.find(ep); m != memnode_of_.end()) {
+    MarkDead(&memnodes_.at(m->second), why.message());
+    return;
+  }
+  if (auto c = cpu_of_.find(ep); c != cpu_of_.end()) {
+    log_->Info("CPU node {} left ({})", c->second, why.message());
+    cpu_eps_.erase(c->second);
+    cpu_of_.erase(c);
+  } else {
+    log_->Debug("connection {} closed: {}", ep, why.message());
+  }
+  (void)worker_->Close(ep);
+}
+
+// ---- control -------------------------------------------------------------
+
+void SwitchServer::OnControl(net::EndpointId from, std::span<const uint8_t> payload) {
+  ++counters_.control_ops;
+  json seq;
+  Result<node::ControlRequest> req = node::ParseControl(payload, &seq);
+  Result<json> answer = json::object();
+  bool shutdown = false;
+  if (!req.ok()) {
+    answer = req.status();
+  } else if (req->op == "register_memnode") {
+    answer = RegisterMemNode(from, req->body);
+  } else if (req->op == "hello") {
+    answer = Hello(from);
+  } else if (req->op == "stats") {
+    answer = json{{"role", "switch"}, {"counters", Stats()}, {"memnodes", MemNodeList()}};
+  } else if (req->op == "shutdown") {
+    shutdown = true;
+    log_->Info("shutdown requested by connection {}", from);
+  } else {
+    answer = Status::InvalidArgument(fmt::format("control: unknown op '{}'", req->op));
+  }
+  std::vector<uint8_t> reply;
+  if (answer.ok()) {
+    reply = node::ControlOk(seq, std::move(answer).value());
+  } else {
+    ++counters_.control_errors;
+    log_->Debug("control request from connection {} failed: {}", from, answer.status().message());
+    reply = node::ControlError(seq, answer.status().message());
+  }
+  Status s = worker_->Send(from, kAmControlReply, std::move(reply));
+  if (!s.ok()) log_->Debug("control reply to connection {}: {}", from, s.ToString());
+  if (shutdown) stop_.store(true, std::memory_order_release);
+}
+
+Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& body) {
+  constexpr std::string_view op = "register_memnode";
+  Result<uint32_t> id = node::GetU32(body, "node", op);
+  if (!id.ok()) return id.status();
+  Result<std::string> address = node::GetString(body, "address", op);
+  if (!address.ok()) return address.status();
+  Result<uint64_t> base = node::GetU64(body, "base", op);
+  if (!base.ok()) return base.status();
+  Result<uint64_t> size = node::GetU64(body, "size", op);
+  if (!size.ok()) return size.status();
+  if (*size == 0) return Status::InvalidArgument("register_memnode: size must be positive");
+  if (cpu_of_.count(from) != 0)
+    return Status::InvalidArgument("register_memnode: this connection joined as a CPU node");
+  if (auto other = memnode_of_.find(from); other != memnode_of_.end() && other->second != *id)
+    return Status::InvalidArgument(
+        fmt::format("register_memnode: this connection is memory node {} already", other->second));
+
+  auto it = memnodes_.find(*id);
+  if (it != memnodes_.end()) {
+    MemNode& n = it->second;
+    // A node that comes back (restarted, or reconnected after losing us)
+    // replaces its earlier self.  The router has no removal, so the range
+    // must be the same.
+    if (n.base != *base || n.size != *size)
+      return Status::InvalidArgument(fmt::format(
+          "register_memnode: node {} was registered with [{:#x}, +{}) and now announces [{:#x}, +{}); "
+          "restart the switch to change a node's pool",
+          *id, n.base, n.size, *base, *size));
+    if (n.ep != net::kInvalidEndpoint && n.ep != from) {
+      log_->Info("memory node {} re-registered from a new connection; closing the old one", *id);
+      memnode_of_.erase(n.ep);
+      (void)worker_->Close(n.ep);
+    }
+    n.address = *address;
+    n.ep = from;
+  } else {
+    Status s = router_.AddRange(*base, *size, *id);
+    if (!s.ok()) return Status::InvalidArgument("register_memnode: node " + std::to_string(*id) + ": " + s.message());
+    memnodes_.emplace(*id, MemNode{*id, *address, *base, *size, from});
+  }
+  memnode_of_[from] = *id;
+  log_->Info("memory node {} at {} serves far [{:#x}, {:#x})", *id, *address, *base, *base + *size);
+  return json::object();
+}
+
+json SwitchServer::MemNodeList() const {
+  json list = json::array();
+  for (const auto& [id, n] : memnodes_) {
+    list.push_back({{"node", id},
+                    {"address", n.address},
+                    {"base", n.base},
+                    {"size", n.size},
+                    {"alive", n.ep != net::kInvalidEndpoint}});
+  }
+  return list;
+}
+
+json SwitchServer::Hello(net::EndpointId from) {
+  return json{{"cpu_node", CpuNodeOf(from)}, {"memnodes", MemNodeList()}};
+}
+
+json SwitchServer::Stats() const {
+  const RouterCounters& r = router_.counters();
+  size_t alive = 0;
+  for (const auto& [id, n] : memnodes_) alive += n.ep != net::kInvalidEndpoint;
+  return json{{"requests", r.requests},
+              {"forwards", r.forwards},
+              {"responses", r.responses},
+              {"invalid_pointers", r.invalid_pointers},
+              {"malformed", counters_.malformed},
+              {"node_unavailable", counters_.node_unavailable},
+              {"responses_dropped", counters_.responses_dropped},
+              {"messages_in", counters_.messages_in},
+              {"messages_out", counters_.messages_out},
+              {"bytes_in", counters_.bytes_in},
+              {"bytes_out", counters_.bytes_out},
+              {"control_ops", counters_.control_ops},
+              {"control_errors", counters_.control_errors},
+              {"memnodes", memnodes_.size()},
+              {"memnodes_alive", alive},
+              {"cpu_nodes", cpu_eps_.size()},
+              {"cpu_seconds", node::ProcessCpuSeconds()},
+              {"net", node::NetCountersJson(worker_->counters())}};
+}
+
+}  // namespace pulse::switchd

@@ -1,0 +1,122 @@
+// `pulse switch`: the rack's switch as a process (seed 000 section 5).
+//
+// Memory nodes and CPU nodes connect to it; it holds only the base range ->
+// memory node map (Router) plus the endpoint of every node, and moves
+// traversal messages:
+//   a request from a CPU node        -> the memory node owning cur_ptr
+//   a "not local" response           -> the owner of the new cur_ptr (the
+//                                       continuation, scratch pad intact)
+//   any other response               -> the CPU node named in the message
+//   a pointer no node owns           -> kFaultInvalidPointer to the CPU node
+//   the owner is down (or never came) -> kNodeUnavailable to the CPU node,
+//                                       state intact so it can be re-issued
+// A request's cpu_node is set from the connection it came on, so responses
+// always return to the CPU node that asked.  Malformed messages are counted
+// and dropped.  Control operations (include/pulse/cluster.h):
+// register_memnode, hello, stats, shutdown.
+//
+// Faults: a memory node that disconnects is marked dead; its range stays in
+// the map so that requests for it get kNodeUnavailable until a node with the
+// same id registers again (which replaces it).  A CPU node that disconnects
+// is forgotten; responses still arriving for it are counted and dropped.
+//
+// Threading: one thread calls Start() and Run(); RequestStop() may be called
+// from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "memnode/node_log.h"
+#include "pulse/net.h"
+#include "switch/router.h"
+
+namespace pulse::switchd {
+
+struct SwitchServerOptions {
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 7100;
+  net::WorkerOptions worker;
+  uint32_t max_scratch_bytes = 64 * 1024;  // larger messages are malformed
+};
+
+struct SwitchCounters {
+  uint64_t malformed = 0;          // traversal messages that did not decode
+  uint64_t node_unavailable = 0;   // answered kNodeUnavailable
+  uint64_t responses_dropped = 0;  // for a CPU node that is gone
+  uint64_t messages_in = 0;        // traversal messages
+  uint64_t messages_out = 0;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  uint64_t control_ops = 0;
+  uint64_t control_errors = 0;
+};
+
+class SwitchServer {
+ public:
+  // Creates the UCX worker and installs the handlers; no network yet.
+  static Result<std::unique_ptr<SwitchServer>> Create(const SwitchServerOptions& options,
+                                                      const node::NodeLog* log);
+  ~SwitchServer();
+  SwitchServer(const SwitchServer&) = delete;
+  SwitchServer& operator=(const SwitchServer&) = delete;
+
+  // Listens.  Errors: bad host, address in use.
+  Status Start();
+  // Serves until a shutdown operation or RequestStop().
+  Status Run();
+  // Makes Run() return soon.  Thread-safe.
+  void RequestStop();
+
+  uint16_t port() const { return port_; }
+
+ private:
+  struct MemNode {
+    uint32_t node = 0;
+    std::string address;
+    uint64_t base = 0;
+    uint64_t size = 0;
+    net::EndpointId ep = net::kInvalidEndpoint;  // kInvalidEndpoint: dead
+  };
+
+  SwitchServer(const SwitchServerOptions& options, const node::NodeLog* log,
+               std::unique_ptr<net::Worker> worker);
+  bool stopping() const { return stop_.load(std::memory_order_acquire); }
+
+  void OnControl(net::EndpointId from, std::span<const uint8_t> payload);
+  void OnTraversal(net::EndpointId from, std::span<const uint8_t> payload);
+  void OnDisconnect(net::EndpointId ep, const Status& why);
+
+  Result<nlohmann::json> RegisterMemNode(net::EndpointId from, const nlohmann::json& body);
+  nlohmann::json Hello(net::EndpointId from);
+  nlohmann::json Stats() const;
+  nlohmann::json MemNodeList() const;
+
+  // The CPU node id of `ep`, assigned on first use.
+  uint32_t CpuNodeOf(net::EndpointId ep);
+  // Sends to the memory node; false if it is down (then marked so).
+  bool SendToMemNode(MemNode* node, const TraversalMessage& message);
+  void SendToCpuNode(uint32_t cpu_node, const TraversalMessage& message);
+  void MarkDead(MemNode* node, const std::string& why);
+
+  SwitchServerOptions options_;
+  const node::NodeLog* log_;
+  std::atomic<bool> stop_{false};
+  std::unique_ptr<net::Worker> worker_;
+  uint16_t port_ = 0;
+  Router router_;
+  std::map<uint32_t, MemNode> memnodes_;                      // by node id
+  std::unordered_map<net::EndpointId, uint32_t> memnode_of_;  // live endpoints
+  std::unordered_map<uint32_t, net::EndpointId> cpu_eps_;     // by CPU node id
+  std::unordered_map<net::EndpointId, uint32_t> cpu_of_;
+  uint32_t next_cpu_node_ = 1;
+  SwitchCounters counters_;
+};
+
+}  // namespace pulse::switchd

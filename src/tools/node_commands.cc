@@ -1,0 +1,325 @@
+// pulse switch | memnode: the two server processes of a rack.
+//
+// Each command parses and checks its flags, turns SIGINT/SIGTERM into a
+// clean stop (a thread of its own waits for them with sigwait, so the event
+// loop never needs an async-signal-safe path), runs its server until a
+// `shutdown` control operation or a signal, and exits 0.  Startup failures
+// (address in use, switch unreachable, ...) are logged and exit 1.
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "memnode/memnode_server.h"
+#include "memnode/node_log.h"
+#include "pulse/cluster.h"
+#include "pulse/net.h"
+#include "switch/switch_server.h"
+#include "tools/commands.h"
+
+namespace pulse::tools {
+namespace {
+
+// ---- shared by both commands -----------------------------------------------
+
+// SIGINT and SIGTERM, delivered to one thread that calls `on_signal`.  The
+// constructor blocks them in the calling thread, and so in every thread it
+// starts afterwards (UCX's among them): construct it before any Worker.
+// A second signal while the first shutdown is under way exits at once.
+class ShutdownSignals {
+ public:
+  ShutdownSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+  }
+  ~ShutdownSignals() {
+    if (!thread_.joinable()) return;
+    done_.store(true);
+    pthread_kill(thread_.native_handle(), SIGTERM);  // ends its sigwait
+    thread_.join();
+  }
+  ShutdownSignals(const ShutdownSignals&) = delete;
+  ShutdownSignals& operator=(const ShutdownSignals&) = delete;
+
+  void Start(std::function<void(int)> on_signal) {
+    thread_ = std::thread([this, on_signal = std::move(on_signal)] {
+      int count = 0;
+      for (;;) {
+        int sig = 0;
+        if (sigwait(&set_, &sig) != 0 || done_.load()) return;
+        if (++count > 1) _exit(128 + sig);
+        received_.store(true);
+        on_signal(sig);
+      }
+    });
+  }
+  bool received() const { return received_.load(); }
+
+ private:
+  sigset_t set_;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> received_{false};
+  std::thread thread_;
+};
+
+// Splits "host:port" ("[v6addr]:port" too).
+bool SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
+  std::string h = text.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  const std::string p = text.substr(colon + 1);
+  if (h.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+  const unsigned long v = std::stoul(p);
+  if (v > 65535) return false;
+  *host = h;
+  *port = static_cast<uint16_t>(v);
+  return true;
+}
+
+const CLI::Validator kHostPort(
+    [](std::string& text) -> std::string {
+      std::string host;
+      uint16_t port = 0;
+      if (SplitHostPort(text, &host, &port)) return "";
+      return "expected HOST:PORT (port 0-65535), got '" + text + "'";
+    },
+    "HOST:PORT");
+
+const CLI::Validator kLogLevel(
+    [](std::string& text) -> std::string {
+      auto level = node::ParseLogLevel(text);
+      return level.ok() ? "" : level.status().message();
+    },
+    "error|warn|info|debug");
+
+// UCX leaves its shared-memory transports out for endpoints that report
+// dead peers unless the first two are set (include/pulse/net.h); the nodes
+// of a local cluster want them.  CM_REUSEADDR lets a restarted node listen
+// again at once on its address while connections of its predecessor linger
+// in TIME_WAIT (two live listeners on one port still fail).  An explicit
+// setting in the environment wins.
+void DefaultUcxEnvironment() {
+  setenv("UCX_POSIX_ERROR_HANDLING", "y", /*overwrite=*/0);
+  setenv("UCX_SYSV_ERROR_HANDLING", "y", /*overwrite=*/0);
+  setenv("UCX_CM_REUSEADDR", "y", /*overwrite=*/0);
+}
+
+constexpr const char* kEnvironmentHelp =
+    "Transport: UCX chooses (RDMA, shared memory, TCP); UCX_TLS overrides, e.g. UCX_TLS=tcp.\n"
+    "UCX_POSIX_ERROR_HANDLING and UCX_SYSV_ERROR_HANDLING default to y (shared memory between\n"
+    "local processes with dead-peer detection), UCX_CM_REUSEADDR to y (a restarted node can\n"
+    "listen on its address again at once).  SIGINT/SIGTERM stop the node cleanly (exit 0).";
+
+// Common flags of both commands.
+struct PollArgs {
+  uint32_t poll_window_us = net::kDefaultPollWindowUs;
+  bool busy_poll = false;
+  std::string log_level = "info";
+};
+
+void AddPollFlags(CLI::App* cmd, PollArgs* args) {
+  cmd->add_option("--poll-window-us", args->poll_window_us,
+                  "Adaptive polling: keep polling this long after traffic before sleeping on the event\n"
+                  "fd (0: sleep at once)")
+      ->capture_default_str();
+  cmd->add_flag("--busy-poll", args->busy_poll,
+                "Never sleep: poll all the time (dedicated cores only; an idle node then uses a full core)");
+  cmd->add_option("--log-level", args->log_level, "Least severe log lines printed on stderr")
+      ->check(kLogLevel)
+      ->capture_default_str();
+}
+
+void ApplyPoll(const PollArgs& args, net::WorkerOptions* wo) {
+  wo->poll_mode = args.busy_poll ? net::PollMode::kBusy : net::PollMode::kAdaptive;
+  wo->poll_window_us = args.poll_window_us;
+}
+
+// Logs the error and fails the command with exit code 1.
+[[noreturn]] void Fail(const node::NodeLog& log, const std::string& message) {
+  log.Error("{}", message);
+  throw CLI::RuntimeError(1);
+}
+
+// ---- pulse switch ------------------------------------------------------------
+
+struct SwitchArgs {
+  std::string listen = fmt::format("127.0.0.1:{}", kDefaultSwitchPort);
+  PollArgs poll;
+};
+
+void RunSwitch(const SwitchArgs& args) {
+  node::NodeLog log("switch", *node::ParseLogLevel(args.poll.log_level));
+  switchd::SwitchServerOptions options;
+  SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
+  ApplyPoll(args.poll, &options.worker);
+  DefaultUcxEnvironment();
+
+  std::unique_ptr<switchd::SwitchServer> server;
+  ShutdownSignals signals;  // before the Worker's threads exist
+  auto created = switchd::SwitchServer::Create(options, &log);
+  if (!created.ok()) Fail(log, "cannot start: " + created.status().ToString());
+  server = std::move(created).value();
+  signals.Start([&](int sig) {
+    log.Info("{} received: shutting down", strsignal(sig));
+    server->RequestStop();
+  });
+  Status s = server->Start();
+  if (!s.ok()) Fail(log, s.message());
+  s = server->Run();
+  if (!s.ok()) Fail(log, s.ToString());
+}
+
+void AddSwitchCommand(CLI::App& app) {
+  auto args = std::make_shared<SwitchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "switch",
+      "Run the rack's switch: routes traversals between CPU nodes and memory nodes by cur_ptr,\n"
+      "forwards continuations between memory nodes, answers dead nodes and invalid pointers");
+  cmd->add_option("--listen", args->listen, "Address memory nodes and CPU nodes connect to")
+      ->check(kHostPort)
+      ->capture_default_str();
+  AddPollFlags(cmd, &args->poll);
+  cmd->footer(kEnvironmentHelp);
+  cmd->callback([args] { RunSwitch(*args); });
+}
+
+// ---- pulse memnode -----------------------------------------------------------
+
+struct MemNodeArgs {
+  uint32_t node = 0;
+  std::string listen = "127.0.0.1:0";
+  std::string advertise;
+  std::string switch_address = fmt::format("127.0.0.1:{}", kDefaultSwitchPort);
+  uint64_t pool_mib = 0;
+  uint64_t granularity_kib = 64;
+  uint32_t workspaces = EngineOptions{}.workspaces;
+  uint32_t max_iterations = EngineOptions{}.max_iterations;
+  std::string shm_name;
+  uint32_t connect_timeout_s = 10;
+  PollArgs poll;
+};
+
+void RunMemNode(const MemNodeArgs& args) {
+  node::NodeLog log(fmt::format("memnode {}", args.node), *node::ParseLogLevel(args.poll.log_level));
+  if ((args.pool_mib * 1024) % args.granularity_kib != 0)
+    Fail(log, fmt::format("--pool-mib {} is not a multiple of --granularity-kib {}", args.pool_mib,
+                          args.granularity_kib));
+  memnode::MemNodeServerOptions options;
+  options.node = args.node;
+  SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
+  SplitHostPort(args.switch_address, &options.switch_host, &options.switch_port);
+  options.advertise_host = args.advertise;
+  options.pool_bytes = args.pool_mib << 20;
+  options.granularity_bytes = args.granularity_kib << 10;
+  options.shm_name = args.shm_name;
+  options.service.engine.workspaces = args.workspaces;
+  options.service.engine.max_iterations = args.max_iterations;
+  options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
+  ApplyPoll(args.poll, &options.worker);
+  DefaultUcxEnvironment();
+
+  std::unique_ptr<memnode::MemNodeServer> server;
+  ShutdownSignals signals;  // before the Worker's threads exist
+  auto created = memnode::MemNodeServer::Create(options, &log);
+  if (!created.ok()) Fail(log, "cannot start: " + created.status().ToString());
+  server = std::move(created).value();
+  signals.Start([&](int sig) {
+    log.Info("{} received: shutting down", strsignal(sig));
+    server->RequestStop();
+  });
+  Status s = server->Start();
+  if (!s.ok()) {
+    if (signals.received()) return;  // stopped while starting: a clean exit
+    Fail(log, s.message());
+  }
+  s = server->Run();
+  if (!s.ok()) Fail(log, s.ToString());
+}
+
+void AddMemNodeCommand(CLI::App& app) {
+  auto args = std::make_shared<MemNodeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "memnode",
+      "Run a memory node: a shared-memory pool with an allocator, range translation and\n"
+      "protection, and the traversal engine; registers its pool with the switch");
+  cmd->add_option("--node", args->node,
+                  "Memory node id; the node's far addresses start at (id + 1) * 2^40")
+      ->required()
+      ->check(CLI::Range(0u, (1u << 24) - 2));
+  cmd->add_option("--listen", args->listen,
+                  "Address CPU nodes connect to for allocation and one-sided reads and writes\n"
+                  "(port 0: any free port; the switch tells CPU nodes the real one)")
+      ->check(kHostPort)
+      ->capture_default_str();
+  cmd->add_option("--advertise", args->advertise,
+                  "Host CPU nodes should use to reach this node (default: the --listen host; set it\n"
+                  "when listening on 0.0.0.0)");
+  cmd->add_option("--switch", args->switch_address, "The switch's address")
+      ->check(kHostPort)
+      ->capture_default_str();
+  cmd->add_option("--pool-mib", args->pool_mib, "Pool size in MiB")
+      ->required()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  cmd->add_option("--granularity-kib", args->granularity_kib,
+                  "Allocation granularity in KiB: every allocation is a multiple (a multiple of 4)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            unsigned long long v = 0;
+            try {
+              v = std::stoull(text);
+            } catch (...) {
+              return "expected a number of KiB, got '" + text + "'";
+            }
+            return v >= 4 && v % 4 == 0 && v <= (1ull << 30) ? "" : "must be a positive multiple of 4 (KiB)";
+          },
+          "KIB"))
+      ->capture_default_str();
+  cmd->add_option("--workspaces", args->workspaces, "Engine workspaces (traversals in flight at once)")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  cmd->add_option("--max-iterations", args->max_iterations,
+                  "Iterations a request runs when it does not set its own limit")
+      ->check(CLI::Range(1u, UINT32_MAX))
+      ->capture_default_str();
+  cmd->add_option("--shm-name", args->shm_name,
+                  "Name of the pool's POSIX shared-memory object (default /pulse-node-<node>-<port>);\n"
+                  "unlinked on exit")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text.size() >= 2 && text[0] == '/' && text.find('/', 1) == std::string::npos
+                       ? ""
+                       : "must be '/' followed by a name without '/'";
+          },
+          "/NAME"));
+  cmd->add_option("--connect-timeout-s", args->connect_timeout_s,
+                  "How long to keep trying to reach the switch at start")
+      ->check(CLI::Range(1u, 3600u))
+      ->capture_default_str();
+  AddPollFlags(cmd, &args->poll);
+  cmd->footer(kEnvironmentHelp);
+  cmd->callback([args] { RunMemNode(*args); });
+}
+
+}  // namespace
+
+void AddNodeCommands(CLI::App& app) {
+  AddSwitchCommand(app);
+  AddMemNodeCommand(app);
+}
+
+}  // namespace pulse::tools

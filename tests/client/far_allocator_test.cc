@@ -1,0 +1,87 @@
+// The client's allocator against a fake slab source: placement policies,
+// reuse, ownership and errors.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "client/far_allocator.h"
+#include "pulse/cluster.h"
+
+namespace pulse {
+namespace {
+
+struct FakeCluster {
+  std::map<uint32_t, uint64_t> used;  // per node
+  uint64_t capacity = 1 << 20;
+  int calls = 0;
+  FarAllocator::SlabSource Source() {
+    return [this](uint32_t node, uint64_t bytes) -> Result<std::pair<uint64_t, uint64_t>> {
+      ++calls;
+      if (used[node] + bytes > capacity) return Status::ResourceExhausted("pool exhausted");
+      const uint64_t base = FarBase(node) + used[node];
+      used[node] += bytes;
+      return std::make_pair(base, bytes);
+    };
+  }
+};
+
+uint32_t NodeOf(uint64_t addr) { return static_cast<uint32_t>(addr / kFarSpan - 1); }
+
+TEST(FarAllocator, PartitionedPlacesOnTheNamedNode) {
+  FakeCluster c;
+  FarAllocator a(AllocationPolicy::kPartitioned, 4096, 3, c.Source());
+  for (uint32_t n : {2u, 0u, 1u, 2u}) {
+    auto r = a.Allocate(100, n);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(NodeOf(*r), n);
+  }
+  EXPECT_FALSE(a.Allocate(100).ok());
+  auto bad = a.Allocate(100, 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("node 3 does not exist"), std::string::npos);
+}
+
+TEST(FarAllocator, UniformSpreadsSlabsOverNodes) {
+  FakeCluster c;
+  FarAllocator a(AllocationPolicy::kUniform, 4096, 4, c.Source());
+  std::map<uint32_t, int> per_node;
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 4096; ++i) {
+    auto r = a.Allocate(64);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(seen.insert(*r).second) << "address handed out twice";
+    ++per_node[NodeOf(*r)];
+  }
+  ASSERT_EQ(per_node.size(), 4u);
+  for (auto& [node, count] : per_node) EXPECT_EQ(count, 1024) << node;  // 64 slabs, 16 per node
+}
+
+TEST(FarAllocator, LocalFirstFillsNodesInOrder) {
+  FakeCluster c;
+  c.capacity = 8192;
+  FarAllocator a(AllocationPolicy::kLocalFirst, 4096, 2, c.Source());
+  std::vector<uint32_t> nodes;
+  for (int i = 0; i < 4; ++i) nodes.push_back(NodeOf(*a.Allocate(4096)));
+  EXPECT_EQ(nodes, (std::vector<uint32_t>{0, 0, 1, 1}));
+  auto full = a.Allocate(4096);
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), Status::Code::kResourceExhausted);
+}
+
+TEST(FarAllocator, FreeReusesAndOwnsTracksRanges) {
+  FakeCluster c;
+  FarAllocator a(AllocationPolicy::kUniform, 4096, 1, c.Source());
+  const uint64_t x = *a.Allocate(40);
+  EXPECT_TRUE(a.Owns(x, 40));
+  EXPECT_FALSE(a.Owns(x + 4096, 8));
+  ASSERT_TRUE(a.Free(x).ok());
+  EXPECT_FALSE(a.Free(x).ok());  // double free is an error
+  EXPECT_EQ(*a.Allocate(40), x);
+  const uint64_t big = *a.Allocate(10000);  // larger than a slab: its own range
+  EXPECT_TRUE(a.Owns(big, 10000));
+  EXPECT_EQ(a.Allocate(0).status().code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pulse

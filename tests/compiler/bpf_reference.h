@@ -1,0 +1,176 @@
+// A reference BPF interpreter for differential tests of the translator: it
+// runs an iterator's end()/next() exactly as the BPF instructions say, on a
+// struct pulse_ctx in host memory, so one iteration can be compared with the
+// translated pulse program run by InterpretTraversal.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compiler/bpf_insn.h"
+#include "compiler/elf_reader.h"
+
+namespace pulse::testing {
+
+struct FarWrite {
+  uint64_t addr;
+  uint64_t value;
+  int bytes;
+  bool operator==(const FarWrite&) const = default;
+};
+
+class BpfReference {
+ public:
+  // Runs the code on ctx (cur_ptr, data[256], scratch pad).  Returns r0, or
+  // nullopt (with *error) on anything the tests do not expect.  Stores to
+  // addresses outside ctx and the stack are recorded in *writes.
+  static std::optional<uint64_t> Run(std::span<const compiler::BpfInsn> code, uint8_t* ctx,
+                                     size_t ctx_bytes, std::vector<FarWrite>* writes,
+                                     std::string* error) {
+    using namespace compiler;
+    uint64_t r[11] = {};
+    alignas(8) uint8_t stack[kBpfStackBytes] = {};
+    r[1] = reinterpret_cast<uint64_t>(ctx);
+    r[10] = reinterpret_cast<uint64_t>(stack + sizeof(stack));
+    auto inside = [&](uint64_t a, int n, const uint8_t* base, size_t size) {
+      return a >= reinterpret_cast<uint64_t>(base) && a + n <= reinterpret_cast<uint64_t>(base) + size;
+    };
+    size_t pc = 0;
+    for (int steps = 0; steps < 100000; ++steps) {
+      if (pc >= code.size()) break;
+      const BpfInsn& in = code[pc];
+      const bool is32 = in.cls() == kBpfAlu || in.cls() == kBpfJmp32;
+      const uint64_t src = in.src_is_reg() ? r[in.src] : static_cast<uint64_t>(int64_t{in.imm});
+      switch (in.cls()) {
+        case kBpfLd:
+          r[in.dst] = static_cast<uint64_t>(in.imm64);
+          pc += 2;
+          continue;
+        case kBpfLdx: {
+          const int n = BpfSizeBytes(in.size());
+          const uint64_t a = r[in.src] + static_cast<int64_t>(in.off);
+          if (!inside(a, n, ctx, ctx_bytes) && !inside(a, n, stack, sizeof(stack))) {
+            *error = "load outside ctx/stack at " + std::to_string(pc);
+            return std::nullopt;
+          }
+          uint64_t v = 0;
+          std::memcpy(&v, reinterpret_cast<const void*>(a), n);
+          r[in.dst] = v;
+          break;
+        }
+        case kBpfSt:
+        case kBpfStx: {
+          const int n = BpfSizeBytes(in.size());
+          const uint64_t a = r[in.dst] + static_cast<int64_t>(in.off);
+          const uint64_t v = in.cls() == kBpfSt ? static_cast<uint64_t>(int64_t{in.imm}) : r[in.src];
+          if (inside(a, n, ctx, ctx_bytes) || inside(a, n, stack, sizeof(stack))) {
+            std::memcpy(reinterpret_cast<void*>(a), &v, n);
+          } else {
+            writes->push_back({a, n == 8 ? v : v & ((uint64_t{1} << (8 * n)) - 1), n});
+          }
+          break;
+        }
+        case kBpfAlu:
+        case kBpfAlu64: {
+          uint64_t d = r[in.dst], s = src, res = 0;
+          if (is32) {
+            d &= 0xffffffffu;
+            s &= 0xffffffffu;
+          }
+          const unsigned shift_mask = is32 ? 31 : 63;
+          switch (in.op()) {
+            case kBpfAdd: res = d + s; break;
+            case kBpfSub: res = d - s; break;
+            case kBpfMul: res = d * s; break;
+            case kBpfDiv: res = s ? d / s : 0; break;
+            case kBpfMod: res = s ? d % s : d; break;
+            case kBpfOr: res = d | s; break;
+            case kBpfAnd: res = d & s; break;
+            case kBpfXor: res = d ^ s; break;
+            case kBpfLsh: res = d << (s & shift_mask); break;
+            case kBpfRsh: res = d >> (s & shift_mask); break;
+            case kBpfArsh:
+              res = is32 ? static_cast<uint32_t>(static_cast<int32_t>(d) >> (s & 31))
+                         : static_cast<uint64_t>(static_cast<int64_t>(d) >> (s & 63));
+              break;
+            case kBpfNeg: res = 0 - d; break;
+            case kBpfMov: res = s; break;
+            case kBpfEnd:
+              res = in.imm == 16 ? (r[in.dst] & 0xffff) : in.imm == 32 ? (r[in.dst] & 0xffffffffu) : r[in.dst];
+              break;
+            default:
+              *error = "unsupported ALU op";
+              return std::nullopt;
+          }
+          r[in.dst] = is32 ? (res & 0xffffffffu) : res;
+          break;
+        }
+        default: {  // JMP / JMP32
+          if (in.op() == kBpfExit) return r[0];
+          if (in.op() == kBpfCall) {
+            *error = "call";
+            return std::nullopt;
+          }
+          uint64_t a = r[in.dst], b = src;
+          int64_t sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
+          if (is32) {
+            a &= 0xffffffffu;
+            b &= 0xffffffffu;
+            sa = static_cast<int32_t>(a);
+            sb = static_cast<int32_t>(b);
+          }
+          bool take = false;
+          switch (in.op()) {
+            case kBpfJa: take = true; break;
+            case kBpfJeq: take = a == b; break;
+            case kBpfJne: take = a != b; break;
+            case kBpfJgt: take = a > b; break;
+            case kBpfJge: take = a >= b; break;
+            case kBpfJlt: take = a < b; break;
+            case kBpfJle: take = a <= b; break;
+            case kBpfJsgt: take = sa > sb; break;
+            case kBpfJsge: take = sa >= sb; break;
+            case kBpfJslt: take = sa < sb; break;
+            case kBpfJsle: take = sa <= sb; break;
+            case kBpfJset: take = (a & b) != 0; break;
+            default:
+              *error = "unsupported jump";
+              return std::nullopt;
+          }
+          if (take) {
+            pc = pc + 1 + in.off;
+            continue;
+          }
+          break;
+        }
+      }
+      ++pc;
+    }
+    *error = "ran off the end or too long";
+    return std::nullopt;
+  }
+};
+
+// The end() and next() code of an iterator in a BPF object.
+struct BpfIterator {
+  std::vector<compiler::BpfInsn> end, next;
+
+  static std::optional<BpfIterator> FromObject(std::span<const uint8_t> object, const std::string& name) {
+    auto obj = compiler::ReadElfObject(object);
+    if (!obj.ok()) return std::nullopt;
+    BpfIterator it;
+    std::string err;
+    const auto* e = obj->Find("pulse/end/" + name);
+    const auto* n = obj->Find("pulse/next/" + name);
+    if (!e || !n || !compiler::DecodeBpf(e->data, &it.end, &err) ||
+        !compiler::DecodeBpf(n->data, &it.next, &err))
+      return std::nullopt;
+    return it;
+  }
+};
+
+}  // namespace pulse::testing

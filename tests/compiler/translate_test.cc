@@ -1,0 +1,253 @@
+// Translation: the shape of the generated programs, window inference,
+// register-indexed operands, stack placement, far stores, and differential
+// tests of every test iterator against a reference BPF interpreter.
+#include <gtest/gtest.h>
+
+#include "compiler/compiler_test_util.h"
+#include "compiler/differential.h"
+#include "iterators/nodes.h"
+#include "pulse/assembler.h"
+
+namespace pulse::testing {
+namespace {
+
+TEST(TranslateDifferential, UnorderedMapFind) { EXPECT_EQ(CompareWithBpf("umap_find.c", "unordered_map_find", 3000, 1), 0); }
+TEST(TranslateDifferential, ListFind) { EXPECT_EQ(CompareWithBpf("list_find.c", "list_find", 3000, 2), 0); }
+TEST(TranslateDifferential, BTreeLowerBound) { EXPECT_EQ(CompareWithBpf("btree_lower_bound.c", "btree_lower_bound", 3000, 3), 0); }
+TEST(TranslateDifferential, RedBlackLowerBound) { EXPECT_EQ(CompareWithBpf("rbtree_lower_bound.c", "rbtree_lower_bound", 3000, 4), 0); }
+TEST(TranslateDifferential, RangeAggregate) { EXPECT_EQ(CompareWithBpf("range_aggregate.c", "range_aggregate", 3000, 5), 0); }
+
+TEST(TranslateDifferential, AluMix) { EXPECT_EQ(CompareWithBpf("alu_mix.c", "alu_mix", 5000, 6), 0); }
+TEST(TranslateDifferential, StackLocals) { EXPECT_EQ(CompareWithBpf("stack_local.c", "stack_local", 3000, 7), 0); }
+
+TEST(TranslateDifferential, WithoutOptimizations) {
+  CompileOptions opts;
+  opts.optimize = false;
+  EXPECT_EQ(CompareWithBpf("umap_find.c", "unordered_map_find", 1000, 8, opts), 0);
+  EXPECT_EQ(CompareWithBpf("btree_lower_bound.c", "btree_lower_bound", 1000, 9, opts), 0);
+  EXPECT_EQ(CompareWithBpf("rbtree_lower_bound.c", "rbtree_lower_bound", 1000, 10, opts), 0);
+  EXPECT_EQ(CompareWithBpf("range_aggregate.c", "range_aggregate", 1000, 11, opts), 0);
+  EXPECT_EQ(CompareWithBpf("alu_mix.c", "alu_mix", 1000, 12, opts), 0);
+  EXPECT_EQ(CompareWithBpf("stack_local.c", "stack_local", 1000, 13, opts), 0);
+}
+
+using isa::Instruction;
+using isa::Opcode;
+using isa::Operand;
+using isa::OperandKind;
+
+Instruction I(Opcode op, Operand a = Operand::None(), Operand b = Operand::None(), uint8_t width = 8) {
+  Instruction in;
+  in.op = op;
+  in.width = width;
+  in.a = a;
+  in.b = b;
+  return in;
+}
+
+// Listing 3 becomes Listing 4: one LOAD of the 24 bytes the functions read,
+// memory operands straight from the window and the scratch pad.
+TEST(Translate, Listing3BecomesListing4) {
+  auto it = CompileTestIterator("umap_find.c");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  const std::vector<Instruction> expected = {
+      I(Opcode::kLoad, Operand::Imm(24)),
+      I(Opcode::kCompare, Operand::Sp(0), Operand::Data(0)),
+      I(Opcode::kJumpNe, Operand::Imm(5)),
+      I(Opcode::kMove, Operand::Sp(0), Operand::Data(8)),  // the value
+      I(Opcode::kReturn),
+      I(Opcode::kCompare, Operand::Data(16), Operand::Imm(0)),  // next == NULL?
+      I(Opcode::kJumpNe, Operand::Imm(9)),
+      I(Opcode::kMove, Operand::Sp(0), Operand::Imm(0xffffffff), 4),  // KEY_NOT_FOUND
+      I(Opcode::kReturn),
+      I(Opcode::kMove, Operand::CurPtr(), Operand::Data(16)),
+      I(Opcode::kNextIter),
+  };
+  EXPECT_EQ(it->program, expected) << Disassemble(it->program);
+  EXPECT_EQ(it->info.window_bytes, 24u);
+  EXPECT_EQ(it->info.longest_path, 7u);
+  EXPECT_EQ(it->info.scratch_bytes, 8u);
+  EXPECT_EQ(it->end_bpf_insns, 13u);
+  EXPECT_EQ(it->next_bpf_insns, 2u);
+  EXPECT_EQ(it->stack_bytes, 0u);
+  EXPECT_TRUE(it->warnings.empty());
+}
+
+TEST(Translate, WindowCoversExactlyTheBytesRead) {
+  auto it = CompileIteratorSource(R"(#include <pulse/iterator.h>
+struct wide { pulse_u64 key; pulse_u8 pad[100]; pulse_u32 flag; pulse_u8 pad2[60]; struct wide *next; };
+PULSE_END(w, struct wide) { return cur_ptr->flag != 0; }
+PULSE_NEXT(w, struct wide) { return cur_ptr->next; }
+)");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  EXPECT_EQ(it->info.window_bytes, 184u);  // next at 176..184; key is never read
+  EXPECT_EQ(it->program[0], I(Opcode::kLoad, Operand::Imm(184)));
+}
+
+TEST(Translate, RegisterIndexedWindowAccess) {
+  auto it = CompileTestIterator("btree_lower_bound.c");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  EXPECT_TRUE(it->info.has_indexed);
+  EXPECT_EQ(it->info.window_bytes, 256u);
+  // next(): child[next_pos & 15] is data[rN+128].
+  bool found = false;
+  for (const auto& in : it->program)
+    if (in.b.kind == OperandKind::kDataIdx && in.b.value == 128) found = true;
+  EXPECT_TRUE(found) << Disassemble(it->program);
+  EXPECT_TRUE(it->warnings.empty());
+}
+
+TEST(Translate, IndexBoundedByAComparisonNeedsNoMask) {
+  auto it = CompileIteratorSource(R"(#include <pulse/iterator.h>
+struct arr { pulse_u64 count; pulse_u64 v[8]; struct arr *next; };
+PULSE_END(a, struct arr) {
+  pulse_u64 i = *(pulse_u64 *)scratch_pad;
+  if (i >= 8) return true;
+  *(pulse_u64 *)(scratch_pad + 8) = cur_ptr->v[i];
+  return false;
+}
+PULSE_NEXT(a, struct arr) { return cur_ptr->next; }
+)");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  EXPECT_TRUE(it->info.has_indexed);
+  EXPECT_EQ(it->info.window_bytes, 80u);  // v[0..8) and next
+  EXPECT_TRUE(it->warnings.empty());
+}
+
+TEST(Translate, UnboundedIndexWidensTheWindowAndWarns) {
+  auto it = CompileIteratorSource(R"(#include <pulse/iterator.h>
+struct arr { pulse_u64 v[8]; struct arr *next; };
+PULSE_END(a, struct arr) {
+  *(pulse_u64 *)(scratch_pad + 8) = cur_ptr->v[*(pulse_u64 *)scratch_pad];
+  return true;
+}
+PULSE_NEXT(a, struct arr) { return cur_ptr->next; }
+)");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  EXPECT_EQ(it->info.window_bytes, 256u);
+  ASSERT_EQ(it->warnings.size(), 1u);
+  EXPECT_NE(it->warnings[0].message.find("not known to stay inside the node window"), std::string::npos)
+      << it->warnings[0].ToString();
+  EXPECT_EQ(it->warnings[0].function, "end");
+
+  // Out-of-window indexes fault at run time instead of reading stray bytes.
+  auto program = Verified(*it);
+  ASSERT_NE(program, nullptr);
+  FarMemory mem(4096);
+  const uint64_t node = mem.Alloc(512);
+  std::vector<uint8_t> scratch(16, 0);
+  PutScratch<uint64_t>(&scratch, 0, 40);  // v[40]: byte 320
+  EXPECT_EQ(RunIterator(*program, mem, node, &scratch).status, TraversalStatus::kFaultBounds);
+  PutScratch<uint64_t>(&scratch, 0, 3);
+  mem.At<uint64_t>(node)[3] = 77;
+  EXPECT_EQ(RunIterator(*program, mem, node, &scratch).status, TraversalStatus::kDone);
+  EXPECT_EQ(GetScratch<uint64_t>(scratch, 8), 77u);
+}
+
+TEST(Translate, Alu32UsesFourByteOperations) {
+  auto it = CompileTestIterator("alu_mix.c");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  int narrow_alu = 0;
+  for (const auto& in : it->program)
+    if (isa::IsAlu(in.op) && in.width == 4) ++narrow_alu;
+  EXPECT_GT(narrow_alu, 3) << Disassemble(it->program);
+}
+
+TEST(Translate, StackSlotsGoAfterTheIteratorsScratchBytes) {
+  auto it = CompileTestIterator("stack_local.c");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  EXPECT_EQ(it->stack_offset, 16u);  // the iterator uses sp[0..16)
+  EXPECT_EQ(it->stack_bytes, 32u);   // volatile u64 tmp[4]
+  EXPECT_EQ(it->info.scratch_bytes, 48u);
+
+  CompileOptions opts;
+  opts.stack_offset = 1024;
+  auto moved = CompileTestIterator("stack_local.c", opts);
+  ASSERT_TRUE(moved.ok()) << moved.status().message();
+  EXPECT_EQ(moved->stack_offset, 1024u);
+  EXPECT_EQ(moved->info.scratch_bytes, 1056u);
+  EXPECT_EQ(CompareWithBpf("stack_local.c", "stack_local", 500, 14, opts), 0);
+
+  opts.stack_offset = 4090;  // does not fit
+  auto bad = CompileTestIterator("stack_local.c", opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("do not fit in the 4096-byte scratch pad"), std::string::npos)
+      << bad.status().message();
+}
+
+TEST(Translate, FarStoresThroughPointersFromTheNode) {
+  auto it = CompileTestIterator("far_store.c");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  EXPECT_TRUE(it->info.has_store);
+  auto program = Verified(*it);
+  ASSERT_NE(program, nullptr);
+  FarMemory mem(1 << 16);
+  std::vector<uint64_t> nodes;
+  for (int i = 0; i < 5; ++i) nodes.push_back(mem.Alloc(sizeof(node)));
+  for (int i = 0; i < 5; ++i)
+    *mem.At<node>(nodes[i]) = node{uint64_t(i + 1), uint64_t(10 * i), i + 1 < 5 ? nodes[i + 1] : 0};
+  std::vector<uint8_t> scratch(16, 0);
+  PutScratch<uint64_t>(&scratch, 0, 3);  // visit three nodes
+  TraversalOutcome out = RunIterator(*program, mem, nodes[0], &scratch);
+  ASSERT_EQ(out.status, TraversalStatus::kDone);
+  EXPECT_EQ(out.iterations, 3u);
+  EXPECT_EQ(GetScratch<uint64_t>(scratch, 8), 3u);
+  // Visited nodes got value += 1000; each next node's key = this key * 2.
+  EXPECT_EQ(mem.At<node>(nodes[0])->value, 1000u);
+  EXPECT_EQ(mem.At<node>(nodes[1])->key, 2u);
+  EXPECT_EQ(mem.At<node>(nodes[1])->value, 1010u);
+  EXPECT_EQ(mem.At<node>(nodes[2])->key, 4u);  // written by node 1 (key 2 * 2)
+  EXPECT_EQ(mem.At<node>(nodes[2])->value, 1020u);
+  EXPECT_EQ(mem.At<node>(nodes[3])->key, 8u);
+  EXPECT_EQ(mem.At<node>(nodes[3])->value, 30u);  // not visited
+}
+
+TEST(Translate, BackwardJumpWithoutALoopIsLaidOutForward) {
+  // clang places a block of range_aggregate's end() after the exit it
+  // jumps back to; that is not a loop and must compile.
+  auto object = CompileCToBpfObject(IteratorPath("range_aggregate.c"));
+  ASSERT_TRUE(object.ok()) << object.status().message();
+  auto bpf = BpfIterator::FromObject(*object, "range_aggregate");
+  ASSERT_TRUE(bpf.has_value());
+  bool backward = false;
+  for (const auto& in : bpf->end)
+    if (in.slots && in.is_branch() && in.off < 0) backward = true;
+  EXPECT_TRUE(backward) << "clang's layout changed; the test no longer covers this";
+  auto it = TranslateBpfObject(*object);
+  EXPECT_TRUE(it.ok()) << it.status().message();
+}
+
+TEST(Translate, SeveralIteratorsInOneFile) {
+  const char* src = R"(#include <pulse/iterator.h>
+struct n { pulse_u64 key; struct n *next; };
+PULSE_END(first, struct n) { return cur_ptr->key == 1; }
+PULSE_NEXT(first, struct n) { return cur_ptr->next; }
+PULSE_END(second, struct n) { return cur_ptr->key == 2; }
+PULSE_NEXT(second, struct n) { return cur_ptr->next; }
+)";
+  auto none = CompileIteratorSource(src);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("several iterators (first, second)"), std::string::npos);
+  CompileOptions opts;
+  opts.iterator = "second";
+  auto two = CompileIteratorSource(src, opts);
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_EQ(two->name, "second");
+  EXPECT_EQ(two->program[1], I(Opcode::kCompare, Operand::Data(0), Operand::Imm(2)));
+  opts.iterator = "third";
+  auto missing = CompileIteratorSource(src, opts);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
+}
+
+TEST(Translate, EmbeddedSourceCarriesTheBytes) {
+  auto it = CompileTestIterator("umap_find.c");
+  ASSERT_TRUE(it.ok());
+  const std::string cc = EmbedProgramSource(*it, "umap");
+  EXPECT_NE(cc.find("std::span<const std::uint8_t> umap()"), std::string::npos);
+  EXPECT_NE(cc.find("0x50, 0x55, 0x4c, 0x53"), std::string::npos);  // "PULS"
+  EXPECT_NE(EmbedProgramHeader(*it, "umap").find("longest path 7 instructions"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pulse::testing

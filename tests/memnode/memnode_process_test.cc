@@ -1,0 +1,211 @@
+// `pulse memnode` as a real process: control operations, one-sided access to
+// its shared-memory pool, clean shutdown, idle CPU use, and bad flags.
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "switch/local_rack.h"
+
+namespace pulse::testing {
+namespace {
+
+TEST(MemNodeProcess, HelloAllocAndFree) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  MemNodeView& v = rack.view(0);
+  EXPECT_EQ(v.base, FarBase(0));
+  EXPECT_EQ(v.size, 8u << 20);
+
+  json a = rack.Alloc(0, 100);
+  ASSERT_TRUE(a.value("ok", false)) << a.dump();
+  EXPECT_EQ(a["base"].get<uint64_t>(), FarBase(0));
+  EXPECT_EQ(a["length"], 64 * 1024);  // the default granularity
+  json b = rack.Alloc(0, 64 * 1024 + 1, /*tenant=*/2, "r");
+  ASSERT_TRUE(b.value("ok", false)) << b.dump();
+  EXPECT_EQ(b["base"].get<uint64_t>(), FarBase(0) + 64 * 1024);
+  EXPECT_EQ(b["length"], 128 * 1024);
+
+  // Only the owner frees.
+  json f = rack.cpu().Call(v.ep, {{"op", "free"}, {"base", a["base"]}, {"tenant", 2}});
+  EXPECT_FALSE(f.value("ok", true));
+  EXPECT_EQ(f.value("error", ""), fmt::format("free: the range at {:#x} belongs to tenant 1, not 2", FarBase(0)));
+  f = rack.cpu().Call(v.ep, {{"op", "free"}, {"base", a["base"]}, {"tenant", 1}});
+  EXPECT_TRUE(f.value("ok", false)) << f.dump();
+  f = rack.cpu().Call(v.ep, {{"op", "free"}, {"base", a["base"]}, {"tenant", 1}});
+  EXPECT_FALSE(f.value("ok", true));
+  EXPECT_NE(f.value("error", "").find("no allocation starts at"), std::string::npos) << f.dump();
+
+  json s = rack.MemNodeStats(0);
+  EXPECT_EQ(s["counters"]["pool_used"], 128 * 1024) << s.dump();
+  EXPECT_EQ(s["counters"]["allocations"], 1);
+}
+
+TEST(MemNodeProcess, AllocErrorsNameTheField) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  const net::EndpointId ep = rack.view(0).ep;
+  json r = rack.Alloc(0, 0);
+  EXPECT_EQ(r.value("error", ""), "alloc: bytes must be positive") << r.dump();
+  r = rack.cpu().Call(ep, {{"op", "alloc"}, {"bytes", -5}, {"tenant", 1}});
+  EXPECT_EQ(r.value("error", ""), "alloc: bytes must be positive") << r.dump();
+  r = rack.Alloc(0, 9u << 20);
+  EXPECT_EQ(r.value("error", ""), "alloc: pool exhausted (asked 9437184, largest free 8388608)") << r.dump();
+  r = rack.cpu().Call(ep, {{"op", "alloc"}, {"bytes", 10}});
+  EXPECT_EQ(r.value("error", ""), "alloc: tenant is missing") << r.dump();
+  r = rack.Alloc(0, 10, 1, "x");
+  EXPECT_EQ(r.value("error", ""), "alloc: perms must be \"rw\" or \"r\"") << r.dump();
+  r = rack.cpu().Call(ep, {{"op", "dance"}});
+  EXPECT_EQ(r.value("error", ""), "control: unknown op 'dance'") << r.dump();
+  // Not JSON at all: still answered.
+  std::string junk = "{nope";
+  ASSERT_TRUE(rack.cpu()
+                  .worker()
+                  .Send(ep, kAmControl, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(junk.data()), junk.size()))
+                  .ok());
+  json s = rack.MemNodeStats(0);
+  EXPECT_EQ(s["counters"]["control_errors"], 7) << s.dump();
+}
+
+TEST(MemNodeProcess, OneSidedWritesLandInTheNamedPool) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  json a = rack.Alloc(0, 4096);
+  ASSERT_TRUE(a.value("ok", false)) << a.dump();
+  const uint64_t base = a["base"].get<uint64_t>();
+  const char text[] = "pulse far memory";
+  ASSERT_TRUE(rack.Put(0, base + 100, text, sizeof(text)).ok());
+  char back[sizeof(text)] = {};
+  ASSERT_TRUE(rack.Get(0, base + 100, back, sizeof(back)).ok());
+  EXPECT_STREQ(back, text);
+
+  // The pool is a named shared-memory object another process can map.
+  int fd = shm_open(rack.shm_name(0).c_str(), O_RDONLY, 0);
+  ASSERT_GE(fd, 0) << rack.shm_name(0);
+  void* p = mmap(nullptr, 8u << 20, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  ASSERT_NE(p, MAP_FAILED);
+  EXPECT_EQ(std::memcmp(static_cast<uint8_t*>(p) + (base - FarBase(0)) + 100, text, sizeof(text)), 0);
+  munmap(p, 8u << 20);
+}
+
+TEST(MemNodeProcess, FreedBytesAreZeroForTheNextTenant) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  json a = rack.Alloc(0, 4096, 1);
+  ASSERT_TRUE(a.value("ok", false));
+  const uint64_t base = a["base"].get<uint64_t>();
+  std::vector<uint8_t> secret(4096, 0xab);
+  ASSERT_TRUE(rack.Put(0, base, secret.data(), secret.size()).ok());
+  json f = rack.cpu().Call(rack.view(0).ep, {{"op", "free"}, {"base", base}, {"tenant", 1}});
+  ASSERT_TRUE(f.value("ok", false)) << f.dump();
+  json b = rack.Alloc(0, 4096, 2);
+  ASSERT_EQ(b["base"].get<uint64_t>(), base);
+  std::vector<uint8_t> seen(4096, 1);
+  ASSERT_TRUE(rack.Get(0, base, seen.data(), seen.size()).ok());
+  EXPECT_EQ(seen, std::vector<uint8_t>(4096, 0));
+}
+
+TEST(MemNodeProcess, ShutdownOpExitsZeroAndUnlinksThePool) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  json r = rack.cpu().Call(rack.view(0).ep, {{"op", "shutdown"}});
+  EXPECT_TRUE(r.value("ok", false)) << r.dump();
+  EXPECT_EQ(NodeProcess::ExitCode(rack.memnode(0).Wait(10s)), 0) << rack.memnode(0).Log();
+  EXPECT_LT(shm_open(rack.shm_name(0).c_str(), O_RDONLY, 0), 0) << "pool not unlinked";
+  // The switch saw it go.
+  json s = rack.WaitForSwitchStats([](const json& c) { return c["memnodes_alive"] == 0; });
+  EXPECT_EQ(s["counters"]["memnodes_alive"], 0) << s.dump();
+}
+
+TEST(MemNodeProcess, SigtermAndSigintExitZeroAndUnlinkThePool) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.StartSwitch());
+  rack.StartMemNode(0);
+  rack.StartMemNode(1);
+  ASSERT_TRUE(rack.Join(2));
+  rack.memnode(0).Signal(SIGTERM);
+  rack.memnode(1).Signal(SIGINT);
+  for (uint32_t n = 0; n < 2; ++n) {
+    EXPECT_EQ(NodeProcess::ExitCode(rack.memnode(n).Wait(10s)), 0) << rack.memnode(n).Log();
+    EXPECT_LT(shm_open(rack.shm_name(n).c_str(), O_RDONLY, 0), 0) << "pool not unlinked";
+    EXPECT_NE(rack.memnode(n).Log().find("shutting down"), std::string::npos) << rack.memnode(n).Log();
+  }
+}
+
+TEST(MemNodeProcess, IdleNodeUsesAlmostNoCpu) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  ASSERT_TRUE(rack.Alloc(0, 4096).value("ok", false));  // some traffic first
+  // Let the adaptive poll window after that traffic run out.
+  rack.cpu().Pump(50ms);
+  const double mem0 = rack.memnode(0).CpuSeconds();
+  const double sw0 = rack.switch_process().CpuSeconds();
+  const auto t0 = Clock::now();
+  rack.cpu().Pump(2s);  // the test's own worker sleeps too
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double mem_share = (rack.memnode(0).CpuSeconds() - mem0) / seconds;
+  const double sw_share = (rack.switch_process().CpuSeconds() - sw0) / seconds;
+  RecordProperty("memnode_idle_cpu_percent", std::to_string(mem_share * 100));
+  RecordProperty("switch_idle_cpu_percent", std::to_string(sw_share * 100));
+  std::printf("idle CPU: memnode %.2f%%, switch %.2f%%\n", mem_share * 100, sw_share * 100);
+  EXPECT_LT(mem_share, 0.02);
+  EXPECT_LT(sw_share, 0.02);
+}
+
+TEST(MemNodeProcess, UnreachableSwitchIsAClearError) {
+  LocalRack rack;  // no switch started: nothing listens on its port
+  const uint16_t port = static_cast<uint16_t>(15000 + RandomNumber() % 17000);
+  NodeProcess node({"memnode", "--node", "0", "--pool-mib", "4", "--switch", fmt::format("127.0.0.1:{}", port),
+                    "--connect-timeout-s", "1", "--shm-name", rack.shm_name(0)});
+  const int status = node.Wait(15s);
+  EXPECT_EQ(NodeProcess::ExitCode(status), 1) << node.Log();
+  EXPECT_NE(node.Log().find(fmt::format("cannot reach the switch at 127.0.0.1:{} within 1000 ms", port)),
+            std::string::npos)
+      << node.Log();
+  EXPECT_LT(shm_open(rack.shm_name(0).c_str(), O_RDONLY, 0), 0) << "pool not unlinked";
+}
+
+TEST(MemNodeProcess, BadFlagsAreNamed) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{"memnode", "--node", "0", "--pool-mib", "4", "--bogus"}, "--bogus"},
+      {{"memnode", "--pool-mib", "4"}, "--node"},
+      {{"memnode", "--node", "0"}, "--pool-mib"},
+      {{"memnode", "--node", "0", "--pool-mib", "0"}, "--pool-mib"},
+      {{"memnode", "--node", "0", "--pool-mib", "4", "--granularity-kib", "6"}, "--granularity-kib"},
+      {{"memnode", "--node", "0", "--pool-mib", "1", "--granularity-kib", "2048"}, "--granularity-kib"},
+      {{"memnode", "--node", "0", "--pool-mib", "4", "--switch", "host-without-port"}, "--switch"},
+      {{"memnode", "--node", "0", "--pool-mib", "4", "--shm-name", "a/b"}, "--shm-name"},
+      {{"memnode", "--node", "0", "--pool-mib", "4", "--workspaces", "0"}, "--workspaces"},
+  };
+  for (const Case& c : cases) {
+    NodeProcess p(c.args);
+    const int status = p.Wait(10s);
+    EXPECT_NE(NodeProcess::ExitCode(status), 0) << c.expect;
+    EXPECT_NE(p.Log().find(c.expect), std::string::npos) << c.expect << ": " << p.Log();
+  }
+}
+
+TEST(MemNodeProcess, HelpExplainsEveryFlag) {
+  // --help prints on stdout, which NodeProcess discards: capture with a pipe.
+  std::string out;
+  FILE* f = popen((std::string(PULSE_BINARY) + " memnode --help").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  EXPECT_EQ(pclose(f), 0);
+  for (const char* flag : {"--node", "--listen", "--switch", "--pool-mib", "--granularity-kib", "--workspaces",
+                           "--max-iterations", "--poll-window-us", "--busy-poll", "--shm-name", "--log-level",
+                           "--advertise", "--connect-timeout-s"})
+    EXPECT_NE(out.find(flag), std::string::npos) << flag << " missing in:\n" << out;
+}
+
+}  // namespace
+}  // namespace pulse::testing

@@ -1,0 +1,335 @@
+// `pulse switch` and `pulse memnode` as real processes, with the test as the
+// CPU node: distributed traversals through the switch, malformed messages,
+// invalid pointers, a memory node killed and restarted, counters, and clean
+// shutdown.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "pulse/assembler.h"
+#include "pulse/program.h"
+#include "switch/local_rack.h"
+
+namespace pulse::testing {
+namespace {
+
+// Sums value fields along a list of {next @0, value @8}.
+constexpr const char* kSum = R"(
+    LOAD data
+    ADD sp[0], data[8]
+    COMPARE data[0], 0
+    JUMP_EQ end
+    MOVE cur_ptr, data[0]
+    NEXT_ITER
+  end:
+    RETURN)";
+
+ProgramRef SumProgram() {
+  auto insns = Assemble(kSum);
+  EXPECT_TRUE(insns.ok()) << insns.status().ToString();
+  auto p = VerifiedProgram::Create(std::move(*insns));
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
+uint64_t Sp0(const TraversalMessage& m) {
+  uint64_t v = 0;
+  if (m.scratch.size() >= 8) std::memcpy(&v, m.scratch.data(), 8);
+  return v;
+}
+
+// A list of `hops` nodes whose nodes switch memory node every `run` hops,
+// written with one-sided Puts into one allocation per node.
+struct FarList {
+  uint64_t head = 0;
+  uint64_t sum = 0;
+  std::map<uint32_t, uint64_t> region;  // node -> allocation base
+};
+
+FarList BuildList(LocalRack& rack, int hops, int run, uint32_t tenant = 1) {
+  FarList list;
+  std::map<uint32_t, std::vector<uint8_t>> image;
+  std::vector<std::pair<uint32_t, uint64_t>> nodes;  // (memory node, far address)
+  std::map<uint32_t, uint64_t> used;
+  for (uint32_t n = 0; n < 2; ++n) {
+    json a = rack.Alloc(n, 64 * 1024, tenant);
+    EXPECT_TRUE(a.value("ok", false)) << a.dump();
+    list.region[n] = a.value("base", uint64_t{0});
+    image[n].assign(static_cast<size_t>(hops) * 16, 0);
+  }
+  for (int i = 0; i < hops; ++i) {
+    const uint32_t n = static_cast<uint32_t>((i / run) % 2);
+    nodes.emplace_back(n, list.region[n] + used[n]);
+    used[n] += 16;
+  }
+  for (int i = 0; i < hops; ++i) {
+    auto [n, far] = nodes[i];
+    const uint64_t next = i + 1 < hops ? nodes[i + 1].second : 0;
+    const uint64_t value = 1000 + i;
+    std::memcpy(image[n].data() + (far - list.region[n]), &next, 8);
+    std::memcpy(image[n].data() + (far - list.region[n]) + 8, &value, 8);
+    list.sum += value;
+  }
+  for (auto& [n, bytes] : image) {
+    Status s = rack.Put(n, list.region[n], bytes.data(), bytes.size());
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  list.head = nodes[0].second;
+  return list;
+}
+
+TraversalMessage Request(const LocalRack& rack, const ProgramRef& p, uint64_t cur_ptr, uint64_t counter,
+                         uint32_t tenant = 1) {
+  TraversalMessage m;
+  m.request_id = MakeRequestId(rack.cpu_node(), counter);
+  m.cpu_node = rack.cpu_node();
+  m.tenant = tenant;
+  m.program_hash = p->hash();
+  m.program = p->encoded();
+  m.cur_ptr = cur_ptr;
+  m.scratch.assign(8, 0);
+  m.max_iterations = 1000;
+  return m;
+}
+
+TEST(RackProcess, TraversalSpansBothMemoryNodesThroughTheSwitch) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2));
+  FarList list = BuildList(rack, 32, 8);
+  ASSERT_NE(list.head, 0u);
+  auto program = SumProgram();
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), Request(rack, program, list.head, 1)).ok());
+  auto r = rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), 1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << rack.switch_process().Log();
+  EXPECT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
+  EXPECT_EQ(Sp0(*r), list.sum);
+  EXPECT_EQ(r->iterations, 32u);
+
+  // The program is cached now: the same request by hash only.
+  TraversalMessage again = Request(rack, program, list.head, 2);
+  again.program.clear();
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), again).ok());
+  r = rack.cpu().WaitResponse(again.request_id);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
+  EXPECT_EQ(Sp0(*r), list.sum);
+
+  json stats = rack.SwitchStats();
+  ASSERT_TRUE(stats.value("ok", false)) << stats.dump();
+  EXPECT_EQ(stats["role"], "switch");
+  EXPECT_EQ(stats["counters"]["forwards"], 2 * 3);  // 4 runs of 8 hops, twice
+  EXPECT_EQ(stats["counters"]["requests"], 2);
+  EXPECT_EQ(stats["counters"]["responses"], 2);
+}
+
+TEST(RackProcess, StatsJsonHasTheCounters) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2));
+  FarList list = BuildList(rack, 16, 4);
+  auto program = SumProgram();
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), Request(rack, program, list.head, 1)).ok());
+  ASSERT_TRUE(rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), 1)).ok());
+
+  json s = rack.SwitchStats();
+  ASSERT_TRUE(s.value("ok", false)) << s.dump();
+  for (const char* key : {"requests", "forwards", "responses", "invalid_pointers", "malformed", "node_unavailable",
+                          "responses_dropped", "bytes_in", "bytes_out", "memnodes_alive", "cpu_nodes", "cpu_seconds"})
+    EXPECT_TRUE(s["counters"].contains(key)) << key << " missing in " << s.dump();
+  EXPECT_TRUE(s["counters"]["net"].contains("messages_received")) << s.dump();
+  EXPECT_GT(s["counters"]["bytes_in"].get<uint64_t>(), 0u);
+  EXPECT_EQ(s["counters"]["memnodes_alive"], 2);
+  EXPECT_EQ(s["memnodes"].size(), 2u);
+
+  uint64_t iterations = 0;
+  for (uint32_t n = 0; n < 2; ++n) {
+    json m = rack.MemNodeStats(n);
+    ASSERT_TRUE(m.value("ok", false)) << m.dump();
+    EXPECT_EQ(m["role"], "memnode");
+    const json& c = m["counters"];
+    for (const char* key : {"requests", "responses", "iterations", "malformed", "bytes_in", "bytes_out",
+                            "engine_active", "engine_capacity", "pool_used", "pool_free", "cpu_seconds"})
+      EXPECT_TRUE(c.contains(key)) << key << " missing in " << m.dump();
+    EXPECT_EQ(c["engine_active"], 0);
+    EXPECT_EQ(c["engine_capacity"], 16);
+    EXPECT_EQ(c["pool_used"], 64 * 1024);
+    EXPECT_EQ(c["pool_free"], 8 * 1024 * 1024 - 64 * 1024);
+    EXPECT_TRUE(c["net"].contains("messages_sent"));
+    iterations += c["iterations"].get<uint64_t>();
+  }
+  EXPECT_EQ(iterations, 16u);
+}
+
+TEST(RackProcess, MalformedTraversalIsCountedAndTheSwitchKeepsServing) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2));
+  FarList list = BuildList(rack, 8, 4);
+  auto program = SumProgram();
+
+  ASSERT_TRUE(rack.cpu().SendRaw(rack.switch_ep(), {1, 2, 3, 4, 5}).ok());  // garbage
+  std::vector<uint8_t> truncated = EncodeMessage(Request(rack, program, list.head, 7));
+  truncated.resize(truncated.size() - 3);
+  ASSERT_TRUE(rack.cpu().SendRaw(rack.switch_ep(), truncated).ok());
+  std::vector<uint8_t> empty;
+  ASSERT_TRUE(rack.cpu().SendRaw(rack.switch_ep(), empty).ok());
+
+  json s = rack.WaitForSwitchStats([](const json& c) { return c["malformed"] == 3; });
+  EXPECT_EQ(s["counters"]["malformed"], 3) << s.dump();
+
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), Request(rack, program, list.head, 8)).ok());
+  auto r = rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), 8));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, TraversalStatus::kDone);
+  EXPECT_EQ(Sp0(*r), list.sum);
+  EXPECT_FALSE(rack.switch_process().Exited());
+}
+
+TEST(RackProcess, InvalidPointerIsAnsweredByTheSwitch) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  auto program = SumProgram();
+  const uint64_t nowhere = FarBase(7) + 64;
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), Request(rack, program, nowhere, 1)).ok());
+  auto r = rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), 1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, TraversalStatus::kFaultInvalidPointer) << TraversalStatusName(r->status);
+  EXPECT_EQ(r->fault_addr, nowhere);
+  EXPECT_EQ(rack.SwitchStats()["counters"]["invalid_pointers"], 1);
+}
+
+TEST(RackProcess, KilledMemoryNodeGivesNodeUnavailableAndOthersKeepWorking) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2));
+  auto program = SumProgram();
+  // A one-node list on each memory node.
+  uint64_t head[2];
+  for (uint32_t n = 0; n < 2; ++n) {
+    json a = rack.Alloc(n, 4096);
+    ASSERT_TRUE(a.value("ok", false)) << a.dump();
+    head[n] = a["base"].get<uint64_t>();
+    uint64_t node[2] = {0, 40 + n};
+    ASSERT_TRUE(rack.Put(n, head[n], node, sizeof(node)).ok());
+  }
+  rack.memnode(1).Signal(SIGKILL);
+  ASSERT_NE(rack.memnode(1).Wait(10s), -1);
+  rack.ForgetMemNode(1);
+  const auto killed = Clock::now();
+  json s = rack.WaitForSwitchStats([](const json& c) { return c["memnodes_alive"] == 1; });
+  ASSERT_EQ(s["counters"]["memnodes_alive"], 1) << s.dump();
+  const auto detect_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed).count();
+  RecordProperty("switch_detect_ms", std::to_string(detect_ms));
+  EXPECT_LT(detect_ms, 5000);
+
+  TraversalMessage m = Request(rack, program, head[1], 1);
+  m.scratch.assign(8, 0x5a);
+  const auto sent = Clock::now();
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), m).ok());
+  auto r = rack.cpu().WaitResponse(m.request_id, 5s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LT(Clock::now() - sent, 1s);
+  EXPECT_EQ(r->status, TraversalStatus::kNodeUnavailable) << TraversalStatusName(r->status);
+  EXPECT_EQ(r->cur_ptr, head[1]);                        // the state is intact:
+  EXPECT_EQ(r->scratch, std::vector<uint8_t>(8, 0x5a));  // it can be re-issued
+
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), Request(rack, program, head[0], 2)).ok());
+  r = rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), 2));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, TraversalStatus::kDone);
+  EXPECT_EQ(Sp0(*r), 40u);
+  EXPECT_EQ(rack.SwitchStats()["counters"]["node_unavailable"], 1);
+
+  // A node with the same id comes back (a fresh pool) and replaces it.
+  rack.StartMemNode(1);
+  ASSERT_TRUE(rack.Join(2));
+  EXPECT_NE(rack.memnode(1).Log().find("left by a node that died"), std::string::npos) << rack.memnode(1).Log();
+  json a = rack.Alloc(1, 4096);
+  ASSERT_TRUE(a.value("ok", false)) << a.dump();
+  ASSERT_EQ(a["base"].get<uint64_t>(), head[1]);  // first fit: the same address
+  uint64_t node[2] = {0, 41};
+  ASSERT_TRUE(rack.Put(1, head[1], node, sizeof(node)).ok());
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), Request(rack, program, head[1], 3)).ok());
+  r = rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), 3));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
+  EXPECT_EQ(Sp0(*r), 41u);
+}
+
+TEST(RackProcess, CpuNodeThatLeavesIsForgotten) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  {
+    TestCpuNode other;
+    ASSERT_TRUE(other.ok());
+    auto ep = other.Connect(fmt::format("127.0.0.1:{}", rack.switch_port()));
+    ASSERT_TRUE(ep.ok()) << ep.status().ToString();
+    json h = other.Call(*ep, {{"op", "hello"}});
+    ASSERT_TRUE(h.value("ok", false)) << h.dump();
+    EXPECT_NE(h["cpu_node"], rack.cpu_node());
+    EXPECT_EQ(rack.SwitchStats()["counters"]["cpu_nodes"], 2);
+  }  // `other` closes its connection
+  json s = rack.WaitForSwitchStats([](const json& c) { return c["cpu_nodes"] == 1; });
+  EXPECT_EQ(s["counters"]["cpu_nodes"], 1) << s.dump();
+}
+
+TEST(RackProcess, RegistrationConflictsAreRefused) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  // A "memory node" announcing a range that overlaps node 0's.
+  TestCpuNode fake;
+  auto ep = fake.Connect(fmt::format("127.0.0.1:{}", rack.switch_port()));
+  ASSERT_TRUE(ep.ok());
+  json r = fake.Call(*ep, {{"op", "register_memnode"}, {"node", 5}, {"address", "127.0.0.1:1"},
+                           {"base", FarBase(0) + 4096}, {"size", 4096}});
+  EXPECT_FALSE(r.value("ok", true)) << r.dump();
+  EXPECT_NE(r.value("error", "").find("overlaps"), std::string::npos) << r.dump();
+  r = fake.Call(*ep, {{"op", "register_memnode"}, {"node", 6}, {"address", "127.0.0.1:1"}, {"base", FarBase(6)}});
+  EXPECT_EQ(r.value("error", ""), "register_memnode: size is missing") << r.dump();
+  r = fake.Call(*ep, {{"op", "no_such_op"}});
+  EXPECT_EQ(r.value("error", ""), "control: unknown op 'no_such_op'") << r.dump();
+}
+
+TEST(SwitchProcess, ShutdownOpExitsZeroAndMemoryNodesJoinTheNextSwitch) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  json r = rack.cpu().Call(rack.switch_ep(), {{"op", "shutdown"}});
+  EXPECT_TRUE(r.value("ok", false)) << r.dump();
+  EXPECT_EQ(NodeProcess::ExitCode(rack.switch_process().Wait(10s)), 0) << rack.switch_process().Log();
+  // The memory node notices, keeps running, and registers with a new
+  // switch on the same address.
+  EXPECT_TRUE(rack.memnode(0).WaitForLog("lost the switch", 10s)) << rack.memnode(0).Log();
+  EXPECT_FALSE(rack.memnode(0).Exited());
+  NodeProcess second({"switch", "--listen", fmt::format("127.0.0.1:{}", rack.switch_port())});
+  EXPECT_TRUE(second.WaitForLog("memory node 0 at", 10s)) << second.Log() << rack.memnode(0).Log();
+  EXPECT_TRUE(rack.memnode(0).WaitForLog("reconnected to the switch", 10s)) << rack.memnode(0).Log();
+}
+
+TEST(SwitchProcess, SigtermExitsZero) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.StartSwitch());
+  rack.switch_process().Signal(SIGTERM);
+  EXPECT_EQ(NodeProcess::ExitCode(rack.switch_process().Wait(10s)), 0) << rack.switch_process().Log();
+  EXPECT_NE(rack.switch_process().Log().find("shutting down"), std::string::npos);
+}
+
+TEST(SwitchProcess, BadFlagsAreNamed) {
+  NodeProcess bogus({"switch", "--bogus"});
+  EXPECT_NE(NodeProcess::ExitCode(bogus.Wait(10s)), 0);
+  EXPECT_NE(bogus.Log().find("--bogus"), std::string::npos) << bogus.Log();
+  NodeProcess listen({"switch", "--listen", "nohost"});
+  EXPECT_NE(NodeProcess::ExitCode(listen.Wait(10s)), 0);
+  EXPECT_NE(listen.Log().find("--listen"), std::string::npos) << listen.Log();
+  NodeProcess level({"switch", "--log-level", "loud"});
+  EXPECT_NE(NodeProcess::ExitCode(level.Wait(10s)), 0);
+  EXPECT_NE(level.Log().find("--log-level"), std::string::npos) << level.Log();
+}
+
+TEST(SwitchProcess, PortInUseIsAClearError) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.StartSwitch());
+  NodeProcess second({"switch", "--listen", fmt::format("127.0.0.1:{}", rack.switch_port())});
+  EXPECT_EQ(NodeProcess::ExitCode(second.Wait(10s)), 1);
+  EXPECT_NE(second.Log().find(fmt::format("cannot listen on 127.0.0.1:{}", rack.switch_port())), std::string::npos)
+      << second.Log();
+}
+
+}  // namespace
+}  // namespace pulse::testing
