@@ -25,6 +25,8 @@ struct AluCase {
   uint64_t expected;  // sp[0..8) afterwards
 };
 
+void PrintTo(const AluCase& c, std::ostream* os) { *os << c.body; }
+
 class AluTest : public ::testing::TestWithParam<AluCase> {};
 
 TEST_P(AluTest, ComputesExpectedValue) {
@@ -80,6 +82,8 @@ struct JumpCase {
   int64_t lhs, rhs;
   bool taken;
 };
+
+void PrintTo(const JumpCase& c, std::ostream* os) { *os << c.jump << " " << c.lhs << " " << c.rhs; }
 
 class JumpTest : public ::testing::TestWithParam<JumpCase> {};
 
