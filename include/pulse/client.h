@@ -26,7 +26,7 @@ namespace pulse {
 
 // Where Allocate() places objects.
 enum class AllocationPolicy {
-  kUniform,      // spread over the memory nodes, one slab at a time, round robin
+  kUniform,      // spread over the memory nodes: object after object, round robin
   kPartitioned,  // on the node the caller names (Allocate's `node`)
   kLocalFirst,   // fill the first memory node, then the next
 };
@@ -147,6 +147,11 @@ class Client {
   // Sends a no-op along the traversal path (CPU node -> switch -> memory node
   // owning addr -> switch -> CPU node) and waits for it: the raw round trip.
   Status Ping(uint64_t addr);
+
+  // The offload rule in force (after Connect: with the cluster's
+  // calibration), and a way to change it, e.g. eta.
+  const DispatchPolicy& dispatch_policy() const;
+  void SetDispatchPolicy(const DispatchPolicy& policy);
 
   const ClientCounters& counters() const;
   const net::Counters& net_counters() const;

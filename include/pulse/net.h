@@ -89,14 +89,23 @@ enum class RmaPath {
   kMessages,
 };
 
-// The recommended adaptive poll window, from `pulse bench net` on the 2-core
-// test machine (see docs in src/net/net_bench.h).
-inline constexpr uint32_t kDefaultPollWindowUs = 50;
+// The default adaptive poll window.  From `pulse bench net` on the 2-core
+// test machine: a reply comes back within ~2 us over shared memory and
+// ~10-12 us over TCP loopback, so 20 us catches it on both while the
+// process sleeps (no CPU) once the traffic stops; longer windows only add
+// CPU per isolated message (about the window itself) without lowering
+// latency.  See src/net/net_bench.h.
+inline constexpr uint32_t kDefaultPollWindowUs = 20;
 
 struct WorkerOptions {
   PollMode poll_mode = PollMode::kAdaptive;
   // kAdaptive only: how long to keep polling after the last traffic.
   uint32_t poll_window_us = kDefaultPollWindowUs;
+  // kAdaptive only: after 5 us of polling, call sched_yield() between
+  // polls, so that a peer queued behind this thread on the same core (more
+  // runnable threads than cores, as on a small shared machine) can run and
+  // answer; without it a reply can wait for the whole window.
+  bool yield_while_polling = true;
   // Longest single sleep on the event fd before the worker polls once more
   // anyway (a safety net; UCX's keepalive also needs an occasional poll).
   uint32_t max_sleep_us = 100000;

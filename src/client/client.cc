@@ -251,6 +251,10 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
     node.address = n["address"].get<std::string>();
     node.base = n["base"].get<uint64_t>();
     node.size = n["size"].get<uint64_t>();
+    if (!n.value("alive", true)) {  // known but down: reachable later, not now
+      impl->nodes.push_back(std::move(node));
+      continue;
+    }
     auto naddr = ParseAddress(node.address);
     if (!naddr.ok()) return naddr.status();
     auto nep = impl->worker->Connect(naddr->first, naddr->second, options.connect_timeout);
@@ -464,6 +468,8 @@ Status Client::Ping(uint64_t addr) {
   return answered ? Status::Ok() : Status::Unavailable("ping: failed");
 }
 
+const DispatchPolicy& Client::dispatch_policy() const { return impl_->options.dispatch; }
+void Client::SetDispatchPolicy(const DispatchPolicy& policy) { impl_->options.dispatch = policy; }
 const ClientCounters& Client::counters() const { return impl_->counters; }
 const net::Counters& Client::net_counters() const { return impl_->worker->counters(); }
 

@@ -43,11 +43,11 @@ Result<uint64_t> FarAllocator::Allocate(uint64_t bytes, std::optional<uint32_t> 
         return Status::InvalidArgument(fmt::format("allocate: node {} does not exist ({} memory nodes)", *node, nodes_));
       return AllocateOn(*node, bytes);
     case AllocationPolicy::kUniform: {
-      // Stay on a node while its slab has room; move on when it fills.
-      if (current_.size() < nodes_) current_.resize(nodes_);
-      const Slab& slab = current_[next_node_];
-      if (slab.end - slab.next < bytes && free_[bytes].empty()) next_node_ = (next_node_ + 1) % nodes_;
-      return AllocateOn(next_node_, bytes);
+      // Objects go to the nodes in turn, each node carving its own slab, so
+      // consecutive allocations (a chain, a list) spread over every node.
+      const uint32_t node_for_this = next_node_;
+      next_node_ = (next_node_ + 1) % nodes_;
+      return AllocateOn(node_for_this, bytes);
     }
     case AllocationPolicy::kLocalFirst: {
       Status last = Status::ResourceExhausted("allocate: every memory node is full");

@@ -100,6 +100,16 @@ Status MemNodeServer::Start() {
     return Status::IoError("registering the pool for remote access: " + region.status().message());
   region_ = std::move(region).value();
   allocator_ = std::make_unique<PoolAllocator>(pool_->size(), options_.granularity_bytes);
+  if (options_.calibrate) {
+    auto c = CalibrateEngine(16ull << 20, options_.service.engine.workspaces, 0.1);
+    if (c.ok()) {
+      calibration_ = *c;
+      log_->Info("engine calibration: t_i {:.2f} ns per instruction, t_d {:.1f} ns per window load",
+                 calibration_.t_i_ns, calibration_.t_d_ns);
+    } else {
+      log_->Warn("engine calibration failed: {}", c.status().message());
+    }
+  }
   log_->Info("listening on {} (advertised as {}); pool {} MiB in {} at far [{:#x}, {:#x}), granularity {} KiB{}",
              fmt::format("{}:{}", options_.listen_host, port_), Address(), pool_->size() >> 20, shm_name_,
              far_base_, far_base_ + pool_->size(), options_.granularity_bytes >> 10,
@@ -287,12 +297,17 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
 // ---- control operations --------------------------------------------------
 
 Result<json> MemNodeServer::Hello() {
-  return json{{"node", options_.node},
+  json reply{{"node", options_.node},
               {"base", far_base_},
               {"size", pool_->size()},
               {"rkey", node::HexEncode(region_.rkey())},
               {"remote_base", region_.remote_address()},
               {"granularity", allocator_->granularity()}};
+  if (calibration_.t_d_ns > 0) {
+    reply["t_i_ns"] = calibration_.t_i_ns;
+    reply["t_d_ns"] = calibration_.t_d_ns;
+  }
+  return reply;
 }
 
 Result<json> MemNodeServer::Alloc(const json& body) {

@@ -35,6 +35,7 @@
 #include "memnode/node_log.h"
 #include "memnode/pool.h"
 #include "memnode/service.h"
+#include "pulse/calibration.h"
 #include "pulse/net.h"
 
 namespace pulse::memnode {
@@ -54,6 +55,9 @@ struct MemNodeServerOptions {
   std::chrono::milliseconds connect_timeout{10000};  // to reach the switch at start
   uint64_t engine_budget = 4096;     // iterations per engine slice between network polls
   uint32_t max_scratch_bytes = 64 * 1024;  // larger messages are malformed
+  // Measure the engine's t_i and t_d at start (about 0.3 s) and report them
+  // in "hello" for the CPU nodes' offload rule (include/pulse/calibration.h).
+  bool calibrate = true;
 };
 
 // Counters of the process beyond those of the service.
@@ -92,6 +96,7 @@ class MemNodeServer {
   const std::string& shm_name() const { return shm_name_; }
 
  private:
+  EngineCalibration calibration_;
   MemNodeServer(const MemNodeServerOptions& options, const node::NodeLog* log,
                 std::unique_ptr<net::Worker> worker);
   bool stopping() const { return stop_.load(std::memory_order_acquire); }

@@ -59,6 +59,7 @@ WorkerOptions MakeOptions(const Config& c, const NetBenchOptions& o, const char*
   WorkerOptions w;
   w.poll_mode = c.mode;
   w.poll_window_us = c.window_us;
+  w.yield_while_polling = o.yield_while_polling;
   w.transports = o.transports;
   w.ucx_config = o.ucx_config;
   w.name = name;
@@ -324,6 +325,7 @@ int RunNetBench(const NetBenchOptions& o) {
   out["paced_iterations"] = o.paced_iterations;
   out["paced_gap_us"] = o.paced_gap_us;
   out["transports"] = o.transports.empty() ? "default" : o.transports;
+  out["yield_while_polling"] = o.yield_while_polling;
   Json results = Json::array();
   int rc = 0;
   for (size_t i = 0; i < configs.size(); ++i) {

@@ -34,7 +34,9 @@ struct NetBenchOptions {
   uint32_t paced_gap_us = 1000;
   uint32_t idle_ms = 300;
   // Adaptive poll windows to measure, in microseconds; -1 means busy polling.
-  std::vector<int> windows_us = {0, 10, 50, 200, -1};
+  std::vector<int> windows_us = {0, 10, 20, 50, 200, -1};
+  // WorkerOptions::yield_while_polling for both sides.
+  bool yield_while_polling = true;
   // UCX transports for both sides ("" = UCX's choice / UCX_TLS).
   std::string transports;
   // Extra UCX settings for both sides (name without "UCX_").

@@ -6,6 +6,7 @@
 // that it arms the worker (ucp_worker_arm) and sleeps in ppoll on the
 // worker's event fd until traffic, a Wake() or the deadline.
 #include <poll.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +16,9 @@
 #include "net/internal.h"
 
 namespace pulse::net {
+
+// Adaptive mode polls without yielding for this long (see WaitOnce).
+constexpr auto kSpinBeforeYield = std::chrono::microseconds(5);
 
 bool Worker::Impl::ProgressOnce() {
   ++counters.poll_iterations;
@@ -99,8 +103,13 @@ Status Worker::Impl::WaitOnce(Clock::time_point deadline) {
       if (options.poll_window_us == 0) break;
       Clock::time_point spin_end = std::min(
           deadline, last_activity + std::chrono::microseconds(options.poll_window_us));
-      while (Clock::now() < spin_end) {
+      // On a machine with more runnable threads than cores the peer we wait
+      // for may be queued behind us on this core: after a short pure spin
+      // (enough for a reply over shared memory), yield between polls.
+      Clock::time_point yield_from = Clock::now() + kSpinBeforeYield;
+      for (Clock::time_point now = Clock::now(); now < spin_end; now = Clock::now()) {
         if (ProgressOnce() || ConsumeWake(*this)) return Status::Ok();
+        if (options.yield_while_polling && now >= yield_from) sched_yield();
       }
       break;
     }

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <ucs/config/global_opts.h>
+
 #include "net/internal.h"
 
 namespace pulse::net {
@@ -14,9 +16,18 @@ namespace {
 // memory).  Set them, unless the user did, before main() runs, while the
 // process has a single thread (setenv is not thread-safe).  A dead peer is
 // still reported promptly, through the connection manager's socket.
+// When a Worker is restricted to other transports (UCX_TLS=tcp) UCX would
+// then warn on stdout that these two are unused; unless the user asked for
+// that warning explicitly, switch it off (libucs has parsed its global
+// options before this runs, so only the parsed value can be changed).
 [[gnu::constructor]] void EnableSharedMemoryErrorHandling() {
+  if (getenv("UCX_POSIX_ERROR_HANDLING") != nullptr ||
+      getenv("UCX_SYSV_ERROR_HANDLING") != nullptr) {
+    return;
+  }
   setenv("UCX_POSIX_ERROR_HANDLING", "y", /*overwrite=*/0);
   setenv("UCX_SYSV_ERROR_HANDLING", "y", /*overwrite=*/0);
+  if (getenv("UCX_WARN_UNUSED_ENV_VARS") == nullptr) ucs_global_opts.warn_unused_env_vars = 0;
 }
 
 }  // namespace

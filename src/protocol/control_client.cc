@@ -11,7 +11,8 @@ ControlClient::ControlClient(net::Worker* worker) : worker_(worker) {
     auto reply = nlohmann::json::parse(payload.begin(), payload.end(), nullptr, /*allow_exceptions=*/false);
     if (reply.is_discarded() || !reply.is_object() || !reply.contains("seq") || !reply["seq"].is_number_unsigned())
       return;  // not an answer we can match: drop it
-    replies_[reply["seq"].get<uint64_t>()] = std::move(reply);
+    const uint64_t seq = reply["seq"].get<uint64_t>();  // before the move below
+    replies_[seq] = std::move(reply);
   });
 }
 

@@ -88,6 +88,7 @@ void AddCalibrateBench(CLI::App& bench) {
 void AddBenchCommands(CLI::App& bench) {
   AddEngineBench(bench);
   AddCalibrateBench(bench);
+  AddTraverseBench(bench);
 }
 
 }  // namespace pulse::tools

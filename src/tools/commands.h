@@ -12,7 +12,11 @@ void AddAsmCommands(CLI::App& app);
 void AddCompileCommand(CLI::App& app);
 // pulse bench <sub>: `bench` is the parent command.
 void AddBenchCommands(CLI::App& bench);
+// pulse bench traverse (src/tools/traverse_bench_command.cc)
+void AddTraverseBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
 void AddNodeCommands(CLI::App& app);
+// pulse cluster up | down | status
+void AddClusterCommands(CLI::App& app);
 
 }  // namespace pulse::tools

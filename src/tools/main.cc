@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   pulse::tools::AddAsmCommands(app);
   pulse::tools::AddCompileCommand(app);
   pulse::tools::AddNodeCommands(app);
+  pulse::tools::AddClusterCommands(app);
   CLI::App* bench = app.add_subcommand("bench", "Run a benchmark and print its figures");
   bench->require_subcommand(1);
   pulse::tools::AddBenchCommands(*bench);

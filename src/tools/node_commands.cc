@@ -98,14 +98,14 @@ const CLI::Validator kHostPort(
       if (SplitHostPort(text, &host, &port)) return "";
       return "expected HOST:PORT (port 0-65535), got '" + text + "'";
     },
-    "HOST:PORT");
+    "");
 
 const CLI::Validator kLogLevel(
     [](std::string& text) -> std::string {
       auto level = node::ParseLogLevel(text);
       return level.ok() ? "" : level.status().message();
     },
-    "error|warn|info|debug");
+    "");
 
 // UCX leaves its shared-memory transports out for endpoints that report
 // dead peers unless the first two are set (include/pulse/net.h); the nodes
@@ -141,6 +141,7 @@ void AddPollFlags(CLI::App* cmd, PollArgs* args) {
                 "Never sleep: poll all the time (dedicated cores only; an idle node then uses a full core)");
   cmd->add_option("--log-level", args->log_level, "Least severe log lines printed on stderr")
       ->check(kLogLevel)
+      ->type_name("error|warn|info|debug")
       ->capture_default_str();
 }
 
@@ -192,6 +193,7 @@ void AddSwitchCommand(CLI::App& app) {
       "forwards continuations between memory nodes, answers dead nodes and invalid pointers");
   cmd->add_option("--listen", args->listen, "Address memory nodes and CPU nodes connect to")
       ->check(kHostPort)
+      ->type_name("HOST:PORT")
       ->capture_default_str();
   AddPollFlags(cmd, &args->poll);
   cmd->footer(kEnvironmentHelp);
@@ -211,6 +213,7 @@ struct MemNodeArgs {
   uint32_t max_iterations = EngineOptions{}.max_iterations;
   std::string shm_name;
   uint32_t connect_timeout_s = 10;
+  bool no_calibrate = false;
   PollArgs poll;
 };
 
@@ -230,6 +233,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.service.engine.workspaces = args.workspaces;
   options.service.engine.max_iterations = args.max_iterations;
   options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
+  options.calibrate = !args.no_calibrate;
   ApplyPoll(args.poll, &options.worker);
   DefaultUcxEnvironment();
 
@@ -265,12 +269,14 @@ void AddMemNodeCommand(CLI::App& app) {
                   "Address CPU nodes connect to for allocation and one-sided reads and writes\n"
                   "(port 0: any free port; the switch tells CPU nodes the real one)")
       ->check(kHostPort)
+      ->type_name("HOST:PORT")
       ->capture_default_str();
   cmd->add_option("--advertise", args->advertise,
                   "Host CPU nodes should use to reach this node (default: the --listen host; set it\n"
                   "when listening on 0.0.0.0)");
   cmd->add_option("--switch", args->switch_address, "The switch's address")
       ->check(kHostPort)
+      ->type_name("HOST:PORT")
       ->capture_default_str();
   cmd->add_option("--pool-mib", args->pool_mib, "Pool size in MiB")
       ->required()
@@ -287,11 +293,14 @@ void AddMemNodeCommand(CLI::App& app) {
             }
             return v >= 4 && v % 4 == 0 && v <= (1ull << 30) ? "" : "must be a positive multiple of 4 (KiB)";
           },
-          "KIB"))
+          ""))
+      ->type_name("KIB")
       ->capture_default_str();
   cmd->add_option("--workspaces", args->workspaces, "Engine workspaces (traversals in flight at once)")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
+  cmd->add_flag("--no-calibrate", args->no_calibrate,
+               "Skip measuring the engine's t_i / t_d at start (CPU nodes then use their defaults)");
   cmd->add_option("--max-iterations", args->max_iterations,
                   "Iterations a request runs when it does not set its own limit")
       ->check(CLI::Range(1u, UINT32_MAX))
@@ -305,7 +314,8 @@ void AddMemNodeCommand(CLI::App& app) {
                        ? ""
                        : "must be '/' followed by a name without '/'";
           },
-          "/NAME"));
+          ""))
+      ->type_name("/NAME");
   cmd->add_option("--connect-timeout-s", args->connect_timeout_s,
                   "How long to keep trying to reach the switch at start")
       ->check(CLI::Range(1u, 3600u))

@@ -42,7 +42,7 @@ TEST(FarAllocator, PartitionedPlacesOnTheNamedNode) {
   EXPECT_NE(bad.status().message().find("node 3 does not exist"), std::string::npos);
 }
 
-TEST(FarAllocator, UniformSpreadsSlabsOverNodes) {
+TEST(FarAllocator, UniformSpreadsObjectsOverNodes) {
   FakeCluster c;
   FarAllocator a(AllocationPolicy::kUniform, 4096, 4, c.Source());
   std::map<uint32_t, int> per_node;
@@ -54,7 +54,9 @@ TEST(FarAllocator, UniformSpreadsSlabsOverNodes) {
     ++per_node[NodeOf(*r)];
   }
   ASSERT_EQ(per_node.size(), 4u);
-  for (auto& [node, count] : per_node) EXPECT_EQ(count, 1024) << node;  // 64 slabs, 16 per node
+  for (auto& [node, count] : per_node) EXPECT_EQ(count, 1024) << node;
+  // Consecutive objects land on different nodes.
+  EXPECT_NE(NodeOf(*a.Allocate(64)), NodeOf(*a.Allocate(64)));
 }
 
 TEST(FarAllocator, LocalFirstFillsNodesInOrder) {

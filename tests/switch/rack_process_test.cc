@@ -270,6 +270,42 @@ TEST(RackProcess, CpuNodeThatLeavesIsForgotten) {
   EXPECT_EQ(s["counters"]["cpu_nodes"], 1) << s.dump();
 }
 
+TEST(RackProcess, ResponsesForADepartedCpuNodeAreDroppedAndCounted) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  // A list node that points at itself: the traversal runs until its
+  // iteration limit, long enough for its CPU node to leave first.
+  json a = rack.Alloc(0, 4096);
+  ASSERT_TRUE(a.value("ok", false)) << a.dump();
+  const uint64_t self = a["base"].get<uint64_t>();
+  uint64_t node[2] = {self, 1};
+  ASSERT_TRUE(rack.Put(0, self, node, sizeof(node)).ok());
+  auto program = SumProgram();
+  {
+    TestCpuNode other;
+    auto ep = other.Connect(fmt::format("127.0.0.1:{}", rack.switch_port()));
+    ASSERT_TRUE(ep.ok()) << ep.status().ToString();
+    json h = other.Call(*ep, {{"op", "hello"}});
+    ASSERT_TRUE(h.value("ok", false)) << h.dump();
+    TraversalMessage m = Request(rack, program, self, 1);
+    m.cpu_node = h["cpu_node"].get<uint32_t>();
+    m.request_id = MakeRequestId(m.cpu_node, 1);
+    m.max_iterations = 3'000'000;
+    ASSERT_TRUE(other.SendTraversal(*ep, m).ok());
+    ASSERT_TRUE(other.worker().Flush(*ep, 5s).ok());
+    // The memory node still answers control operations while it runs.
+    json busy;
+    const auto deadline = Clock::now() + 5s;
+    do {
+      busy = rack.MemNodeStats(0);
+    } while (busy["counters"]["engine_active"] != 1 && Clock::now() < deadline);
+    EXPECT_EQ(busy["counters"]["engine_active"], 1) << busy.dump();
+  }  // `other` leaves with its request running
+  json s = rack.WaitForSwitchStats([](const json& c) { return c["responses_dropped"] == 1; }, 30s);
+  EXPECT_EQ(s["counters"]["responses_dropped"], 1) << s.dump();
+  EXPECT_EQ(s["counters"]["cpu_nodes"], 1) << s.dump();
+}
+
 TEST(RackProcess, RegistrationConflictsAreRefused) {
   LocalRack rack;
   ASSERT_TRUE(rack.Start(1));

@@ -1,0 +1,355 @@
+#include "cluster/launcher.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cluster/control_session.h"
+
+namespace pulse::cluster {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using nlohmann::json;
+
+namespace {
+
+// How often a wait re-checks processes and nodes.  The waits sleep between
+// checks: nothing here spins.
+constexpr milliseconds kCheckInterval{25};
+// Longest single control call while waiting for a node.
+constexpr milliseconds kProbeTimeout{1000};
+
+milliseconds Left(Clock::time_point deadline) {
+  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+void Progress(const LaunchOptions& o, const std::string& line) {
+  if (o.progress) o.progress(line);
+}
+
+std::string SharedMemoryName(const ClusterConfig& c, const NodeConfig& n) {
+  return n.shm_name.empty() ? fmt::format("/pulse-{}-{}-{}", c.name, n.node, n.port) : n.shm_name;
+}
+
+std::vector<std::string> PollArgs(const ClusterConfig& c, const NodeConfig& n) {
+  const PollConfig& p = c.PollOf(n);
+  std::vector<std::string> args = {"--poll-window-us", std::to_string(p.window_us)};
+  if (p.busy) args.push_back("--busy-poll");
+  args.insert(args.end(), {"--log-level", c.log_level});
+  return args;
+}
+
+std::vector<std::string> SwitchArgs(const std::string& binary, const ClusterConfig& c) {
+  std::vector<std::string> a = {binary, "switch", "--listen", c.SwitchAddress()};
+  for (auto& s : PollArgs(c, c.switch_node)) a.push_back(std::move(s));
+  return a;
+}
+
+std::vector<std::string> MemNodeArgs(const std::string& binary, const ClusterConfig& c, const NodeConfig& n) {
+  const auto connect_s = std::max<int64_t>(1, (c.start_timeout.count() + 999) / 1000);
+  std::vector<std::string> a = {binary,
+                                "memnode",
+                                "--node",
+                                std::to_string(n.node),
+                                "--listen",
+                                fmt::format("{}:{}", n.host, n.port),
+                                "--switch",
+                                fmt::format("{}:{}", ConnectHost(c.switch_node.host), c.switch_node.port),
+                                "--pool-mib",
+                                std::to_string(n.pool_mib),
+                                "--granularity-kib",
+                                std::to_string(n.granularity_kib),
+                                "--shm-name",
+                                SharedMemoryName(c, n),
+                                "--connect-timeout-s",
+                                std::to_string(connect_s)};
+  if (!n.advertise.empty()) a.insert(a.end(), {"--advertise", n.advertise});
+  if (n.workspaces != 0) a.insert(a.end(), {"--workspaces", std::to_string(n.workspaces)});
+  if (n.max_iterations != 0) a.insert(a.end(), {"--max-iterations", std::to_string(n.max_iterations)});
+  for (auto& s : PollArgs(c, n)) a.push_back(std::move(s));
+  return a;
+}
+
+// The variables the nodes get on top of the inherited environment.
+std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterConfig& c) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const char* name : {"UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"})
+    if (std::getenv(name) == nullptr) env.emplace_back(name, "y");
+  for (const auto& kv : c.env) env.push_back(kv);
+  if (!c.ucx_tls.empty()) env.emplace_back("UCX_TLS", c.ucx_tls);
+  return env;
+}
+
+// Fills in ports chosen now for the nodes configured with port 0.
+Status ChoosePorts(ClusterConfig* c) {
+  std::vector<NodeConfig*> zero;
+  if (c->switch_node.port == 0) zero.push_back(&c->switch_node);
+  for (NodeConfig& n : c->memnodes)
+    if (n.port == 0) zero.push_back(&n);
+  if (zero.empty()) return Status::Ok();
+  std::vector<std::string> hosts;
+  for (NodeConfig* n : zero) hosts.push_back(n->host);
+  auto ports = FreePorts(hosts);
+  if (!ports.ok()) return ports.status();
+  for (size_t i = 0; i < zero.size(); ++i) zero[i]->port = (*ports)[i];
+  return Status::Ok();
+}
+
+Status MakeDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IoError(fmt::format("cannot create run directory '{}': {}", dir, ec.message()));
+  return Status::Ok();
+}
+
+// Is the node up?  The switch: answers stats.  A memory node: answers stats
+// and is connected to the switch.
+Status Probe(ControlSession& session, const NodeProcess& n, Clock::time_point deadline) {
+  auto stats = session.Call(n.address, "stats", std::min(kProbeTimeout, std::max(Left(deadline), milliseconds(1))));
+  if (!stats.ok()) return stats.status();
+  if (n.role == Role::kMemNode && !(*stats)["counters"].value("switch_connected", false))
+    return Status::Unavailable("answers but is not registered with the switch yet");
+  return Status::Ok();
+}
+
+// Waits until the nodes `which` of `st` are up, each of them still running.
+Status WaitForNodes(ControlSession& session, const ClusterState& st, const std::vector<size_t>& which,
+                    Clock::time_point deadline, milliseconds timeout, const LaunchOptions& options) {
+  std::set<size_t> waiting(which.begin(), which.end());
+  std::map<size_t, std::string> last_error;
+  for (;;) {
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      const NodeProcess& n = st.nodes[*it];
+      if (!IsRunning(n.process)) {
+        std::string how = ReapChild(n.process);
+        if (how.empty()) how = "exited";
+        return Status::Unavailable(fmt::format("{} {} while starting; its log {}:\n{}", n.name, how, n.log,
+                                               TailOfFile(n.log, 8)));
+      }
+      Status s = Probe(session, n, deadline);
+      if (s.ok()) {
+        Progress(options, fmt::format("{} is up at {}", n.name, n.address));
+        it = waiting.erase(it);
+      } else {
+        last_error[*it] = s.ToString();
+        ++it;
+      }
+    }
+    if (waiting.empty()) return Status::Ok();
+    if (Clock::now() >= deadline) {
+      const NodeProcess& n = st.nodes[*waiting.begin()];
+      return Status::Timeout(fmt::format("{} ({}) did not come up within {} ms (last answer: {}); see its log {}:\n{}",
+                                         n.name, n.address, timeout.count(), last_error[*waiting.begin()], n.log,
+                                         TailOfFile(n.log, 8)));
+    }
+    std::this_thread::sleep_for(std::min(kCheckInterval, Left(deadline) + milliseconds(1)));
+  }
+}
+
+// Waits until the switch lists every memory node of `st` as alive.
+Status WaitForRegistrations(ControlSession& session, const ClusterState& st, Clock::time_point deadline,
+                            milliseconds timeout) {
+  std::set<uint32_t> want;
+  for (const NodeProcess& n : st.nodes)
+    if (n.role == Role::kMemNode) want.insert(n.node);
+  std::string last;
+  for (;;) {
+    auto stats = session.Call(st.switch_address, "stats", std::min(kProbeTimeout, std::max(Left(deadline), milliseconds(1))));
+    if (stats.ok()) {
+      std::set<uint32_t> alive;
+      for (const json& m : (*stats)["memnodes"])
+        if (m.value("alive", false)) alive.insert(m.value("node", 0u));
+      if (std::includes(alive.begin(), alive.end(), want.begin(), want.end())) return Status::Ok();
+      last = fmt::format("{} of {} memory nodes registered", alive.size(), want.size());
+    } else {
+      last = stats.status().ToString();
+    }
+    if (Clock::now() >= deadline)
+      return Status::Timeout(fmt::format("the switch did not see every memory node within {} ms ({}); see {}",
+                                         timeout.count(), last, st.nodes.front().log));
+    std::this_thread::sleep_for(std::min(kCheckInterval, Left(deadline) + milliseconds(1)));
+  }
+}
+
+Result<NodeProcess> Launch(const std::string& binary, const ClusterConfig& c, const NodeConfig& n,
+                           const LaunchOptions& options) {
+  NodeProcess p;
+  p.name = n.Name();
+  p.role = n.role;
+  p.node = n.node;
+  p.address = fmt::format("{}:{}", ConnectHost(n.host), n.port);
+  p.log = fmt::format("{}/{}.log", c.ClusterDir(), p.name);
+  if (n.role == Role::kMemNode) p.shm_name = SharedMemoryName(c, n);
+  SpawnOptions so;
+  so.argv = n.role == Role::kSwitch ? SwitchArgs(binary, c) : MemNodeArgs(binary, c, n);
+  so.env = NodeEnvironment(c);
+  so.log_path = p.log;
+  so.die_with_parent = options.die_with_parent;
+  auto pid = Spawn(so);
+  if (!pid.ok()) return Status::IoError(fmt::format("{}: {}", p.name, pid.status().message()));
+  p.process = *pid;
+  Progress(options, fmt::format("started {} (pid {}), log {}", p.name, p.process.pid, p.log));
+  return p;
+}
+
+}  // namespace
+
+Result<std::string> NodeBinary(const ClusterConfig& config) {
+  if (!config.binary.empty()) return config.binary;
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return Status::IoError(fmt::format("cannot find this executable: {}", strerror(errno)));
+  return std::string(path, static_cast<size_t>(n));
+}
+
+void ApplyTransportEnvironment(const ClusterConfig& config) {
+  for (const auto& [k, v] : NodeEnvironment(config)) setenv(k.c_str(), v.c_str(), /*overwrite=*/1);
+}
+
+Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOptions& options) {
+  ClusterConfig config = config_in;
+  PULSE_RETURN_IF_ERROR(ValidateClusterConfig(config));
+  PULSE_RETURN_IF_ERROR(MakeDirectories(config.ClusterDir()));
+  const std::string state_file = config.StateFile();
+  if (auto old = ReadState(state_file); old.ok()) {
+    if (AnyRunning(*old))
+      return Status::InvalidArgument(fmt::format(
+          "cluster '{}' from {} is already running (switch at {}); stop it with `pulse cluster down`",
+          old->name, state_file, old->switch_address));
+    Progress(options, fmt::format("removing stale state file {} (none of its processes runs)", state_file));
+    std::remove(state_file.c_str());
+  } else if (old.status().code() != Status::Code::kNotFound) {
+    return Status::InvalidArgument(fmt::format("{}; remove it if no cluster runs", old.status().message()));
+  }
+  auto binary = NodeBinary(config);
+  if (!binary.ok()) return binary.status();
+  PULSE_RETURN_IF_ERROR(ChoosePorts(&config));
+
+  ClusterState st;
+  st.name = config.name;
+  st.config_source = config.source;
+  st.state_file = state_file;
+  st.switch_address = fmt::format("{}:{}", ConnectHost(config.switch_node.host), config.switch_node.port);
+  st.ucx_tls = config.ucx_tls;
+  st.started_unix = static_cast<int64_t>(std::time(nullptr));
+
+  // From here on a failure stops whatever has been started.
+  auto fail = [&](Status why) -> Result<ClusterState> {
+    if (!st.nodes.empty()) {
+      Progress(options, "start failed; stopping the nodes started so far");
+      (void)StopCluster(st, std::min(config.stop_timeout, milliseconds(2000)));
+    }
+    std::remove(state_file.c_str());
+    return why;
+  };
+
+  ApplyTransportEnvironment(config);  // the control session speaks what the nodes speak
+  auto session = ControlSession::Create(config.ucx_tls);
+  if (!session.ok()) return session.status();
+  const auto deadline = Clock::now() + config.start_timeout;
+
+  auto sw = Launch(*binary, config, config.switch_node, options);
+  if (!sw.ok()) return fail(sw.status());
+  st.nodes.push_back(std::move(*sw));
+  if (Status s = WriteState(st); !s.ok()) return fail(s);
+  if (Status s = WaitForNodes(**session, st, {0}, deadline, config.start_timeout, options); !s.ok()) return fail(s);
+
+  std::vector<size_t> memnodes;
+  for (const NodeConfig& n : config.memnodes) {
+    auto p = Launch(*binary, config, n, options);
+    if (!p.ok()) return fail(p.status());
+    memnodes.push_back(st.nodes.size());
+    st.nodes.push_back(std::move(*p));
+  }
+  if (Status s = WriteState(st); !s.ok()) return fail(s);
+  if (Status s = WaitForNodes(**session, st, memnodes, deadline, config.start_timeout, options); !s.ok())
+    return fail(s);
+  if (Status s = WaitForRegistrations(**session, st, deadline, config.start_timeout); !s.ok()) return fail(s);
+  return st;
+}
+
+Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, milliseconds stage_timeout) {
+  std::vector<StopOutcome> out;
+  std::vector<const NodeProcess*> order;  // memory nodes first, the switch last
+  for (const NodeProcess& n : state.nodes)
+    if (n.role == Role::kMemNode) order.push_back(&n);
+  for (const NodeProcess& n : state.nodes)
+    if (n.role == Role::kSwitch) order.push_back(&n);
+  std::vector<bool> ran(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    ran[i] = IsRunning(order[i]->process);
+    out.push_back({order[i]->name, ran[i] ? "still running" : "not running"});
+  }
+
+  auto all_gone = [&] {
+    for (size_t i = 0; i < order.size(); ++i)
+      if (IsRunning(order[i]->process)) return false;
+    return true;
+  };
+  auto wait_gone = [&](milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (!all_gone() && Clock::now() < deadline) std::this_thread::sleep_for(std::min(kCheckInterval, Left(deadline) + milliseconds(1)));
+    return all_gone();
+  };
+  auto mark = [&](const char* how) {
+    for (size_t i = 0; i < order.size(); ++i)
+      if (ran[i] && out[i].how == "still running" && !IsRunning(order[i]->process)) out[i].how = how;
+  };
+
+  // Stage 1: the shutdown control operation, to every node that runs.
+  if (!all_gone()) {
+    auto session = ControlSession::Create(state.ucx_tls);
+    if (session.ok()) {
+      const auto deadline = Clock::now() + stage_timeout;
+      for (size_t i = 0; i < order.size(); ++i) {
+        if (!IsRunning(order[i]->process) || Clock::now() >= deadline) continue;
+        (void)(*session)->Call(order[i]->address, "shutdown", std::min(kProbeTimeout, Left(deadline)));
+      }
+      wait_gone(Left(deadline));
+    }
+  }
+  mark("shutdown");
+  // Stage 2: SIGTERM; stage 3: SIGKILL.
+  if (!all_gone()) {
+    for (const NodeProcess* n : order) SignalProcess(n->process, SIGTERM);
+    wait_gone(stage_timeout);
+    mark("SIGTERM");
+  }
+  if (!all_gone()) {
+    for (const NodeProcess* n : order) SignalProcess(n->process, SIGKILL);
+    wait_gone(stage_timeout);
+    mark("SIGKILL");
+  }
+  // A pool object outlives a killed node; the names are this cluster's own.
+  for (const NodeProcess* n : order)
+    if (!n->shm_name.empty() && !IsRunning(n->process)) shm_unlink(n->shm_name.c_str());
+  for (size_t i = 0; i < order.size(); ++i)
+    if (IsRunning(order[i]->process))
+      return Status::Timeout(fmt::format("{} (pid {}) still runs after SIGKILL; state kept in {}", order[i]->name,
+                                         order[i]->process.pid, state.state_file));
+  if (!state.state_file.empty()) std::remove(state.state_file.c_str());
+  return out;
+}
+
+Result<std::vector<StopOutcome>> ClusterGuard::Stop() {
+  if (!state_) return std::vector<StopOutcome>{};
+  auto r = StopCluster(*state_, stage_timeout_);
+  state_.reset();
+  return r;
+}
+
+}  // namespace pulse::cluster

@@ -1,0 +1,119 @@
+// Starting and stopping a local cluster (`pulse cluster up|down`, and the
+// benchmarks that bring their own cluster).
+//
+// StartCluster runs one process per node of the config (`pulse switch`,
+// `pulse memnode`), detached in sessions of their own with one log file
+// each under ClusterConfig::ClusterDir(), and records them in a state file
+// (JSON) there.  It returns once every node answers the `stats` control
+// operation and the switch knows every memory node; if that does not happen
+// before the config's start_timeout, or a node exits, it stops what it
+// started and names the node and its log.
+//
+// StopCluster asks each node to `shutdown`, then sends SIGTERM, then
+// SIGKILL, each stage bounded by a deadline; it never signals a pid that no
+// longer belongs to the node (see process.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/config.h"
+#include "cluster/process.h"
+#include "pulse/status.h"
+
+namespace pulse::cluster {
+
+struct NodeProcess {
+  std::string name;         // "switch", "memnode-<id>"
+  Role role = Role::kSwitch;
+  uint32_t node = 0;        // memory node id
+  std::string address;      // host:port for control operations
+  ProcessId process;
+  std::string log;          // its stdout and stderr
+  std::string shm_name;     // memnode pool object, removed after a SIGKILL
+};
+
+// What the state file records about a running cluster.
+struct ClusterState {
+  std::string name;
+  std::string config_source;
+  std::string state_file;
+  std::string switch_address;
+  std::string ucx_tls;      // the transports the nodes were given ("" : UCX's choice)
+  int64_t started_unix = 0;
+  std::vector<NodeProcess> nodes;  // the switch first
+};
+
+struct LaunchOptions {
+  // Children get SIGTERM when the launching thread exits (a benchmark's own
+  // cluster must not outlive it); `pulse cluster up` leaves this off.
+  bool die_with_parent = false;
+  // Progress lines ("started memnode-1 (pid 1234)"), optional.
+  std::function<void(const std::string&)> progress;
+};
+
+// Starts the cluster.  Errors: InvalidArgument if the state file names a
+// cluster that still runs; IoError (cannot write the run directory, cannot
+// execute the binary); Unavailable/Timeout naming the node that did not come
+// up and its log.
+Result<ClusterState> StartCluster(const ClusterConfig& config, const LaunchOptions& options = {});
+
+// How StopCluster ended each node.
+struct StopOutcome {
+  std::string name;
+  std::string how;  // "shutdown", "SIGTERM", "SIGKILL", "not running", "still running"
+};
+
+// Stops every node of `state` (memory nodes first) and removes the state
+// file.  Each stage waits at most `stage_timeout`.  Errors: Timeout if a
+// process survived SIGKILL (the state file is then kept).
+Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, std::chrono::milliseconds stage_timeout);
+
+// The state file.  ReadState: NotFound if there is none, InvalidArgument if
+// it does not parse.
+Result<ClusterState> ReadState(const std::string& path);
+Status WriteState(const ClusterState& state);
+
+// True if any process of the state still runs.
+bool AnyRunning(const ClusterState& state);
+
+// The pulse executable to run for the nodes: config.binary, else this one.
+Result<std::string> NodeBinary(const ClusterConfig& config);
+
+// Sets the config's transport variables (UCX_TLS, [transport.env]) in this
+// process's environment, so that workers created afterwards (a CPU-node
+// client, a control session) use what the nodes use.
+void ApplyTransportEnvironment(const ClusterConfig& config);
+
+// A cluster that StopCluster()s itself when destroyed unless Release()d.
+class ClusterGuard {
+ public:
+  ClusterGuard() = default;
+  explicit ClusterGuard(ClusterState state, std::chrono::milliseconds stage_timeout)
+      : state_(std::move(state)), stage_timeout_(stage_timeout) {}
+  ClusterGuard(ClusterGuard&& o) noexcept : state_(std::exchange(o.state_, std::nullopt)), stage_timeout_(o.stage_timeout_) {}
+  ClusterGuard& operator=(ClusterGuard&& o) noexcept {
+    if (this != &o) {
+      Stop();
+      state_ = std::exchange(o.state_, std::nullopt);
+      stage_timeout_ = o.stage_timeout_;
+    }
+    return *this;
+  }
+  ~ClusterGuard() { Stop(); }
+  const ClusterState* state() const { return state_ ? &*state_ : nullptr; }
+  // Stops now (idempotent).
+  Result<std::vector<StopOutcome>> Stop();
+  void Release() { state_.reset(); }
+
+ private:
+  std::optional<ClusterState> state_;
+  std::chrono::milliseconds stage_timeout_{5000};
+};
+
+}  // namespace pulse::cluster

@@ -1,0 +1,230 @@
+#include "cluster/process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace pulse::cluster {
+
+namespace {
+
+// Fields of /proc/<pid>/stat after the command name: state and starttime.
+bool ReadProcStat(pid_t pid, char* state, uint64_t* start_ticks) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string text;
+  if (!std::getline(in, text)) return false;
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
+  // After ") " come field 3 (state) ... field 22 (starttime).
+  std::vector<std::string> fields;
+  size_t pos = paren + 2;
+  while (pos < text.size() && fields.size() < 20) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    fields.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (fields.size() < 20) return false;
+  *state = fields[0].empty() ? '?' : fields[0][0];
+  *start_ticks = std::strtoull(fields[19].c_str(), nullptr, 10);
+  return true;
+}
+
+std::string DescribeWait(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return "ended";
+}
+
+// Exit descriptions of children reaped by IsRunning, for a later ReapChild.
+std::map<pid_t, std::string>& ReapedChildren() {
+  static std::map<pid_t, std::string> reaped;
+  return reaped;
+}
+
+}  // namespace
+
+uint64_t StartTicks(pid_t pid) {
+  char state = 0;
+  uint64_t ticks = 0;
+  if (!ReadProcStat(pid, &state, &ticks) || state == 'Z' || state == 'X') return 0;
+  return ticks;
+}
+
+Result<ProcessId> Spawn(const SpawnOptions& options) {
+  if (options.argv.empty()) return Status::InvalidArgument("spawn: empty command");
+  // Everything the child needs is prepared before fork: after fork in a
+  // multi-threaded process only async-signal-safe calls are allowed.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [k, v] : options.env) replaced = replaced || k == name;
+    if (!replaced) env_strings.push_back(entry);
+  }
+  for (const auto& [k, v] : options.env) {
+    // Later entries win over earlier ones with the same name.
+    std::erase_if(env_strings, [&](const std::string& s) { return s.compare(0, k.size() + 1, k + "=") == 0; });
+    env_strings.push_back(k + "=" + v);
+  }
+  std::vector<char*> envp, argv;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = options.argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  const int log_fd = open(options.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) return Status::IoError(fmt::format("cannot open log '{}': {}", options.log_path, strerror(errno)));
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int err_pipe[2];
+  if (null_fd < 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    const int e = errno;
+    close(log_fd);
+    if (null_fd >= 0) close(null_fd);
+    return Status::IoError(fmt::format("spawn {}: {}", args[0], strerror(e)));
+  }
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int e = errno;
+    close(log_fd);
+    close(null_fd);
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+    return Status::IoError(fmt::format("fork for {}: {}", args[0], strerror(e)));
+  }
+  if (pid == 0) {
+    // The child: async-signal-safe calls only, until execve.
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);  // the parent may block signals
+    signal(SIGPIPE, SIG_DFL);
+    setsid();
+    if (options.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(127);
+    }
+    dup2(null_fd, 0);
+    dup2(log_fd, 1);
+    dup2(log_fd, 2);
+    // Whatever else this process had open (UCX sockets, event fds) closes at exec.
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    execve(argv[0], argv.data(), envp.data());
+    const int e = errno;
+    ssize_t ignored = write(err_pipe[1], &e, sizeof e);
+    (void)ignored;
+    _exit(127);
+  }
+  close(log_fd);
+  close(null_fd);
+  close(err_pipe[1]);
+  ProcessId id{pid, 0};
+  // The pipe closes at exec (success) or carries errno (failure).
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = read(err_pipe[0], &child_errno, sizeof child_errno);
+  } while (n < 0 && errno == EINTR);
+  close(err_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+    waitpid(pid, nullptr, 0);
+    return Status::IoError(fmt::format("cannot run '{}': {}", args[0], strerror(child_errno)));
+  }
+  id.start_ticks = StartTicks(pid);
+  return id;
+}
+
+std::string ReapChild(const ProcessId& p) {
+  auto& reaped = ReapedChildren();
+  if (auto it = reaped.find(p.pid); it != reaped.end()) return it->second;
+  int status = 0;
+  const pid_t r = waitpid(p.pid, &status, WNOHANG);
+  if (r == p.pid) return reaped[p.pid] = DescribeWait(status);
+  return "";
+}
+
+bool IsRunning(const ProcessId& p) {
+  if (p.pid <= 0) return false;
+  if (ReapedChildren().count(p.pid)) return false;
+  int status = 0;
+  const pid_t r = waitpid(p.pid, &status, WNOHANG);
+  if (r == p.pid) {
+    ReapedChildren()[p.pid] = DescribeWait(status);
+    return false;
+  }
+  // r == 0: a child of ours that runs; r < 0 (ECHILD): someone else's.
+  const uint64_t ticks = StartTicks(p.pid);
+  return ticks != 0 && (p.start_ticks == 0 || ticks == p.start_ticks);
+}
+
+bool SignalProcess(const ProcessId& p, int sig) {
+  if (!IsRunning(p)) return false;
+  return kill(p.pid, sig) == 0;
+}
+
+std::string TailOfFile(const std::string& path, size_t lines) {
+  std::ifstream in(path);
+  std::deque<std::string> tail;
+  std::string line;
+  while (std::getline(in, line)) {
+    tail.push_back(line);
+    if (tail.size() > lines) tail.pop_front();
+  }
+  std::string out;
+  for (const auto& l : tail) out += "    " + l + "\n";
+  return out;
+}
+
+Result<std::vector<uint16_t>> FreePorts(const std::vector<std::string>& hosts) {
+  std::vector<int> fds;
+  std::vector<uint16_t> ports;
+  Status error;
+  for (const std::string& host : hosts) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* res = nullptr;
+    if (int rc = getaddrinfo(host.c_str(), "0", &hints, &res); rc != 0) {
+      error = Status::IoError(fmt::format("cannot resolve '{}': {}", host, gai_strerror(rc)));
+      break;
+    }
+    const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    const bool bound = fd >= 0 && bind(fd, res->ai_addr, res->ai_addrlen) == 0 &&
+                       getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    const int e = errno;
+    freeaddrinfo(res);
+    if (fd >= 0) fds.push_back(fd);
+    if (!bound) {
+      error = Status::IoError(fmt::format("cannot find a free port on '{}': {}", host, strerror(e)));
+      break;
+    }
+    const uint16_t port = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                                     : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    ports.push_back(port);
+  }
+  for (int fd : fds) close(fd);
+  if (!error.ok()) return error;
+  return ports;
+}
+
+}  // namespace pulse::cluster

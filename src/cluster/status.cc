@@ -1,0 +1,112 @@
+#include "cluster/status.h"
+
+#include <fmt/format.h>
+
+#include "cluster/control_session.h"
+
+namespace pulse::cluster {
+
+using nlohmann::json;
+
+std::vector<NodeStatus> QueryStatus(const ClusterState& state, std::chrono::milliseconds timeout) {
+  std::vector<NodeStatus> out;
+  auto session = ControlSession::Create(state.ucx_tls);
+  for (const NodeProcess& n : state.nodes) {
+    NodeStatus s;
+    s.node = &n;
+    s.running = IsRunning(n.process);
+    if (!s.running) {
+      s.error = "process not running";
+    } else if (!session.ok()) {
+      s.error = session.status().ToString();
+    } else {
+      auto stats = (*session)->Call(n.address, "stats", timeout);
+      if (stats.ok()) {
+        s.answering = true;
+        s.stats = std::move(*stats);
+      } else {
+        s.error = stats.status().ToString();
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool Healthy(const std::vector<NodeStatus>& nodes) {
+  for (const NodeStatus& n : nodes)
+    if (!n.running || !n.answering) return false;
+  return !nodes.empty();
+}
+
+json StatusJson(const ClusterState& state, const std::vector<NodeStatus>& nodes) {
+  json list = json::array();
+  for (const NodeStatus& s : nodes) {
+    json j = {{"name", s.node->name},
+              {"role", RoleName(s.node->role)},
+              {"address", s.node->address},
+              {"pid", s.node->process.pid},
+              {"log", s.node->log},
+              {"alive", s.running},
+              {"answering", s.answering}};
+    if (s.node->role == Role::kMemNode) j["node"] = s.node->node;
+    if (!s.error.empty()) j["error"] = s.error;
+    if (s.answering) {
+      j["counters"] = s.stats.value("counters", json::object());
+      if (s.stats.contains("memnodes")) j["memnodes"] = s.stats["memnodes"];
+    }
+    list.push_back(std::move(j));
+  }
+  return json{{"cluster", state.name},
+              {"state_file", state.state_file},
+              {"config", state.config_source},
+              {"switch_address", state.switch_address},
+              {"started_unix", state.started_unix},
+              {"healthy", Healthy(nodes)},
+              {"nodes", list}};
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>& nodes) {
+  std::string out = fmt::format("cluster '{}' (state {})\n", state.name, state.state_file);
+  out += fmt::format("{:<11} {:<8} {:<21} {:>7} {:<5} {:>10} {:>11} {:>9} {:>10} {:>10} {}\n", "node", "role",
+                     "address", "pid", "alive", "requests", "iterations", "forwards", "bytes in", "bytes out",
+                     "engine");
+  for (const NodeStatus& s : nodes) {
+    const NodeProcess& n = *s.node;
+    std::string requests = "-", iterations = "-", forwards = "-", in = "-", outb = "-", engine = "-";
+    const char* alive = !s.running ? "no" : s.answering ? "yes" : "mute";
+    if (s.answering) {
+      const json& c = s.stats["counters"];
+      auto num = [&](const char* key) { return std::to_string(c.value(key, uint64_t{0})); };
+      requests = num("requests");
+      in = HumanBytes(c.value("bytes_in", uint64_t{0}));
+      outb = HumanBytes(c.value("bytes_out", uint64_t{0}));
+      if (n.role == Role::kSwitch) {
+        forwards = num("forwards");
+      } else {
+        iterations = num("iterations");
+        forwards = num("not_local");
+        engine = fmt::format("{}/{} busy, {} queued", c.value("engine_active", uint64_t{0}),
+                             c.value("engine_capacity", uint64_t{0}), c.value("engine_queued", uint64_t{0}));
+      }
+    }
+    out += fmt::format("{:<11} {:<8} {:<21} {:>7} {:<5} {:>10} {:>11} {:>9} {:>10} {:>10} {}\n", n.name,
+                       RoleName(n.role), n.address, n.process.pid, alive, requests, iterations, forwards, in,
+                       outb, engine);
+    if (s.running && !s.answering) out += fmt::format("  {}: {}\n", n.name, s.error);
+  }
+  return out;
+}
+
+}  // namespace pulse::cluster

@@ -1,0 +1,258 @@
+// The client against a real cluster (switch and memory nodes as processes):
+// Listing 3 compiled from C, run offloaded and at the CPU node, checked
+// against std::unordered_map; many traversals in flight; the offload rule;
+// dead nodes.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
+
+#include "compiler/iterators/nodes.h"
+#include "pulse/client.h"
+#include "pulse/iterators/unordered_map_find.h"
+#include "switch/local_rack.h"
+
+namespace pulse {
+namespace {
+
+using testing::LocalRack;
+
+constexpr uint64_t kBuckets = 61;  // odd: consecutive keys of a chain alternate nodes
+
+ProgramRef UmapFind() {
+  auto p = VerifiedProgram::FromBytes(iterators::unordered_map_find());
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
+// A chained hash table in far memory: a bucket array of far pointers and
+// nodes {key, value, next} (tests/compiler/iterators/nodes.h), spread over
+// the memory nodes by the allocation policy.
+class FarHashTable {
+ public:
+  explicit FarHashTable(Client* client) : client_(client) {
+    buckets_ = *client->Allocate(kBuckets * 8);
+    std::vector<uint64_t> zero(kBuckets, 0);
+    EXPECT_TRUE(client->Write(buckets_, zero.data(), zero.size() * 8).ok());
+  }
+  void Insert(uint64_t key, uint64_t value) {
+    const uint64_t slot = buckets_ + (key % kBuckets) * 8;
+    uint64_t head = 0;
+    ASSERT_TRUE(client_->Read(slot, &head, 8).ok());
+    node n{key, value, head};
+    auto addr = client_->Allocate(sizeof(node));
+    ASSERT_TRUE(addr.ok()) << addr.status().ToString();
+    ASSERT_TRUE(client_->Write(*addr, &n, sizeof(n)).ok());
+    ASSERT_TRUE(client_->Write(slot, &*addr, 8).ok());
+  }
+  // init(): the bucket's first node (0 for an empty bucket) and the key.
+  uint64_t Head(uint64_t key) {
+    uint64_t head = 0;
+    EXPECT_TRUE(client_->Read(buckets_ + (key % kBuckets) * 8, &head, 8).ok());
+    return head;
+  }
+
+ private:
+  Client* client_;
+  uint64_t buckets_ = 0;
+};
+
+std::vector<uint8_t> KeyScratch(uint64_t key) {
+  std::vector<uint8_t> s(8);
+  std::memcpy(s.data(), &key, 8);
+  return s;
+}
+
+uint64_t Answer(const TraversalResult& r) {
+  uint64_t v;
+  std::memcpy(&v, r.scratch.data(), 8);
+  return v;
+}
+
+class ClientCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::SetUcxTestEnvironment();
+    ASSERT_TRUE(rack_.Start(2, /*pool_mib=*/16));
+    options_.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
+    options_.slab_bytes = 4096;  // small slabs: chains cross memory nodes
+    options_.request_timeout = std::chrono::milliseconds(300);
+    options_.max_attempts = 3;
+    auto c = Client::Connect(options_);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(*c);
+  }
+  LocalRack rack_;
+  ClientOptions options_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(ClientCluster, ListingThreeOffloadedAndAtTheCpuNodeMatchUnorderedMap) {
+  ASSERT_EQ(client_->memory_nodes(), 2u);
+  FarHashTable table(client_.get());
+  std::unordered_map<uint64_t, uint64_t> native;
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 1500; ++i) {
+    const uint64_t key = rng() % 5000, value = rng();
+    if (native.count(key)) continue;
+    native[key] = value;
+    table.Insert(key, value);
+  }
+  auto program = UmapFind();
+  int hits = 0;
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t key = rng() % 5500;
+    const uint64_t head = table.Head(key);
+    if (head == 0) continue;  // init() answers an empty bucket itself
+    TraverseOptions off, local;
+    off.mode = ExecutionMode::kOffload;
+    local.mode = ExecutionMode::kCpuNode;
+    auto a = client_->Traverse(program, head, KeyScratch(key), off);
+    auto b = client_->Traverse(program, head, KeyScratch(key), local);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    ASSERT_EQ(a->status, TraversalStatus::kDone);
+    EXPECT_TRUE(a->offloaded);
+    EXPECT_FALSE(b->offloaded);
+    EXPECT_EQ(a->scratch, b->scratch);  // the two execution paths agree byte for byte
+    EXPECT_EQ(a->iterations, b->iterations);
+    auto it = native.find(key);
+    if (it != native.end()) {
+      EXPECT_EQ(Answer(*a), it->second);
+      ++hits;
+    } else {
+      EXPECT_EQ(static_cast<uint32_t>(Answer(*a)), KEY_NOT_FOUND);
+    }
+  }
+  EXPECT_GT(hits, 50);
+  EXPECT_GT(client_->counters().remote_reads, 300u);  // the CPU-node path read windows remotely
+  auto stats = rack_.SwitchStats();
+  EXPECT_GT(stats["counters"]["forwards"].get<uint64_t>(), 0u) << "chains should cross memory nodes";
+}
+
+TEST_F(ClientCluster, ManyAsyncTraversalsInFlight) {
+  FarHashTable table(client_.get());
+  std::unordered_map<uint64_t, uint64_t> native;
+  for (uint64_t k = 0; k < 400; ++k) {
+    native[k * 7] = k * 1000 + 1;
+    table.Insert(k * 7, k * 1000 + 1);
+  }
+  auto program = UmapFind();
+  std::vector<std::pair<uint64_t, uint64_t>> got;
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  std::vector<uint64_t> heads;  // init() for every key first: a synchronous read drives the fabric
+  for (uint64_t k = 0; k < 400; k += 2) heads.push_back(table.Head(k * 7));
+  for (uint64_t k = 0; k < 400; k += 2) {
+    const uint64_t key = k * 7;
+    client_->TraverseAsync(program, heads[k / 2], KeyScratch(key), off, [&got, key](Result<TraversalResult> r) {
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      got.emplace_back(key, Answer(*r));
+    });
+  }
+  EXPECT_GT(client_->pending(), 10u);
+  ASSERT_TRUE(client_->WaitAll(std::chrono::seconds(20)).ok());
+  ASSERT_EQ(got.size(), 200u);
+  for (auto& [key, value] : got) EXPECT_EQ(value, native[key]);
+}
+
+TEST_F(ClientCluster, OffloadDecisionFollowsEta) {
+  FarHashTable table(client_.get());
+  table.Insert(5, 55);
+  auto program = UmapFind();
+  const uint32_t n = program->info().longest_path;
+  DispatchPolicy p = client_->dispatch_policy();
+  p.mode = ExecutionMode::kAuto;
+  p.t_i_ns = 1.0;
+  p.t_d_ns = 10.0;
+  p.eta = (n - 1) / 10.0;  // t_c = n > eta * t_d: run at the CPU node
+  client_->SetDispatchPolicy(p);
+  auto r = client_->Traverse(program, table.Head(5), KeyScratch(5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, TraversalStatus::kDone);
+  EXPECT_FALSE(r->offloaded);
+  EXPECT_EQ(Answer(*r), 55u);
+  p.eta = (n + 1) / 10.0;  // now t_c < eta * t_d: offload
+  client_->SetDispatchPolicy(p);
+  r = client_->Traverse(program, table.Head(5), KeyScratch(5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, TraversalStatus::kDone);
+  EXPECT_TRUE(r->offloaded);
+  EXPECT_EQ(Answer(*r), 55u);
+}
+
+TEST_F(ClientCluster, PulseAccReissuesFromTheCpuNode) {
+  FarHashTable table(client_.get());
+  std::unordered_map<uint64_t, uint64_t> native;
+  for (uint64_t k = 0; k < 600; ++k) {
+    native[k] = k + 1;
+    table.Insert(k, k + 1);
+  }
+  auto program = UmapFind();
+  TraverseOptions acc;
+  acc.mode = ExecutionMode::kOffload;
+  acc.pulse_acc = true;
+  uint32_t issues = 0;
+  for (uint64_t k = 0; k < 600; k += 37) {
+    auto r = client_->Traverse(program, table.Head(k), KeyScratch(k), acc);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(Answer(*r), native[k]);
+    issues += r->issues;
+  }
+  EXPECT_GT(issues, 17u) << "some chains cross nodes, so some lookups need more than one issue";
+}
+
+TEST_F(ClientCluster, DeadMemoryNodeGivesAClearErrorAndTheOtherKeepsServing) {
+  auto program = UmapFind();
+  ClientOptions o = options_;
+  o.policy = AllocationPolicy::kPartitioned;
+  auto c = Client::Connect(o);
+  ASSERT_TRUE(c.ok());
+  Client& client = **c;
+  uint64_t on[2];
+  for (uint32_t n = 0; n < 2; ++n) {
+    on[n] = *client.Allocate(sizeof(node), n);
+    node x{9, 90 + n, 0};
+    ASSERT_TRUE(client.Write(on[n], &x, sizeof(x)).ok());
+  }
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  ASSERT_EQ(Answer(*client.Traverse(program, on[1], KeyScratch(9), off)), 91u);
+  rack_.memnode(1).Kill();
+  const auto start = std::chrono::steady_clock::now();
+  auto dead = client.Traverse(program, on[1], KeyScratch(9), off);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(dead.ok());
+  EXPECT_TRUE(dead.status().code() == Status::Code::kUnavailable || dead.status().code() == Status::Code::kTimeout)
+      << dead.status().ToString();
+  EXPECT_LT(waited, std::chrono::seconds(5));  // bounded by the retry budget, not a hang
+  auto alive = client.Traverse(program, on[0], KeyScratch(9), off);
+  ASSERT_TRUE(alive.ok()) << alive.status().ToString();
+  EXPECT_EQ(Answer(*alive), 90u);
+}
+
+}  // namespace
+}  // namespace pulse
+
+namespace pulse {
+namespace {
+
+TEST_F(ClientCluster, OffloadRuleUsesTheMemoryNodesCalibration) {
+  double worst_ratio = 0, t_i = 0, t_d = 0;
+  for (uint32_t n = 0; n < 2; ++n) {
+    auto hello = rack_.cpu().Call(rack_.view(n).ep, {{"op", "hello"}});
+    ASSERT_TRUE(hello.contains("t_i_ns")) << hello.dump();
+    const double ti = hello["t_i_ns"].get<double>(), td = hello["t_d_ns"].get<double>();
+    EXPECT_GT(td, 0);
+    if (ti / td > worst_ratio) {
+      worst_ratio = ti / td;
+      t_i = ti;
+      t_d = td;
+    }
+  }
+  EXPECT_EQ(client_->dispatch_policy().t_i_ns, t_i);
+  EXPECT_EQ(client_->dispatch_policy().t_d_ns, t_d);
+}
+
+}  // namespace
+}  // namespace pulse
