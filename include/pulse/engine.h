@@ -10,11 +10,15 @@
 // earlier.  With enough workspaces the memory latency of one hides behind the
 // computation of the others (the software form of Fig. 3(c)).
 //
-// Mapping to threads: one Pipeline per thread.  A memory node with P memory
-// pipelines runs P threads, each with its own Pipeline and W workspaces
-// (EngineOptions::workspaces, default 16 = 2 * eta * 4 lines of prefetch
-// in flight); the logic pipelines of the paper are the same thread, since a
-// software "logic pipeline" costs nothing to add but a workspace.
+// Mapping to threads: one Pipeline per thread, W workspaces each
+// (EngineOptions::workspaces, default 16).  A software "logic pipeline" is
+// the same thread as its memory pipeline: the paper's eta logic pipelines
+// and 2*eta workspaces per memory pipeline become W workspaces interleaved
+// by one thread, since adding a logic pipeline in software costs nothing
+// but a workspace.  P memory pipelines are P threads with a Pipeline each
+// (`pulse bench engine --pipelines P` measures that).  `pulse memnode` runs
+// one Pipeline on its network thread, so that a request needs no handoff
+// between threads; more memory pipelines per host are more memory nodes.
 #pragma once
 
 #include <cstdint>

@@ -18,6 +18,7 @@ struct EngineBenchOptions {
   uint32_t workspaces = 16;        // engine workspaces = chains of the MLP chase
   double seconds = 1.5;            // per measurement
   uint32_t rounds = 3;             // each figure is the median of this many runs
+  uint32_t pipelines = 1;          // > 1: also measure that many pipelines, one thread each
   uint64_t seed = 42;
   std::function<void(const std::string&)> progress;  // optional progress lines
 };
@@ -34,6 +35,8 @@ struct EngineBenchResult {
   double native_hops_per_sec = 0;
   double mlp_limit_hops_per_sec = 0;
   uint64_t checked_requests = 0;    // engine results compared with the native walk
+  uint32_t pipelines = 1;
+  double engine_all_pipelines_hops_per_sec = 0;  // when pipelines > 1
 };
 
 // Builds the list and measures.  Fails if memory cannot be mapped or the

@@ -29,6 +29,9 @@ void AddEngineBench(CLI::App& bench) {
   cmd->add_option("--rounds", opts->rounds, "Measurements per figure (the median is reported)")
       ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Seed of the list permutation")->capture_default_str();
+  cmd->add_option("--pipelines", opts->pipelines,
+                  "Also measure this many engine pipelines, one thread each (memory pipelines of one node)")
+      ->capture_default_str();
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([opts, json] {
     opts->progress = [](const std::string& line) { std::cerr << "[bench engine] " << line << std::endl; };
@@ -52,6 +55,10 @@ void AddEngineBench(CLI::App& bench) {
         {"build_seconds", r->build_seconds},
         {"checked_requests", r->checked_requests},
     };
+    if (r->pipelines > 1) {
+      j["pipelines"] = r->pipelines;
+      j["engine_all_pipelines_hops_per_sec"] = r->engine_all_pipelines_hops_per_sec;
+    }
     if (*json) {
       std::cout << j.dump(2) << std::endl;
     } else {
