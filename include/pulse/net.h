@@ -90,12 +90,15 @@ enum class RmaPath {
 };
 
 // The default adaptive poll window.  From `pulse bench net` on the 2-core
-// test machine: a reply comes back within ~2 us over shared memory and
-// ~10-12 us over TCP loopback, so 20 us catches it on both while the
-// process sleeps (no CPU) once the traffic stops; longer windows only add
-// CPU per isolated message (about the window itself) without lowering
-// latency.  See src/net/net_bench.h.
-inline constexpr uint32_t kDefaultPollWindowUs = 20;
+// test machine (one-way median latency): back-to-back ping-pong takes
+// ~1 us over shared memory and ~5 us over TCP with any window >= 10 us
+// (11-13 us over TCP with pure sleep).  For isolated requests (1 ms apart)
+// a 50 us window keeps the requester polling through the peer's wake-up:
+// 13-18 us over shared memory and 18-31 us over TCP, against 15-30 and
+// 26-39 us with 10-20 us windows, for ~75 us of server CPU per isolated
+// message and no CPU when idle.  Longer windows add CPU (about the window
+// per isolated message) and little speed.  Table in src/net/net_bench.h.
+inline constexpr uint32_t kDefaultPollWindowUs = 50;
 
 struct WorkerOptions {
   PollMode poll_mode = PollMode::kAdaptive;
@@ -227,13 +230,15 @@ class RemoteKey {
 // functions, but not a blocking call (those return kInvalidArgument there).
 class Worker {
  public:
-  // Creates the UCP context and worker.  Errors: kIoError/kInternal if UCX
-  // cannot be initialised (e.g. an unknown transport in `transports`).
+  // Creates the UCP context and worker.  Errors: kInvalidArgument (a
+  // `ucx_config` name that is not a UCP context setting), kIoError or
+  // kInternal if UCX cannot be initialised.
   static Result<std::unique_ptr<Worker>> Create(const WorkerOptions& options = {});
   // Closes every endpoint (flushing for at most a short while, then by
   // force), stops listening and releases UCX.  Pending asynchronous
-  // operations complete with kUnavailable; the disconnect handler is not
-  // called.
+  // operations complete with kUnavailable (their functions must not call
+  // the Worker); the disconnect handler is not called; messages that
+  // arrive meanwhile are dropped.
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

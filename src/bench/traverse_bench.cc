@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -271,6 +272,10 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   auto forwards_before = SwitchForwards(**session, res.switch_address);
   if (!forwards_before.ok()) return forwards_before.status();
   const ClientCounters before = (*client)->counters();
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &res.load_average) != 1) res.load_average = 0;
+    std::fclose(f);
+  }
 
   std::vector<double> raw, one, pulse, acc;
   for (uint32_t r = 0; r < o.rounds; ++r) {

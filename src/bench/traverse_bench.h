@@ -35,7 +35,7 @@ struct TraverseBenchOptions {
   std::string binary;          // the pulse executable for a started cluster (empty: this one)
   std::string run_dir;         // logs of a started cluster (empty: $PULSE_RUN_DIR, else "run")
   std::string ucx_tls;         // transports for the started nodes and the client (empty: UCX_TLS)
-  uint32_t poll_window_us = 50;  // nodes and client: adaptive polling window
+  uint32_t poll_window_us = 0;   // nodes and client: adaptive polling window (as config/local.toml)
   bool busy_poll = false;
   uint32_t hops = 64;          // nodes per list
   uint32_t hops_per_node = 8;  // consecutive nodes on one memory node
@@ -58,6 +58,7 @@ struct TraverseBenchResult {
   std::string switch_address;
   bool own_cluster = false;
   std::string transport;           // UCX_TLS seen by the client ("" : UCX's choice)
+  double load_average = 0;         // 1-minute load average when the measurement started
 };
 
 // Runs the benchmark.  Errors: the cluster could not be started or joined

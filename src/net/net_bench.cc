@@ -339,18 +339,21 @@ int RunNetBench(const NetBenchOptions& o) {
   }
   out["results"] = results;
 
-  // Suggested window: the smallest adaptive window whose back-to-back
-  // median is within 10% of the best adaptive one.
+  // Suggested window: the lowest back-to-back + paced median one-way
+  // latency among the adaptive windows; a smaller window within 10% of it
+  // is preferred (less CPU per isolated message).
   double best = 1e300;
+  auto score = [](const Json& r) {
+    double s = r["back_to_back"]["one_way_us"]["median"].get<double>();
+    if (r.contains("paced")) s += r["paced"]["one_way_us"]["median"].get<double>();
+    return s;
+  };
   for (const auto& r : results) {
-    if (r.contains("back_to_back") && r["mode"] == "adaptive") {
-      best = std::min(best, r["back_to_back"]["one_way_us"]["median"].get<double>());
-    }
+    if (r.contains("back_to_back") && r["mode"] == "adaptive") best = std::min(best, score(r));
   }
   int64_t suggested = -1;
   for (const auto& r : results) {
-    if (r.contains("back_to_back") && r["mode"] == "adaptive" &&
-        r["back_to_back"]["one_way_us"]["median"].get<double>() <= best * 1.10) {
+    if (r.contains("back_to_back") && r["mode"] == "adaptive" && score(r) <= best * 1.10) {
       int64_t wnd = r["poll_window_us"].get<int64_t>();
       if (suggested < 0 || wnd < suggested) suggested = wnd;
     }
@@ -358,7 +361,8 @@ int RunNetBench(const NetBenchOptions& o) {
   if (suggested >= 0) {
     out["suggested_poll_window_us"] = suggested;
     out["suggestion_rule"] =
-        "smallest adaptive window whose back-to-back median is within 10% of the best adaptive";
+        "smallest adaptive window whose back-to-back + paced median one-way latency is within "
+        "10% of the best adaptive window";
   }
   std::fprintf(o.out, "%s\n", out.dump(2).c_str());
   std::fflush(o.out);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/engine_bench.h"
+#include "net/net_bench.h"
 #include "pulse/calibration.h"
 #include "tools/commands.h"
 
@@ -90,11 +91,32 @@ void AddCalibrateBench(CLI::App& bench) {
   });
 }
 
+void AddNetBench(CLI::App& bench) {
+  auto opts = std::make_shared<net::NetBenchOptions>();
+  CLI::App* cmd = bench.add_subcommand(
+      "net",
+      "Active-message ping-pong between two processes for each adaptive poll window (and busy\n"
+      "polling): one-way latency back to back and paced, CPU per message, idle CPU (JSON)");
+  cmd->add_option("--payload", opts->payload_bytes, "Payload bytes per message")->capture_default_str();
+  cmd->add_option("--iterations", opts->iterations, "Back-to-back round trips per configuration")
+      ->capture_default_str();
+  cmd->add_option("--paced-iterations", opts->paced_iterations, "Paced round trips per configuration")
+      ->capture_default_str();
+  cmd->add_option("--paced-gap-us", opts->paced_gap_us, "Idle time between paced round trips")->capture_default_str();
+  cmd->add_option("--windows", opts->windows_us, "Poll windows to measure in microseconds (-1: busy polling)")
+      ->capture_default_str();
+  cmd->add_option("--transports", opts->transports, "UCX transports for both sides (default: UCX's choice)");
+  cmd->callback([opts] {
+    if (net::RunNetBench(*opts) != 0) throw CLI::RuntimeError(1);
+  });
+}
+
 }  // namespace
 
 void AddBenchCommands(CLI::App& bench) {
   AddEngineBench(bench);
   AddCalibrateBench(bench);
+  AddNetBench(bench);
   AddTraverseBench(bench);
 }
 

@@ -18,5 +18,7 @@ void AddTraverseBench(CLI::App& bench);
 void AddNodeCommands(CLI::App& app);
 // pulse cluster up | down | status
 void AddClusterCommands(CLI::App& app);
+// pulse demo: the main job's workload against a running cluster
+void AddDemoCommand(CLI::App& app);
 
 }  // namespace pulse::tools

@@ -27,6 +27,7 @@ nlohmann::json ResultJson(const bench::TraverseBenchResult& r) {
       {"pulse_acc_us", r.pulse_acc.mean_us},
       {"offload_vs_raw", offload_ratio},
       {"pulse_vs_pulse_acc", pulse_ratio},
+      {"pulse_vs_pulse_acc_p50", r.pulse.p50_us / r.pulse_acc.p50_us},
       {"targets",
        {{"offload_vs_raw_max", 1.3},
         {"pulse_vs_pulse_acc_max", 0.75},
@@ -49,6 +50,7 @@ nlohmann::json ResultJson(const bench::TraverseBenchResult& r) {
       {"switch_address", r.switch_address},
       {"own_cluster", r.own_cluster},
       {"ucx_tls", r.transport.empty() ? "(UCX's choice)" : r.transport},
+      {"load_average_1m", r.load_average},
   };
 }
 

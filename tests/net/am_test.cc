@@ -138,6 +138,11 @@ TEST(NetAm, ListenTwiceAndBadHostAreInvalid) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_NE(*p, 0);
   EXPECT_EQ(w->Listen("127.0.0.1", 0).status().code(), Status::Code::kInvalidArgument);
+  auto other = MakeWorker();
+  ASSERT_NE(other, nullptr);
+  auto taken = other->Listen("127.0.0.1", *p);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.status().code(), Status::Code::kIoError) << taken.status().ToString();
   EXPECT_EQ(w->Connect("no.such.host.invalid", 1, 1s).status().code(),
             Status::Code::kInvalidArgument);
 }

@@ -1,0 +1,96 @@
+// The cluster description: the embedded default, and errors that name the key.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "cluster/config.h"
+
+namespace pulse::cluster {
+namespace {
+
+class ClusterConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override { unsetenv("PULSE_RUN_DIR"); }
+};
+
+std::string ErrorOf(const std::string& text) {
+  auto c = ParseClusterConfig(text, "test.toml");
+  EXPECT_FALSE(c.ok()) << text;
+  return c.ok() ? "" : c.status().message();
+}
+
+TEST_F(ClusterConfigTest, EmbeddedDefaultIsOneSwitchAndFourMemoryNodes) {
+  auto c = ParseClusterConfig(EmbeddedLocalConfig(), "embedded");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->name, "local");
+  EXPECT_EQ(c->SwitchAddress(), "127.0.0.1:7100");
+  ASSERT_EQ(c->memnodes.size(), 4u);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(c->memnodes[i].node, i);
+    EXPECT_EQ(c->memnodes[i].port, 7101 + i);
+    EXPECT_EQ(c->memnodes[i].Name(), "memnode-" + std::to_string(i));
+  }
+  EXPECT_EQ(c->StateFile(), "run/local/state.json");
+  bool posix = false;
+  for (const auto& [k, v] : c->env) posix = posix || (k == "UCX_POSIX_ERROR_HANDLING" && v == "y");
+  EXPECT_TRUE(posix);
+}
+
+TEST_F(ClusterConfigTest, DefaultsFillMissingKeys) {
+  auto c = ParseClusterConfig("[[memnode]]\n[[memnode]]\nport = 9000\n", "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->switch_node.port, 7100);
+  EXPECT_EQ(c->memnodes[0].node, 0u);
+  EXPECT_EQ(c->memnodes[0].port, 0);
+  EXPECT_EQ(c->memnodes[1].node, 1u);
+  EXPECT_EQ(c->memnodes[1].pool_mib, 256u);
+  EXPECT_EQ(c->poll.window_us, 50u);
+}
+
+TEST_F(ClusterConfigTest, PerNodePollOverridesTheClusterSetting) {
+  auto c = ParseClusterConfig("[poll]\nwindow_us = 7\n[[memnode]]\npoll = { busy = true }\n[[memnode]]\n", "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->PollOf(c->memnodes[0]).busy);
+  EXPECT_FALSE(c->PollOf(c->memnodes[1]).busy);
+  EXPECT_EQ(c->PollOf(c->memnodes[1]).window_us, 7u);
+}
+
+TEST_F(ClusterConfigTest, RunDirFromTheEnvironmentWins) {
+  setenv("PULSE_RUN_DIR", "/tmp/elsewhere", 1);
+  auto c = ParseClusterConfig("[cluster]\nrun_dir = \"x\"\n[[memnode]]\n", "t");
+  unsetenv("PULSE_RUN_DIR");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->ClusterDir(), "/tmp/elsewhere/local");
+}
+
+TEST_F(ClusterConfigTest, ErrorsNameTheKey) {
+  EXPECT_NE(ErrorOf("[[memnode]]\n[[memnode]]\n[[memnode]]\nport = \"x\"\n")
+                .find("cluster config: memnode[2].port: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[switch]\nport = 70000\n[[memnode]]\n").find("switch.port: 70000 is out of range"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[cluster]\nrundir = \"x\"\n[[memnode]]\n").find("cluster.rundir: unknown key"), std::string::npos);
+  EXPECT_NE(ErrorOf("[poll]\nbusy = 1\n[[memnode]]\n").find("poll.busy: expected a boolean"), std::string::npos);
+  EXPECT_NE(ErrorOf("[[memnode]]\nnode = 1\n[[memnode]]\nnode = 1\n").find("memnode[1].node: id 1 is used twice"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[switch]\nport = 7100\n[[memnode]]\nport = 7100\n").find("memnode[0].port"), std::string::npos);
+  EXPECT_NE(ErrorOf("[[memnode]]\npool_mib = 1\ngranularity_kib = 12\n").find("memnode[0].pool_mib"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[cluster]\nname = \"a\"\n").find("memnode"), std::string::npos);
+  EXPECT_NE(ErrorOf("[transport.env]\nUCX_TLS = 3\n[[memnode]]\n").find("transport.env.UCX_TLS: expected a string"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[cluster]\nlog_level = \"loud\"\n[[memnode]]\n").find("cluster.log_level"), std::string::npos);
+}
+
+TEST_F(ClusterConfigTest, SyntaxErrorsNameTheLine) {
+  EXPECT_NE(ErrorOf("[cluster]\nname = \n").find("test.toml:2:"), std::string::npos);
+}
+
+TEST_F(ClusterConfigTest, MissingFileIsNotFound) {
+  auto c = LoadClusterConfig("/nonexistent/cluster.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Status::Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace pulse::cluster

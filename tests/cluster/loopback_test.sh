@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `pulse cluster up | status | down` on loopback with a temporary config:
+# the nodes come up and answer, a second `up` is refused, `down` leaves no
+# process behind and is idempotent, and a bad config names its key.
+set -euo pipefail
+PULSE="$1"
+WORK="$(mktemp -d /tmp/pulse-cluster-test.XXXXXX)"
+CONFIG="$WORK/cluster.toml"
+unset PULSE_RUN_DIR
+cleanup() {
+  "$PULSE" cluster down --config "$CONFIG" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat >"$CONFIG" <<TOML
+[cluster]
+name = "ctest"
+run_dir = "$WORK/run"
+start_timeout_ms = 30000
+stop_timeout_ms = 3000
+[poll]
+window_us = 0
+[switch]
+port = 0
+[[memnode]]
+port = 0
+pool_mib = 16
+[[memnode]]
+port = 0
+pool_mib = 16
+TOML
+
+"$PULSE" cluster up --config "$CONFIG" || fail "cluster up"
+STATE="$WORK/run/ctest/state.json"
+[[ -f "$STATE" ]] || fail "no state file at $STATE"
+PIDS=$(sed -n 's/^ *"pid": \([0-9]*\),*$/\1/p' "$STATE" | tr '\n' ' ')
+echo "node pids: $PIDS"
+[[ $(wc -w <<<"$PIDS") -eq 3 ]] || fail "expected 3 node processes, state has: $PIDS"
+
+"$PULSE" cluster status --config "$CONFIG" --json >"$WORK/status.json" || fail "status --json exit $?"
+S="$WORK/status.json"
+count() { grep -c -- "$1" "$S" || true; }
+grep -q '^  "healthy": true' "$S" || fail "status --json: not healthy: $(cat "$S")"
+[[ $(count '"answering": true') -eq 3 && $(count '"alive": false') -eq 0 ]] || fail "status --json: nodes not all alive"
+[[ $(count '"role": "memnode"') -eq 2 && $(count '"role": "switch"') -eq 1 ]] || fail "status --json: roles"
+for key in requests iterations forwards bytes_in bytes_out engine_active engine_capacity; do
+  grep -q "\"$key\": [0-9]" "$S" || fail "status --json: no counter $key"
+done
+grep -q '"memnodes_alive": 2' "$S" || fail "status --json: the switch does not see both memory nodes"
+echo "status --json ok"
+"$PULSE" cluster status --config "$CONFIG" | grep -q "memnode-1" || fail "status table"
+
+if "$PULSE" cluster up --config "$CONFIG" 2>"$WORK/second_up.txt"; then fail "a second up was accepted"; fi
+grep -q "already running" "$WORK/second_up.txt" || fail "second up: $(cat "$WORK/second_up.txt")"
+
+"$PULSE" cluster down --config "$CONFIG" || fail "cluster down"
+for pid in $PIDS; do
+  # Gone, or a zombie waiting for its new parent to reap it.
+  if [[ -r /proc/$pid/stat ]] && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; then
+    fail "process $pid still runs after down"
+  fi
+done
+[[ ! -f "$STATE" ]] || fail "state file left behind"
+"$PULSE" cluster down --config "$CONFIG" | grep -q "no cluster is running" || fail "second down"
+if "$PULSE" cluster status --config "$CONFIG" >/dev/null; then fail "status of a stopped cluster exits 0"; fi
+
+printf '[[memnode]]\nport = "x"\n' >"$WORK/bad.toml"
+if "$PULSE" cluster up --config "$WORK/bad.toml" 2>"$WORK/bad.txt"; then fail "bad config accepted"; fi
+grep -q "memnode\[0\].port: expected an integer" "$WORK/bad.txt" || fail "bad config message: $(cat "$WORK/bad.txt")"
+echo "PASS"
