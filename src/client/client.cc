@@ -228,8 +228,25 @@ struct Client::Impl {
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() = default;
 
+namespace {
+Result<std::unique_ptr<Client::Impl>> ConnectImpl(const ClientOptions& options);
+}  // namespace
+
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
-  auto impl = std::make_unique<Impl>();
+  // A peer's answer missing a field or with a field of the wrong type is an
+  // error of the peer, reported as a value.
+  try {
+    auto impl = ConnectImpl(options);
+    if (!impl.ok()) return impl.status();
+    return std::unique_ptr<Client>(new Client(std::move(impl).value()));
+  } catch (const std::exception& e) {  // nlohmann::json type errors, std::stoul on bad hex
+    return Status::InvalidArgument(fmt::format("cluster answered a malformed hello: {}", e.what()));
+  }
+}
+
+namespace {
+Result<std::unique_ptr<Client::Impl>> ConnectImpl(const ClientOptions& options) {
+  auto impl = std::make_unique<Client::Impl>();
   impl->options = options;
   auto worker = net::Worker::Create(options.worker);
   if (!worker.ok()) return worker.status();
@@ -282,7 +299,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
     impl->nodes.push_back(std::move(node));
   }
   std::sort(impl->nodes.begin(), impl->nodes.end(), [](const MemNode& a, const MemNode& b) { return a.id < b.id; });
-  Impl* raw = impl.get();
+  Client::Impl* raw = impl.get();
   impl->worker->SetHandler(kAmTraversal, [raw](net::EndpointId, std::span<const uint8_t> payload) {
     raw->OnTraversalMessage(payload);
   });
@@ -305,8 +322,9 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
         }
         return std::make_pair((*r)["base"].get<uint64_t>(), (*r)["length"].get<uint64_t>());
       });
-  return std::unique_ptr<Client>(new Client(std::move(impl)));
+  return impl;
 }
+}  // namespace
 
 uint32_t Client::memory_nodes() const { return static_cast<uint32_t>(impl_->nodes.size()); }
 uint32_t Client::cpu_node() const { return impl_->cpu_node; }
