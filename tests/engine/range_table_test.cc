@@ -40,7 +40,9 @@ TEST(RangeTable, FindMatchesLinearScan) {
       if (r.Contains(addr)) want = &r;
     const Range* got = t.Find(addr);
     ASSERT_EQ(got == nullptr, want == nullptr) << addr;
-    if (got) EXPECT_EQ(got->base, want->base);
+    if (got) {
+      EXPECT_EQ(got->base, want->base);
+    }
   }
 }
 

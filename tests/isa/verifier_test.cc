@@ -66,8 +66,8 @@ TEST(Verifier, RejectsMissingLoad) { ExpectRejected("MOVE sp[0], 1\nRETURN", "in
 TEST(Verifier, RejectsSecondLoad) { ExpectRejected("LOAD data\nLOAD data\nRETURN", "instruction 1 (LOAD)"); }
 
 TEST(Verifier, RejectsBackwardJump) {
-  std::vector<Instruction> p = {{Opcode::kLoad}, {Opcode::kMove, 8, Operand::Sp(0), Operand::Imm(1)},
-                                {Opcode::kJump, 8, Operand::Imm(1), {}}, {Opcode::kReturn}};
+  std::vector<Instruction> p = {{Opcode::kLoad, 8, {}, {}}, {Opcode::kMove, 8, Operand::Sp(0), Operand::Imm(1)},
+                                {Opcode::kJump, 8, Operand::Imm(1), {}}, {Opcode::kReturn, 8, {}, {}}};
   auto r = VerifyProgram(p);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("instruction 2 (JUMP): jump to 1 goes backward"), std::string::npos)
@@ -75,7 +75,7 @@ TEST(Verifier, RejectsBackwardJump) {
 }
 
 TEST(Verifier, RejectsJumpOutOfProgram) {
-  std::vector<Instruction> p = {{Opcode::kLoad}, {Opcode::kJump, 8, Operand::Imm(7), {}}, {Opcode::kReturn}};
+  std::vector<Instruction> p = {{Opcode::kLoad, 8, {}, {}}, {Opcode::kJump, 8, Operand::Imm(7), {}}, {Opcode::kReturn, 8, {}, {}}};
   auto r = VerifyProgram(p);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("instruction 1 (JUMP): jump to 7 leaves the program"), std::string::npos)
@@ -120,14 +120,14 @@ TEST(Verifier, RejectsConditionalJumpWithoutCompare) { ExpectRejected("LOAD data
 TEST(Verifier, RejectsWritesToDataWindow) { ExpectRejected("LOAD data\nMOVE data[0], 1\nRETURN", "read-only"); }
 
 TEST(Verifier, RejectsImmediateDestination) {
-  std::vector<Instruction> p = {{Opcode::kLoad}, {Opcode::kAdd, 8, Operand::Imm(1), Operand::Imm(2)}, {Opcode::kReturn}};
+  std::vector<Instruction> p = {{Opcode::kLoad, 8, {}, {}}, {Opcode::kAdd, 8, Operand::Imm(1), Operand::Imm(2)}, {Opcode::kReturn, 8, {}, {}}};
   auto r = VerifyProgram(p);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("destination"), std::string::npos);
 }
 
 TEST(Verifier, RejectsStoreToNonMemoryAndBadWidth) {
-  std::vector<Instruction> p = {{Opcode::kLoad}, {Opcode::kStore, 8, Operand::Sp(0), Operand::Imm(2)}, {Opcode::kReturn}};
+  std::vector<Instruction> p = {{Opcode::kLoad, 8, {}, {}}, {Opcode::kStore, 8, Operand::Sp(0), Operand::Imm(2)}, {Opcode::kReturn, 8, {}, {}}};
   EXPECT_FALSE(VerifyProgram(p).ok());
   p[1] = {Opcode::kMove, 3, Operand::Sp(0), Operand::Imm(2)};
   auto r = VerifyProgram(p);

@@ -1,0 +1,50 @@
+// Shared helpers of the data-structure library: loading the compiled
+// iterators, packing iterator state into scratch pads, running a read
+// traversal under the structure's execution mode.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "pulse/client.h"
+#include "pulse/program.h"
+#include "pulse/status.h"
+
+namespace pulse::ds::internal {
+
+// Decodes and verifies an embedded iterator (once per process per program).
+Result<ProgramRef> LoadProgram(std::span<const uint8_t> bytes, std::string_view name);
+
+// Runs `program` from cur_ptr with `state` as the scratch pad (padded to the
+// program's scratch_bytes) and copies the final scratch pad back into state.
+// `mode` overrides the client's dispatch policy when set.  A traversal that
+// does not end with kDone is an Internal error naming `what`.
+template <typename State>
+Status RunTraversal(Client* client, const ProgramRef& program, uint64_t cur_ptr, State& state,
+                    std::optional<ExecutionMode> mode, std::string_view what);
+
+Status RunTraversalBytes(Client* client, const ProgramRef& program, uint64_t cur_ptr,
+                         void* state, size_t state_bytes, std::optional<ExecutionMode> mode,
+                         std::string_view what);
+
+template <typename State>
+Status RunTraversal(Client* client, const ProgramRef& program, uint64_t cur_ptr, State& state,
+                    std::optional<ExecutionMode> mode, std::string_view what) {
+  return RunTraversalBytes(client, program, cur_ptr, &state, sizeof(State), mode, what);
+}
+
+// Reads / writes one fixed-size far object.
+template <typename T>
+Status ReadObject(Client* client, uint64_t addr, T& out) {
+  return client->Read(addr, &out, sizeof(T));
+}
+template <typename T>
+Status WriteObject(Client* client, uint64_t addr, const T& obj) {
+  return client->Write(addr, &obj, sizeof(T));
+}
+
+}  // namespace pulse::ds::internal

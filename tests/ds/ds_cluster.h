@@ -1,0 +1,47 @@
+// A fixture for the data-structure tests: a LocalRack with two memory nodes
+// and a connected client whose small slabs make structures span both nodes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "pulse/client.h"
+#include "switch/local_rack.h"
+
+namespace pulse::ds::testing {
+
+// Offload forced on, forced off, and decided by the dispatch engine: every
+// read operation is run in each and the answers must match (each other and
+// the std:: counterpart).
+inline constexpr ExecutionMode kModes[] = {ExecutionMode::kOffload, ExecutionMode::kCpuNode,
+                                           ExecutionMode::kAuto};
+
+class DsCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pulse::testing::SetUcxTestEnvironment();
+    ASSERT_TRUE(rack_.Start(2, /*pool_mib=*/16));
+    ClientOptions options;
+    options.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
+    options.slab_bytes = 4096;  // small slabs: structures cross memory nodes
+    options.request_timeout = std::chrono::milliseconds(1000);
+    auto c = Client::Connect(options);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(*c);
+    ASSERT_EQ(client_->memory_nodes(), 2u);
+  }
+  // Both execution paths were used and some traversals crossed nodes.
+  void ExpectBothPathsUsed() {
+    EXPECT_GT(client_->counters().offloaded, 0u);
+    EXPECT_GT(client_->counters().executed_locally, 0u);
+    auto stats = rack_.SwitchStats();
+    EXPECT_GT(stats["counters"]["forwards"].get<uint64_t>(), 0u) << "should cross memory nodes";
+  }
+  pulse::testing::LocalRack rack_;
+  std::unique_ptr<Client> client_;
+};
+
+}  // namespace pulse::ds::testing
