@@ -91,4 +91,12 @@ function(pulse_add_iterator target source)
     VERBATIM)
   target_sources(${target} PRIVATE "${out_cc}" "${out_h}")
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${outdir}>")
+  # A custom command's rule lives in the directory that declares it.  When
+  # the target was created elsewhere (e.g. the `pulse` library, extended from
+  # src/ds), a target here owns the rule and the target waits for it.
+  get_target_property(target_dir ${target} SOURCE_DIR)
+  if(NOT target_dir STREQUAL CMAKE_CURRENT_SOURCE_DIR)
+    add_custom_target(${target}_iterator_${name} DEPENDS "${out_cc}" "${out_h}" "${out_pulse}")
+    add_dependencies(${target} ${target}_iterator_${name})
+  endif()
 endfunction()

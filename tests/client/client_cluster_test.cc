@@ -225,7 +225,7 @@ TEST_F(ClientCluster, DeadMemoryNodeGivesAClearErrorAndTheOtherKeepsServing) {
   ASSERT_FALSE(dead.ok());
   EXPECT_TRUE(dead.status().code() == Status::Code::kUnavailable || dead.status().code() == Status::Code::kTimeout)
       << dead.status().ToString();
-  EXPECT_LT(waited, std::chrono::seconds(5));  // bounded by the retry budget, not a hang
+  EXPECT_LT(waited, std::chrono::seconds(10));  // bounded by the retry budget (about 1 s), not a hang
   auto alive = client.Traverse(program, on[0], KeyScratch(9), off);
   ASSERT_TRUE(alive.ok()) << alive.status().ToString();
   EXPECT_EQ(Answer(*alive), 90u);
