@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/sum_list_program.h"
 #include "engine/run_both.h"
 
 namespace pulse {
@@ -214,15 +215,7 @@ uint64_t BuildList(FarHeap* heap, int n) {
   return next;
 }
 
-constexpr const char* kSumList = R"(
-    LOAD data
-    ADD sp[0], data[8]
-    COMPARE data[0], 0
-    JUMP_EQ end
-    MOVE cur_ptr, data[0]
-    NEXT_ITER
-  end:
-    RETURN)";
+constexpr const char* kSumList = testing::kSumListProgram;
 
 TEST(IterationLimit, ContinueCarriesStateAndResumes) {
   FarHeap heap(kBase, 4096);

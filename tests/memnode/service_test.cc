@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 
+#include "engine/sum_list_program.h"
 #include "engine/far_heap.h"
 #include "memnode/service.h"
 #include "pulse/assembler.h"
@@ -97,15 +98,7 @@ uint64_t BuildAlternatingList(MiniRack* rack, int hops, std::vector<uint64_t>* v
   return nodes[0];
 }
 
-constexpr const char* kSum = R"(
-    LOAD data
-    ADD sp[0], data[8]
-    COMPARE data[0], 0
-    JUMP_EQ end
-    MOVE cur_ptr, data[0]
-    NEXT_ITER
-  end:
-    RETURN)";
+constexpr const char* kSum = testing::kSumListProgram;
 
 TraversalMessage Request(const ProgramRef& p, uint64_t cur_ptr, uint16_t flags = 0, bool with_program = true) {
   TraversalMessage m;

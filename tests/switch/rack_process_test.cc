@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "engine/sum_list_program.h"
 #include "pulse/assembler.h"
 #include "pulse/program.h"
 #include "switch/local_rack.h"
@@ -14,15 +15,7 @@ namespace pulse::testing {
 namespace {
 
 // Sums value fields along a list of {next @0, value @8}.
-constexpr const char* kSum = R"(
-    LOAD data
-    ADD sp[0], data[8]
-    COMPARE data[0], 0
-    JUMP_EQ end
-    MOVE cur_ptr, data[0]
-    NEXT_ITER
-  end:
-    RETURN)";
+constexpr const char* kSum = testing::kSumListProgram;
 
 ProgramRef SumProgram() {
   auto insns = Assemble(kSum);
