@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "pulse/cluster.h"
+
 namespace pulse::node {
 
 using nlohmann::json;
@@ -89,6 +91,21 @@ std::string HexEncode(std::span<const uint8_t> bytes) {
     out.push_back(kDigits[b & 15]);
   }
   return out;
+}
+
+bool SendControlReply(net::Worker& worker, net::EndpointId to, const nlohmann::json& seq,
+                      Result<nlohmann::json> answer, const NodeLog& log) {
+  const bool ok = answer.ok();
+  std::vector<uint8_t> reply;
+  if (ok) {
+    reply = ControlOk(seq, std::move(answer).value());
+  } else {
+    log.Debug("control request from connection {} failed: {}", to, answer.status().message());
+    reply = ControlError(seq, answer.status().message());
+  }
+  Status s = worker.Send(to, kAmControlReply, std::move(reply));
+  if (!s.ok()) log.Debug("control reply to connection {}: {}", to, s.ToString());
+  return ok;
 }
 
 }  // namespace pulse::node

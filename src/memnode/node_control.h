@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memnode/node_log.h"
 #include "pulse/net.h"
 #include "pulse/status.h"
 
@@ -38,6 +39,12 @@ Result<std::string> GetString(const nlohmann::json& body, const char* field, std
 std::vector<uint8_t> ControlOk(const nlohmann::json& seq, nlohmann::json fields = nlohmann::json::object());
 // {"seq":seq,"ok":false,"error":error}.
 std::vector<uint8_t> ControlError(const nlohmann::json& seq, std::string_view error);
+
+// Sends the answer to control request `seq` to `to`: ControlOk with the
+// value, or ControlError with the status message (logged at debug level).
+// Returns false if the answer was an error.
+bool SendControlReply(net::Worker& worker, net::EndpointId to, const nlohmann::json& seq,
+                      Result<nlohmann::json> answer, const NodeLog& log);
 
 // The Worker's counters as a JSON object.
 nlohmann::json NetCountersJson(const net::Counters& c);

@@ -201,16 +201,7 @@ void SwitchServer::OnControl(net::EndpointId from, std::span<const uint8_t> payl
   } else {
     answer = Status::InvalidArgument(fmt::format("control: unknown op '{}'", req->op));
   }
-  std::vector<uint8_t> reply;
-  if (answer.ok()) {
-    reply = node::ControlOk(seq, std::move(answer).value());
-  } else {
-    ++counters_.control_errors;
-    log_->Debug("control request from connection {} failed: {}", from, answer.status().message());
-    reply = node::ControlError(seq, answer.status().message());
-  }
-  Status s = worker_->Send(from, kAmControlReply, std::move(reply));
-  if (!s.ok()) log_->Debug("control reply to connection {}: {}", from, s.ToString());
+  if (!node::SendControlReply(*worker_, from, seq, std::move(answer), *log_)) ++counters_.control_errors;
   if (shutdown) stop_.store(true, std::memory_order_release);
 }
 
