@@ -33,7 +33,7 @@ TEST_F(DsBTree, RandomOperationsMatchStdMap) {
   std::map<uint64_t, uint64_t> native;
   std::mt19937_64 rng(23);
   constexpr uint64_t kKeys = 20000;
-  for (int op = 0; op < 5000; ++op) {
+  for (uint64_t op = 0; op < ScaledOps(5000); ++op) {
     const int kind = static_cast<int>(rng() % 12);
     if (kind >= 10) {
       uint64_t key = rng() % kKeys;  // half the time a present key

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <memory>
 
 #include <fmt/format.h>
@@ -12,6 +14,15 @@
 #include "switch/local_rack.h"
 
 namespace pulse::ds::testing {
+
+// The number of operations a randomized test runs: `n` scaled by
+// $PULSE_TEST_SCALE (default 1; sanitizer builds run a fraction), at least 1.
+inline uint64_t ScaledOps(uint64_t n) {
+  const char* env = std::getenv("PULSE_TEST_SCALE");
+  const double scale = env != nullptr ? std::atof(env) : 1.0;
+  const double scaled = static_cast<double>(n) * (scale > 0 ? scale : 1.0);
+  return scaled < 1 ? 1 : static_cast<uint64_t>(scaled);
+}
 
 // Offload forced on, forced off, and decided by the dispatch engine: every
 // read operation is run in each and the answers must match (each other and

@@ -35,7 +35,7 @@ TEST_F(DsList, RandomOperationsMatchStdList) {
   std::list<uint64_t> native;
   std::mt19937_64 rng(11);
   int hits = 0;
-  for (int op = 0; op < 1500; ++op) {
+  for (uint64_t op = 0; op < ScaledOps(1500); ++op) {
     const uint64_t value = rng() % 300;
     const int kind = static_cast<int>(rng() % 20);
     if (kind < 5) {

@@ -22,7 +22,7 @@ TEST_F(DsUnorderedMap, RandomOperationsMatchStdUnorderedMap) {
   std::unordered_map<uint64_t, uint64_t> native;
   std::mt19937_64 rng(5);
   int hits = 0;
-  for (int op = 0; op < 5000; ++op) {
+  for (uint64_t op = 0; op < ScaledOps(5000); ++op) {
     const uint64_t key = rng() % 800, value = rng();
     const int kind = static_cast<int>(rng() % 10);
     if (kind < 4) {
