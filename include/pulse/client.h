@@ -156,6 +156,17 @@ class Client {
   const ClientCounters& counters() const;
   const net::Counters& net_counters() const;
 
+  // For layers that carry their own messages over this client's fabric
+  // (pulse::RpcClient): the Worker this client drives (handlers installed on
+  // it also run inside this client's calls), the direct endpoint of memory
+  // node `node` (kInvalidEndpoint if unknown or down), and the tenant.
+  net::Worker& worker();
+  net::EndpointId memnode_endpoint(uint32_t node) const;
+  TenantId tenant() const;
+  // Drives the fabric, with this client's timers and callbacks, until
+  // pred() is true (OK) or `timeout` passed (Timeout): how such layers wait.
+  Status DriveUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+
   struct Impl;
 
  private:

@@ -21,12 +21,16 @@
 //     {"op":"hello"}
 //         -> {"node":N,"base":B,"size":S,"rkey":"<hex>","remote_base":R}
 //            far address A (B <= A < B+S) is remote address R + (A - B) for Get/Put
+//            also "rpc_host_ghz" (the host core's calibrated clock) and
+//            "rpc_core_ghz" (the wimpy core rpc-wimpy calls emulate)
 //     {"op":"alloc","bytes":L,"tenant":T,"perms":"rw"|"r"}
 //         -> {"base":A,"length":L'}  a new range owned by tenant T (L' >= L,
 //                                     rounded up to the node's granularity)
 //     {"op":"free","base":A,"tenant":T}  -> {}
 //   to any node
 //     {"op":"stats"}    -> {"role":"switch"|"memnode","counters":{...}}
+//                          a memnode's counters include "cpu_seconds" and "rpc"
+//                          (calls, exec_ns, spin_ns, host_ghz, ...)
 //     {"op":"shutdown"} -> {}        the node answers, then exits cleanly
 #pragma once
 
@@ -38,6 +42,10 @@ namespace pulse {
 inline constexpr uint16_t kAmTraversal = 1;     // payload: EncodeMessage(TraversalMessage)
 inline constexpr uint16_t kAmControl = 2;       // payload: JSON request
 inline constexpr uint16_t kAmControlReply = 3;  // payload: JSON answer
+// The RPC baseline (include/pulse/rpc.h): a CPU node calls a native handler
+// on a memory node directly (not through the switch).
+inline constexpr uint16_t kAmRpcRequest = 20;   // payload: EncodeRpcRequest (src/rpc/rpc_message.h)
+inline constexpr uint16_t kAmRpcReply = 21;     // payload: EncodeRpcReply
 
 // Memory node N owns far addresses [FarBase(N), FarBase(N) + pool size).
 // Node ids start at 0; the pool of one node is at most kFarSpan bytes.

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench_cluster.h"
 #include "cluster/control_session.h"
 #include "cluster/launcher.h"
 #include "pulse/assembler.h"
@@ -200,29 +201,16 @@ void Say(const TraverseBenchOptions& o, const std::string& line) {
 
 // A two-memory-node cluster on this host, on free ports.
 Result<cluster::ClusterState> StartOwnCluster(const TraverseBenchOptions& o) {
-  cluster::ClusterConfig c;
-  c.source = "pulse bench traverse";
-  c.name = fmt::format("bench-traverse-{}", getpid());
-  const char* env_dir = std::getenv("PULSE_RUN_DIR");
-  c.run_dir = !o.run_dir.empty() ? o.run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
-  c.binary = o.binary;
-  c.ucx_tls = o.ucx_tls;
-  c.poll.window_us = o.poll_window_us;
-  c.poll.busy = o.busy_poll;
-  c.switch_node.role = cluster::Role::kSwitch;
-  c.switch_node.port = 0;
-  for (uint32_t i = 0; i < 2; ++i) {
-    cluster::NodeConfig n;
-    n.role = cluster::Role::kMemNode;
-    n.node = i;
-    n.port = 0;
-    n.pool_mib = 64;
-    c.memnodes.push_back(n);
-  }
-  cluster::LaunchOptions lo;
-  lo.die_with_parent = true;
-  lo.progress = o.progress;
-  return cluster::StartCluster(c, lo);
+  return StartBenchCluster({.source = "pulse bench traverse",
+                            .name = fmt::format("bench-traverse-{}", getpid()),
+                            .binary = o.binary,
+                            .run_dir = o.run_dir,
+                            .ucx_tls = o.ucx_tls,
+                            .poll_window_us = o.poll_window_us,
+                            .busy_poll = o.busy_poll,
+                            .memory_nodes = 2,
+                            .pool_mib = 64,
+                            .progress = o.progress});
 }
 
 }  // namespace

@@ -490,5 +490,15 @@ const DispatchPolicy& Client::dispatch_policy() const { return impl_->options.di
 void Client::SetDispatchPolicy(const DispatchPolicy& policy) { impl_->options.dispatch = policy; }
 const ClientCounters& Client::counters() const { return impl_->counters; }
 const net::Counters& Client::net_counters() const { return impl_->worker->counters(); }
+net::Worker& Client::worker() { return *impl_->worker; }
+net::EndpointId Client::memnode_endpoint(uint32_t node) const {
+  for (const auto& n : impl_->nodes)
+    if (n.id == node) return n.ep;
+  return net::kInvalidEndpoint;
+}
+TenantId Client::tenant() const { return impl_->options.tenant; }
+Status Client::DriveUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  return impl_->DriveUntil(pred, timeout);
+}
 
 }  // namespace pulse

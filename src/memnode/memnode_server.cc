@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "memnode/node_control.h"
+#include "rpc/core_clock.h"
 #include "pulse/cluster.h"
 
 namespace pulse::memnode {
@@ -49,6 +50,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
       log_(log),
       worker_(std::move(worker)),
       service_(&table_, options.service),
+      rpc_(&table_, FarBase(options.node), options.pool_bytes, options.rpc),
       far_base_(FarBase(options.node)) {
   send_ = [this](TraversalMessage&& m) { SendToSwitch(std::move(m)); };
   worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
@@ -59,6 +61,10 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
   });
   worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnTraversal(from, p);
+  });
+  worker_->SetHandler(kAmRpcRequest, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    auto reply = rpc_.Handle(p);
+    if (reply) (void)worker_->Send(from, kAmRpcReply, std::move(*reply));
   });
   worker_->SetDisconnectHandler([this](net::EndpointId ep, const Status& why) { OnDisconnect(ep, why); });
   worker_->SetAcceptHandler([this](net::EndpointId ep, const std::string& peer) {
@@ -110,6 +116,8 @@ Status MemNodeServer::Start() {
       log_->Warn("engine calibration failed: {}", c.status().message());
     }
   }
+  log_->Info("rpc: host core {:.2f} GHz (dependent-add chain; /proc/cpuinfo: {:.2f}); wimpy calls emulate {:.2f} GHz",
+             rpc_.host_ghz(), rpc::CpuinfoGhz(), rpc_.core_ghz());
   log_->Info("listening on {} (advertised as {}); pool {} MiB in {} at far [{:#x}, {:#x}), granularity {} KiB{}",
              fmt::format("{}:{}", options_.listen_host, port_), Address(), pool_->size() >> 20, shm_name_,
              far_base_, far_base_ + pool_->size(), options_.granularity_bytes >> 10,
@@ -294,6 +302,8 @@ Result<json> MemNodeServer::Hello() {
               {"rkey", node::HexEncode(region_.rkey())},
               {"remote_base", region_.remote_address()},
               {"granularity", allocator_->granularity()}};
+  reply["rpc_host_ghz"] = rpc_.host_ghz();
+  reply["rpc_core_ghz"] = rpc_.core_ghz();
   if (calibration_.t_d_ns > 0) {
     reply["t_i_ns"] = calibration_.t_i_ns;
     reply["t_d_ns"] = calibration_.t_d_ns;
@@ -356,7 +366,13 @@ Result<json> MemNodeServer::Free(const json& body) {
 
 json MemNodeServer::Stats() const {
   const MemNodeCounters& c = service_.counters();
-  return json{{"requests", c.requests},
+  const rpc::RpcServiceCounters& r = rpc_.counters();
+  json rpc{{"calls", r.calls},           {"wimpy_calls", r.wimpy_calls}, {"bad_requests", r.bad_requests},
+           {"malformed", r.malformed},   {"not_local", r.not_local},     {"continues", r.continues},
+           {"faults", r.faults},         {"steps", r.steps},             {"exec_ns", r.exec_ns},
+           {"spin_ns", r.spin_ns},       {"host_ghz", rpc_.host_ghz()},  {"core_ghz", rpc_.core_ghz()}};
+  return json{{"rpc", std::move(rpc)},
+              {"requests", c.requests},
               {"responses", c.responses},
               {"iterations", c.iterations},
               {"not_local", c.not_local},

@@ -11,7 +11,9 @@
 //                from CPU nodes connected directly;
 //   kAmTraversal requests from the switch: decoded, run on the engine, and
 //                answered to the switch (malformed ones are counted and
-//                dropped).
+//                dropped);
+//   kAmRpcRequest the RPC baselines: a native handler run to completion on
+//                this thread, answered to the caller (src/rpc/rpc_service.h).
 // Event loop: while the engine has work it alternates one non-blocking
 // progress of the network with an engine slice; when it has none it waits
 // for the network per the Worker's poll mode (adaptive by default: poll a
@@ -37,6 +39,7 @@
 #include "memnode/service.h"
 #include "pulse/calibration.h"
 #include "pulse/net.h"
+#include "rpc/rpc_service.h"
 
 namespace pulse::memnode {
 
@@ -58,6 +61,8 @@ struct MemNodeServerOptions {
   // Measure the engine's t_i and t_d at start (about 0.3 s) and report them
   // in "hello" for the CPU nodes' offload rule (include/pulse/calibration.h).
   bool calibrate = true;
+  // The RPC baselines' service (kAmRpcRequest from CPU nodes, src/rpc).
+  rpc::RpcServiceOptions rpc;
 };
 
 // Counters of the process beyond those of the service.
@@ -130,6 +135,7 @@ class MemNodeServer {
   std::unique_ptr<PoolAllocator> allocator_;
   RangeTable table_;
   MemNodeService service_;
+  rpc::RpcService rpc_;
   MemNodeService::SendFn send_;
 
   uint16_t port_ = 0;

@@ -214,6 +214,7 @@ struct MemNodeArgs {
   std::string shm_name;
   uint32_t connect_timeout_s = 10;
   bool no_calibrate = false;
+  double rpc_core_ghz = 1.0;
   PollArgs poll;
 };
 
@@ -234,6 +235,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.service.engine.max_iterations = args.max_iterations;
   options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
   options.calibrate = !args.no_calibrate;
+  options.rpc.core_ghz = args.rpc_core_ghz;
   ApplyPoll(args.poll, &options.worker);
   DefaultUcxEnvironment();
 
@@ -299,6 +301,11 @@ void AddMemNodeCommand(CLI::App& app) {
   cmd->add_option("--workspaces", args->workspaces, "Engine workspaces (traversals in flight at once)")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
+  cmd->add_option("--rpc-core-ghz", args->rpc_core_ghz,
+                  "Clock rate of the wimpy SmartNIC core that `rpc-wimpy` calls emulate (their handler time\n"
+                  "is stretched by host GHz / this; src/rpc/core_clock.h)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 100.0));
   cmd->add_flag("--no-calibrate", args->no_calibrate,
                "Skip measuring the engine's t_i / t_d at start (CPU nodes then use their defaults)");
   cmd->add_option("--max-iterations", args->max_iterations,

@@ -61,6 +61,7 @@ class BTree {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   uint32_t height() const { return height_; }  // 1: the root is a leaf
+  uint64_t root() const { return root_; }       // far address of the root node
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
 
  private:

@@ -72,6 +72,7 @@ class List {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  uint64_t head() const { return head_; }  // far address of the first node (0: empty)
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
 
  private:

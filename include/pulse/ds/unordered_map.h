@@ -50,6 +50,9 @@ class UnorderedMap {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   uint64_t bucket_count() const { return buckets_; }
+  // The far address of key's bucket slot (the word holding its chain's
+  // first node): where other executors of Find start (include/pulse/rpc_ds.h).
+  uint64_t BucketAddress(uint64_t key) const { return SlotOf(key); }
 
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
   std::optional<ExecutionMode> mode() const { return mode_; }
