@@ -3,9 +3,10 @@
 // to 1.0 GHz; here the handler runs at full speed and is then stretched:
 //
 //   1. Calibration (once, at memory-node start): the host's clock rate is
-//      measured with a chain of dependent integer adds (one add per cycle on
-//      every x86-64 and AArch64 core), best of several runs so that a
-//      preemption only makes a run slower, never the estimate higher.
+//      measured with a chain of dependent register adds (one add per cycle
+//      on x86-64 and AArch64 cores; not add-immediate, which some cores fold
+//      at renaming), best of several runs so that a preemption only makes a
+//      run slower, never the estimate higher.
 //      host_ghz = adds / ns.  /proc/cpuinfo's "cpu MHz" is logged beside it
 //      but not used: in VMs it is the nominal rate, not the running one.
 //   2. Per request: the handler's own time t (steady_clock around the call)

@@ -11,6 +11,7 @@
 
 #include "pulse/cluster.h"
 #include "pulse/rpc.h"
+#include "rpc/core_clock.h"
 #include "rpc/handlers/rpc_states.h"
 #include "rpc/rpc_handler.h"
 #include "rpc/rpc_message.h"
@@ -156,6 +157,15 @@ TEST_F(RpcServiceTest, WimpyCallsAreStretchedOnlyWhenSlower) {
   Run(fast, kRpcUmapFind, base_, &st, sizeof(st), 1, kRpcFlagWimpy);
   EXPECT_EQ(slow.counters().wimpy_calls, 1u);
   EXPECT_EQ(fast.counters().spin_ns, 0u);
+}
+
+// The calibration measures a clock rate, not something else: a plausible
+// figure for any core this runs on (it once read 14.9 "GHz" when the chain
+// used add-immediate, which the core folded at renaming).
+TEST(CoreClock, HostGhzIsPlausible) {
+  const double ghz = MeasureHostGhz();
+  EXPECT_GT(ghz, 0.2);
+  EXPECT_LT(ghz, 7.0);
 }
 
 TEST(RpcRegistry, IdsAreUniqueAndKnown) {
