@@ -1,0 +1,254 @@
+  LOAD data, 256
+  MOVE.4 r3, data[0]
+  COMPARE.4 data[4], 0
+  JUMP_EQ L114
+  MOVE r4, 0
+  COMPARE.4 data[0], 0
+  JUMP_EQ L102
+  MOVE r4, 1
+  COMPARE data[8], sp[0]
+  JUMP_LTU L11
+  MOVE r4, 0
+L11:
+  COMPARE.4 data[0], 1
+  JUMP_EQ L102
+  MOVE r5, 2
+  COMPARE data[16], sp[0]
+  JUMP_LTU L17
+  MOVE r5, r4
+L17:
+  MOVE r4, r5
+  COMPARE.4 data[0], 3
+  JUMP_LTU L102
+  MOVE r4, 3
+  COMPARE data[24], sp[0]
+  JUMP_LTU L24
+  MOVE r4, r5
+L24:
+  COMPARE.4 data[0], 3
+  JUMP_EQ L102
+  MOVE r5, 4
+  COMPARE data[32], sp[0]
+  JUMP_LTU L30
+  MOVE r5, r4
+L30:
+  MOVE r4, r5
+  COMPARE.4 data[0], 5
+  JUMP_LTU L102
+  MOVE r4, 5
+  COMPARE data[40], sp[0]
+  JUMP_LTU L37
+  MOVE r4, r5
+L37:
+  COMPARE.4 data[0], 5
+  JUMP_EQ L102
+  MOVE r5, 6
+  COMPARE data[48], sp[0]
+  JUMP_LTU L43
+  MOVE r5, r4
+L43:
+  MOVE r4, r5
+  COMPARE.4 data[0], 7
+  JUMP_LTU L102
+  MOVE r4, 7
+  COMPARE data[56], sp[0]
+  JUMP_LTU L50
+  MOVE r4, r5
+L50:
+  COMPARE.4 data[0], 7
+  JUMP_EQ L102
+  MOVE r5, 8
+  COMPARE data[64], sp[0]
+  JUMP_LTU L56
+  MOVE r5, r4
+L56:
+  MOVE r4, r5
+  COMPARE.4 data[0], 9
+  JUMP_LTU L102
+  MOVE r4, 9
+  COMPARE data[72], sp[0]
+  JUMP_LTU L63
+  MOVE r4, r5
+L63:
+  COMPARE.4 data[0], 9
+  JUMP_EQ L102
+  MOVE r5, 10
+  COMPARE data[80], sp[0]
+  JUMP_LTU L69
+  MOVE r5, r4
+L69:
+  MOVE r4, r5
+  COMPARE.4 data[0], 11
+  JUMP_LTU L102
+  MOVE r4, 11
+  COMPARE data[88], sp[0]
+  JUMP_LTU L76
+  MOVE r4, r5
+L76:
+  COMPARE.4 data[0], 11
+  JUMP_EQ L102
+  MOVE r5, 12
+  COMPARE data[96], sp[0]
+  JUMP_LTU L82
+  MOVE r5, r4
+L82:
+  MOVE r4, r5
+  COMPARE.4 data[0], 13
+  JUMP_LTU L102
+  MOVE r4, 13
+  COMPARE data[104], sp[0]
+  JUMP_LTU L89
+  MOVE r4, r5
+L89:
+  COMPARE.4 data[0], 13
+  JUMP_EQ L102
+  MOVE r5, 14
+  COMPARE data[112], sp[0]
+  JUMP_LTU L95
+  MOVE r5, r4
+L95:
+  MOVE r4, r5
+  COMPARE.4 data[0], 15
+  JUMP_LTU L102
+  MOVE r4, r5
+  COMPARE data[120], sp[0]
+  JUMP_GEU L102
+  MOVE r4, 15
+L102:
+  COMPARE r4, r3
+  JUMP_GEU L203
+  MOVE sp[8], 1
+  SHL r4, 3
+  MOVE r2, r4
+  ADD r2, 8
+  MOVE r3, data[r2]
+  MOVE sp[16], r3
+  MOVE r4, 1
+  MOVE r5, 24
+  MOVE r6, data[r2+120]
+  JUMP L209
+L114:
+  MOVE r4, 0
+  MOVE r6, 0
+  MOVE r5, 32
+  COMPARE.4 data[0], 0
+  JUMP_EQ L209
+  MOVE r4, 0
+  MOVE r6, 1
+  COMPARE data[8], sp[0]
+  JUMP_LEU L124
+  MOVE r6, 0
+L124:
+  COMPARE.4 data[0], 1
+  JUMP_EQ L209
+  COMPARE data[16], sp[0]
+  JUMP_GTU L129
+  MOVE r6, 2
+L129:
+  COMPARE.4 data[0], 3
+  JUMP_LTU L209
+  COMPARE data[24], sp[0]
+  JUMP_GTU L134
+  MOVE r6, 3
+L134:
+  COMPARE.4 data[0], 3
+  JUMP_EQ L209
+  COMPARE data[32], sp[0]
+  JUMP_GTU L139
+  MOVE r6, 4
+L139:
+  COMPARE.4 data[0], 5
+  JUMP_LTU L209
+  COMPARE data[40], sp[0]
+  JUMP_GTU L144
+  MOVE r6, 5
+L144:
+  COMPARE.4 data[0], 5
+  JUMP_EQ L209
+  COMPARE data[48], sp[0]
+  JUMP_GTU L149
+  MOVE r6, 6
+L149:
+  COMPARE.4 data[0], 7
+  JUMP_LTU L209
+  COMPARE data[56], sp[0]
+  JUMP_GTU L154
+  MOVE r6, 7
+L154:
+  COMPARE.4 data[0], 7
+  JUMP_EQ L209
+  COMPARE data[64], sp[0]
+  JUMP_GTU L159
+  MOVE r6, 8
+L159:
+  COMPARE.4 data[0], 9
+  JUMP_LTU L209
+  COMPARE data[72], sp[0]
+  JUMP_GTU L164
+  MOVE r6, 9
+L164:
+  COMPARE.4 data[0], 9
+  JUMP_EQ L209
+  COMPARE data[80], sp[0]
+  JUMP_GTU L169
+  MOVE r6, 10
+L169:
+  COMPARE.4 data[0], 11
+  JUMP_LTU L209
+  COMPARE data[88], sp[0]
+  JUMP_GTU L174
+  MOVE r6, 11
+L174:
+  COMPARE.4 data[0], 11
+  JUMP_EQ L209
+  COMPARE data[96], sp[0]
+  JUMP_GTU L179
+  MOVE r6, 12
+L179:
+  COMPARE.4 data[0], 13
+  JUMP_LTU L209
+  COMPARE data[104], sp[0]
+  JUMP_GTU L184
+  MOVE r6, 13
+L184:
+  COMPARE.4 data[0], 13
+  JUMP_EQ L209
+  COMPARE data[112], sp[0]
+  JUMP_GTU L192
+  MOVE r6, 14
+  COMPARE.4 data[0], 15
+  JUMP_LTU L209
+  JUMP L197
+L192:
+  COMPARE.4 data[0], 15
+  JUMP_LTU L209
+  COMPARE data[120], sp[0]
+  JUMP_GTU L209
+  JUMP L201
+L197:
+  COMPARE data[120], sp[0]
+  JUMP_GTU L209
+  MOVE r6, 15
+  JUMP L209
+L201:
+  MOVE r6, 15
+  JUMP L209
+L203:
+  MOVE sp[32], 15
+  MOVE r4, 1
+  MOVE r6, 0
+  MOVE r5, 8
+  COMPARE data[248], 0
+  JUMP_NE L213
+L209:
+  MOVE sp[r5], r6
+  COMPARE.4 r4, 0
+  JUMP_EQ L213
+  RETURN
+L213:
+  MOVE r2, sp[32]
+  AND r2, 15
+  SHL r2, 3
+  MOVE r0, data[r2+128]
+  MOVE cur_ptr, r0
+  NEXT_ITER

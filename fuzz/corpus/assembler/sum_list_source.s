@@ -1,0 +1,9 @@
+
+    LOAD data
+    ADD sp[0], data[8]
+    COMPARE data[0], 0
+    JUMP_EQ end
+    MOVE cur_ptr, data[0]
+    NEXT_ITER
+  end:
+    RETURN

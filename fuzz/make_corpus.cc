@@ -1,0 +1,144 @@
+// pulse_fuzz_corpus OUT_DIR: writes the seed corpora of the fuzz targets
+// (fuzz/corpus/<target>/) from real inputs: the test suites' programs, the
+// data-structure library's compiled iterators, traversal messages as CPU
+// nodes, memory nodes and the switch send them, and BPF objects clang makes
+// from the test iterators.  scripts/fuzz_corpus.sh runs it.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/sum_list_program.h"
+#include "pulse/assembler.h"
+#include "pulse/compiler.h"
+#include "pulse/iterators/ds_btree_lower_bound.h"
+#include "pulse/iterators/ds_list_aggregate.h"
+#include "pulse/iterators/ds_umap_find.h"
+#include "pulse/program.h"
+#include "pulse/protocol.h"
+#include "tenant_memory.h"
+
+namespace fs = std::filesystem;
+using namespace pulse;
+
+namespace {
+
+// Programs of the engine and verifier tests, one feature each.
+const char* const kTextPrograms[][2] = {
+    {"sum_list", testing::kSumListProgram},
+    {"store", "LOAD data\nMOVE r1, data[0]\nSTORE [r1+8], 0xabcdef\nSTORE.2 [r1+16], -1\nRETURN"},
+    {"indexed", "LOAD data, 32\nMOVE r1, data[8]\nAND r1, 24\nMOVE sp[0], data[r1]\nADD sp[r1+8], 3\nRETURN"},
+    {"alloc", "LOAD data\nALLOC r4, sp[64]\nSTORE [r4], data[0]\nMOVE sp[0], r4\nRETURN"},
+    {"alu", "LOAD data, 24\nMOVE r1, data[8]\nMUL.4 r1, 3\nDIV r1, data[16]\nSAR r1, 2\nNEG r1\n"
+            "COMPARE.4 r1, sp[0]\nJUMP_LT less\nXOR sp[8], r1\nless:\nMOVE cur_ptr, data[0]\nNEXT_ITER"},
+    {"chase_unsigned", ".equ LIMIT 0x10400\nLOAD data, 16\nCOMPARE data[0], LIMIT\nJUMP_GEU out\n"
+                       "MOVE cur_ptr, data[0]\nADD.2 sp[2], 1\nNEXT_ITER\nout: JUMP_SET done\ndone: RETURN"},
+};
+
+int written = 0;
+
+void Write(const fs::path& dir, const std::string& name, const std::vector<uint8_t>& bytes) {
+  fs::create_directories(dir);
+  std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  ++written;
+}
+std::vector<uint8_t> Bytes(const std::string& s) { return {s.begin(), s.end()}; }
+
+void Messages(const fs::path& out, const std::string& name, const ProgramRef& p) {
+  TraversalMessage m;
+  m.request_id = (uint64_t{1} << 40) | 7;
+  m.cpu_node = 1;
+  m.tenant = fuzz::kTenantA;
+  m.program_hash = p->hash();
+  m.max_iterations = 16;
+  m.cur_ptr = 0x10000;
+  m.scratch.assign(std::max<uint32_t>(p->info().scratch_bytes, 72), 0);
+  m.program = p->encoded();
+  const auto request = EncodeMessage(m);
+  Write(out / "memnode_message", name, request);
+  Write(out / "switch_message", name, request);
+  if (name != "sum_list") return;
+  TraversalMessage by_hash = m;
+  by_hash.program.clear();
+  Write(out / "memnode_message", name + "_by_hash", EncodeMessage(by_hash));
+  TraversalMessage probe = by_hash;
+  probe.flags = kFlagNoop;
+  Write(out / "memnode_message", name + "_probe", EncodeMessage(probe));
+  // A memory node's "not local" answer: the switch forwards it.
+  TraversalMessage cont = m;
+  cont.kind = MessageKind::kResponse;
+  cont.status = TraversalStatus::kNotLocal;
+  cont.cur_ptr = 0x20010;
+  cont.iterations = 3;
+  Write(out / "switch_message", name + "_continuation", EncodeMessage(cont));
+  cont.flags = kFlagPulseAcc;
+  cont.program.clear();
+  Write(out / "switch_message", name + "_pulse_acc", EncodeMessage(cont));
+}
+
+void ProgramSeeds(const fs::path& out, const std::string& name, const ProgramRef& p) {
+  // Header: start range, offset, scratch/16 (0: exact), iterations-1, seed x3, tenant.
+  const uint8_t headers[][8] = {{0, 0, 0, 15, 1, 2, 3, 0}, {2, 5, 8, 3, 9, 0, 0, 1}};
+  for (size_t i = 0; i < std::size(headers); ++i) {
+    std::vector<uint8_t> bytes(headers[i], headers[i] + 8);
+    bytes.insert(bytes.end(), p->encoded().begin(), p->encoded().end());
+    Write(out / "program", name + "_" + std::to_string(i), bytes);
+  }
+  Write(out / "assembler", name + ".s", Bytes(Disassemble(p->instructions())));
+  Messages(out, name, p);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+    return 2;
+  }
+  const fs::path out = argv[1];
+  for (const auto& [name, text] : kTextPrograms) {
+    Write(out / "assembler", std::string(name) + "_source.s", Bytes(text));
+    auto insns = Assemble(text);
+    if (!insns.ok()) {
+      std::fprintf(stderr, "seed program %s: %s\n", name, insns.status().ToString().c_str());
+      return 1;
+    }
+    auto p = VerifiedProgram::Create(*insns);
+    if (!p.ok()) {
+      std::fprintf(stderr, "seed program %s: %s\n", name, p.status().ToString().c_str());
+      return 1;
+    }
+    ProgramSeeds(out, name, *p);
+  }
+  const std::pair<const char*, std::span<const uint8_t>> compiled[] = {
+      {"ds_umap_find", iterators::ds_umap_find()},
+      {"ds_list_aggregate", iterators::ds_list_aggregate()},
+      {"ds_btree_lower_bound", iterators::ds_btree_lower_bound()},
+  };
+  for (const auto& [name, bytes] : compiled) {
+    auto p = VerifiedProgram::FromBytes(bytes);
+    if (!p.ok()) return 1;
+    ProgramSeeds(out, name, *p);
+  }
+  // BPF objects as clang writes them for `pulse compile`.
+  const std::pair<const char*, bool> objects[] = {
+      {"tests/compiler/iterators/umap_find.c", true},
+      {"tests/compiler/iterators/list_find.c", false},
+      {"tests/compiler/iterators/far_store.c", false},
+      {"tests/compiler/iterators/stack_local.c", false},
+      {"tests/compiler/iterators/btree_lower_bound.c", false},
+  };
+  for (const auto& [path, debug] : objects) {
+    CompileOptions options;
+    options.debug_info = debug;
+    auto obj = CompileCToBpfObject(std::string(PULSE_SOURCE_DIR) + "/" + path, options);
+    if (!obj.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path, obj.status().ToString().c_str());
+      return 1;
+    }
+    Write(out / "elf", fs::path(path).stem().string() + (debug ? "_g.o" : ".o"), *obj);
+  }
+  std::printf("pulse_fuzz_corpus: wrote %d files under %s\n", written, argv[1]);
+  return 0;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Sanitizer runs of the test suite (what .ci/run does after `make test`):
+#  1. AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite, built
+#     with clang in build-asan/ (shared with scripts/fuzz.sh), every error
+#     fatal (halt_on_error), child processes (the pulse binary the process
+#     tests start) sanitized too; randomized data-structure tests run a
+#     fraction of their operations (PULSE_TEST_SCALE=0.1).
+#  2. ThreadSanitizer: the tests that run code on several threads at once,
+#     built in build-tsan/: the engine's pipelines on concurrent threads
+#     over one range table and shared programs, and the fabric's workers with
+#     peers on their own threads and cross-thread Wake().  (The Client is
+#     documented as single-threaded and its tests drive it from one thread;
+#     they have no concurrency for TSan to check.)
+#
+#   scripts/sanitize.sh [asan|tsan]...   (default: both)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/sanitized_build.sh
+
+jobs=$(nproc)
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(asan tsan)
+
+# Tests left out of the sanitizer runs, and why:
+#  Install.*: builds an unsanitized consumer against the installed library;
+#  it checks packaging, which the normal run covers.
+asan_exclude='^Install\.'
+# The TSan selection (ctest -R): test names of the concurrent tests.
+tsan_tests='^(ConcurrentPipelines|NetWait|NetAm|NetRma|NetFailure|NetTransport)\.'
+tsan_targets=(engine_concurrent_pipelines_test net_test net_peer)
+
+run_asan() {
+  local t0=$(date +%s)
+  configure_sanitized_build build-asan address,undefined
+  cmake --build build-asan -j "$jobs"
+  local t1=$(date +%s)
+  echo "sanitize.sh: ASan+UBSan build took $((t1 - t0)) s"
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  PULSE_TEST_SCALE=0.1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "$asan_exclude"
+  echo "sanitize.sh: ASan+UBSan tests took $(( $(date +%s) - t1 )) s"
+}
+
+run_tsan() {
+  local t0=$(date +%s)
+  configure_sanitized_build build-tsan thread
+  cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}"
+  local t1=$(date +%s)
+  echo "sanitize.sh: TSan build took $((t1 - t0)) s"
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "$tsan_tests"
+  echo "sanitize.sh: TSan tests took $(( $(date +%s) - t1 )) s"
+}
+
+for s in "${steps[@]}"; do
+  case "$s" in
+    asan) run_asan ;;
+    tsan) run_tsan ;;
+    *) echo "sanitize.sh: unknown step $s (asan, tsan)" >&2; exit 2 ;;
+  esac
+done
