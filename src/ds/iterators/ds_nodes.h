@@ -86,4 +86,57 @@ struct pulse_ds_btree_agg_state {
   PULSE_DS_U64 next_pos;  /* end() -> next() in inner nodes */
 };
 
+/* ---- Ordered binary search trees (Map, MultiMap, Set, MultiSet, AvlTree,
+ * SplayTree, ScapegoatTree): one node layout for every balancing scheme, so
+ * one set of iterators serves them all.  In-order key sequence is
+ * non-decreasing (multi structures keep duplicates, in insertion order);
+ * sets store value == key.  `meta` is the balancing word: red-black colour
+ * (PULSE_DS_BST_RED / PULSE_DS_BST_BLACK) or AVL subtree height (a leaf
+ * is 1); splay and scapegoat trees leave it 0. */
+#define PULSE_DS_BST_RED 0
+#define PULSE_DS_BST_BLACK 1
+struct pulse_ds_bst_node {
+  PULSE_DS_U64 key;
+  PULSE_DS_U64 value;
+  PULSE_DS_FAR(struct pulse_ds_bst_node) left;
+  PULSE_DS_FAR(struct pulse_ds_bst_node) right;
+  PULSE_DS_FAR(struct pulse_ds_bst_node) parent; /* 0 at the root */
+  PULSE_DS_U64 meta;
+};
+/* A descent from the root for `key`.  kind FIND stops at the first node
+ * equal to key; LOWER_BOUND finds the first key >= key, UPPER_BOUND the first
+ * key > key.  The result is valid when found == 1 (for FIND the caller checks
+ * rkey == key).  `last` is the node where the descent left the tree: the
+ * parent of a new node inserted with this descent, the node a splay tree
+ * splays after a miss. */
+#define PULSE_DS_BST_FIND 0
+#define PULSE_DS_BST_LOWER_BOUND 1
+#define PULSE_DS_BST_UPPER_BOUND 2
+struct pulse_ds_bst_search_state {
+  PULSE_DS_U64 key;     /* in */
+  PULSE_DS_U64 kind;    /* in: PULSE_DS_BST_FIND / _LOWER_BOUND / _UPPER_BOUND */
+  PULSE_DS_U64 found;   /* out (in: 0) */
+  PULSE_DS_U64 rkey;    /* out */
+  PULSE_DS_U64 rvalue;  /* out */
+  PULSE_DS_U64 rnode;   /* out: the far address of the result */
+  PULSE_DS_U64 last;    /* out */
+  PULSE_DS_U64 go_left; /* end() -> next() */
+};
+/* In-order aggregation of the values whose keys are in [agg.lo, agg.hi]: a
+ * descent to the first key >= lo, then successor steps (right subtree's
+ * leftmost node, or up the parent links until arriving from a left child)
+ * until a key > hi. */
+#define PULSE_DS_BST_DESCEND 0  /* looking for the first key >= lo */
+#define PULSE_DS_BST_VISIT 1    /* at the next node in order */
+#define PULSE_DS_BST_LEFTMOST 2 /* going down the left spine of a right subtree */
+#define PULSE_DS_BST_ASCEND 3   /* going up from `from` */
+struct pulse_ds_bst_agg_state {
+  struct pulse_ds_agg_state agg; /* in: lo, hi and the neutral sums; out */
+  PULSE_DS_U64 phase;            /* in: PULSE_DS_BST_DESCEND */
+  PULSE_DS_U64 start;            /* descend: the smallest key >= lo seen (in: 0) */
+  PULSE_DS_U64 from;             /* ascend: the child just left */
+  PULSE_DS_U64 next;             /* end() -> next(): the next node */
+};
+
+
 #endif
