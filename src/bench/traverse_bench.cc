@@ -7,15 +7,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <numeric>
 #include <optional>
 #include <random>
 
 #include <fmt/format.h>
 
-#include "cluster/control_session.h"
-#include "cluster/launcher.h"
+#include "bench/bench_cluster.h"
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 
@@ -81,12 +79,6 @@ uint64_t U64At(const std::vector<uint8_t>& v, size_t off) {
   uint64_t x = 0;
   if (v.size() >= off + 8) std::memcpy(&x, v.data() + off, 8);
   return x;
-}
-
-Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::string& address) {
-  auto stats = session.Call(address, "stats", std::chrono::seconds(2));
-  if (!stats.ok()) return stats.status();
-  return (*stats)["counters"].value("forwards", uint64_t{0});
 }
 
 // The benchmark proper, against a running cluster.
@@ -200,29 +192,15 @@ void Say(const TraverseBenchOptions& o, const std::string& line) {
 
 // A two-memory-node cluster on this host, on free ports.
 Result<cluster::ClusterState> StartOwnCluster(const TraverseBenchOptions& o) {
-  cluster::ClusterConfig c;
-  c.source = "pulse bench traverse";
-  c.name = fmt::format("bench-traverse-{}", getpid());
-  const char* env_dir = std::getenv("PULSE_RUN_DIR");
-  c.run_dir = !o.run_dir.empty() ? o.run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
+  BenchClusterOptions c;
+  c.name = "bench-traverse";
   c.binary = o.binary;
+  c.run_dir = o.run_dir;
   c.ucx_tls = o.ucx_tls;
-  c.poll.window_us = o.poll_window_us;
-  c.poll.busy = o.busy_poll;
-  c.switch_node.role = cluster::Role::kSwitch;
-  c.switch_node.port = 0;
-  for (uint32_t i = 0; i < 2; ++i) {
-    cluster::NodeConfig n;
-    n.role = cluster::Role::kMemNode;
-    n.node = i;
-    n.port = 0;
-    n.pool_mib = 64;
-    c.memnodes.push_back(n);
-  }
-  cluster::LaunchOptions lo;
-  lo.die_with_parent = true;
-  lo.progress = o.progress;
-  return cluster::StartCluster(c, lo);
+  c.poll_window_us = o.poll_window_us;
+  c.busy_poll = o.busy_poll;
+  c.progress = o.progress;
+  return StartBenchCluster(c);
 }
 
 }  // namespace
@@ -301,13 +279,7 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   res.retransmissions = after.retransmissions - before.retransmissions;
   session->reset();
   client->reset();
-  if (guard.state() != nullptr) {
-    const std::string dir = std::filesystem::path(guard.state()->state_file).parent_path();
-    auto stopped = guard.Stop();
-    if (!stopped.ok()) return stopped.status();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);  // the logs of a run that went well
-  }
+  PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));
   return res;
 }
 

@@ -14,6 +14,8 @@ void AddCompileCommand(CLI::App& app);
 void AddBenchCommands(CLI::App& bench);
 // pulse bench traverse (src/tools/traverse_bench_command.cc)
 void AddTraverseBench(CLI::App& bench);
+// pulse bench ds (src/tools/ds_bench_command.cc)
+void AddDsBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
 void AddNodeCommands(CLI::App& app);
 // pulse cluster up | down | status

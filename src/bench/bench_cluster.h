@@ -1,0 +1,40 @@
+// What the cluster benchmarks (`pulse bench traverse`, `pulse bench ds`)
+// share: starting a local cluster of memory nodes on free ports, reading the
+// switch's forward counter, and stopping the cluster (removing its logs when
+// the run went well).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "cluster/control_session.h"
+#include "cluster/launcher.h"
+#include "pulse/status.h"
+
+namespace pulse::bench {
+
+struct BenchClusterOptions {
+  std::string name;             // e.g. "bench-traverse"; the pid is appended
+  std::string binary;           // the pulse executable (empty: this one)
+  std::string run_dir;          // logs (empty: $PULSE_RUN_DIR, else "run")
+  std::string ucx_tls;          // transports (empty: UCX_TLS)
+  uint32_t poll_window_us = 0;  // adaptive polling window of the nodes
+  bool busy_poll = false;
+  uint32_t memory_nodes = 2;
+  uint32_t pool_mib = 64;
+  std::function<void(const std::string&)> progress;
+};
+
+// Starts a switch and `memory_nodes` memory nodes on this host, on free
+// ports, that die with this process.  Errors: those of StartCluster.
+Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& options);
+
+// Stops a cluster started by StartBenchCluster (if guard holds one) and
+// removes its run directory.  Errors: a node did not stop.
+Status StopBenchCluster(cluster::ClusterGuard& guard);
+
+// The switch's count of continuations forwarded between memory nodes.
+Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::string& address);
+
+}  // namespace pulse::bench
