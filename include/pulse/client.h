@@ -52,6 +52,33 @@ struct DispatchPolicy {
   bool ShouldOffload(uint32_t longest_path) const;
 };
 
+// The CPU-node cache (AIFM-like, transparent): far memory kept here in
+// aligned blocks within `bytes`.  What populates it: Client::Read and
+// Client::Write (write-allocate in write-back mode) and the windows of
+// traversals executed at the CPU node (so a structure's own reads, e.g. a
+// B+tree's descent in Insert or BTree::WarmCache, fill it).  Windows of
+// offloaded traversals do not: a traversal the dispatch engine offloads is
+// run here over cached windows until its first uncached one and offloaded
+// from there (cur_ptr and the scratch pad are the whole state between
+// iterations).  Dirty blocks are written back before any traversal is
+// offloaded; an offloaded traversal that STOREs drops the cache when it
+// ends.  The cache is per Client and not coherent with other CPU nodes:
+// pulse::ds::FarLock flushes it on release and drops it on acquire.
+enum class CacheGranularity {
+  kObject,  // object_bytes blocks: one traversal window
+  kPage,    // page_bytes blocks (the Fastswap-like cache baseline)
+};
+enum class CacheEviction { kLru, kClock };
+enum class CacheWritePolicy { kWriteBack, kWriteThrough };
+struct CacheOptions {
+  uint64_t bytes = 0;  // budget; 0: no cache
+  CacheGranularity granularity = CacheGranularity::kObject;
+  uint32_t object_bytes = 256;   // powers of two
+  uint32_t page_bytes = 4096;
+  CacheEviction eviction = CacheEviction::kLru;
+  CacheWritePolicy write = CacheWritePolicy::kWriteBack;
+};
+
 struct ClientOptions {
   std::string switch_address = "127.0.0.1:7100";
   TenantId tenant = 1;
@@ -65,6 +92,7 @@ struct ClientOptions {
   uint64_t slab_bytes = 1 << 20;     // granularity requested from memory nodes
   DispatchPolicy dispatch;
   net::WorkerOptions worker;
+  CacheOptions cache;
 };
 
 struct TraverseOptions {
@@ -98,6 +126,15 @@ struct ClientCounters {
   uint64_t remote_reads = 0;
   uint64_t remote_read_bytes = 0;
   uint64_t remote_writes = 0;
+  uint64_t traversal_iterations = 0;  // iterations of completed traversals
+  uint64_t node_crossings = 0;        // CPU-node windows on another memory node than the previous
+  uint64_t cache_hits = 0;            // blocks found in the cache
+  uint64_t cache_misses = 0;          // blocks fetched into it
+  uint64_t cache_bytes = 0;           // bytes cached now
+  uint64_t cache_evictions = 0;
+  uint64_t writebacks = 0;            // dirty blocks written to far memory
+  uint64_t cache_local_iterations = 0;  // iterations run here over cached windows
+  uint64_t cache_only_traversals = 0;   // traversals the cache answered entirely
 };
 
 class Client {
@@ -122,10 +159,27 @@ class Client {
   // live allocation.
   Status Free(uint64_t addr);
 
-  // One-sided reads and writes of far memory.  Errors: InvalidArgument
-  // (address outside every node), Unavailable, Timeout.
+  // One-sided reads and writes of far memory (through the cache when
+  // ClientOptions::cache is enabled).  Errors: InvalidArgument (address
+  // outside every node), Unavailable, Timeout.
   Status Read(uint64_t addr, void* dst, size_t length);
   Status Write(uint64_t addr, const void* src, size_t length);
+  // The cache: writes dirty blocks back / does that and drops every block.
+  // No-ops without a cache.  Errors: those of Write.
+  Status FlushCache();
+  Status InvalidateCache();
+
+  // The lock service of the memory node owning lock_addr (an address of
+  // this tenant's memory), used by pulse::ds::FarLock: one attempt to take
+  // the reader-writer lock named by lock_addr for `holder` (any 64-bit id)
+  // until `lease` from now; never waits for the lock.  Returns whether it
+  // was granted.  Errors: InvalidArgument / NotFound / PermissionDenied
+  // (no memory of this tenant at lock_addr), Unavailable, Timeout.
+  Result<bool> TryLock(uint64_t lock_addr, uint64_t holder, bool exclusive, std::chrono::milliseconds lease);
+  // Extends the lease; NotFound if holder no longer holds the lock.
+  Status RenewLock(uint64_t lock_addr, uint64_t holder, std::chrono::milliseconds lease);
+  // Releases holder's hold; NotFound if it holds none (e.g. it expired).
+  Status Unlock(uint64_t lock_addr, uint64_t holder);
 
   // Runs a traversal from (cur_ptr, scratch) and waits for its end.  The
   // result's status says how it ended (kDone, a fault, ...); the Status is

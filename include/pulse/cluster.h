@@ -27,6 +27,12 @@
 //         -> {"base":A,"length":L'}  a new range owned by tenant T (L' >= L,
 //                                     rounded up to the node's granularity)
 //     {"op":"free","base":A,"tenant":T}  -> {}
+//     {"op":"lock","addr":A,"tenant":T,"holder":H,"mode":"shared"|"exclusive","lease_ms":L}
+//         -> {"granted":bool}        reader-writer lock named by far address A
+//                                     (in a range of tenant T), held by H until
+//                                     L ms from now unless renewed; never waits
+//     {"op":"lock_renew","addr":A,"tenant":T,"holder":H,"lease_ms":L} -> {}
+//     {"op":"unlock","addr":A,"tenant":T,"holder":H}  -> {}
 //   to any node
 //     {"op":"stats"}    -> {"role":"switch"|"memnode","counters":{...}}
 //                          a memnode's counters include "cpu_seconds" and "rpc"

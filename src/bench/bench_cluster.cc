@@ -1,13 +1,18 @@
 #include "bench/bench_cluster.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
 
 namespace pulse::bench {
 
 Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& o) {
   cluster::ClusterConfig c;
-  c.source = o.source;
-  c.name = o.name;
+  c.source = fmt::format("pulse {}", o.name);
+  c.name = fmt::format("{}-{}", o.name, getpid());
   const char* env_dir = std::getenv("PULSE_RUN_DIR");
   c.run_dir = !o.run_dir.empty() ? o.run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
   c.binary = o.binary;
@@ -28,6 +33,22 @@ Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& o) {
   lo.die_with_parent = true;
   lo.progress = o.progress;
   return cluster::StartCluster(c, lo);
+}
+
+Status StopBenchCluster(cluster::ClusterGuard& guard) {
+  if (guard.state() == nullptr) return Status::Ok();
+  const std::string dir = std::filesystem::path(guard.state()->state_file).parent_path();
+  auto stopped = guard.Stop();
+  if (!stopped.ok()) return stopped.status();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);  // the logs of a run that went well
+  return Status::Ok();
+}
+
+Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::string& address) {
+  auto stats = session.Call(address, "stats", std::chrono::seconds(2));
+  if (!stats.ok()) return stats.status();
+  return (*stats)["counters"].value("forwards", uint64_t{0});
 }
 
 }  // namespace pulse::bench

@@ -1,31 +1,40 @@
-// A cluster of this host's own for a benchmark: a switch and memory nodes as
-// child processes on free ports, stopped with the benchmark (they get
-// SIGTERM if it dies).  Shared by the `pulse bench` commands that start one.
+// What the cluster benchmarks (`pulse bench traverse`, `pulse bench ds`)
+// share: starting a local cluster of memory nodes on free ports, reading the
+// switch's forward counter, and stopping the cluster (removing its logs when
+// the run went well).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
+#include "cluster/control_session.h"
 #include "cluster/launcher.h"
 #include "pulse/status.h"
 
 namespace pulse::bench {
 
 struct BenchClusterOptions {
-  std::string source;           // names the benchmark in messages, e.g. "pulse bench rpc"
-  std::string name;             // run subdirectory and shm prefix, e.g. "bench-rpc-<pid>"
+  std::string name;             // e.g. "bench-traverse"; the pid is appended
   std::string binary;           // the pulse executable (empty: this one)
   std::string run_dir;          // logs (empty: $PULSE_RUN_DIR, else "run")
-  std::string ucx_tls;          // transports for the nodes (empty: UCX_TLS)
-  uint32_t poll_window_us = 0;  // adaptive polling window of the nodes (0: the default)
+  std::string ucx_tls;          // transports (empty: UCX_TLS)
+  uint32_t poll_window_us = 0;  // adaptive polling window of the nodes
   bool busy_poll = false;
   uint32_t memory_nodes = 2;
-  uint64_t pool_mib = 64;
+  uint32_t pool_mib = 64;
   std::function<void(const std::string&)> progress;
 };
 
-// Starts the cluster.  Errors as cluster::StartCluster.
+// Starts a switch and `memory_nodes` memory nodes on this host, on free
+// ports, that die with this process.  Errors: those of StartCluster.
 Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& options);
+
+// Stops a cluster started by StartBenchCluster (if guard holds one) and
+// removes its run directory.  Errors: a node did not stop.
+Status StopBenchCluster(cluster::ClusterGuard& guard);
+
+// The switch's count of continuations forwarded between memory nodes.
+Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::string& address);
 
 }  // namespace pulse::bench

@@ -101,8 +101,7 @@ Result<RpcBenchResult> RunRpcBench(const RpcBenchOptions& o) {
   if (o.policy == AllocationPolicy::kPartitioned)
     return Status::InvalidArgument("bench rpc: the structures allocate without naming a node: use uniform or local-first");
   RpcBenchResult res;
-  auto started = StartBenchCluster({.source = "pulse bench rpc",
-                                    .name = fmt::format("bench-rpc-{}", getpid()),
+  auto started = StartBenchCluster({.name = "bench-rpc",
                                     .binary = o.binary,
                                     .run_dir = o.run_dir,
                                     .ucx_tls = o.ucx_tls,

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -15,8 +14,6 @@
 #include <fmt/format.h>
 
 #include "bench/bench_cluster.h"
-#include "cluster/control_session.h"
-#include "cluster/launcher.h"
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 
@@ -82,12 +79,6 @@ uint64_t U64At(const std::vector<uint8_t>& v, size_t off) {
   uint64_t x = 0;
   if (v.size() >= off + 8) std::memcpy(&x, v.data() + off, 8);
   return x;
-}
-
-Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::string& address) {
-  auto stats = session.Call(address, "stats", std::chrono::seconds(2));
-  if (!stats.ok()) return stats.status();
-  return (*stats)["counters"].value("forwards", uint64_t{0});
 }
 
 // The benchmark proper, against a running cluster.
@@ -201,16 +192,15 @@ void Say(const TraverseBenchOptions& o, const std::string& line) {
 
 // A two-memory-node cluster on this host, on free ports.
 Result<cluster::ClusterState> StartOwnCluster(const TraverseBenchOptions& o) {
-  return StartBenchCluster({.source = "pulse bench traverse",
-                            .name = fmt::format("bench-traverse-{}", getpid()),
-                            .binary = o.binary,
-                            .run_dir = o.run_dir,
-                            .ucx_tls = o.ucx_tls,
-                            .poll_window_us = o.poll_window_us,
-                            .busy_poll = o.busy_poll,
-                            .memory_nodes = 2,
-                            .pool_mib = 64,
-                            .progress = o.progress});
+  BenchClusterOptions c;
+  c.name = "bench-traverse";
+  c.binary = o.binary;
+  c.run_dir = o.run_dir;
+  c.ucx_tls = o.ucx_tls;
+  c.poll_window_us = o.poll_window_us;
+  c.busy_poll = o.busy_poll;
+  c.progress = o.progress;
+  return StartBenchCluster(c);
 }
 
 }  // namespace
@@ -289,13 +279,7 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   res.retransmissions = after.retransmissions - before.retransmissions;
   session->reset();
   client->reset();
-  if (guard.state() != nullptr) {
-    const std::string dir = std::filesystem::path(guard.state()->state_file).parent_path();
-    auto stopped = guard.Stop();
-    if (!stopped.ok()) return stopped.status();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);  // the logs of a run that went well
-  }
+  PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));
   return res;
 }
 

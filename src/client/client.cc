@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "client/cache.h"
 #include "client/far_allocator.h"
 #include "protocol/control_client.h"
 #include "pulse/cluster.h"
@@ -70,6 +71,15 @@ struct Client::Impl {
   std::set<std::pair<uint64_t, uint32_t>> known_programs;  // (hash, node)
   ClientCounters counters;
   bool switch_down = false;
+  std::unique_ptr<BlockCache> cache;  // null: no cache
+
+  bool caching() const { return cache != nullptr; }
+  Status Read(uint64_t addr, void* dst, size_t len) {
+    return caching() ? cache->Read(addr, dst, len) : Rma(false, addr, dst, len);
+  }
+  Status Write(uint64_t addr, const void* src, size_t len) {
+    return caching() ? cache->Write(addr, src, len) : Rma(true, addr, const_cast<void*>(src), len);
+  }
 
   std::chrono::milliseconds rma_timeout() const { return options.request_timeout * options.max_attempts; }
 
@@ -169,6 +179,9 @@ struct Client::Impl {
     r.fault_pc = m.fault_pc;
     r.fault_addr = m.fault_addr;
     r.offloaded = true;
+    counters.traversal_iterations += m.iterations;
+    // The memory nodes may have written blocks cached here.
+    if (caching() && p.program->info().has_store) (void)cache->Invalidate();
     if (m.status == TraversalStatus::kNodeUnavailable) {
       return Complete(m.request_id, Status::Unavailable(fmt::format(
                                         "traversal: memory node owning {:#x} is unavailable", m.cur_ptr)));
@@ -309,6 +322,20 @@ Result<std::unique_ptr<Client::Impl>> ConnectImpl(const ClientOptions& options) 
       for (auto& [id, p] : raw->pending) p.deadline = Clock::now();  // fail them at the next timer check
     }
   });
+  if (options.cache.bytes > 0) {
+    const CacheOptions& c = options.cache;
+    const uint32_t block = c.granularity == CacheGranularity::kPage ? c.page_bytes : c.object_bytes;
+    if (block < 8 || (block & (block - 1)) != 0)
+      return Status::InvalidArgument(fmt::format("cache: block size {} is not a power of two >= 8", block));
+    if (c.bytes < block)
+      return Status::InvalidArgument(fmt::format("cache: bytes {} is less than one block of {}", c.bytes, block));
+    impl->cache = std::make_unique<BlockCache>(
+        c, [raw](uint64_t addr, void* dst, size_t len) { return raw->Rma(false, addr, dst, len); },
+        [raw](uint64_t addr, const void* src, size_t len) {
+          return raw->Rma(true, addr, const_cast<void*>(src), len);
+        },
+        &raw->counters);
+  }
   impl->allocator = std::make_unique<FarAllocator>(
       options.policy, options.slab_bytes, static_cast<uint32_t>(impl->nodes.size()),
       [raw](uint32_t node, uint64_t bytes) -> Result<std::pair<uint64_t, uint64_t>> {
@@ -339,34 +366,95 @@ Result<uint64_t> Client::Allocate(uint64_t bytes, std::optional<uint32_t> node) 
 }
 Status Client::Free(uint64_t addr) { return impl_->allocator->Free(addr); }
 
-Status Client::Read(uint64_t addr, void* dst, size_t length) { return impl_->Rma(false, addr, dst, length); }
-Status Client::Write(uint64_t addr, const void* src, size_t length) {
-  return impl_->Rma(true, addr, const_cast<void*>(src), length);
+Status Client::Read(uint64_t addr, void* dst, size_t length) { return impl_->Read(addr, dst, length); }
+Status Client::Write(uint64_t addr, const void* src, size_t length) { return impl_->Write(addr, src, length); }
+Status Client::FlushCache() { return impl_->caching() ? impl_->cache->Flush() : Status::Ok(); }
+Status Client::InvalidateCache() { return impl_->caching() ? impl_->cache->Invalidate() : Status::Ok(); }
+
+namespace {
+// The lock service's answer to one control call on the node owning addr.
+Result<json> LockCall(Client::Impl& im, uint64_t addr, json request) {
+  MemNode* n = im.NodeFor(addr);
+  if (n == nullptr)
+    return Status::InvalidArgument(fmt::format("lock: far address {:#x} is outside every memory node", addr));
+  if (n->ep == net::kInvalidEndpoint)
+    return Status::Unavailable(fmt::format("lock: memory node {} owning {:#x} is down", n->id, addr));
+  request["addr"] = addr;
+  request["tenant"] = im.options.tenant;
+  return im.control->Call(n->ep, std::move(request), im.rma_timeout());
+}
+}  // namespace
+
+Result<bool> Client::TryLock(uint64_t lock_addr, uint64_t holder, bool exclusive, std::chrono::milliseconds lease) {
+  auto r = LockCall(*impl_, lock_addr,
+                    json{{"op", "lock"}, {"holder", holder}, {"mode", exclusive ? "exclusive" : "shared"},
+                         {"lease_ms", lease.count()}});
+  if (!r.ok()) return r.status();
+  auto granted = r->find("granted");
+  if (granted == r->end() || !granted->is_boolean())
+    return Status::Internal(fmt::format("lock {:#x}: the memory node's answer has no \"granted\"", lock_addr));
+  return granted->get<bool>();
+}
+
+namespace {
+// The control path reports the memory node's errors as InvalidArgument; a
+// hold that is gone is NotFound to the caller.
+Status LockHoldStatus(Result<json> answer) {
+  if (answer.ok()) return Status::Ok();
+  if (answer.status().message().find("holds no lease") != std::string::npos)
+    return Status::NotFound(answer.status().message());
+  return answer.status();
+}
+}  // namespace
+
+Status Client::RenewLock(uint64_t lock_addr, uint64_t holder, std::chrono::milliseconds lease) {
+  return LockHoldStatus(
+      LockCall(*impl_, lock_addr, json{{"op", "lock_renew"}, {"holder", holder}, {"lease_ms", lease.count()}}));
+}
+
+Status Client::Unlock(uint64_t lock_addr, uint64_t holder) {
+  return LockHoldStatus(LockCall(*impl_, lock_addr, json{{"op", "unlock"}, {"holder", holder}}));
 }
 
 namespace {
 
-// Far memory seen from the CPU node: each window is one one-sided read.
-// Protection: only memory this client allocated is readable or writable.
+// Far memory seen from the CPU node: each window is one one-sided read (or
+// served by the cache).  Protection: only memory this client allocated is
+// readable or writable.  With cache_only, a window that is not entirely
+// cached stops the traversal with kNotLocal, its state intact: the caller
+// offloads it from there.
 class RemoteMemory : public FarMemory {
  public:
-  RemoteMemory(Client::Impl* impl, const FarAllocator* allocator) : impl_(impl), allocator_(allocator) {}
+  RemoteMemory(Client::Impl* impl, const FarAllocator* allocator, bool cache_only = false)
+      : impl_(impl), allocator_(allocator), cache_only_(cache_only) {}
   TraversalStatus ReadWindow(uint64_t addr, uint32_t len, uint8_t* dst) override {
-    if (impl_->NodeFor(addr) == nullptr) return TraversalStatus::kFaultInvalidPointer;
-    if (!allocator_->Owns(addr, std::max<uint32_t>(len, 1))) return TraversalStatus::kFaultProtection;
+    MemNode* node = impl_->NodeFor(addr);
+    if (node == nullptr) return TraversalStatus::kFaultInvalidPointer;
+    if (!allocator_->Owns(addr, std::max<uint32_t>(len, 1))) {
+      // Memory of another client of the tenant: the memory node decides.
+      return cache_only_ ? TraversalStatus::kNotLocal : TraversalStatus::kFaultProtection;
+    }
     if (len == 0) return TraversalStatus::kDone;
-    return impl_->Rma(false, addr, dst, len).ok() ? TraversalStatus::kDone : TraversalStatus::kNodeUnavailable;
+    if (cache_only_) {
+      if (!impl_->cache->ReadIfCached(addr, dst, len)) return TraversalStatus::kNotLocal;
+    } else if (!impl_->Read(addr, dst, len).ok()) {
+      return TraversalStatus::kNodeUnavailable;
+    }
+    if (last_node_ != UINT32_MAX && node->id != last_node_) ++impl_->counters.node_crossings;
+    last_node_ = node->id;
+    return TraversalStatus::kDone;
   }
   TraversalStatus Store(uint64_t addr, const uint8_t* src, uint32_t len) override {
     if (impl_->NodeFor(addr) == nullptr) return TraversalStatus::kFaultInvalidPointer;
     if (!allocator_->Owns(addr, len)) return TraversalStatus::kFaultProtection;
-    return impl_->Rma(true, addr, const_cast<uint8_t*>(src), len).ok() ? TraversalStatus::kDone
-                                                                      : TraversalStatus::kNodeUnavailable;
+    return impl_->Write(addr, src, len).ok() ? TraversalStatus::kDone : TraversalStatus::kNodeUnavailable;
   }
 
  private:
   Client::Impl* impl_;
   const FarAllocator* allocator_;
+  bool cache_only_;
+  uint32_t last_node_ = UINT32_MAX;
 };
 
 }  // namespace
@@ -400,8 +488,45 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
     r.iterations = state.iterations;
     r.fault_pc = out.fault_pc;
     r.fault_addr = out.fault_addr;
+    im.counters.traversal_iterations += state.iterations;
     im.ready.emplace_back(std::move(done), std::move(r));
     return;
+  }
+  uint32_t iterations_here = 0;
+  if (im.caching()) {
+    // Run here while the windows are cached; offload from the first miss.
+    RemoteMemory memory(&im, im.allocator.get(), /*cache_only=*/true);
+    TraversalState state;
+    state.cur_ptr = cur_ptr;
+    state.scratch = std::move(scratch);
+    TraversalOutcome out;
+    do {
+      out = InterpretTraversal(*program, memory, options.max_iterations ? options.max_iterations : 4096, &state);
+    } while (out.status == TraversalStatus::kContinue && options.follow_continue);
+    im.counters.cache_local_iterations += state.iterations;
+    if (out.status != TraversalStatus::kNotLocal) {
+      ++im.counters.cache_only_traversals;
+      ++im.counters.executed_locally;
+      im.counters.traversal_iterations += state.iterations;
+      TraversalResult r;
+      r.offloaded = false;
+      r.status = out.status;
+      r.cur_ptr = state.cur_ptr;
+      r.scratch = std::move(state.scratch);
+      r.iterations = state.iterations;
+      r.fault_pc = out.fault_pc;
+      r.fault_addr = out.fault_addr;
+      im.ready.emplace_back(std::move(done), std::move(r));
+      return;
+    }
+    cur_ptr = state.cur_ptr;
+    scratch = std::move(state.scratch);
+    iterations_here = state.iterations;
+    // The memory nodes must see this CPU node's writes.
+    if (Status s = im.cache->Flush(); !s.ok()) {
+      im.ready.emplace_back(std::move(done), s);
+      return;
+    }
   }
   ++im.counters.offloaded;
   Pending p;
@@ -419,6 +544,7 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
   m.max_iterations = options.max_iterations;
   m.cur_ptr = cur_ptr;
   m.scratch = std::move(scratch);
+  m.iterations = iterations_here;
   if (im.switch_down) {
     im.ready.emplace_back(std::move(p.done), Status::Unavailable(fmt::format(
                                                  "traversal: the switch at {} is down", im.options.switch_address)));

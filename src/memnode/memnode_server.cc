@@ -279,6 +279,8 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
       answer = Alloc(req->body);
     } else if (op == "free") {
       answer = Free(req->body);
+    } else if (op == "lock" || op == "lock_renew" || op == "unlock") {
+      answer = LockOp(op, req->body);
     } else if (op == "stats") {
       answer = json{{"role", "memnode"}, {"node", options_.node}, {"counters", Stats()}};
     } else if (op == "shutdown") {
@@ -364,6 +366,42 @@ Result<json> MemNodeServer::Free(const json& body) {
   return json::object();
 }
 
+Result<json> MemNodeServer::LockOp(const std::string& op, const json& body) {
+  Result<uint64_t> addr = node::GetU64(body, "addr", op);
+  if (!addr.ok()) return addr.status();
+  Result<uint32_t> tenant = node::GetU32(body, "tenant", op);
+  if (!tenant.ok()) return tenant.status();
+  Result<uint64_t> holder = node::GetU64(body, "holder", op);
+  if (!holder.ok()) return holder.status();
+  // A lock is named by an address of the tenant's own memory: nobody can
+  // block another tenant's locks.
+  const Range* range = table_.Find(*addr);
+  if (range == nullptr)
+    return Status::NotFound(fmt::format("{}: {:#x} is in no allocation of node {}", op, *addr, options_.node));
+  if (range->owner != *tenant)
+    return Status::PermissionDenied(
+        fmt::format("{}: {:#x} belongs to tenant {}, not {}", op, *addr, range->owner, *tenant));
+  const auto now = LockTable::Clock::now();
+  if (op == "unlock") {
+    PULSE_RETURN_IF_ERROR(locks_.Release(*addr, *holder, now));
+    return json::object();
+  }
+  Result<uint64_t> lease = node::GetU64(body, "lease_ms", op);
+  if (!lease.ok()) return lease.status();
+  if (*lease == 0 || *lease > 3600 * 1000)
+    return Status::InvalidArgument(fmt::format("{}: lease_ms must be in [1, 3600000]", op));
+  const std::chrono::milliseconds ms(*lease);
+  if (op == "lock_renew") {
+    PULSE_RETURN_IF_ERROR(locks_.Renew(*addr, *holder, ms, now));
+    return json::object();
+  }
+  Result<std::string> mode = node::GetString(body, "mode", op);
+  if (!mode.ok()) return mode.status();
+  if (*mode != "shared" && *mode != "exclusive")
+    return Status::InvalidArgument("lock: mode must be \"shared\" or \"exclusive\"");
+  return json{{"granted", locks_.TryAcquire(*addr, *holder, *mode == "exclusive", ms, now)}};
+}
+
 json MemNodeServer::Stats() const {
   const MemNodeCounters& c = service_.counters();
   const rpc::RpcServiceCounters& r = rpc_.counters();
@@ -387,6 +425,8 @@ json MemNodeServer::Stats() const {
               {"bytes_out", counters_.bytes_out},
               {"control_ops", counters_.control_ops},
               {"control_errors", counters_.control_errors},
+              {"locks_held", locks_.size()},
+              {"lock_leases_expired", locks_.expired_leases()},
               {"engine_active", service_.active()},
               {"engine_capacity", service_.capacity()},
               {"engine_queued", service_.queued()},

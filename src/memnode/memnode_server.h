@@ -7,7 +7,8 @@
 // the pool).  On Start() it listens, connects to the switch (retrying until
 // a deadline) and registers its pool there (register_memnode).  Run() then
 // serves:
-//   kAmControl   hello, alloc, free, stats, shutdown (include/pulse/cluster.h)
+//   kAmControl   hello, alloc, free, lock, lock_renew, unlock, stats,
+//                shutdown (include/pulse/cluster.h)
 //                from CPU nodes connected directly;
 //   kAmTraversal requests from the switch: decoded, run on the engine, and
 //                answered to the switch (malformed ones are counted and
@@ -34,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memnode/allocator.h"
+#include "memnode/lock_table.h"
 #include "memnode/node_log.h"
 #include "memnode/pool.h"
 #include "memnode/service.h"
@@ -114,6 +116,8 @@ class MemNodeServer {
   Result<nlohmann::json> Hello();
   Result<nlohmann::json> Alloc(const nlohmann::json& body);
   Result<nlohmann::json> Free(const nlohmann::json& body);
+  // lock / lock_renew / unlock: the lock service (memnode/lock_table.h).
+  Result<nlohmann::json> LockOp(const std::string& op, const nlohmann::json& body);
   nlohmann::json Stats() const;
 
   // Connects to the switch, waiting at most `timeout` (retrying refused
@@ -136,6 +140,7 @@ class MemNodeServer {
   RangeTable table_;
   MemNodeService service_;
   rpc::RpcService rpc_;
+  LockTable locks_;
   MemNodeService::SendFn send_;
 
   uint16_t port_ = 0;

@@ -119,6 +119,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddNetBench(bench);
   AddTraverseBench(bench);
   AddRpcBench(bench);
+  AddDsBench(bench);
 }
 
 }  // namespace pulse::tools

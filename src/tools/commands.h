@@ -16,6 +16,8 @@ void AddBenchCommands(CLI::App& bench);
 void AddTraverseBench(CLI::App& bench);
 // pulse bench rpc (src/tools/rpc_bench_command.cc)
 void AddRpcBench(CLI::App& bench);
+// pulse bench ds (src/tools/ds_bench_command.cc)
+void AddDsBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
 void AddNodeCommands(CLI::App& app);
 // pulse cluster up | down | status

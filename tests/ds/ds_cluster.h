@@ -35,14 +35,25 @@ class DsCluster : public ::testing::Test {
   void SetUp() override {
     pulse::testing::SetUcxTestEnvironment();
     ASSERT_TRUE(rack_.Start(2, /*pool_mib=*/16));
-    ClientOptions options;
-    options.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
-    options.slab_bytes = 4096;  // small slabs: structures cross memory nodes
-    options.request_timeout = std::chrono::milliseconds(1000);
-    auto c = Client::Connect(options);
+    auto c = Client::Connect(RackClientOptions());
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(*c);
     ASSERT_EQ(client_->memory_nodes(), 2u);
+  }
+  // Options of a client of the rack: small slabs, so structures cross
+  // memory nodes.
+  ClientOptions RackClientOptions() const {
+    ClientOptions options;
+    options.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
+    options.slab_bytes = 4096;
+    options.request_timeout = std::chrono::milliseconds(1000);
+    return options;
+  }
+  // Another CPU node of the rack (nullptr after a test failure).
+  std::unique_ptr<Client> ConnectClient(const ClientOptions& options) {
+    auto c = Client::Connect(options);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
   }
   // Both execution paths were used and some traversals crossed nodes.
   void ExpectBothPathsUsed() {

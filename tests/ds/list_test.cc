@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ds/ds_cluster.h"
+#include "ds/ops_tally.h"
 
 namespace pulse::ds::testing {
 namespace {
@@ -35,9 +36,11 @@ TEST_F(DsList, RandomOperationsMatchStdList) {
   std::list<uint64_t> native;
   std::mt19937_64 rng(11);
   int hits = 0;
+  uint64_t ops = 0;  // each read in each mode counts as one
   for (uint64_t op = 0; op < ScaledOps(1500); ++op) {
     const uint64_t value = rng() % 300;
     const int kind = static_cast<int>(rng() % 20);
+    if (kind < 13 || kind >= 19) ++ops;  // a write or a whole-list read
     if (kind < 5) {
       ASSERT_TRUE(list.PushFront(value).ok());
       native.push_front(value);
@@ -53,6 +56,7 @@ TEST_F(DsList, RandomOperationsMatchStdList) {
     } else if (kind < 18) {
       auto it = std::find(native.begin(), native.end(), value);
       for (ExecutionMode mode : kModes) {
+        ++ops;
         list.set_mode(mode);
         auto r = list.Find(value);
         ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -67,6 +71,7 @@ TEST_F(DsList, RandomOperationsMatchStdList) {
       if (lo > hi) std::swap(lo, hi);
       const Aggregate want = NativeAggregate(native, lo, hi);
       for (ExecutionMode mode : kModes) {
+        ++ops;
         list.set_mode(mode);
         auto r = list.AggregateRange(lo, hi);
         ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -81,6 +86,7 @@ TEST_F(DsList, RandomOperationsMatchStdList) {
     ASSERT_EQ(list.size(), native.size());
   }
   EXPECT_GT(hits, 100);
+  TallyOps("list random", ops);
   auto all = list.AggregateRange();
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(*all, NativeAggregate(native, 0, UINT64_MAX));

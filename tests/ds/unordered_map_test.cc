@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ds/ds_cluster.h"
+#include "ds/ops_tally.h"
 
 namespace pulse::ds::testing {
 namespace {
@@ -22,9 +23,11 @@ TEST_F(DsUnorderedMap, RandomOperationsMatchStdUnorderedMap) {
   std::unordered_map<uint64_t, uint64_t> native;
   std::mt19937_64 rng(5);
   int hits = 0;
-  for (uint64_t op = 0; op < ScaledOps(5000); ++op) {
+  uint64_t ops = 0;  // each read in each mode counts as one
+  for (uint64_t op = 0; op < ScaledOps(10000); ++op) {
     const uint64_t key = rng() % 800, value = rng();
     const int kind = static_cast<int>(rng() % 10);
+    if (kind < 7) ++ops;  // a write
     if (kind < 4) {
       auto r = map.Insert(key, value);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -40,6 +43,7 @@ TEST_F(DsUnorderedMap, RandomOperationsMatchStdUnorderedMap) {
     } else {
       auto it = native.find(key);
       for (ExecutionMode mode : kModes) {
+        ++ops;
         map.set_mode(mode);
         auto r = map.Find(key);
         ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -53,6 +57,7 @@ TEST_F(DsUnorderedMap, RandomOperationsMatchStdUnorderedMap) {
     ASSERT_EQ(map.size(), native.size());
   }
   EXPECT_GT(hits, 100);
+  TallyOps("unordered_map random", ops);
   // Every key, both paths, at the end.
   for (uint64_t key = 0; key < 800; ++key) {
     map.set_mode(key % 2 ? ExecutionMode::kOffload : ExecutionMode::kCpuNode);

@@ -3,19 +3,31 @@
 //
 // Every node is 256 bytes (one traversal window): up to 15 sorted keys;
 // inner nodes hold count + 1 children, leaves hold the values and a pointer
-// to the next leaf, so leaves form a sorted chain for range scans.  Nodes
-// are placed by the client's AllocationPolicy.  LowerBound()/Find() and
-// AggregateRange() are pulse iterators compiled from C
-// (src/ds/iterators/ds_btree_*.c) with an unrolled in-node search, one
-// iteration per level (then per leaf for ranges), offloaded to the memory
-// nodes or executed here over one-sided reads as the client's dispatch
-// policy (or the tree's execution mode) decides.  Insert(), Erase() and
-// Scan() run at the CPU node with Client::Read/Write.  Erase() does not
-// merge or free nodes yet: an emptied leaf stays in the chain (traversals
-// step over it).
+// to the next leaf, so leaves form a sorted chain for range scans.  Every
+// node but the root holds at least 7 keys: Erase() borrows from or merges
+// with a sibling and frees emptied nodes, and shrinks the tree when the root
+// has a single child.  A 32-byte far header {root, height, size} describes
+// the tree, so other CPU nodes can Open() it by its address and Refresh()
+// after a writer changed it (under pulse::ds::FarLock, include/pulse/ds/lock.h).
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  Destroying the tree does not free its far memory.
+// LowerBound()/UpperBound()/Find() and AggregateRange() are pulse iterators
+// compiled from C (src/ds/iterators/ds_btree_*.c) with an unrolled in-node
+// search, one iteration per level (then per leaf for ranges), offloaded to
+// the memory nodes or executed here over one-sided reads as the client's
+// dispatch policy (or the tree's execution mode) decides.  Insert(), Erase()
+// and Scan() run at the CPU node with Client::Read/Write.
+//
+// Placement: by the client's AllocationPolicy, or, with
+// BTreeOptions::partition (the client must use AllocationPolicy::kPartitioned),
+// keys below the split key in nodes on one memory node and the others on
+// another (seed 000 C.2, Fig. 5): a lookup then crosses memory nodes at most
+// once on its way down, where a uniformly placed tree crosses at almost
+// every level.
+//
+// Thread-safety: not thread-safe.  Several CPU nodes (each with its own
+// Client and BTree handle) may share one tree if writers hold a FarLock
+// exclusively and readers hold it shared and Refresh() after acquiring it.
+// Destroying the handle does not free the tree's far memory.
 #pragma once
 
 #include <cstdint>
@@ -30,49 +42,95 @@
 
 namespace pulse::ds {
 
+// Keys < split_key live in nodes on memory node `low_node`, the others on
+// `high_node` (nodes whose keys straddle the split, the upper levels, are on
+// low_node).
+struct BTreePartition {
+  uint64_t split_key = uint64_t{1} << 63;
+  uint32_t low_node = 0;
+  uint32_t high_node = 1;
+};
+
 struct BTreeOptions {
   // Where LowerBound(), Find() and AggregateRange() run; unset: the client's
   // dispatch policy decides.
   std::optional<ExecutionMode> mode;
+  // Partitioned placement (needs a client with AllocationPolicy::kPartitioned).
+  std::optional<BTreePartition> partition;
 };
 
 class BTree {
  public:
   using Entry = std::pair<uint64_t, uint64_t>;  // key, value
 
-  // Allocates an empty root leaf.  `client` must outlive the tree.
+  // Allocates the header and an empty root leaf.  `client` must outlive the
+  // tree.  Errors: InvalidArgument (no client, a partition node that does
+  // not exist), those of Allocate/Write.
   static Result<std::unique_ptr<BTree>> Create(Client* client, const BTreeOptions& options = {});
+  // A handle on the tree whose header is at `header` (header_address() of
+  // the creator), e.g. from another CPU node.  Errors: InvalidArgument if the
+  // header is not a tree's; those of Read.
+  static Result<std::unique_ptr<BTree>> Open(Client* client, uint64_t header,
+                                             const BTreeOptions& options = {});
 
   // Inserts key -> value if key is absent (true); leaves the tree unchanged
   // if it is present (false), like std::map::insert.  Splits full nodes.
   Result<bool> Insert(uint64_t key, uint64_t value);
-  // Removes key; true if it was present.
+  // Removes key; true if it was present.  Rebalances and frees emptied nodes.
   Result<bool> Erase(uint64_t key);
   // The value of key, or nullopt (a LowerBound traversal).
   Result<std::optional<uint64_t>> Find(uint64_t key);
   // The first entry whose key is >= key, or nullopt.
   Result<std::optional<Entry>> LowerBound(uint64_t key);
+  // The first entry whose key is > key, or nullopt (the LowerBound
+  // iterator from key + 1: the same offloaded traversal).
+  Result<std::optional<Entry>> UpperBound(uint64_t key);
   // sum/min/max/count of the values whose keys are in [lo, hi].
   Result<Aggregate> AggregateRange(uint64_t lo, uint64_t hi);
   // The entries with keys in [lo, hi], in order, at most `limit`: a descent
   // and a walk of the leaf chain by one-sided reads at the CPU node.
   Result<std::vector<Entry>> Scan(uint64_t lo, uint64_t hi, size_t limit = SIZE_MAX);
 
+  // Re-reads the far header (root, height, size) another CPU node may have
+  // changed.  Errors: those of Read.
+  Status Refresh();
+  // Walks the whole tree and checks the B+tree invariants: sorted keys
+  // within separator bounds, every leaf at the same depth, at least 7 keys
+  // in every node but the root, a leaf chain visiting every entry in order,
+  // the size in the header.  Internal naming the node that breaks one.
+  Status Validate();
+  // Reads the top `levels` levels of the tree with Client::Read, which
+  // (with ClientOptions::cache enabled) keeps them cached at this CPU node:
+  // traversals then start locally and are offloaded from the first
+  // uncached node.  Returns the bytes read.
+  Result<uint64_t> WarmCache(uint32_t levels);
+
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   uint32_t height() const { return height_; }  // 1: the root is a leaf
   uint64_t root() const { return root_; }       // far address of the root node
+  uint64_t header_address() const { return header_; }
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
 
  private:
   struct Split;
-  BTree(Client* client, uint64_t root, std::optional<ExecutionMode> mode)
-      : client_(client), root_(root), mode_(mode) {}
+  struct Header;
+  BTree(Client* client, uint64_t header, const BTreeOptions& options)
+      : client_(client), header_(header), mode_(options.mode), partition_(options.partition) {}
   Result<std::optional<Split>> InsertAt(uint64_t addr, uint64_t key, uint64_t value, bool* inserted);
+  Result<bool> EraseAt(uint64_t addr, uint64_t key, bool* erased);
+  Status Rebalance(uint64_t parent_addr, uint32_t child);
+  Status WriteHeader();
+  // The memory node for a new node whose smallest key is min_key (nullopt:
+  // the client's policy decides).
+  std::optional<uint32_t> PlaceFor(uint64_t min_key) const;
+  Result<uint64_t> AllocateNode(uint64_t min_key);
 
   Client* client_;
-  uint64_t root_;
+  uint64_t header_;
+  uint64_t root_ = 0;
   std::optional<ExecutionMode> mode_;
+  std::optional<BTreePartition> partition_;
   size_t size_ = 0;
   uint32_t height_ = 1;
 };
