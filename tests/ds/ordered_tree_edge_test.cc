@@ -3,6 +3,8 @@
 // tree's lookups do to its root.
 #include <cmath>
 
+#include "bench/ds_bench_targets_trees.h"
+
 #include "ds/ds_cluster.h"
 #include "ds/iterators/ds_nodes.h"
 #include "ds/tree_checks.h"
@@ -27,7 +29,9 @@ uint64_t RootKey(Client* client, const OrderedTree& tree) {
 TEST_F(DsOrderedTreeEdges, BadArgumentsAreRejected) {
   EXPECT_EQ(Map::Create(nullptr).status().code(), Status::Code::kInvalidArgument);
   for (double alpha : {0.5, 1.0, 0.2, std::nan("")}) {
-    auto t = ScapegoatTree::Create(client_.get(), {.scapegoat_alpha = alpha});
+    OrderedTreeOptions options;
+    options.scapegoat_alpha = alpha;
+    auto t = ScapegoatTree::Create(client_.get(), options);
     ASSERT_FALSE(t.ok()) << alpha;
     EXPECT_EQ(t.status().code(), Status::Code::kInvalidArgument);
     EXPECT_NE(t.status().message().find("scapegoat_alpha"), std::string::npos);
@@ -131,7 +135,9 @@ TEST_F(DsOrderedTreeEdges, SortedInsertsKeepEveryTreeBalanced) {
   SortedInsertsAndErases<Map>(client_.get(), 600);
   SortedInsertsAndErases<AvlTree>(client_.get(), 600);
   SortedInsertsAndErases<ScapegoatTree>(client_.get(), 600);
-  SortedInsertsAndErases<ScapegoatTree>(client_.get(), 600, {.scapegoat_alpha = 0.55});
+  OrderedTreeOptions tight;
+  tight.scapegoat_alpha = 0.55;
+  SortedInsertsAndErases<ScapegoatTree>(client_.get(), 600, tight);
   SortedInsertsAndErases<SplayTree>(client_.get(), 600);
 }
 
@@ -173,6 +179,25 @@ TEST_F(DsOrderedTreeEdges, SplayTreeLookupsSplayTheNodeTheyLandOn) {
   const TreeShape shape = CheckTree(client_.get(), tree.root(), TreeBalance::kSplay);
   EXPECT_TRUE(shape.errors.empty()) << ::testing::PrintToString(shape.errors);
   EXPECT_EQ(shape.entries.size(), 400u);
+}
+
+// The `pulse bench ds` adapters: every tree loads 0..n-1 and finds exactly those.
+TEST_F(DsOrderedTreeEdges, BenchTargetsLoadAndLookUp) {
+  bench::DsBenchTargets targets;
+  bench::AddTreeBenchTargets(targets);
+  ASSERT_EQ(targets.size(), 7u);
+  for (auto& target : targets) {
+    SCOPED_TRACE(target->name());
+    Status s = target->Load(client_.get(), 120);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    for (uint64_t key : {uint64_t{0}, uint64_t{77}, uint64_t{119}, uint64_t{120}, uint64_t{5000}}) {
+      for (ExecutionMode mode : kModes) {
+        auto found = target->Lookup(key, mode);
+        ASSERT_TRUE(found.ok()) << found.status().ToString();
+        EXPECT_EQ(*found, key < 120) << key;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -265,7 +265,7 @@ void RunDifferential(Client* client, uint64_t seed, uint64_t steps,
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Tree& tree = **created;
   // Keys dense enough that most lookups hit: the tree holds about half of them.
-  const uint64_t keys = std::clamp<uint64_t>(steps / 16, 64, 1024);
+  const uint64_t keys = std::clamp<uint64_t>(steps / 32, 64, 512);
   Differential<Tree> d(client, tree, seed, keys);
   for (uint64_t i = 0; i < steps && !::testing::Test::HasFailure(); ++i) d.Step();
   if constexpr (std::is_same_v<Tree, ScapegoatTree>) {

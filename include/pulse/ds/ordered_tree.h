@@ -13,8 +13,8 @@
 // Updates locate their place with the same descent, then link, unlink and
 // rebalance at the CPU node with Client::Read/Write (the nodes an update
 // touches are read once and written back once at its end).  Scan() walks
-// the successors at the CPU node.  The keys and the root's address are the
-// only state kept here besides the size.
+// the successors at the CPU node.  Only the root's address and the size
+// (and a scapegoat tree's max size) are kept at the CPU node.
 //
 // Use the derived classes; this one carries the reads they share.  Sets
 // store each key as its own value, so entries of a set are (key, key) and
@@ -74,7 +74,7 @@ class OrderedTree {
 
   OrderedTree(const OrderedTree&) = delete;
   OrderedTree& operator=(const OrderedTree&) = delete;
-  ~OrderedTree();
+  virtual ~OrderedTree();
 
   // The first entry whose key is >= key (std::map::lower_bound), or nullopt.
   Result<std::optional<Entry>> LowerBound(uint64_t key);

@@ -14,8 +14,9 @@
 // (zig, zig-zig and zig-zag rotations along the parent links).  This keeps
 // the amortised O(log n) bound of the splay tree for a single user: after
 // Find(k), LowerBound(k), UpperBound(k) or Contains(k), the node landed on
-// is the root.  AggregateRange(), Count() and Scan() never splay.  Inserts
-// splay the inserted (or already present) key; erases splay the removed
+// is the root.  AggregateRange(), Count() and Scan() never splay.  Updates
+// always restructure: an insert splays the new node (an insert of a present
+// key splays it only with splay_on_access), an erase splays the removed
 // node's parent.  Turn splaying off when several readers share the tree: the
 // lookups are then pure readers (the tree keeps whatever shape updates left).
 //
