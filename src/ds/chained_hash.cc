@@ -79,9 +79,7 @@ present:
 )";
 
 Result<ProgramRef> FindProgram() {
-  static const Result<ProgramRef> program =
-      LoadProgram(iterators::ds_umap_find(), "ds_umap_find");
-  return program;
+  return EmbeddedProgram<iterators::ds_umap_find>("ds_umap_find");
 }
 Result<ProgramRef> InsertProgram() {
   static const Result<ProgramRef> program = LoadAssembly(kInsertAssembly, "ds_chash_insert");

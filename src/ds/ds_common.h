@@ -18,6 +18,13 @@ namespace pulse::ds::internal {
 
 // Decodes and verifies an embedded iterator (once per process per program).
 Result<ProgramRef> LoadProgram(std::span<const uint8_t> bytes, std::string_view name);
+// The verified program of an embedded iterator (pulse::iterators::<name>),
+// decoded once per process: EmbeddedProgram<iterators::ds_list_find>("ds_list_find").
+template <std::span<const uint8_t> (*Bytes)()>
+Result<ProgramRef> EmbeddedProgram(std::string_view name) {
+  static const Result<ProgramRef> program = LoadProgram(Bytes(), name);
+  return program;
+}
 // Assembles and verifies a program written in pulse assembly (for traversals
 // the C compiler cannot express, e.g. ALLOC).
 Result<ProgramRef> LoadAssembly(std::string_view text, std::string_view name);

@@ -14,15 +14,12 @@ using internal::ReadObject;
 using internal::WriteObject;
 using Node = pulse_ds_list_node;  // prev unused: List's iterators walk it
 
+// List's iterators: the nodes share their layout.
 Result<ProgramRef> FindProgram() {
-  static const Result<ProgramRef> program =
-      internal::LoadProgram(iterators::ds_list_find(), "ds_list_find");
-  return program;
+  return internal::EmbeddedProgram<iterators::ds_list_find>("ds_list_find");
 }
 Result<ProgramRef> AggregateProgram() {
-  static const Result<ProgramRef> program =
-      internal::LoadProgram(iterators::ds_list_aggregate(), "ds_list_aggregate");
-  return program;
+  return internal::EmbeddedProgram<iterators::ds_list_aggregate>("ds_list_aggregate");
 }
 
 }  // namespace

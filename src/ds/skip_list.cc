@@ -16,14 +16,10 @@ using Node = pulse_ds_skip_node;
 constexpr uint32_t kMaxLevel = PULSE_DS_SKIP_MAX_LEVEL;
 
 Result<ProgramRef> SearchProgram() {
-  static const Result<ProgramRef> program =
-      internal::LoadProgram(iterators::ds_skip_search(), "ds_skip_search");
-  return program;
+  return internal::EmbeddedProgram<iterators::ds_skip_search>("ds_skip_search");
 }
 Result<ProgramRef> AggregateProgram() {
-  static const Result<ProgramRef> program =
-      internal::LoadProgram(iterators::ds_skip_aggregate(), "ds_skip_aggregate");
-  return program;
+  return internal::EmbeddedProgram<iterators::ds_skip_aggregate>("ds_skip_aggregate");
 }
 
 uint64_t NextField(uint64_t node, uint32_t level) {

@@ -64,7 +64,9 @@ void RunMapOps(UnorderedMap& map, std::unordered_map<uint64_t, uint64_t>& native
       ASSERT_LE(map.load_factor(), map.max_load_factor());
     }
   }
-  EXPECT_GT(hits, ops / 50);
+  if (ops >= 1000) {
+    EXPECT_GT(hits, ops / 50) << "the mix should find present keys";
+  }
   for (const auto& [key, value] : native) {  // every key at the end
     auto r = map.Find(key);
     ASSERT_TRUE(r.ok());
@@ -265,7 +267,9 @@ TEST_F(DsChainedHash, BimapMatchesTwoStdMaps) {
     ++OpsCounted();
     ASSERT_EQ(bimap.size(), by_left.size());
   }
-  EXPECT_GT(refused, ops / 200);
+  if (ops >= 5000) {
+    EXPECT_GT(refused, ops / 200) << "the mix should refuse some pairs";
+  }
   EXPECT_GT(bimap.region_stats().offloaded_inserts, 0u);
 }
 

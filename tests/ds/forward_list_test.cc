@@ -99,7 +99,9 @@ TEST_F(DsForwardList, RandomOperationsMatchStdForwardList) {
     ++OpsCounted();
     ASSERT_EQ(list.size(), native_size);
   }
-  EXPECT_GT(hits, ops / 25);
+  if (ops >= 1000) {
+    EXPECT_GT(hits, ops / 25) << "the mix should find present values";
+  }
   auto v = list.ToVector();
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(*v, std::vector<uint64_t>(native.begin(), native.end()));

@@ -99,7 +99,9 @@ TEST_F(DsSkipList, RandomOperationsMatchStdMap) {
     ++OpsCounted();
     ASSERT_EQ(list.size(), native.size());
   }
-  EXPECT_GT(hits, ops / 100);
+  if (ops >= 1000) {
+    EXPECT_GT(hits, ops / 100) << "the mix should find present keys";
+  }
   EXPECT_GT(list.levels(), 1u);
   auto all = list.ToVector();
   ASSERT_TRUE(all.ok()) << all.status().ToString();
