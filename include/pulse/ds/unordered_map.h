@@ -2,7 +2,7 @@
 // values with chained hashing, like boost::unordered_map.
 //
 // The bucket array and the chain nodes {key, value, next} live in far memory
-// (the array placed by the client's AllocationPolicy, the nodes on the
+// (the array placed by the client's AllocationPolicy, new nodes on the
 // array's memory node, see below).  Find() is a pulse iterator compiled from
 // C (src/ds/iterators/ds_umap_find.c): init() at the CPU node reads the
 // bucket's head, then the chain walk runs offloaded on the memory nodes or
@@ -52,7 +52,6 @@ struct UnorderedMapOptions {
   uint32_t region_batch = 32;
 };
 
-
 class UnorderedMap {
  public:
   // Allocates and zeroes the bucket array.  `client` must outlive the map.
@@ -67,9 +66,11 @@ class UnorderedMap {
   // if it is present (false), like std::unordered_map::insert.  One
   // traversal with ALLOC (see above); may rehash afterwards.
   Result<bool> Insert(uint64_t key, uint64_t value);
-  // Inserts or overwrites; true if the key was inserted.
+  // Inserts or overwrites; true if the key was inserted.  The insert
+  // traversal, then (key present) one write of the value.
   Result<bool> InsertOrAssign(uint64_t key, uint64_t value);
-  // Removes key; true if it was present.  Frees its node.
+  // Removes key; true if it was present.  Its node returns to the region
+  // pool, for a later insert to reuse.
   Result<bool> Erase(uint64_t key);
   // The value of key, or nullopt.  An offloaded traversal (see above).
   Result<std::optional<uint64_t>> Find(uint64_t key);
@@ -83,6 +84,7 @@ class UnorderedMap {
   uint64_t bucket_count() const;
   double load_factor() const { return static_cast<double>(size()) / bucket_count(); }
   double max_load_factor() const;
+  // Takes effect at the next insert; <= 0 fixes the current bucket count.
   void set_max_load_factor(double f);
   const RegionStats& region_stats() const;
 

@@ -46,11 +46,12 @@ class UnorderedSet {
 
   // Inserts key; true if it was absent.
   Result<bool> Insert(uint64_t key);
-  // Removes key; true if it was present.
+  // Removes key; true if it was present (its node returns to the region pool).
   Result<bool> Erase(uint64_t key);
   // Whether key is in the set: an offloaded traversal.
   Result<bool> Contains(uint64_t key);
 
+  // As UnorderedMap::Rehash.
   Status Rehash(uint64_t buckets);
   size_t size() const;
   bool empty() const { return size() == 0; }
