@@ -57,14 +57,14 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
   if (program->info().has_store) m.flags |= kFlagHasStore;
   const bool has_store = (m.flags & kFlagHasStore) != 0;
   if (has_store) {
-    auto done = store_done_.find(m.request_id);
+    auto done = store_done_.find(StoreVisit{m.request_id, m.iterations});
     if (done != store_done_.end()) {  // the original ran: repeat its answer
       ++counters_.duplicates;
       TraversalMessage copy = done->second;
       ++counters_.responses;
       return send(std::move(copy));
     }
-    if (store_in_flight_.count(m.request_id)) {  // the original is running: it will answer
+    if (store_in_flight_.count(StoreVisit{m.request_id, m.iterations})) {  // the original is running: it will answer
       ++counters_.duplicates;
       return;
     }
@@ -73,7 +73,7 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
     ++counters_.bad_requests;
     return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
   }
-  if (m.flags & kFlagHasStore) store_in_flight_.insert(m.request_id);
+  if (m.flags & kFlagHasStore) store_in_flight_.insert(StoreVisit{m.request_id, m.iterations});
   queue_.push_back(Pending{std::move(m), std::move(program)});
 }
 
@@ -94,10 +94,10 @@ void MemNodeService::Admit() {
   }
 }
 
-void MemNodeService::Remember(uint64_t request_id, const TraversalMessage& response) {
-  store_in_flight_.erase(request_id);
-  store_done_[request_id] = response;
-  store_done_order_.push_back(request_id);
+void MemNodeService::Remember(StoreVisit visit, const TraversalMessage& response) {
+  store_in_flight_.erase(visit);
+  store_done_[visit] = response;
+  store_done_order_.push_back(visit);
   while (store_done_order_.size() > options_.dedup_entries) {
     store_done_.erase(store_done_order_.front());
     store_done_order_.pop_front();
@@ -112,6 +112,7 @@ uint64_t MemNodeService::Poll(const SendFn& send, uint64_t budget) {
         auto it = running_.find(req.id);
         TraversalMessage m = std::move(it->second);
         running_.erase(it);
+        const StoreVisit visit{m.request_id, m.iterations};  // as it arrived
         m.kind = MessageKind::kResponse;
         m.status = out.status;
         m.cur_ptr = req.state.cur_ptr;
@@ -128,7 +129,7 @@ uint64_t MemNodeService::Poll(const SendFn& send, uint64_t budget) {
           if (!(m.flags & kFlagPulseAcc)) m.program = req.program->encoded();
         }
         if (IsFault(out.status)) ++counters_.faults;
-        if (m.flags & kFlagHasStore) Remember(m.request_id, m);
+        if (m.flags & kFlagHasStore) Remember(visit, m);
         ++counters_.responses;
         send(std::move(m));
         Admit();

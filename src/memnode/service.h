@@ -10,8 +10,11 @@
 #include <deque>
 #include <functional>
 #include <list>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "pulse/engine.h"
 #include "pulse/protocol.h"
@@ -75,7 +78,11 @@ class MemNodeService {
 
   void Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send);
   void Admit();
-  void Remember(uint64_t request_id, const TraversalMessage& response);
+  // STORE-bearing visits by (request id, iterations on arrival): a traversal
+  // that leaves this node and comes back arrives with more iterations and is
+  // a new visit, not a duplicate of the first.
+  using StoreVisit = std::pair<uint64_t, uint32_t>;
+  void Remember(StoreVisit visit, const TraversalMessage& response);
 
   RangeTable* table_;
   MemNodeServiceOptions options_;
@@ -84,9 +91,9 @@ class MemNodeService {
   std::deque<Pending> queue_;
   std::unordered_map<uint64_t, TraversalMessage> running_;  // by workspace request id
   uint64_t next_local_id_ = 1;
-  std::unordered_set<uint64_t> store_in_flight_;
-  std::unordered_map<uint64_t, TraversalMessage> store_done_;
-  std::list<uint64_t> store_done_order_;
+  std::set<StoreVisit> store_in_flight_;
+  std::map<StoreVisit, TraversalMessage> store_done_;
+  std::list<StoreVisit> store_done_order_;
   MemNodeCounters counters_;
 };
 

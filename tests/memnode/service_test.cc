@@ -231,5 +231,45 @@ TEST(Rack, PointerOutsideEveryNodeIsAnErrorToTheCaller) {
   EXPECT_EQ(answers[0].fault_addr, 0x5555u);
 }
 
+// A STORE-bearing traversal that leaves a node and comes back (node 0 ->
+// node 1 -> node 0, as the chained-hash insert returns to its bucket) is a
+// new visit, not a duplicate of its first one; a retransmission still runs
+// nothing twice.
+TEST(Rack, StoreTraversalRevisitingANodeIsNotADuplicate) {
+  MiniRack rack;
+  // Cells {counter @0, next @8}: a (node 0) -> b (node 1) -> c (node 0).
+  const uint64_t a = rack.heap(0).Alloc(16), b = rack.heap(1).Alloc(16), c = rack.heap(0).Alloc(16);
+  rack.heap(0).Put<uint64_t>(a + 8, b);
+  rack.heap(1).Put<uint64_t>(b + 8, c);
+  rack.heap(0).Put<uint64_t>(c + 8, 0);
+  auto program = Build(R"(
+  LOAD data
+  MOVE r1, cur_ptr
+  MOVE r2, data[0]
+  ADD r2, 1
+  STORE [r1], r2
+  ADD sp[0], 1
+  COMPARE data[8], 0
+  JUMP_EQ done
+  MOVE cur_ptr, data[8]
+  NEXT_ITER
+done:
+  RETURN)");
+  TraversalMessage m = Request(program, a);
+  m.request_id = 77;
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the original, then a retransmission
+    auto answers = rack.Send(m);
+    ASSERT_EQ(answers.size(), 1u);
+    EXPECT_EQ(answers[0].status, TraversalStatus::kDone);
+    EXPECT_EQ(Sp0(answers[0]), 3u);
+    EXPECT_EQ(rack.heap(0).Get<uint64_t>(a), 1u);
+    EXPECT_EQ(rack.heap(1).Get<uint64_t>(b), 1u);
+    EXPECT_EQ(rack.heap(0).Get<uint64_t>(c), 1u);
+  }
+  // The retransmission replays the recorded answer of each visit.
+  EXPECT_EQ(rack.service(0).counters().duplicates, 2u);
+  EXPECT_EQ(rack.service(1).counters().duplicates, 1u);
+}
+
 }  // namespace
 }  // namespace pulse

@@ -2,13 +2,24 @@
 // values with chained hashing, like boost::unordered_map.
 //
 // The bucket array and the chain nodes {key, value, next} live in far memory
-// (placed by the client's AllocationPolicy).  Find() is a pulse iterator
-// compiled from C (src/ds/iterators/ds_umap_find.c): init() at the CPU node
-// reads the bucket's head, then the chain walk runs offloaded on the memory
-// nodes or here over one-sided reads, as the client's dispatch policy (or
-// the map's execution mode) decides.  Insert() and Erase() run at the CPU
-// node with Client::Read/Write.  The bucket count is fixed at creation (no
-// rehashing yet).
+// (the array placed by the client's AllocationPolicy, new nodes on the
+// array's memory node, see below).  Find() is a pulse iterator compiled from
+// C (src/ds/iterators/ds_umap_find.c): init() at the CPU node reads the
+// bucket's head, then the chain walk runs offloaded on the memory nodes or
+// here over one-sided reads, as the client's dispatch policy (or the map's
+// execution mode) decides.
+//
+// Insert() is one traversal too (seed 000 C.2): it walks the chain and, if
+// the key is absent, allocates the node from pre-allocated regions listed in
+// its scratch pad (the ALLOC instruction), writes it and links it as the
+// chain's head; offloaded, that is a single request, which the memory node
+// deduplicates on retransmission because it stores.  The same program runs at
+// the CPU node when the dispatch (or the mode) says so.  The CPU node keeps
+// the pool of regions and replenishes it when the engine reports it
+// exhausted; the policy is described in src/ds/chained_hash.h.  Erase() and
+// rehashing run at the CPU node with Client::Read/Write.  The bucket array
+// doubles when size() / bucket_count() exceeds max_load_factor (a
+// max_load_factor <= 0 keeps the bucket count fixed).
 //
 // Thread-safety: not thread-safe; writers must hold the library's lock
 // (later).  The map uses its Client, which is itself single-threaded.
@@ -20,59 +31,74 @@
 #include <optional>
 
 #include "pulse/client.h"
+#include "pulse/ds/region_stats.h"
 #include "pulse/status.h"
 
 namespace pulse::ds {
+namespace internal {
+class ChainedHash;
+}
 
 struct UnorderedMapOptions {
   uint64_t buckets = 1024;
-  // Where Find() runs; unset: the client's dispatch policy decides.
+  // Where Find() and Insert() run; unset: the client's dispatch policy decides.
   std::optional<ExecutionMode> mode;
+  // Grow (double) the bucket array when size / buckets exceeds this (boost's
+  // default 1.0); <= 0 keeps the bucket count fixed (high-load workloads).
+  double max_load_factor = 1.0;
+  // Pre-allocated regions each insert request carries (0..16) and how many
+  // the CPU node allocates when the engine reports them exhausted.
+  uint32_t regions_per_request = 1;
+  uint32_t region_batch = 32;
 };
 
 class UnorderedMap {
  public:
   // Allocates and zeroes the bucket array.  `client` must outlive the map.
-  // Errors: InvalidArgument (no buckets), those of Allocate/Write.
+  // Errors: InvalidArgument (no buckets, regions_per_request > 16,
+  // region_batch 0), those of Allocate/Write.
   static Result<std::unique_ptr<UnorderedMap>> Create(Client* client,
                                                       const UnorderedMapOptions& options = {});
 
+  ~UnorderedMap();
+
   // Inserts key -> value if key is absent (true); leaves the map unchanged
-  // if it is present (false), like std::unordered_map::insert.
+  // if it is present (false), like std::unordered_map::insert.  One
+  // traversal with ALLOC (see above); may rehash afterwards.
   Result<bool> Insert(uint64_t key, uint64_t value);
-  // Inserts or overwrites; true if the key was inserted.
+  // Inserts or overwrites; true if the key was inserted.  The insert
+  // traversal, then (key present) one write of the value.
   Result<bool> InsertOrAssign(uint64_t key, uint64_t value);
-  // Removes key; true if it was present.  Frees its node.
+  // Removes key; true if it was present.  Its node returns to the region
+  // pool, for a later insert to reuse.
   Result<bool> Erase(uint64_t key);
   // The value of key, or nullopt.  An offloaded traversal (see above).
   Result<std::optional<uint64_t>> Find(uint64_t key);
 
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  uint64_t bucket_count() const { return buckets_; }
-  // The far address of key's bucket slot (the word holding its chain's
-  // first node): where other executors of Find start (include/pulse/rpc_ds.h).
-  uint64_t BucketAddress(uint64_t key) const { return SlotOf(key); }
+  // Moves every element into a new bucket array of `buckets` buckets (at the
+  // CPU node).  Errors: InvalidArgument (0), those of Read/Write/Allocate.
+  Status Rehash(uint64_t buckets);
 
-  void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
-  std::optional<ExecutionMode> mode() const { return mode_; }
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  uint64_t bucket_count() const;
+  // The far address of key's bucket slot (the word holding its chain's
+  // first node) in the current bucket array: where other executors of Find
+  // start (include/pulse/rpc_ds.h).  Changes when the map rehashes.
+  uint64_t BucketAddress(uint64_t key) const;
+  double load_factor() const { return static_cast<double>(size()) / bucket_count(); }
+  double max_load_factor() const;
+  // Takes effect at the next insert; <= 0 fixes the current bucket count.
+  void set_max_load_factor(double f);
+  const RegionStats& region_stats() const;
+
+  void set_mode(std::optional<ExecutionMode> mode);
+  std::optional<ExecutionMode> mode() const;
 
  private:
-  struct Lookup {
-    bool found = false;
-    uint64_t value = 0;
-    uint64_t node = 0;
-  };
-  UnorderedMap(Client* client, uint64_t bucket_array, uint64_t buckets,
-               std::optional<ExecutionMode> mode);
-  uint64_t SlotOf(uint64_t key) const;
-  Result<Lookup> FindNode(uint64_t key);
+  explicit UnorderedMap(std::unique_ptr<internal::ChainedHash> hash);
 
-  Client* client_;
-  uint64_t bucket_array_;
-  uint64_t buckets_;
-  std::optional<ExecutionMode> mode_;
-  size_t size_ = 0;
+  std::unique_ptr<internal::ChainedHash> hash_;
 };
 
 }  // namespace pulse::ds

@@ -139,4 +139,55 @@ struct pulse_ds_bst_agg_state {
 };
 
 
+/* ---- ForwardList: its nodes are pulse_ds_list_node with prev unused (0),
+ * so the list's find and aggregate iterators walk it unchanged. ---- */
+
+/* ---- Chained hashing (UnorderedMap, UnorderedSet, Bimap): chains of
+ * pulse_ds_umap_node.  The offloaded insert (written in pulse assembly, see
+ * src/ds/chained_hash.cc, since ALLOC has no C form) starts at the
+ * bucket's "pseudo-node" slot - 16, whose next field is the bucket slot, and
+ * uses this scratch pad layout. */
+#define PULSE_DS_CHASH_MAX_REGIONS 16
+struct pulse_ds_chash_insert_state {
+  PULSE_DS_U64 key;         /* in */
+  PULSE_DS_U64 value;       /* in */
+  PULSE_DS_U64 bucket;      /* in: the bucket's pseudo-node (slot - 16) */
+  PULSE_DS_U64 phase;       /* 0 at the bucket, 1 walking, 2 linking (in: 0) */
+  PULSE_DS_U64 head_seen;   /* the chain head the walk started from */
+  PULSE_DS_U64 result;      /* out: 1 inserted, 2 key present (in: 0) */
+  PULSE_DS_U64 node;        /* out: the new node, or the one holding key */
+  PULSE_DS_U64 old_value;   /* out: the present key's value */
+  PULSE_DS_U64 region_count;                            /* ALLOC's table: */
+  PULSE_DS_U64 regions[PULSE_DS_CHASH_MAX_REGIONS];     /* popped from the end */
+
+/* ---- SkipList: a node with a tower of next pointers (152 bytes, every
+ * node allocated at full size so one window reads any of them).  The head is
+ * a sentinel node whose key is never compared.  next[l] is the next node at
+ * level l; a node of height h has next[0..h) linked. ---- */
+#define PULSE_DS_SKIP_MAX_LEVEL 16
+struct pulse_ds_skip_node {
+  PULSE_DS_U64 height;
+  PULSE_DS_FAR(struct pulse_ds_skip_node) next[PULSE_DS_SKIP_MAX_LEVEL];
+/* The descent (lower_bound / upper_bound / find / aggregate): the node the
+ * search stands after (its tower copied into the scratch pad) and the level
+ * being searched.  init(): cur_ptr = head, started = 0, level = the list's
+ * top level - 1, strict = 0 for the first key >= key, 1 for > key. */
+struct pulse_ds_skip_search_state {
+  PULSE_DS_U64 key;       /* in */
+  PULSE_DS_U64 strict;    /* in */
+  PULSE_DS_U64 level;     /* in: top level index; then the level searched */
+  PULSE_DS_U64 started;   /* in: 0 (the head is not compared) */
+  PULSE_DS_U64 found;     /* out: 1 if a successor exists */
+  PULSE_DS_U64 rkey;      /* out: its key */
+  PULSE_DS_U64 rvalue;    /* out: its value */
+  PULSE_DS_U64 rnode;     /* out: its far address */
+  PULSE_DS_U64 next;      /* end() -> next(): the node to visit */
+  PULSE_DS_U64 tower[PULSE_DS_SKIP_MAX_LEVEL]; /* the predecessor's next[] */
+/* Aggregation of the values of keys in [agg.lo, agg.hi]: a descent to the
+ * first key >= lo (search.key = lo), then a walk along level 0. */
+struct pulse_ds_skip_agg_state {
+  struct pulse_ds_skip_search_state search;
+  struct pulse_ds_agg_state agg;
+  PULSE_DS_U64 walking;   /* 0 descending, 1 walking level 0 */
+
 #endif
