@@ -32,7 +32,10 @@ struct RpcBenchOptions {
   std::string binary;           // the pulse executable for the cluster (empty: this one)
   std::string run_dir;          // its logs (empty: $PULSE_RUN_DIR, else "run")
   std::string ucx_tls;          // transports for the nodes and the client (empty: UCX_TLS)
-  uint32_t poll_window_us = 0;  // nodes and client: adaptive polling window (0: the default)
+  // Nodes and client: adaptive polling window.  0: the nodes sleep at once
+  // (config/local.toml's setting for a shared 2-core host) and the client
+  // polls net::kDefaultPollWindowUs.
+  uint32_t poll_window_us = 0;
   uint32_t memory_nodes = 2;
   // Object placement: kUniform spreads consecutive objects over the nodes
   // (most pointers cross nodes); kLocalFirst keeps everything on node 0 (no

@@ -39,7 +39,10 @@ void AddRpcBench(CLI::App& bench) {
       ->check(CLI::Range(1u, 1000u));
   cmd->add_option("--operations", opts->operations,
                   "Subset of umap_find, btree_lower_bound, btree_aggregate, list_aggregate (default: all)");
-  cmd->add_option("--poll-window-us", opts->poll_window_us, "Adaptive polling window of the nodes and the client");
+  cmd->add_option("--poll-window-us", opts->poll_window_us,
+                  "Adaptive polling window of the nodes and the client (0: the nodes sleep at once, as in\n"
+                  "config/local.toml, and the client polls the default window)")
+      ->capture_default_str();
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where the cluster writes its logs (default: $PULSE_RUN_DIR or run)");
   cmd->add_flag("--json", *json, "Print one JSON object");
