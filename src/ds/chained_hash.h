@@ -97,12 +97,13 @@ class ChainedHash {
   std::optional<ExecutionMode> mode() const { return options_.mode; }
   void set_mode(std::optional<ExecutionMode> mode) { options_.mode = mode; }
   const RegionStats& region_stats() const { return stats_; }
+  // The far address of key's bucket slot in the current bucket array.
+  uint64_t SlotOf(uint64_t key) const;
 
  private:
   ChainedHash(Client* client, const ChainedHashOptions& options)
       : client_(client), options_(options) {}
   Result<uint64_t> NewBucketArray(uint64_t buckets);  // zeroed; returns slot 0
-  uint64_t SlotOf(uint64_t key) const;
   uint32_t BucketNode() const;
   Status Replenish(uint32_t node);
   Status MaybeGrow();

@@ -139,6 +139,7 @@ struct pulse_ds_bst_agg_state {
 };
 
 
+
 /* ---- ForwardList: its nodes are pulse_ds_list_node with prev unused (0),
  * so the list's find and aggregate iterators walk it unchanged. ---- */
 
@@ -159,6 +160,7 @@ struct pulse_ds_chash_insert_state {
   PULSE_DS_U64 old_value;   /* out: the present key's value */
   PULSE_DS_U64 region_count;                            /* ALLOC's table: */
   PULSE_DS_U64 regions[PULSE_DS_CHASH_MAX_REGIONS];     /* popped from the end */
+};
 
 /* ---- SkipList: a node with a tower of next pointers (152 bytes, every
  * node allocated at full size so one window reads any of them).  The head is
@@ -166,8 +168,11 @@ struct pulse_ds_chash_insert_state {
  * level l; a node of height h has next[0..h) linked. ---- */
 #define PULSE_DS_SKIP_MAX_LEVEL 16
 struct pulse_ds_skip_node {
+  PULSE_DS_U64 key;
+  PULSE_DS_U64 value;
   PULSE_DS_U64 height;
   PULSE_DS_FAR(struct pulse_ds_skip_node) next[PULSE_DS_SKIP_MAX_LEVEL];
+};
 /* The descent (lower_bound / upper_bound / find / aggregate): the node the
  * search stands after (its tower copied into the scratch pad) and the level
  * being searched.  init(): cur_ptr = head, started = 0, level = the list's
@@ -183,11 +188,13 @@ struct pulse_ds_skip_search_state {
   PULSE_DS_U64 rnode;     /* out: its far address */
   PULSE_DS_U64 next;      /* end() -> next(): the node to visit */
   PULSE_DS_U64 tower[PULSE_DS_SKIP_MAX_LEVEL]; /* the predecessor's next[] */
+};
 /* Aggregation of the values of keys in [agg.lo, agg.hi]: a descent to the
  * first key >= lo (search.key = lo), then a walk along level 0. */
 struct pulse_ds_skip_agg_state {
   struct pulse_ds_skip_search_state search;
   struct pulse_ds_agg_state agg;
   PULSE_DS_U64 walking;   /* 0 descending, 1 walking level 0 */
+};
 
 #endif
