@@ -127,7 +127,8 @@ struct ClientCounters {
   uint64_t remote_read_bytes = 0;
   uint64_t remote_writes = 0;
   uint64_t traversal_iterations = 0;  // iterations of completed traversals
-  uint64_t node_crossings = 0;        // CPU-node windows on another memory node than the previous
+  uint64_t node_crossings = 0;        // windows read at the CPU node (not from the cache-only
+                                      // prefix of an offload) on another memory node than the previous
   uint64_t cache_hits = 0;            // blocks found in the cache
   uint64_t cache_misses = 0;          // blocks fetched into it
   uint64_t cache_bytes = 0;           // bytes cached now

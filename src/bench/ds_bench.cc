@@ -163,6 +163,7 @@ Result<DsBenchResult> RunDsBench(const DsBenchOptions& o, DsBenchTargets targets
     co.switch_address = res.switch_address;
     co.policy = EndsWith(name, "_partitioned") ? AllocationPolicy::kPartitioned : AllocationPolicy::kUniform;
     co.cache.bytes = o.cache_bytes;
+    co.request_timeout = std::chrono::milliseconds(o.request_timeout_ms);
     co.worker.name = "bench-ds";
     auto client = Client::Connect(co);
     if (!client.ok()) return client.status();

@@ -36,6 +36,7 @@ struct DsBenchOptions {
   uint32_t warmup = 20;        // unmeasured lookups per mode and round
   uint64_t cache_bytes = 0;    // CPU-node cache of each client (ClientOptions::cache); 0: none
   uint64_t seed = 1;
+  uint32_t request_timeout_ms = 1000;  // ClientOptions::request_timeout (a loaded host needs slack)
   std::function<void(const std::string&)> progress;
 };
 

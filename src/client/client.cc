@@ -440,7 +440,8 @@ class RemoteMemory : public FarMemory {
     } else if (!impl_->Read(addr, dst, len).ok()) {
       return TraversalStatus::kNodeUnavailable;
     }
-    if (last_node_ != UINT32_MAX && node->id != last_node_) ++impl_->counters.node_crossings;
+    // Cached windows cross no network: only reads at the CPU node count.
+    if (!cache_only_ && last_node_ != UINT32_MAX && node->id != last_node_) ++impl_->counters.node_crossings;
     last_node_ = node->id;
     return TraversalStatus::kDone;
   }

@@ -94,6 +94,10 @@ void AddDsBench(CLI::App& bench) {
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs (default: $PULSE_RUN_DIR or run)");
   cmd->add_option("--seed", opts->seed, "Seed of the lookup keys")->capture_default_str();
+  cmd->add_option("--request-timeout-ms", opts->request_timeout_ms,
+                  "Per-attempt traversal timeout of the clients (4 attempts)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 600000u));
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([opts, json, structures] {
     opts->structures = SplitNames(*structures);

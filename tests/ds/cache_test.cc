@@ -44,7 +44,7 @@ TEST_P(DsCache, BTreeWithCacheMatchesWithout) {
   std::mt19937_64 rng(5);
   constexpr uint64_t kKeys = 4000;
   uint64_t ops = 0;
-  const uint64_t n = ScaledOps(3000);
+  const uint64_t n = ScaledOps(4500);
   for (uint64_t op = 0; op < n; ++op) {
     const int kind = static_cast<int>(rng() % 10);
     const uint64_t key = rng() % kKeys;
@@ -165,6 +165,38 @@ TEST_F(DsCache, DirtyWritesAreWrittenBackBeforeOffload) {
     ++checked;
   }
   TallyOps("cache write-back", 120 + 2 * checked);
+}
+
+// BTree::WarmCache keeps the upper levels here: an offloaded lookup then
+// runs its first iterations at the CPU node and is offloaded below them.
+TEST_F(DsCache, WarmedUpperLevelsRunLocally) {
+  CacheOptions cache;
+  cache.bytes = 256 << 10;
+  std::unique_ptr<Client> cached = Connect(cache);
+  ASSERT_NE(cached, nullptr);
+  auto tree = BTree::Create(cached.get(), {.mode = ExecutionMode::kOffload});
+  ASSERT_TRUE(tree.ok());
+  for (uint64_t k = 0; k < 3000; ++k) ASSERT_TRUE((*tree)->Insert(k, k + 5).ok());
+  ASSERT_GE((*tree)->height(), 3u);
+  ASSERT_TRUE(cached->InvalidateCache().ok());
+  auto warmed = (*tree)->WarmCache((*tree)->height() - 1);
+  ASSERT_TRUE(warmed.ok());
+  EXPECT_GT(*warmed, 0u);
+  // (A leaf whose 256-byte blocks both hold parts of warmed nodes is
+  // cached by accident; most are not.)
+  uint64_t finds = 0, offloaded = 0;
+  for (uint64_t k = 0; k < 3000; k += 37) {
+    const ClientCounters before = cached->counters();
+    auto f = (*tree)->Find(k);
+    ASSERT_TRUE(f.ok());
+    ASSERT_EQ(*f, std::optional<uint64_t>(k + 5));
+    EXPECT_GE(cached->counters().cache_local_iterations - before.cache_local_iterations, (*tree)->height() - 1)
+        << "the warmed levels run here";
+    ++finds;
+    offloaded += cached->counters().offloaded - before.offloaded;
+  }
+  EXPECT_GT(offloaded, finds / 2) << "the leaf level is offloaded";
+  TallyOps("cache warm", 3000 + 82);
 }
 
 TEST_F(DsCache, BadCacheOptionsAreRejected) {

@@ -24,7 +24,7 @@ TEST_F(DsUnorderedMap, RandomOperationsMatchStdUnorderedMap) {
   std::mt19937_64 rng(5);
   int hits = 0;
   uint64_t ops = 0;  // each read in each mode counts as one
-  for (uint64_t op = 0; op < ScaledOps(10000); ++op) {
+  for (uint64_t op = 0; op < ScaledOps(25000); ++op) {
     const uint64_t key = rng() % 800, value = rng();
     const int kind = static_cast<int>(rng() % 10);
     if (kind < 7) ++ops;  // a write
