@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench_cluster.h"
 #include "cluster/control_session.h"
 #include "cluster/launcher.h"
 #include "pulse/assembler.h"
@@ -199,30 +200,19 @@ void Say(const TraverseBenchOptions& o, const std::string& line) {
 }
 
 // A two-memory-node cluster on this host, on free ports.
-Result<cluster::ClusterState> StartOwnCluster(const TraverseBenchOptions& o) {
-  cluster::ClusterConfig c;
+BenchClusterOptions OwnCluster(const TraverseBenchOptions& o) {
+  BenchClusterOptions c;
   c.source = "pulse bench traverse";
-  c.name = fmt::format("bench-traverse-{}", getpid());
-  const char* env_dir = std::getenv("PULSE_RUN_DIR");
-  c.run_dir = !o.run_dir.empty() ? o.run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
+  c.name = "bench-traverse";
+  c.memory_nodes = 2;
+  c.pool_mib = 64;
   c.binary = o.binary;
+  c.run_dir = o.run_dir;
   c.ucx_tls = o.ucx_tls;
-  c.poll.window_us = o.poll_window_us;
-  c.poll.busy = o.busy_poll;
-  c.switch_node.role = cluster::Role::kSwitch;
-  c.switch_node.port = 0;
-  for (uint32_t i = 0; i < 2; ++i) {
-    cluster::NodeConfig n;
-    n.role = cluster::Role::kMemNode;
-    n.node = i;
-    n.port = 0;
-    n.pool_mib = 64;
-    c.memnodes.push_back(n);
-  }
-  cluster::LaunchOptions lo;
-  lo.die_with_parent = true;
-  lo.progress = o.progress;
-  return cluster::StartCluster(c, lo);
+  c.poll_window_us = o.poll_window_us;
+  c.busy_poll = o.busy_poll;
+  c.progress = o.progress;
+  return c;
 }
 
 }  // namespace
@@ -233,16 +223,10 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
                                    "rounds >= 1 and samples >= rounds");
   TraverseBenchResult res;
   cluster::ClusterGuard guard;
-  res.switch_address = o.switch_address;
-  if (o.switch_address.empty()) {
-    auto st = StartOwnCluster(o);
-    if (!st.ok()) return st.status();
-    res.switch_address = st->switch_address;
-    res.own_cluster = true;
-    guard = cluster::ClusterGuard(std::move(*st), std::chrono::milliseconds(3000));
-  } else if (!o.ucx_tls.empty()) {
-    setenv("UCX_TLS", o.ucx_tls.c_str(), 1);
-  }
+  auto address = StartOrJoinBenchCluster(OwnCluster(o), o.switch_address, &guard);
+  if (!address.ok()) return address.status();
+  res.switch_address = *address;
+  res.own_cluster = guard.state() != nullptr;
   const char* tls = std::getenv("UCX_TLS");
   res.transport = tls != nullptr ? tls : "";
 
@@ -301,13 +285,7 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   res.retransmissions = after.retransmissions - before.retransmissions;
   session->reset();
   client->reset();
-  if (guard.state() != nullptr) {
-    const std::string dir = std::filesystem::path(guard.state()->state_file).parent_path();
-    auto stopped = guard.Stop();
-    if (!stopped.ok()) return stopped.status();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);  // the logs of a run that went well
-  }
+  PULSE_RETURN_IF_ERROR(StopBenchCluster(&guard));
   return res;
 }
 

@@ -118,6 +118,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddCalibrateBench(bench);
   AddNetBench(bench);
   AddTraverseBench(bench);
+  AddAppBench(bench);
 }
 
 }  // namespace pulse::tools

@@ -1,0 +1,61 @@
+#include "bench/bench_cluster.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace pulse::bench {
+
+Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& o) {
+  cluster::ClusterConfig c;
+  c.source = o.source;
+  c.name = fmt::format("{}-{}", o.name, getpid());
+  const char* env_dir = std::getenv("PULSE_RUN_DIR");
+  c.run_dir = !o.run_dir.empty() ? o.run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
+  c.binary = o.binary;
+  c.ucx_tls = o.ucx_tls;
+  c.poll.window_us = o.poll_window_us;
+  c.poll.busy = o.busy_poll;
+  c.switch_node.role = cluster::Role::kSwitch;
+  c.switch_node.port = 0;
+  for (uint32_t i = 0; i < o.memory_nodes; ++i) {
+    cluster::NodeConfig n;
+    n.role = cluster::Role::kMemNode;
+    n.node = i;
+    n.port = 0;
+    n.pool_mib = o.pool_mib;
+    c.memnodes.push_back(n);
+  }
+  cluster::LaunchOptions lo;
+  lo.die_with_parent = true;
+  lo.progress = o.progress;
+  return cluster::StartCluster(c, lo);
+}
+
+Result<std::string> StartOrJoinBenchCluster(const BenchClusterOptions& o, const std::string& switch_address,
+                                            cluster::ClusterGuard* guard) {
+  if (!switch_address.empty()) {
+    if (!o.ucx_tls.empty()) setenv("UCX_TLS", o.ucx_tls.c_str(), 1);
+    return switch_address;
+  }
+  auto st = StartBenchCluster(o);
+  if (!st.ok()) return st.status();
+  const std::string address = st->switch_address;
+  *guard = cluster::ClusterGuard(std::move(*st), std::chrono::milliseconds(3000));
+  return address;
+}
+
+Status StopBenchCluster(cluster::ClusterGuard* guard) {
+  if (guard->state() == nullptr) return Status::Ok();
+  const std::string dir = std::filesystem::path(guard->state()->state_file).parent_path();
+  auto stopped = guard->Stop();
+  if (!stopped.ok()) return stopped.status();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return Status::Ok();
+}
+
+}  // namespace pulse::bench
