@@ -72,13 +72,20 @@ Result<std::unique_ptr<WebService>> WebService::Load(AppSystem* system, const We
   auto map = ds::UnorderedMap::Create(system->client(), mo);
   if (!map.ok()) return map.status();
   app->map_ = std::move(*map);
+  // Objects first, then the index: with a round-robin allocation policy,
+  // interleaving the two would put every chain node on the same memory node.
+  std::vector<uint64_t> addrs(options.users);
   for (uint64_t i = 0; i < options.users; ++i) {
-    const uint64_t key = app->workload_->LoadKey(i);
     auto addr = system->client()->Allocate(options.object_bytes);
     if (!addr.ok()) return addr.status();
+    addrs[i] = *addr;
+    const uint64_t key = app->workload_->LoadKey(i);
     const std::vector<uint8_t> obj = WebObject(key, 0, options.object_bytes);
     PULSE_RETURN_IF_ERROR(system->WriteObject(*addr, obj.data(), obj.size()));
-    auto inserted = app->map_->Insert(key, *addr);
+  }
+  for (uint64_t i = 0; i < options.users; ++i) {
+    const uint64_t key = app->workload_->LoadKey(i);
+    auto inserted = app->map_->Insert(key, addrs[i]);
     if (!inserted.ok()) return inserted.status();
     app->versions_[key] = 0;
   }
