@@ -35,6 +35,20 @@ Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& o) {
   return cluster::StartCluster(c, lo);
 }
 
+Result<std::string> StartOrJoinBenchCluster(const BenchClusterOptions& o,
+                                            const std::string& switch_address,
+                                            cluster::ClusterGuard* guard) {
+  if (!switch_address.empty()) {
+    if (!o.ucx_tls.empty()) setenv("UCX_TLS", o.ucx_tls.c_str(), 1);
+    return switch_address;
+  }
+  auto st = StartBenchCluster(o);
+  if (!st.ok()) return st.status();
+  const std::string address = st->switch_address;
+  *guard = cluster::ClusterGuard(std::move(*st), std::chrono::milliseconds(3000));
+  return address;
+}
+
 Status StopBenchCluster(cluster::ClusterGuard& guard) {
   if (guard.state() == nullptr) return Status::Ok();
   const std::string dir = std::filesystem::path(guard.state()->state_file).parent_path();

@@ -30,6 +30,13 @@ struct BenchClusterOptions {
 // ports, that die with this process.  Errors: those of StartCluster.
 Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& options);
 
+// With an empty `switch_address`: starts the cluster of `options`, which
+// *guard then owns; otherwise joins that switch (setting UCX_TLS to
+// options.ucx_tls if given).  Returns the switch address to connect to.
+Result<std::string> StartOrJoinBenchCluster(const BenchClusterOptions& options,
+                                            const std::string& switch_address,
+                                            cluster::ClusterGuard* guard);
+
 // Stops a cluster started by StartBenchCluster (if guard holds one) and
 // removes its run directory.  Errors: a node did not stop.
 Status StopBenchCluster(cluster::ClusterGuard& guard);

@@ -120,6 +120,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddTraverseBench(bench);
   AddRpcBench(bench);
   AddDsBench(bench);
+  AddAppBench(bench);
 }
 
 }  // namespace pulse::tools

@@ -18,6 +18,8 @@ void AddTraverseBench(CLI::App& bench);
 void AddRpcBench(CLI::App& bench);
 // pulse bench ds (src/tools/ds_bench_command.cc)
 void AddDsBench(CLI::App& bench);
+// pulse bench app (src/tools/app_bench_command.cc)
+void AddAppBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
 void AddNodeCommands(CLI::App& app);
 // pulse cluster up | down | status

@@ -11,6 +11,8 @@
 
 #include "bench/ds_bench.h"
 #include "bench/ds_bench_targets_core.h"
+#include "bench/ds_bench_targets_lists.h"
+#include "bench/ds_bench_targets_trees.h"
 #include "tools/commands.h"
 
 namespace pulse::tools {
@@ -19,9 +21,10 @@ namespace {
 // Every structure `pulse bench ds` knows.
 bench::DsBenchTargets AllDsBenchTargets() {
   bench::DsBenchTargets targets;
+  // Each family of structures registers its targets here (one call each).
   bench::AddCoreBenchTargets(targets);
-  // ---- The other families of structures register here (one call each,
-  // ---- e.g. AddTreeBenchTargets(targets); AddListBenchTargets(targets);).
+  bench::AddListBenchTargets(targets);
+  bench::AddTreeBenchTargets(targets);
   return targets;
 }
 

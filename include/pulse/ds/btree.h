@@ -108,8 +108,11 @@ class BTree {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   uint32_t height() const { return height_; }  // 1: the root is a leaf
-  uint64_t root() const { return root_; }       // far address of the root node
+  // The far address of the root node (changes when the root splits): where
+  // an application's own iterator over the tree starts.
+  uint64_t root() const { return root_; }
   uint64_t header_address() const { return header_; }
+  std::optional<ExecutionMode> mode() const { return mode_; }
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
 
  private:

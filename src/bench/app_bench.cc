@@ -1,0 +1,347 @@
+#include "bench/app_bench.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/app_systems.h"
+#include "bench/bench_cluster.h"
+#include "cluster/control_session.h"
+#include "pulse/apps/btrdb.h"
+#include "pulse/apps/webservice.h"
+#include "pulse/apps/wiredtiger.h"
+
+namespace pulse::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+// One request of an application: runs it and checks its answer where the
+// check is cheap (returns whether it did).
+class AppDriver {
+ public:
+  virtual ~AppDriver() = default;
+  virtual Result<bool> Request() = 0;
+  // Application-specific figures measured after the run (JSON object).
+  virtual Result<json> Extra() { return json::object(); }
+};
+
+class WebServiceDriver : public AppDriver {
+ public:
+  explicit WebServiceDriver(std::unique_ptr<apps::WebService> app) : app_(std::move(app)) {}
+  Result<bool> Request() override {
+    const apps::ycsb::Operation op = app_->NextOperation();
+    auto r = app_->Serve(op);
+    if (!r.ok()) return r.status();
+    if (!r->found) return Status::Internal(fmt::format("webservice: user {} not found", op.key));
+    // Open one response in 64: decrypting is part of the client's work, not the service's.
+    if (op.op == apps::ycsb::Op::kRead && ++reads_ % 64 == 0) {
+      auto obj = app_->Open(*r);
+      if (!obj.ok()) return obj.status();
+      if (*obj != app_->Expected(op.key)) return Status::Internal(fmt::format("webservice: wrong object for user {}", op.key));
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  std::unique_ptr<apps::WebService> app_;
+  uint64_t reads_ = 0;
+};
+
+class WiredTigerDriver : public AppDriver {
+ public:
+  explicit WiredTigerDriver(std::unique_ptr<apps::WiredTiger> app) : app_(std::move(app)) {}
+  Result<bool> Request() override {
+    const apps::ycsb::Operation op = app_->NextOperation();
+    auto r = app_->Serve(op);
+    if (!r.ok()) return r.status();
+    if (op.op != apps::ycsb::Op::kScan) return false;
+    if (*r != app_->NativeScan(op.key, std::min(op.scan_length, apps::kWiredTigerMaxScan)))
+      return Status::Internal(fmt::format("wiredtiger: wrong scan from key {} ({} records)", op.key, op.scan_length));
+    return true;
+  }
+
+ private:
+  std::unique_ptr<apps::WiredTiger> app_;
+};
+
+class BtrdbDriver : public AppDriver {
+ public:
+  BtrdbDriver(std::unique_ptr<apps::Btrdb> app, uint64_t seed) : app_(std::move(app)), rng_(seed) {}
+  Result<bool> Request() override {
+    const apps::TsvQuery q = app_->NextQuery(rng_);
+    auto r = app_->Run(q);
+    if (!r.ok()) return r.status();
+    const double want = app_->Native(q);
+    if (std::fabs(*r - want) > 1e-9 * std::max(1.0, std::fabs(want)))
+      return Status::Internal(fmt::format("btrdb: {} over [{}, {}] = {}, expected {}", apps::TsvStatName(q.stat), q.lo,
+                                          q.hi, *r, want));
+    return true;
+  }
+  // Iterations of the pulse iterator per query, by window (the figures of
+  // CHASE Table 2), over 50 random queries each.
+  Result<json> Extra() override {
+    json by_window = json::object();
+    for (double w : apps::Btrdb::kWindowsSeconds) {
+      const uint64_t ticks = static_cast<uint64_t>(w * apps::UpmuGenerator::kReadingsPerSecond);
+      uint64_t total = 0;
+      constexpr int kQueries = 50;
+      for (int i = 0; i < kQueries; ++i) {
+        const uint64_t lo = rng_() % (app_->values().size() - ticks + 1);
+        uint32_t iterations = 0;
+        auto a = app_->tree().Aggregate(lo, lo + ticks - 1, &iterations);
+        if (!a.ok()) return a.status();
+        total += iterations;
+      }
+      by_window[fmt::format("{}", w)] = static_cast<double>(total) / kQueries;
+    }
+    return json{{"iterations_by_window_s", by_window}, {"tree_height", app_->tree().height()}};
+  }
+
+ private:
+  std::unique_ptr<apps::Btrdb> app_;
+  std::mt19937_64 rng_;
+};
+
+// Far bytes the application's data occupies, for the pool size and caches.
+uint64_t WorkingSetBytes(const AppBenchOptions& o, uint64_t size) {
+  if (o.app == "webservice") return size * (8192 + 32) + size * 8;
+  if (o.app == "wiredtiger") return size * (256 + 64);
+  return static_cast<uint64_t>(size * 120.0 * 4.6);  // btrdb: 256-byte leaves of 32 readings + inner nodes
+}
+
+uint64_t DefaultSize(const std::string& app) {
+  if (app == "webservice") return 10000;  // 80 MB of objects
+  if (app == "wiredtiger") return 20000;
+  return 600;  // btrdb: 10 minutes of readings
+}
+
+// Counters of the cluster, read before and after the measured phase.
+struct ClusterCounters {
+  uint64_t forwards = 0;
+  uint64_t iterations = 0;
+  std::optional<uint64_t> cpu_us;
+};
+
+Result<std::vector<std::string>> MemNodeAddresses(cluster::ControlSession& s, const std::string& sw) {
+  auto stats = s.Call(sw, "stats", std::chrono::seconds(2));
+  if (!stats.ok()) return stats.status();
+  std::vector<std::string> out;
+  for (const json& n : (*stats)["memnodes"]) out.push_back(n.value("address", ""));
+  return out;
+}
+
+Result<ClusterCounters> ReadCounters(cluster::ControlSession& s, const std::string& sw,
+                                     const std::vector<std::string>& memnodes) {
+  ClusterCounters c;
+  auto stats = s.Call(sw, "stats", std::chrono::seconds(2));
+  if (!stats.ok()) return stats.status();
+  c.forwards = (*stats)["counters"].value("forwards", uint64_t{0});
+  uint64_t cpu = 0;
+  bool have_cpu = true;
+  for (const std::string& a : memnodes) {
+    auto m = s.Call(a, "stats", std::chrono::seconds(2));
+    if (!m.ok()) return m.status();
+    const json& counters = (*m)["counters"];
+    c.iterations += counters.value("iterations", uint64_t{0});
+    if (counters.contains("cpu_us")) {
+      cpu += counters["cpu_us"].get<uint64_t>();
+    } else {
+      have_cpu = false;
+    }
+  }
+  if (have_cpu) c.cpu_us = cpu;
+  return c;
+}
+
+// RAPL package energy in microjoules, if this machine exposes it readably.
+std::optional<uint64_t> RaplEnergyUj() {
+  std::ifstream f("/sys/class/powercap/intel-rapl:0/energy_uj");
+  uint64_t v = 0;
+  if (f >> v) return v;
+  return std::nullopt;
+}
+
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
+  if (o.app != "webservice" && o.app != "wiredtiger" && o.app != "btrdb")
+    return Status::InvalidArgument(fmt::format("bench app: unknown app '{}' (webservice, wiredtiger, btrdb)", o.app));
+  if (o.memory_nodes < 1) return Status::InvalidArgument("bench app: --memory-nodes must be >= 1");
+  if (o.concurrency != 1)
+    return Status::InvalidArgument(
+        fmt::format("bench app: --concurrency {}: the applications' requests are synchronous; only 1 is supported",
+                    o.concurrency));
+  if (o.seconds <= 0) return Status::InvalidArgument("bench app: --seconds must be > 0");
+  auto say = [&](const std::string& line) {
+    if (o.progress) o.progress(line);
+  };
+  const uint64_t size = o.size != 0 ? o.size : DefaultSize(o.app);
+  const uint64_t working_set = WorkingSetBytes(o, size);
+  AppBenchResult res;
+  cluster::ClusterGuard guard;
+  BenchClusterOptions c;
+  c.name = "bench-app";
+  c.memory_nodes = o.memory_nodes;
+  c.pool_mib = static_cast<uint32_t>(std::max<uint64_t>(64, 2 * working_set / o.memory_nodes / (1 << 20) + 32));
+  c.binary = o.binary;
+  c.run_dir = o.run_dir;
+  c.ucx_tls = o.ucx_tls;
+  c.progress = o.progress;
+  auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);
+  if (!address.ok()) return address.status();
+  res.switch_address = *address;
+  res.own_cluster = guard.state() != nullptr;
+
+  AppSystemConfig sc;
+  sc.client.switch_address = res.switch_address;
+  sc.client.worker.name = "bench-app";
+  sc.mode = o.mode;
+  sc.working_set_bytes = working_set;
+  sc.memory_nodes = o.memory_nodes;
+  auto system = MakeAppSystem(o.system, sc);
+  if (!system.ok()) return system.status();
+  Client* client = (*system)->client();
+  if (client->memory_nodes() < o.memory_nodes)
+    return Status::InvalidArgument(fmt::format("bench app: the cluster at {} has {} memory node(s); asked for {}",
+                                               res.switch_address, client->memory_nodes(), o.memory_nodes));
+
+  say(fmt::format("loading {} ({} {}, ~{} KiB far) on {} memory node(s), system {}", o.app, size,
+                  o.app == "btrdb" ? "s of readings" : o.app == "webservice" ? "users" : "records",
+                  working_set >> 10, o.memory_nodes, o.system));
+  const auto load_start = Clock::now();
+  std::unique_ptr<AppDriver> driver;
+  if (o.app == "webservice") {
+    apps::WebServiceOptions wo;
+    wo.users = size;
+    wo.workload = static_cast<char>(std::toupper(static_cast<unsigned char>(o.workload)));
+    if (o.distribution == "uniform") {
+      wo.distribution = apps::ycsb::Distribution::kUniform;
+    } else if (o.distribution != "zipfian") {
+      return Status::InvalidArgument(fmt::format("bench app: --distribution '{}' (zipfian or uniform)", o.distribution));
+    }
+    wo.chain_length = o.chain_length;
+    wo.seed = o.seed;
+    auto app = apps::WebService::Load(system->get(), wo);
+    if (!app.ok()) return app.status();
+    driver = std::make_unique<WebServiceDriver>(std::move(*app));
+  } else if (o.app == "wiredtiger") {
+    apps::WiredTigerOptions wo;
+    wo.records = size;
+    wo.seed = o.seed;
+    auto app = apps::WiredTiger::Load(system->get(), wo);
+    if (!app.ok()) return app.status();
+    driver = std::make_unique<WiredTigerDriver>(std::move(*app));
+  } else {
+    apps::BtrdbOptions bo;
+    bo.seconds = static_cast<double>(size);
+    bo.seed = o.seed;
+    auto app = apps::Btrdb::Load(system->get(), bo);
+    if (!app.ok()) return app.status();
+    driver = std::make_unique<BtrdbDriver>(std::move(*app), o.seed);
+  }
+  res.load_seconds = SecondsSince(load_start);
+  res.load_ops = size;
+
+  for (uint32_t i = 0; i < o.warmup_ops; ++i) {
+    auto r = driver->Request();
+    if (!r.ok()) return r.status();
+    res.verified += *r ? 1 : 0;
+  }
+
+  auto session = cluster::ControlSession::Create();
+  if (!session.ok()) return session.status();
+  auto memnodes = MemNodeAddresses(**session, res.switch_address);
+  if (!memnodes.ok()) return memnodes.status();
+  auto before = ReadCounters(**session, res.switch_address, *memnodes);
+  if (!before.ok()) return before.status();
+  const ClientCounters cc0 = client->counters();
+  const net::Counters nc0 = client->net_counters();
+  const auto rapl0 = RaplEnergyUj();
+  const bool tty = isatty(STDERR_FILENO) != 0;
+
+  // Closed loop: one request after another for o.seconds.
+  std::vector<double> lat;
+  const auto t0 = Clock::now();
+  auto last_progress = t0;
+  while (SecondsSince(t0) < o.seconds) {
+    const auto s = Clock::now();
+    auto r = driver->Request();
+    if (!r.ok()) return r.status();
+    res.verified += *r ? 1 : 0;
+    lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
+    if (tty && Clock::now() - last_progress > std::chrono::seconds(1)) {
+      last_progress = Clock::now();
+      fmt::print(stderr, "\r[bench app] closed loop {:.0f}/{:.0f} s, {} requests", SecondsSince(t0), o.seconds, lat.size());
+    }
+  }
+  res.closed.seconds = SecondsSince(t0);
+  res.closed.ops = lat.size();
+  res.closed.latency = Summarize(std::move(lat));
+  if (tty) fmt::print(stderr, "\n");
+
+  const uint64_t ops = res.closed.ops;
+  auto after = ReadCounters(**session, res.switch_address, *memnodes);
+  if (!after.ok()) return after.status();
+  const auto rapl1 = RaplEnergyUj();
+  const ClientCounters& cc1 = client->counters();
+  const net::Counters& nc1 = client->net_counters();
+  const double n = static_cast<double>(std::max<uint64_t>(ops, 1));
+  const uint64_t bytes = (nc1.bytes_sent - nc0.bytes_sent) + (nc1.bytes_received - nc0.bytes_received) +
+                         (nc1.rma_bytes - nc0.rma_bytes);
+  res.bytes_per_op = static_cast<double>(bytes) / n;
+  if (after->cpu_us && before->cpu_us) res.mn_cpu_us_per_op = static_cast<double>(*after->cpu_us - *before->cpu_us) / n;
+  if (rapl0 && rapl1 && *rapl1 >= *rapl0) res.energy_uj_per_op = static_cast<double>(*rapl1 - *rapl0) / n;
+  const uint64_t traversals = cc1.traversals - cc0.traversals;
+  res.offload_fraction = traversals == 0 ? 0 : static_cast<double>(cc1.offloaded - cc0.offloaded) / static_cast<double>(traversals);
+  res.cross_node_per_op =
+      static_cast<double>((after->forwards - before->forwards) + (cc1.reissues - cc0.reissues)) / n;
+  res.iterations_per_op = static_cast<double>(after->iterations - before->iterations) / n;
+  res.retransmissions_per_op = static_cast<double>(cc1.retransmissions - cc0.retransmissions) / n;
+
+  // Open loop: Poisson arrivals at o.rate; latency counts from the arrival.
+  if (o.rate > 0) {
+    res.has_open = true;
+    std::mt19937_64 rng(o.seed + 1);
+    std::exponential_distribution<double> gap(o.rate);
+    std::vector<double> olat;
+    const auto start = Clock::now();
+    double arrival = 0;
+    while (arrival < o.seconds) {
+      const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(arrival));
+      if (Clock::now() < due) std::this_thread::sleep_until(due);
+      auto r = driver->Request();
+      if (!r.ok()) return r.status();
+      res.verified += *r ? 1 : 0;
+      olat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - due).count());
+      arrival += gap(rng);
+    }
+    res.open.seconds = SecondsSince(start);
+    res.open.ops = olat.size();
+    res.open.latency = Summarize(std::move(olat));
+  }
+
+  auto extra = driver->Extra();
+  if (!extra.ok()) return extra.status();
+  res.extra = extra->dump();
+  driver.reset();
+  session->reset();
+  system->reset();
+  PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));
+  return res;
+}
+
+}  // namespace pulse::bench

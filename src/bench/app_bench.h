@@ -1,0 +1,65 @@
+// `pulse bench app`: one of the paper's applications (webservice,
+// wiredtiger, btrdb) on one system (src/bench/app_systems.h), against a
+// local cluster it starts (or one it joins), closed-loop and optionally
+// open-loop, with the figures of seed 000 section 6 / seed 001 section 7.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "bench/traverse_bench.h"
+#include "pulse/client.h"
+#include "pulse/status.h"
+
+namespace pulse::bench {
+
+struct AppBenchOptions {
+  std::string app = "webservice";  // webservice | wiredtiger | btrdb
+  std::string system = "pulse";
+  uint32_t memory_nodes = 1;
+  std::string switch_address;      // join this cluster; empty: start one
+  std::string run_dir, ucx_tls, binary;
+  std::optional<ExecutionMode> mode;  // unset: the dispatch rule (the command defaults to kOffload)
+  // Data-set size: users (webservice), records (wiredtiger), seconds of
+  // readings (btrdb); 0: the quick default.
+  uint64_t size = 0;
+  char workload = 'C';             // webservice: A, B or C
+  std::string distribution = "zipfian";  // webservice: zipfian or uniform
+  uint32_t chain_length = 0;       // webservice: > 0 for the high-load-factor variant
+  double seconds = 5;              // measured closed-loop phase
+  uint32_t warmup_ops = 200;
+  uint32_t concurrency = 1;        // outstanding requests (1: all apps' requests are synchronous today)
+  double rate = 0;                 // > 0: also an open-loop phase at this many requests/s
+  uint64_t seed = 42;
+  std::function<void(const std::string&)> progress;
+};
+
+struct AppBenchPhase {
+  uint64_t ops = 0;
+  double seconds = 0;
+  LatencyStats latency;
+};
+
+struct AppBenchResult {
+  AppBenchPhase closed, open;
+  bool has_open = false;
+  double bytes_per_op = 0;
+  std::optional<double> mn_cpu_us_per_op;
+  std::optional<double> energy_uj_per_op;  // RAPL package energy, where readable
+  double offload_fraction = 0;
+  double cross_node_per_op = 0;
+  std::optional<double> iterations_per_op;  // memory-node iterations per operation
+  double retransmissions_per_op = 0;
+  std::string extra;                        // application-specific figures (a JSON object)
+  uint64_t verified = 0;                    // answers checked against the native computation
+  uint64_t load_ops = 0;
+  double load_seconds = 0;
+  std::string switch_address;
+  bool own_cluster = false;
+};
+
+Result<AppBenchResult> RunAppBench(const AppBenchOptions& options);
+
+}  // namespace pulse::bench

@@ -1,0 +1,120 @@
+// pulse bench app: one of the paper's applications on one system
+// (src/bench/app_bench.h).  Prints one JSON object (--json) or a summary.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/app_bench.h"
+#include "bench/app_systems.h"
+#include "tools/commands.h"
+
+namespace pulse::tools {
+namespace {
+
+nlohmann::json OptionalJson(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+nlohmann::json ResultJson(const bench::AppBenchOptions& o, const bench::AppBenchResult& r) {
+  const double tput = r.closed.seconds > 0 ? static_cast<double>(r.closed.ops) / r.closed.seconds : 0;
+  nlohmann::json j = {
+      {"app", o.app},
+      {"system", o.system},
+      {"memory_nodes", o.memory_nodes},
+      {"throughput_ops", tput},
+      {"lat_mean_us", r.closed.latency.mean_us},
+      {"lat_p50_us", r.closed.latency.p50_us},
+      {"lat_p99_us", r.closed.latency.p99_us},
+      {"bytes_per_op", r.bytes_per_op},
+      {"mn_cpu_us_per_op", OptionalJson(r.mn_cpu_us_per_op)},
+      {"energy_uj_per_op", OptionalJson(r.energy_uj_per_op)},
+      {"offload_fraction", r.offload_fraction},
+      {"cross_node_per_op", r.cross_node_per_op},
+      {"iterations_per_op", OptionalJson(r.iterations_per_op)},
+      {"retransmissions_per_op", r.retransmissions_per_op},
+      {"ops", r.closed.ops},
+      {"seconds", r.closed.seconds},
+      {"concurrency", o.concurrency},
+      {"verified", r.verified},
+      {"load_seconds", r.load_seconds},
+      {"size", r.load_ops},
+      {"switch_address", r.switch_address},
+      {"own_cluster", r.own_cluster},
+  };
+  if (o.app == "webservice") {
+    j["workload"] = std::string(1, o.workload);
+    j["distribution"] = o.distribution;
+    j["chain_length"] = o.chain_length;
+  }
+  const nlohmann::json extra = nlohmann::json::parse(r.extra);
+  for (const auto& [k, v] : extra.items()) j[k] = v;
+  if (r.has_open) {
+    j["open_loop"] = {{"rate", o.rate},
+                      {"ops", r.open.ops},
+                      {"lat_mean_us", r.open.latency.mean_us},
+                      {"lat_p50_us", r.open.latency.p50_us},
+                      {"lat_p99_us", r.open.latency.p99_us}};
+  }
+  return j;
+}
+
+}  // namespace
+
+void AddAppBench(CLI::App& bench) {
+  auto opts = std::make_shared<bench::AppBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  auto mode = std::make_shared<std::string>("offload");
+  std::string systems;
+  for (const auto& s : bench::AppSystems()) systems += fmt::format("\n  {:<10} {}", s.name, s.description);
+  CLI::App* cmd = bench.add_subcommand(
+      "app", "One of the paper's applications (webservice, wiredtiger, btrdb) on one system, closed-loop\n"
+             "(and open-loop with --rate); systems:" + systems);
+  cmd->add_option("--app", opts->app, "webservice | wiredtiger | btrdb")->capture_default_str();
+  cmd->add_option("--system", opts->system, "The system to run on (see above)")->capture_default_str();
+  cmd->add_option("--memory-nodes", opts->memory_nodes, "Memory nodes of the started cluster")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  cmd->add_option("--switch", opts->switch_address, "Join the cluster at this switch instead of starting one");
+  cmd->add_option("--size", opts->size,
+                  "Data-set size: users (webservice, default 10000), records (wiredtiger, default 20000),\n"
+                  "seconds of 120 Hz readings (btrdb, default 600)");
+  cmd->add_option("--workload", opts->workload, "webservice: YCSB workload A, B or C")->capture_default_str();
+  cmd->add_option("--distribution", opts->distribution, "webservice: zipfian or uniform keys")->capture_default_str();
+  cmd->add_option("--chain-length", opts->chain_length,
+                  "webservice: users per bucket (e.g. 100: the high-load-factor variant; 0: one bucket per user)")
+      ->capture_default_str();
+  cmd->add_option("--seconds", opts->seconds, "Length of the measured closed-loop phase")->capture_default_str();
+  cmd->add_option("--warmup", opts->warmup_ops, "Unmeasured requests first")->capture_default_str();
+  cmd->add_option("--concurrency", opts->concurrency, "Outstanding requests (closed loop)")->capture_default_str();
+  cmd->add_option("--rate", opts->rate, "Also run open-loop at this many requests per second")->capture_default_str();
+  cmd->add_option("--mode", *mode, "Where traversals run: offload (always on the memory nodes), auto (the dispatch rule:\n"
+                  "offload iff t_i * N < eta * t_d; see offload_fraction), cpu (at the CPU node)")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "Seed of data and requests")->capture_default_str();
+  cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
+  cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs");
+  cmd->add_flag("--json", *json, "Print one JSON object");
+  cmd->callback([opts, json, mode] {
+    if (*mode == "offload") {
+      opts->mode = ExecutionMode::kOffload;
+    } else if (*mode == "cpu") {
+      opts->mode = ExecutionMode::kCpuNode;
+    } else if (*mode != "auto") {
+      std::cerr << "bench app: --mode must be auto, offload or cpu\n";
+      throw CLI::RuntimeError(1);
+    }
+    opts->progress = [](const std::string& line) { std::cerr << "[bench app] " << line << std::endl; };
+    auto r = bench::RunAppBench(*opts);
+    if (!r.ok()) {
+      std::cerr << "bench app: " << r.status().ToString() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+    const nlohmann::json j = ResultJson(*opts, *r);
+    if (*json) {
+      std::cout << j.dump(2) << std::endl;
+      return;
+    }
+    for (const auto& [k, v] : j.items()) std::cout << fmt::format("{:<20} {}\n", k, v.dump());
+  });
+}
+
+}  // namespace pulse::tools
