@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: %s\n", path, obj.status().ToString().c_str());
       return 1;
     }
-    Write(out / "elf", fs::path(path).stem().string() + (debug ? "_g.o" : ".o"), *obj);
+    Write(out / "elf", fs::path(path).stem().string() + (debug ? "_g.elf" : ".elf"), *obj);
   }
   std::printf("pulse_fuzz_corpus: wrote %d files under %s\n", written, argv[1]);
   return 0;

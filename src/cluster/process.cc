@@ -80,7 +80,9 @@ Result<ProcessId> Spawn(const SpawnOptions& options) {
   }
   for (const auto& [k, v] : options.env) {
     // Later entries win over earlier ones with the same name.
-    std::erase_if(env_strings, [&](const std::string& s) { return s.compare(0, k.size() + 1, k + "=") == 0; });
+    // (A lambda may not capture a structured binding before clang 16.)
+    const std::string prefix = k + "=";
+    std::erase_if(env_strings, [&](const std::string& s) { return s.compare(0, prefix.size(), prefix) == 0; });
     env_strings.push_back(k + "=" + v);
   }
   std::vector<char*> envp, argv;

@@ -112,7 +112,10 @@ bool CheckInstructions(const FunctionInput& fn, DiagnosticSink* diags, bool* jum
           bad(slot, "long jumps (BPF cpu v4 gotol) are not supported");
         } else if (in.op() != kBpfJa && !PulseJumpOp(in.op())) {
           bad(slot, fmt::format("jump operation {:#04x} is not supported", in.op()));
-        } else {
+        }
+        // Every branch's target, also of unsupported ones: the control-flow
+        // graph is built from all of them.
+        if (in.is_branch()) {
           const int target = slot + 1 + in.off;
           if (target < 0) {
             *jumps_ok = false;

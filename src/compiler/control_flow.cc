@@ -26,7 +26,10 @@ ControlFlow BuildControlFlow(const std::vector<BpfInsn>& insns) {
   for (auto& b : cfg.blocks) {
     const BpfInsn& in = insns[b.last];
     const int fall = NextSlot(in, b.last);
-    if (in.is_branch()) b.succ.push_back(cfg.block_of[b.last + 1 + in.off]);
+    // A branch to just past the last instruction (allowed by the checks, so
+    // that the translator can say "control falls off the end") has no block.
+    const int target = b.last + 1 + in.off;
+    if (in.is_branch() && target < n) b.succ.push_back(cfg.block_of[target]);
     const bool falls = !in.is_exit() && !(in.is_branch() && in.op() == kBpfJa);
     if (falls && fall < n) b.succ.push_back(cfg.block_of[fall]);
   }

@@ -91,14 +91,15 @@ class Verifier {
     if (op.reg >= isa::kNumRegisters) return Fail(i, fmt::format("register r{} does not exist", op.reg));
     switch (op.kind) {
       case OperandKind::kSp:
-        if (op.value < 0 || op.value + width > static_cast<int64_t>(options_.scratch_pad_bytes))
+        // (op.value > limit - width: op.value + width could overflow)
+        if (op.value < 0 || op.value > static_cast<int64_t>(options_.scratch_pad_bytes) - width)
           return Fail(i, fmt::format("sp[{}] ({} bytes) is outside the {}-byte scratch pad", op.value,
                                      width, options_.scratch_pad_bytes));
         info_.scratch_bytes = std::max<uint32_t>(info_.scratch_bytes, op.value + width);
         break;
       case OperandKind::kData: {
         const int64_t limit = declared_window_ >= 0 ? declared_window_ : isa::kMaxWindowBytes;
-        if (op.value < 0 || op.value + width > limit)
+        if (op.value < 0 || op.value > limit - width)
           return Fail(i, fmt::format("data[{}] ({} bytes) is outside the {}-byte data window", op.value,
                                      width, limit));
         static_window_ = std::max<int64_t>(static_window_, op.value + width);

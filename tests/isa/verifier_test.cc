@@ -100,6 +100,13 @@ TEST(Verifier, RejectsScratchOutsideConfiguredPad) {
   EXPECT_TRUE(VerifyText("LOAD data\nMOVE sp[60], 1\nRETURN").ok());  // fits the default 4 KB
 }
 
+// Offsets near INT64_MAX: offset + width must not wrap into "inside"
+// (found by fuzz_program, fuzz/regressions/program/verifier_offset_overflow.bin).
+TEST(Verifier, RejectsOffsetsWhoseEndOverflows) {
+  ExpectRejected("LOAD data\nMOVE sp[0x7ffffffffffffffe], 1\nRETURN", "is outside the 4096-byte scratch pad");
+  ExpectRejected("LOAD data\nMOVE r1, data[0x7ffffffffffffffc]\nRETURN", "is outside the 256-byte data window");
+}
+
 TEST(Verifier, RejectsTooLongProgram) {
   VerifierOptions opt;
   opt.max_instructions = 3;
