@@ -65,6 +65,17 @@ struct ClientOptions {
   uint64_t slab_bytes = 1 << 20;     // granularity requested from memory nodes
   DispatchPolicy dispatch;
   net::WorkerOptions worker;
+  // Lost connections.  A memory node whose connection failed is reconnected
+  // on next use (Read, Write, Allocate) if the switch lists it as alive
+  // again, at most once per call; otherwise the call fails at once with
+  // Unavailable naming the node.  A lost switch is reconnected by the next
+  // traversal (and by pending ones, which are then sent again under the same
+  // request id): the client retries for up to reconnect_timeout until the
+  // switch answers hello and lists every memory node this client knows;
+  // then Unavailable.  After a failed attempt the next one waits for
+  // reconnect_timeout to pass (calls in between fail at once).  0: never
+  // reconnect the switch.
+  std::chrono::milliseconds reconnect_timeout{3000};
 };
 
 struct TraverseOptions {
@@ -98,6 +109,7 @@ struct ClientCounters {
   uint64_t remote_reads = 0;
   uint64_t remote_read_bytes = 0;
   uint64_t remote_writes = 0;
+  uint64_t reconnections = 0;     // switch or memory node connections re-established
 };
 
 class Client {
@@ -137,7 +149,9 @@ class Client {
   // Many may be in flight.  CPU-node executions complete before returning.
   void TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vector<uint8_t> scratch,
                      const TraverseOptions& options, TraverseCallback done);
-  // Makes progress without blocking; handles timeouts.
+  // Makes progress without blocking; handles timeouts.  (Exception: after
+  // the switch was lost with traversals pending, it may wait up to
+  // ClientOptions::reconnect_timeout reconnecting it.)
   void Poll();
   // Drives the fabric until no asynchronous traversal is pending.
   // Timeout if some are still pending after `timeout`.

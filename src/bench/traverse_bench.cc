@@ -200,25 +200,11 @@ void Say(const TraverseBenchOptions& o, const std::string& line) {
 
 // A two-memory-node cluster on this host, on free ports.
 Result<cluster::ClusterState> StartOwnCluster(const TraverseBenchOptions& o) {
-  cluster::ClusterConfig c;
+  cluster::ClusterConfig c = BenchClusterConfig(fmt::format("bench-traverse-{}", getpid()), o.binary, o.run_dir, 2, 64);
   c.source = "pulse bench traverse";
-  c.name = fmt::format("bench-traverse-{}", getpid());
-  const char* env_dir = std::getenv("PULSE_RUN_DIR");
-  c.run_dir = !o.run_dir.empty() ? o.run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
-  c.binary = o.binary;
   c.ucx_tls = o.ucx_tls;
   c.poll.window_us = o.poll_window_us;
   c.poll.busy = o.busy_poll;
-  c.switch_node.role = cluster::Role::kSwitch;
-  c.switch_node.port = 0;
-  for (uint32_t i = 0; i < 2; ++i) {
-    cluster::NodeConfig n;
-    n.role = cluster::Role::kMemNode;
-    n.node = i;
-    n.port = 0;
-    n.pool_mib = 64;
-    c.memnodes.push_back(n);
-  }
   cluster::LaunchOptions lo;
   lo.die_with_parent = true;
   lo.progress = o.progress;
@@ -226,6 +212,27 @@ Result<cluster::ClusterState> StartOwnCluster(const TraverseBenchOptions& o) {
 }
 
 }  // namespace
+
+cluster::ClusterConfig BenchClusterConfig(const std::string& name, const std::string& binary,
+                                          const std::string& run_dir, uint32_t memnodes, uint64_t pool_mib) {
+  cluster::ClusterConfig c;
+  c.source = name;
+  c.name = name;
+  const char* env_dir = std::getenv("PULSE_RUN_DIR");
+  c.run_dir = !run_dir.empty() ? run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
+  c.binary = binary;
+  c.switch_node.role = cluster::Role::kSwitch;
+  c.switch_node.port = 0;
+  for (uint32_t i = 0; i < memnodes; ++i) {
+    cluster::NodeConfig n;
+    n.role = cluster::Role::kMemNode;
+    n.node = i;
+    n.port = 0;
+    n.pool_mib = pool_mib;
+    c.memnodes.push_back(n);
+  }
+  return c;
+}
 
 Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   if (o.hops < 2 || o.hops_per_node < 1 || o.lists < 1 || o.rounds < 1 || o.samples < o.rounds)

@@ -19,9 +19,16 @@
 #include <string>
 #include <vector>
 
+#include "cluster/config.h"
 #include "pulse/status.h"
 
 namespace pulse::bench {
+
+// The config of a benchmark's own local cluster: a switch and `memnodes`
+// memory nodes of `pool_mib` MiB, on free ports, logs under `run_dir`
+// (empty: $PULSE_RUN_DIR, else "run").  Start it with cluster::StartCluster.
+cluster::ClusterConfig BenchClusterConfig(const std::string& name, const std::string& binary,
+                                          const std::string& run_dir, uint32_t memnodes, uint64_t pool_mib);
 
 // Latency figures of one kind of request, in microseconds.
 struct LatencyStats {

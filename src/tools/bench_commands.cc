@@ -118,6 +118,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddCalibrateBench(bench);
   AddNetBench(bench);
   AddTraverseBench(bench);
+  AddSoakBench(bench);
 }
 
 }  // namespace pulse::tools

@@ -14,6 +14,8 @@ void AddCompileCommand(CLI::App& app);
 void AddBenchCommands(CLI::App& bench);
 // pulse bench traverse (src/tools/traverse_bench_command.cc)
 void AddTraverseBench(CLI::App& bench);
+// pulse bench soak (src/tools/soak_command.cc)
+void AddSoakBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
 void AddNodeCommands(CLI::App& app);
 // pulse cluster up | down | status

@@ -214,6 +214,7 @@ struct MemNodeArgs {
   std::string shm_name;
   uint32_t connect_timeout_s = 10;
   bool no_calibrate = false;
+  bool fresh_pool = false;
   PollArgs poll;
 };
 
@@ -234,6 +235,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.service.engine.max_iterations = args.max_iterations;
   options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
   options.calibrate = !args.no_calibrate;
+  options.reattach_pool = !args.fresh_pool;
   ApplyPoll(args.poll, &options.worker);
   DefaultUcxEnvironment();
 
@@ -301,6 +303,9 @@ void AddMemNodeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-calibrate", args->no_calibrate,
                "Skip measuring the engine's t_i / t_d at start (CPU nodes then use their defaults)");
+  cmd->add_flag("--fresh-pool", args->fresh_pool,
+               "Discard the pool of a crashed node with the same --shm-name instead of re-attaching it\n"
+               "(by default a restarted node keeps that pool's data and allocations)");
   cmd->add_option("--max-iterations", args->max_iterations,
                   "Iterations a request runs when it does not set its own limit")
       ->check(CLI::Range(1u, UINT32_MAX))
