@@ -85,7 +85,18 @@ class KeyShadow {
 
 class Soak {
  public:
-  Soak(const SoakOptions& o, Client* client, SoakResult* res) : o_(o), client_(client), res_(res), rng_(o.seed) {}
+  Soak(const SoakOptions& o, Client* client, SoakResult* res)
+      : o_(o),
+        client_(client),
+        res_(res),
+        rng_(o.seed),
+        use_map_(Uses(o, "map")),
+        use_tree_(Uses(o, "tree")),
+        use_list_(Uses(o, "list")) {}
+
+  static bool Uses(const SoakOptions& o, const std::string& name) {
+    return ("," + o.structures + ",").find("," + name + ",") != std::string::npos;
+  }
 
   Status Create() {
     auto m = ds::UnorderedMap::Create(client_, {.buckets = 509, .mode = std::nullopt});
@@ -102,7 +113,9 @@ class Soak {
 
   // One randomly chosen operation.
   void Step() {
-    const uint32_t dice = rng_() % 100;
+    uint32_t dice = rng_() % 100;
+    while ((dice < 45 && !use_map_) || (dice >= 45 && dice < 79 && !use_tree_) || (dice >= 79 && !use_list_))
+      dice = rng_() % 100;
     const uint64_t key = rng_() % o_.keys;
     if (dice < 20) return MapWrite(key);
     if (dice < 45) return MapFind(key);
@@ -116,7 +129,7 @@ class Soak {
   // Reads every key of every structure back and compares the structures
   // with their shadows.
   void FinalCheck() {
-    for (uint64_t k = 0; k < o_.keys; ++k) {
+    for (uint64_t k = 0; use_map_ && k < o_.keys; ++k) {
       ++res_->keys_checked;
       auto got = Retry([&] { return map_->Find(k); });
       if (!got.ok()) {
@@ -125,6 +138,14 @@ class Soak {
       }
       if (!map_shadow_.Observe(k, *got)) Violation(fmt::format("map key {}: read {}, expected {}", k, Show(*got), map_shadow_.Describe(k)));
     }
+    if (use_tree_) CheckTree();
+    if (!use_list_) return;
+    Status s = ResolveList();
+    if (!s.ok()) Violation("list unreadable at the end: " + s.ToString());
+    res_->keys_checked += list_shadow_.size();
+  }
+
+  void CheckTree() {
     for (uint64_t k : tree_shadow_.Undecided()) {
       auto got = Retry([&] { return tree_->Find(k); });
       if (got.ok() && !tree_shadow_.Observe(k, *got))
@@ -140,9 +161,6 @@ class Soak {
         Violation(fmt::format("tree holds {} keys, its shadow {} (first difference at key {})", got.size(),
                               tree_shadow_.known().size(), FirstDifference(got, tree_shadow_.known())));
     }
-    Status s = ResolveList();
-    if (!s.ok()) Violation("list unreadable at the end: " + s.ToString());
-    res_->keys_checked += list_shadow_.size();
   }
 
   // After a restart: decide the undecided keys while nothing is down.
@@ -157,7 +175,7 @@ class Soak {
       if (got.ok() && !tree_shadow_.Observe(k, *got))
         Violation(fmt::format("tree key {}: read {}, expected {}", k, Show(*got), tree_shadow_.Describe(k)));
     }
-    (void)ResolveList();
+    if (use_list_) (void)ResolveList();
   }
 
  private:
@@ -351,6 +369,7 @@ class Soak {
   std::vector<uint64_t> list_shadow_;
   std::set<uint64_t> list_unsure_;
   uint64_t next_list_value_ = 1;
+  const bool use_map_, use_tree_, use_list_;
 };
 
 void Say(const SoakOptions& o, const std::string& line) {
@@ -398,6 +417,8 @@ Status KillMemNode(cluster::ClusterState* state, uint32_t node) {
 Result<SoakResult> RunSoak(const SoakOptions& o) {
   if (o.minutes <= 0 || o.keys == 0 || o.max_list == 0 || o.memnodes == 0)
     return Status::InvalidArgument("bench soak: minutes, keys, max_list and memnodes must be positive");
+  if (!Soak::Uses(o, "map") && !Soak::Uses(o, "tree") && !Soak::Uses(o, "list"))
+    return Status::InvalidArgument("bench soak: --structures names none of map, tree, list");
   std::string spec = o.faults;
   if (!spec.empty()) spec += fmt::format(",ids={}", kAmTraversal);  // the control plane has no retries
   auto faults = net::FaultInjection::Parse(spec);

@@ -61,6 +61,8 @@ void AddSoakBench(CLI::App& bench) {
   cmd->add_option("--restart-every-s", o->restart_every_s, "Kill a memory node this often (0: never)")
       ->capture_default_str();
   cmd->add_option("--down-s", o->down_s, "Restart it this much later")->capture_default_str();
+  cmd->add_option("--structures", o->structures, "Structures to use: map, tree, list (comma-separated)")
+      ->capture_default_str();
   cmd->add_option("--keys", o->keys, "Key space of the map and the tree")->capture_default_str();
   cmd->add_option("--max-list", o->max_list, "Longest list")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the workload")->capture_default_str();
@@ -73,7 +75,10 @@ void AddSoakBench(CLI::App& bench) {
       std::cerr << "bench soak: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
-    std::cout << SoakJson(*r).dump(2) << std::endl;
+    nlohmann::json j = SoakJson(*r);
+    j["structures"] = o->structures;
+    j["faults"] = o->faults;
+    std::cout << j.dump(2) << std::endl;
     if (!r->invariants_ok) {
       std::cerr << "bench soak: invariants violated\n";
       throw CLI::RuntimeError(1);
