@@ -93,6 +93,17 @@ struct ClientOptions {
   DispatchPolicy dispatch;
   net::WorkerOptions worker;
   CacheOptions cache;
+  // Lost connections.  A memory node whose connection failed is reconnected
+  // on next use (Read, Write, Allocate) if the switch lists it as alive
+  // again, at most once per call; otherwise the call fails at once with
+  // Unavailable naming the node.  A lost switch is reconnected by the next
+  // traversal (and by pending ones, which are then sent again under the same
+  // request id): the client retries for up to reconnect_timeout until the
+  // switch answers hello and lists every memory node this client knows;
+  // then Unavailable.  After a failed attempt the next one waits for
+  // reconnect_timeout to pass (calls in between fail at once).  0: never
+  // reconnect the switch.
+  std::chrono::milliseconds reconnect_timeout{3000};
 };
 
 struct TraverseOptions {
@@ -136,6 +147,7 @@ struct ClientCounters {
   uint64_t writebacks = 0;            // dirty blocks written to far memory
   uint64_t cache_local_iterations = 0;  // iterations run here over cached windows
   uint64_t cache_only_traversals = 0;   // traversals the cache answered entirely
+  uint64_t reconnections = 0;     // switch or memory node connections re-established
 };
 
 class Client {
@@ -192,7 +204,9 @@ class Client {
   // Many may be in flight.  CPU-node executions complete before returning.
   void TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vector<uint8_t> scratch,
                      const TraverseOptions& options, TraverseCallback done);
-  // Makes progress without blocking; handles timeouts.
+  // Makes progress without blocking; handles timeouts.  (Exception: after
+  // the switch was lost with traversals pending, it may wait up to
+  // ClientOptions::reconnect_timeout reconnecting it.)
   void Poll();
   // Drives the fabric until no asynchronous traversal is pending.
   // Timeout if some are still pending after `timeout`.

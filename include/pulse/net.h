@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -100,6 +101,42 @@ enum class RmaPath {
 // per isolated message) and little speed.  Table in src/net/net_bench.h.
 inline constexpr uint32_t kDefaultPollWindowUs = 50;
 
+// TEST HOOK, not for production: faults injected at the transport boundary
+// so that the layers above (retransmission, duplicate suppression) can be
+// tested against a real cluster.  Applies to this Worker's outgoing active
+// messages (Send) whose id is in `message_ids` (every id if empty); pulse's
+// own connection and one-sided messages are never touched.  Per message, in
+// this order: with probability `loss` it is dropped (Send still returns
+// OK); with probability `duplicate` it is sent twice; with probability
+// `reorder` it is held back and sent after the next message sent on the same
+// endpoint, or, if none comes, by the worker's progress loop once `hold_us`
+// have passed (the wait functions wake for it: nothing sleeps or spins
+// because of it).  So with faults on, per-endpoint order is not kept.
+// Decisions come from a pseudo-random generator seeded with `seed` and the
+// Worker's name, so a run is repeatable for a given message sequence.
+// Counted in Counters::faults_*.
+struct FaultInjection {
+  double loss = 0;
+  double duplicate = 0;
+  double reorder = 0;
+  uint32_t hold_us = 2000;
+  uint64_t seed = 1;
+  std::vector<uint16_t> message_ids;  // empty: every message id
+
+  bool enabled() const { return loss > 0 || duplicate > 0 || reorder > 0; }
+  // Parses "loss=0.05,dup=0.02,reorder=0.05,hold_us=2000,seed=7,ids=1+2"
+  // (every key optional; probabilities in [0, 1]).  Errors: InvalidArgument
+  // naming the bad key or value.
+  static Result<FaultInjection> Parse(const std::string& spec);
+  // The spec Parse() accepts for these settings.
+  std::string ToString() const;
+};
+
+// The environment variable a Worker reads its FaultInjection from when
+// WorkerOptions::faults is unset (child processes inherit it, so a test can
+// inject faults into the switch and memory nodes it starts).
+inline constexpr const char* kFaultsEnvironmentVariable = "PULSE_NET_FAULTS";
+
 struct WorkerOptions {
   PollMode poll_mode = PollMode::kAdaptive;
   // kAdaptive only: how long to keep polling after the last traffic.
@@ -125,6 +162,9 @@ struct WorkerOptions {
   RmaPath rma_path = RmaPath::kAuto;
   // Name used in log and error messages.
   std::string name = "pulse";
+  // Test hook (see FaultInjection).  Unset: from $PULSE_NET_FAULTS if set
+  // (Create fails with kInvalidArgument if it does not parse), else none.
+  std::optional<FaultInjection> faults;
 };
 
 // Event and traffic counts of one Worker since creation.  Only the worker
@@ -142,6 +182,10 @@ struct Counters {
   uint64_t wakeups = 0;            // ... that ended because the fd fired
   uint64_t wake_calls = 0;         // Wake() requests seen by the worker thread
   uint64_t endpoints_failed = 0;   // peers that died, closed or timed out
+  // FaultInjection (a test hook): messages dropped, sent twice, held back.
+  uint64_t faults_dropped = 0;
+  uint64_t faults_duplicated = 0;
+  uint64_t faults_reordered = 0;
 };
 
 // Called for each active message, on the worker thread, with the endpoint
@@ -281,7 +325,8 @@ class Worker {
   // Sends `payload` to the peer's handler for `msg_id`.  Asynchronous: the
   // bytes are copied (or sent at once) before Send returns, so the caller
   // may reuse them.  Large payloads go by rendezvous.  Messages on one
-  // endpoint are delivered in the order sent.  Errors: kNotFound (unknown
+  // endpoint are delivered in the order sent (unless WorkerOptions::faults
+  // reorders them).  Errors: kNotFound (unknown
   // id), kUnavailable (the endpoint has failed).  A failure after Send
   // returns is reported by the disconnect handler.
   Status Send(EndpointId ep, uint16_t msg_id, std::span<const uint8_t> payload);

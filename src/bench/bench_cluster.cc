@@ -9,7 +9,7 @@
 
 namespace pulse::bench {
 
-Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& o) {
+cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& o) {
   cluster::ClusterConfig c;
   c.source = fmt::format("pulse {}", o.name);
   c.name = fmt::format("{}-{}", o.name, getpid());
@@ -29,6 +29,11 @@ Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& o) {
     n.pool_mib = o.pool_mib;
     c.memnodes.push_back(n);
   }
+  return c;
+}
+
+Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& o) {
+  cluster::ClusterConfig c = BenchClusterConfig(o);
   cluster::LaunchOptions lo;
   lo.die_with_parent = true;
   lo.progress = o.progress;

@@ -26,6 +26,10 @@ struct BenchClusterOptions {
   std::function<void(const std::string&)> progress;
 };
 
+// The config StartBenchCluster starts (for a benchmark that adds to it,
+// e.g. environment for the nodes, before cluster::StartCluster).
+cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& options);
+
 // Starts a switch and `memory_nodes` memory nodes on this host, on free
 // ports, that die with this process.  Errors: those of StartCluster.
 Result<cluster::ClusterState> StartBenchCluster(const BenchClusterOptions& options);

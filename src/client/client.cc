@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -43,6 +44,7 @@ struct MemNode {
   net::EndpointId ep = net::kInvalidEndpoint;
   net::RemoteKey rkey;
   uint64_t remote_base = 0;
+  bool lost = false;  // the connection failed; EnsureNode reconnects
 };
 
 struct Pending {
@@ -65,7 +67,10 @@ struct Client::Impl {
   uint32_t cpu_node = 0;
   std::vector<MemNode> nodes;  // by node id
   std::unique_ptr<FarAllocator> allocator;
-  uint64_t next_counter = 1;
+  // Request ids must not repeat across clients that get the same CPU node id
+  // from different switch lifetimes (memory nodes remember STORE-bearing
+  // ids): each client starts its counter at a random point.
+  uint64_t next_counter = (std::random_device{}() | (uint64_t{std::random_device{}()} << 32)) >> 25;
   std::unordered_map<uint64_t, Pending> pending;
   std::deque<std::pair<TraverseCallback, Result<TraversalResult>>> ready;
   std::set<std::pair<uint64_t, uint32_t>> known_programs;  // (hash, node)
@@ -81,6 +86,147 @@ struct Client::Impl {
     return caching() ? cache->Write(addr, src, len) : Rma(true, addr, const_cast<void*>(src), len);
   }
 
+  Clock::time_point next_switch_attempt{};  // after a failed reconnection
+  std::string switch_error;                 // why the last one failed
+  std::set<uint32_t> unrouted;              // known nodes the switch did not list
+
+  // ---- connections (lost ones come back here) ------------------------------
+
+  // Connects to memory node `n` at n.address: endpoint, hello, remote key.
+  // Returns the node's hello answer.
+  Result<json> ConnectNode(MemNode& n) {
+    auto naddr = ParseAddress(n.address);
+    if (!naddr.ok()) return naddr.status();
+    auto nep = worker->Connect(naddr->first, naddr->second, options.connect_timeout);
+    if (!nep.ok())
+      return Status::Unavailable(fmt::format("cannot reach memory node {} at {}: {}", n.id, n.address,
+                                             nep.status().ToString()));
+    n.ep = *nep;
+    auto nh = control->Call(n.ep, json{{"op", "hello"}}, options.connect_timeout);
+    if (!nh.ok()) return nh.status();
+    std::vector<uint8_t> rkey;
+    const std::string hex = (*nh)["rkey"].get<std::string>();
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) rkey.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+    auto key = worker->ImportRkey(n.ep, rkey);
+    if (!key.ok()) return key.status();
+    n.rkey = std::move(*key);
+    n.remote_base = (*nh)["remote_base"].get<uint64_t>();
+    return nh;
+  }
+
+  // Ready to use memory node `n`: reconnects a lost connection if the
+  // switch lists the node as alive (it may have restarted elsewhere).
+  Status EnsureNode(MemNode& n) {
+    if (n.ep != net::kInvalidEndpoint && !n.lost && worker->IsConnected(n.ep)) return Status::Ok();
+    n.rkey = net::RemoteKey();  // before its endpoint goes
+    if (n.ep != net::kInvalidEndpoint) (void)worker->Close(n.ep, std::chrono::milliseconds(0));
+    n.ep = net::kInvalidEndpoint;
+    n.lost = false;
+    const std::string what = fmt::format("memory node {} (far [{:#x}, {:#x}))", n.id, n.base, n.base + n.size);
+    if (switch_down) return Status::Unavailable(fmt::format("{} is unreachable and so is the switch", what));
+    auto hello = control->Call(switch_ep, json{{"op", "hello"}}, options.request_timeout);
+    if (!hello.ok()) return Status::Unavailable(fmt::format("{} is unreachable: {}", what, hello.status().message()));
+    bool alive = false;
+    try {
+      for (const auto& m : (*hello)["memnodes"]) {
+        if (m["node"].get<uint32_t>() != n.id) continue;
+        alive = m.value("alive", false);
+        n.address = m["address"].get<std::string>();
+      }
+    } catch (const std::exception& e) {
+      return Status::InvalidArgument(fmt::format("the switch answered a malformed hello: {}", e.what()));
+    }
+    if (!alive) return Status::Unavailable(fmt::format("{} is down (the switch has no live connection to it)", what));
+    Status connected;
+    try {
+      auto r = ConnectNode(n);
+      if (!r.ok()) connected = r.status();
+    } catch (const std::exception& e) {
+      connected = Status::InvalidArgument(fmt::format("{} answered a malformed hello: {}", what, e.what()));
+    }
+    if (!connected.ok()) {
+      n.rkey = net::RemoteKey();
+      if (n.ep != net::kInvalidEndpoint) (void)worker->Close(n.ep, std::chrono::milliseconds(0));
+      n.ep = net::kInvalidEndpoint;
+      return Status::Unavailable(fmt::format("{} at {}: reconnecting: {}", what, n.address, connected.message()));
+    }
+    ++counters.reconnections;
+    return Status::Ok();
+  }
+
+  // Ready to send through the switch: reconnects a lost one (bounded by
+  // reconnect_timeout; see ClientOptions).
+  Status EnsureSwitch() {
+    if (!switch_down) return Status::Ok();
+    auto down = [&](const std::string& why) {
+      return Status::Unavailable(fmt::format("the switch at {} is down ({})", options.switch_address, why));
+    };
+    if (options.reconnect_timeout.count() <= 0) return down("reconnection is off");
+    if (Clock::now() < next_switch_attempt) return down(switch_error);
+    auto addr = ParseAddress(options.switch_address);
+    if (!addr.ok()) return addr.status();
+    if (switch_ep != net::kInvalidEndpoint) (void)worker->Close(switch_ep, std::chrono::milliseconds(0));
+    switch_ep = net::kInvalidEndpoint;
+    const auto deadline = Clock::now() + options.reconnect_timeout;
+    auto left = [&] {
+      return std::max(std::chrono::milliseconds(1),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    };
+    std::string why = "no attempt";
+    while (Clock::now() < deadline) {
+      auto ep = worker->Connect(addr->first, addr->second, std::min(left(), options.connect_timeout));
+      if (!ep.ok()) {
+        why = ep.status().message();
+        (void)worker->RunUntil([] { return false; }, std::min(left(), std::chrono::milliseconds(50)));
+        continue;
+      }
+      // Memory nodes re-register with a new switch within about a second:
+      // wait (bounded) until it knows every node we know.
+      for (;;) {
+        auto hello = control->Call(*ep, json{{"op", "hello"}}, std::min(left(), options.connect_timeout));
+        if (!hello.ok()) {
+          why = hello.status().message();
+          break;
+        }
+        std::set<uint32_t> listed;
+        for (const auto& m : (*hello)["memnodes"])
+          if (m.is_object() && m.contains("node") && m["node"].is_number_unsigned()) listed.insert(m["node"].get<uint32_t>());
+        std::set<uint32_t> missing;
+        for (const auto& n : nodes)
+          if (!listed.count(n.id)) missing.insert(n.id);
+        if (missing.empty() || Clock::now() >= deadline) {
+          switch_ep = *ep;
+          switch_down = false;
+          unrouted = std::move(missing);
+          if ((*hello).contains("cpu_node") && (*hello)["cpu_node"].is_number_unsigned())
+            cpu_node = (*hello)["cpu_node"].get<uint32_t>();
+          ++counters.reconnections;
+          return Status::Ok();
+        }
+        why = fmt::format("it does not know {} memory node(s) yet", missing.size());
+        (void)worker->RunUntil([] { return false; }, std::min(left(), std::chrono::milliseconds(50)));
+      }
+      (void)worker->Close(*ep, std::chrono::milliseconds(0));
+    }
+    switch_error = fmt::format("reconnecting for {} ms failed: {}", options.reconnect_timeout.count(), why);
+    next_switch_attempt = Clock::now() + options.reconnect_timeout;
+    return down(switch_error);
+  }
+
+  // A traversal starting on a node the (restarted) switch did not list.
+  Status CheckRouted(uint64_t cur_ptr) {
+    MemNode* n = NodeFor(cur_ptr);
+    if (n == nullptr || !unrouted.count(n->id)) return Status::Ok();
+    auto hello = control->Call(switch_ep, json{{"op", "hello"}}, options.request_timeout);
+    if (hello.ok()) {
+      for (const auto& m : (*hello)["memnodes"])
+        if (m.is_object() && m.value("node", UINT32_MAX) == n->id) unrouted.erase(n->id);
+    }
+    if (!unrouted.count(n->id)) return Status::Ok();
+    return Status::Unavailable(fmt::format("traversal: memory node {} owning {:#x} has not registered with the switch",
+                                           n->id, cur_ptr));
+  }
+
   std::chrono::milliseconds rma_timeout() const { return options.request_timeout * options.max_attempts; }
 
   MemNode* NodeFor(uint64_t addr) {
@@ -93,6 +239,7 @@ struct Client::Impl {
     MemNode* n = NodeFor(addr);
     if (n == nullptr || len > n->size - (addr - n->base))
       return Status::InvalidArgument(fmt::format("far address {:#x} (+{}) is outside every memory node", addr, len));
+    PULSE_RETURN_IF_ERROR(EnsureNode(*n));
     const uint64_t remote = n->remote_base + (addr - n->base);
     if (write) {
       ++counters.remote_writes;
@@ -112,6 +259,7 @@ struct Client::Impl {
     if (!known || retransmission) p.request.program = p.program->encoded();
     else p.request.program.clear();
     p.deadline = Clock::now() + options.request_timeout;
+    p.request.cpu_node = cpu_node;  // it changes when a restarted switch is rejoined
     ++p.attempts;
     ++p.result.issues;
     ++counters.requests_sent;
@@ -120,7 +268,10 @@ struct Client::Impl {
       ++counters.retransmissions;
     }
     Status s = worker->Send(switch_ep, kAmTraversal, EncodeMessage(p.request));
-    if (!s.ok()) p.deadline = Clock::now();  // let the timer path retry or fail it
+    if (!s.ok()) {
+      p.deadline = Clock::now();  // let the timer path retry or fail it
+      if (!worker->IsConnected(switch_ep)) switch_down = true;  // before its disconnect handler runs
+    }
   }
 
   void Complete(uint64_t id, Result<TraversalResult> result) {
@@ -182,6 +333,12 @@ struct Client::Impl {
     counters.traversal_iterations += m.iterations;
     // The memory nodes may have written blocks cached here.
     if (caching() && p.program->info().has_store) (void)cache->Invalidate();
+    if (MemNode* at = NodeFor(m.fault_addr);
+        m.status == TraversalStatus::kFaultInvalidPointer && at != nullptr && unrouted.count(at->id)) {
+      return Complete(m.request_id, Status::Unavailable(fmt::format(
+                                        "traversal: memory node {} owning {:#x} has not registered with the switch",
+                                        at->id, m.fault_addr)));
+    }
     if (m.status == TraversalStatus::kNodeUnavailable) {
       return Complete(m.request_id, Status::Unavailable(fmt::format(
                                         "traversal: memory node owning {:#x} is unavailable", m.cur_ptr)));
@@ -194,10 +351,12 @@ struct Client::Impl {
     std::vector<uint64_t> expired;
     for (auto& [id, p] : pending)
       if (p.deadline <= now) expired.push_back(id);
+    Status switch_status = Status::Ok();
+    if (switch_down && !expired.empty()) switch_status = EnsureSwitch();
     for (uint64_t id : expired) {
       Pending& p = pending[id];
-      if (switch_down) {
-        Complete(id, Status::Unavailable(fmt::format("traversal: the switch at {} is down", options.switch_address)));
+      if (!switch_status.ok()) {
+        Complete(id, Status::Unavailable("traversal: " + switch_status.message()));
       } else if (p.attempts < options.max_attempts) {
         SendRequest(p, /*retransmission=*/true);
       } else {
@@ -273,6 +432,7 @@ Result<std::unique_ptr<Client::Impl>> ConnectImpl(const ClientOptions& options) 
                                            ep.status().ToString()));
   impl->switch_ep = *ep;
   auto hello = impl->control->Call(impl->switch_ep, json{{"op", "hello"}}, options.connect_timeout);
+  Client::Impl* raw = impl.get();
   if (!hello.ok()) return hello.status();
   impl->cpu_node = (*hello)["cpu_node"].get<uint32_t>();
   for (const auto& n : (*hello)["memnodes"]) {
@@ -285,22 +445,8 @@ Result<std::unique_ptr<Client::Impl>> ConnectImpl(const ClientOptions& options) 
       impl->nodes.push_back(std::move(node));
       continue;
     }
-    auto naddr = ParseAddress(node.address);
-    if (!naddr.ok()) return naddr.status();
-    auto nep = impl->worker->Connect(naddr->first, naddr->second, options.connect_timeout);
-    if (!nep.ok())
-      return Status::Unavailable(fmt::format("cannot reach memory node {} at {}: {}", node.id, node.address,
-                                             nep.status().ToString()));
-    node.ep = *nep;
-    auto nh = impl->control->Call(node.ep, json{{"op", "hello"}}, options.connect_timeout);
+    auto nh = raw->ConnectNode(node);
     if (!nh.ok()) return nh.status();
-    std::vector<uint8_t> rkey;
-    const std::string hex = (*nh)["rkey"].get<std::string>();
-    for (size_t i = 0; i + 1 < hex.size(); i += 2) rkey.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
-    auto key = impl->worker->ImportRkey(node.ep, rkey);
-    if (!key.ok()) return key.status();
-    node.rkey = std::move(*key);
-    node.remote_base = (*nh)["remote_base"].get<uint64_t>();
     if (options.dispatch.use_cluster_calibration && nh->contains("t_i_ns") && nh->contains("t_d_ns")) {
       // The slowest node's figures: offloading must not overload any of them.
       const double t_i = (*nh)["t_i_ns"].get<double>(), t_d = (*nh)["t_d_ns"].get<double>();
@@ -312,15 +458,17 @@ Result<std::unique_ptr<Client::Impl>> ConnectImpl(const ClientOptions& options) 
     impl->nodes.push_back(std::move(node));
   }
   std::sort(impl->nodes.begin(), impl->nodes.end(), [](const MemNode& a, const MemNode& b) { return a.id < b.id; });
-  Client::Impl* raw = impl.get();
   impl->worker->SetHandler(kAmTraversal, [raw](net::EndpointId, std::span<const uint8_t> payload) {
     raw->OnTraversalMessage(payload);
   });
   impl->worker->SetDisconnectHandler([raw](net::EndpointId ep, const Status&) {
     if (ep == raw->switch_ep) {
       raw->switch_down = true;
-      for (auto& [id, p] : raw->pending) p.deadline = Clock::now();  // fail them at the next timer check
+      // At the next timer check: sent again once the switch is back, or failed.
+      for (auto& [id, p] : raw->pending) p.deadline = Clock::now();
     }
+    for (auto& n : raw->nodes)  // cleaned up outside the handler (EnsureNode)
+      if (n.ep == ep) n.lost = true;
   });
   if (options.cache.bytes > 0) {
     const CacheOptions& c = options.cache;
@@ -339,6 +487,7 @@ Result<std::unique_ptr<Client::Impl>> ConnectImpl(const ClientOptions& options) 
   impl->allocator = std::make_unique<FarAllocator>(
       options.policy, options.slab_bytes, static_cast<uint32_t>(impl->nodes.size()),
       [raw](uint32_t node, uint64_t bytes) -> Result<std::pair<uint64_t, uint64_t>> {
+        PULSE_RETURN_IF_ERROR(raw->EnsureNode(raw->nodes[node]));
         auto r = raw->control->Call(raw->nodes[node].ep,
                                     json{{"op", "alloc"}, {"bytes", bytes}, {"tenant", raw->options.tenant}, {"perms", "rw"}},
                                     raw->rma_timeout());
@@ -546,9 +695,10 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
   m.cur_ptr = cur_ptr;
   m.scratch = std::move(scratch);
   m.iterations = iterations_here;
-  if (im.switch_down) {
-    im.ready.emplace_back(std::move(p.done), Status::Unavailable(fmt::format(
-                                                 "traversal: the switch at {} is down", im.options.switch_address)));
+  Status reachable = im.EnsureSwitch();
+  if (reachable.ok() && !im.unrouted.empty()) reachable = im.CheckRouted(cur_ptr);
+  if (!reachable.ok()) {
+    im.ready.emplace_back(std::move(p.done), Status::Unavailable(reachable.message()));
     return;
   }
   const uint64_t id = m.request_id;
@@ -593,6 +743,8 @@ Status Client::Ping(uint64_t addr) {
   m.cur_ptr = addr;
   bool finished = false, answered = false;
   const uint64_t id = m.request_id;
+  PULSE_RETURN_IF_ERROR(im.EnsureSwitch());
+  m.cpu_node = im.cpu_node;
   // A no-op is not retransmitted: it measures one round trip.
   Pending p;
   p.request = m;

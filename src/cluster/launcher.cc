@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "cluster/control_session.h"
+#include "protocol/control_client.h"
 
 namespace pulse::cluster {
 
@@ -280,6 +281,36 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
     return fail(s);
   if (Status s = WaitForRegistrations(**session, st, deadline, config.start_timeout); !s.ok()) return fail(s);
   return st;
+}
+
+Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t node, const LaunchOptions& options) {
+  size_t index = state->nodes.size();
+  for (size_t i = 0; i < state->nodes.size(); ++i)
+    if (state->nodes[i].role == Role::kMemNode && state->nodes[i].node == node) index = i;
+  const NodeConfig* wanted = nullptr;
+  for (const NodeConfig& n : config.memnodes)
+    if (n.node == node) wanted = &n;
+  if (index == state->nodes.size() || wanted == nullptr)
+    return Status::NotFound(fmt::format("restart: the cluster has no memory node {}", node));
+  if (IsRunning(state->nodes[index].process))
+    return Status::InvalidArgument(fmt::format("restart: memory node {} still runs", node));
+  // The ports StartCluster chose are in the state, not in the config.
+  auto own = ParseAddress(state->nodes[index].address);
+  if (!own.ok()) return own.status();
+  auto sw = ParseAddress(state->switch_address);
+  if (!sw.ok()) return sw.status();
+  ClusterConfig c = config;
+  c.switch_node.port = sw->second;
+  NodeConfig n = *wanted;
+  n.port = own->second;
+  auto binary = NodeBinary(c);
+  if (!binary.ok()) return binary.status();
+  auto p = Launch(*binary, c, n, options);
+  if (!p.ok()) return p.status();
+  state->nodes[index] = std::move(*p);
+  auto session = ControlSession::Create(c.ucx_tls);
+  if (!session.ok()) return session.status();
+  return WaitForNodes(**session, *state, {index}, Clock::now() + c.start_timeout, c.start_timeout, options);
 }
 
 Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, milliseconds stage_timeout) {

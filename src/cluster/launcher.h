@@ -74,6 +74,15 @@ struct StopOutcome {
 // process survived SIGKILL (the state file is then kept).
 Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, std::chrono::milliseconds stage_timeout);
 
+// Starts memory node `node` of a cluster started from `config` again after
+// it died, with the same arguments, port and pool name (so it re-attaches the
+// pool it left: see src/memnode/memnode_server.h), and waits until it is up
+// and registered with the switch.  Updates `state` (not its file).  Errors:
+// NotFound (no such memory node), InvalidArgument (it still runs), those of
+// starting a node.
+Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t node,
+                      const LaunchOptions& options = {});
+
 // The state file.  ReadState: NotFound if there is none, InvalidArgument if
 // it does not parse.
 Result<ClusterState> ReadState(const std::string& path);
@@ -107,6 +116,8 @@ class ClusterGuard {
   }
   ~ClusterGuard() { Stop(); }
   const ClusterState* state() const { return state_ ? &*state_ : nullptr; }
+  // For RestartMemNode, so that Stop() stops the restarted processes.
+  ClusterState* mutable_state() { return state_ ? &*state_ : nullptr; }
   // Stops now (idempotent).
   Result<std::vector<StopOutcome>> Stop();
   void Release() { state_.reset(); }

@@ -42,6 +42,25 @@ Result<Allocation> PoolAllocator::Allocate(uint64_t bytes) {
   return a;
 }
 
+Status PoolAllocator::Restore(uint64_t offset, uint64_t length) {
+  if (length == 0 || offset % granularity_ != 0 || length % granularity_ != 0 || offset > capacity_ ||
+      length > capacity_ - offset)
+    return Status::InvalidArgument(fmt::format("restore: bad range [{:#x}, +{})", offset, length));
+  auto it = free_.upper_bound(offset);
+  if (it == free_.begin())
+    return Status::InvalidArgument(fmt::format("restore: [{:#x}, +{}) is not free", offset, length));
+  --it;
+  const uint64_t start = it->first, size = it->second;
+  if (offset + length > start + size)
+    return Status::InvalidArgument(fmt::format("restore: [{:#x}, +{}) is not free", offset, length));
+  free_.erase(it);
+  if (offset > start) free_.emplace(start, offset - start);
+  if (offset + length < start + size) free_.emplace(offset + length, start + size - offset - length);
+  allocated_.emplace(offset, Allocation{offset, length});
+  used_ += length;
+  return Status::Ok();
+}
+
 Status PoolAllocator::Free(uint64_t offset) {
   auto a = allocated_.find(offset);
   if (a == allocated_.end())

@@ -27,6 +27,10 @@ class PoolAllocator {
   // kInvalidArgument "alloc: bytes must be positive";
   // kResourceExhausted "alloc: pool exhausted (asked L, largest free F)".
   Result<Allocation> Allocate(uint64_t bytes);
+  // Marks [offset, offset + length) allocated again (a restarted node
+  // restoring its allocations).  Errors: kInvalidArgument unless the range is
+  // granularity-aligned, non-empty and entirely free.
+  Status Restore(uint64_t offset, uint64_t length);
   // Frees the allocation that starts at `offset`.  kNotFound if none does.
   Status Free(uint64_t offset);
   // The allocation starting at `offset`, if any.

@@ -99,7 +99,11 @@ Status MemNodeServer::Start() {
   port_ = *port;
 
   shm_name_ = options_.shm_name.empty() ? fmt::format("/pulse-node-{}-{}", options_.node, port_) : options_.shm_name;
-  Result<std::unique_ptr<SharedPool>> pool = SharedPool::Create(shm_name_, options_.pool_bytes);
+  Result<std::unique_ptr<SharedPool>> pool =
+      options_.reattach_pool
+          ? SharedPool::CreateOrReattach(shm_name_, options_.pool_bytes,
+                                         AllocationJournal::BytesFor(options_.pool_bytes, options_.granularity_bytes))
+          : SharedPool::Create(shm_name_, options_.pool_bytes);
   if (!pool.ok()) return pool.status();
   pool_ = std::move(pool).value();
   if (pool_->replaced_stale()) log_->Warn("replaced the shared-memory object {} left by a node that died", shm_name_);
@@ -108,6 +112,7 @@ Status MemNodeServer::Start() {
     return Status::IoError("registering the pool for remote access: " + region.status().message());
   region_ = std::move(region).value();
   allocator_ = std::make_unique<PoolAllocator>(pool_->size(), options_.granularity_bytes);
+  PULSE_RETURN_IF_ERROR(RestoreAllocations());
   if (options_.calibrate) {
     auto c = CalibrateEngine(16ull << 20, options_.service.engine.workspaces, 0.1);
     if (c.ok()) {
@@ -139,6 +144,34 @@ Status MemNodeServer::Start() {
                                            options_.switch_host, options_.switch_port,
                                            s.ok() ? "it disconnected" : s.message()));
   log_->Info("registered with the switch at {}:{}", options_.switch_host, options_.switch_port);
+  return Status::Ok();
+}
+
+Status MemNodeServer::RestoreAllocations() {
+  if (pool_->metadata_size() == 0) return Status::Ok();  // reattach_pool off: nothing recorded
+  journal_ = std::make_unique<AllocationJournal>(pool_->metadata(), pool_->metadata_size(), pool_->size(),
+                                                 options_.granularity_bytes, options_.node);
+  Result<std::vector<JournalEntry>> entries =
+      pool_->reattached() ? journal_->Load() : Result<std::vector<JournalEntry>>(Status::NotFound("fresh pool"));
+  if (!entries.ok()) {
+    if (pool_->reattached()) {
+      log_->Warn("the shared-memory object {} left by a node that died has no allocation journal of this "
+                 "configuration; starting with an empty pool", shm_name_);
+      pool_->Scrub(0, pool_->size());
+    }
+    journal_->Format();
+    return Status::Ok();
+  }
+  uint64_t bytes = 0;
+  for (const JournalEntry& e : *entries) {
+    Status s = allocator_->Restore(e.offset, e.length);
+    if (s.ok())
+      s = service_.AddRange(Range{far_base_ + e.offset, e.length, pool_->data() + e.offset, e.perms, e.tenant});
+    if (!s.ok()) return Status::Internal("restoring the allocations of " + shm_name_ + ": " + s.message());
+    bytes += e.length;
+  }
+  log_->Warn("re-attached the pool {} left by a node that died: {} allocations ({} KiB) and their data kept",
+             shm_name_, entries->size(), bytes >> 10);
   return Status::Ok();
 }
 
@@ -342,6 +375,7 @@ Result<json> MemNodeServer::Alloc(const json& body) {
     (void)allocator_->Free(a->offset);
     return Status::Internal("alloc: " + s.message());
   }
+  if (journal_) journal_->Record(JournalEntry{a->offset, a->length, *tenant, perms});
   log_->Debug("alloc {} bytes for tenant {}: [{:#x}, +{})", bytes, *tenant, range.base, range.length);
   return json{{"base", range.base}, {"length", range.length}};
 }
@@ -361,6 +395,7 @@ Result<json> MemNodeServer::Free(const json& body) {
   const uint64_t offset = a->offset;
   const uint64_t length = a->length;
   PULSE_RETURN_IF_ERROR(service_.RemoveRange(*base));
+  if (journal_) journal_->Erase(offset);
   // Zero the bytes before anyone else can allocate them.
   pool_->Scrub(offset, length);
   PULSE_RETURN_IF_ERROR(allocator_->Free(offset));

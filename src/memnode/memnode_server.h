@@ -22,6 +22,16 @@
 // uses no CPU.  If the switch goes away the node keeps serving CPU nodes and
 // reconnects (and re-registers) once a second.
 //
+// Restart: a clean exit unlinks the pool.  A node that dies (SIGKILL, a
+// crash) leaves its pool object behind; started again with the same node id
+// and shared-memory name it re-attaches that object (reattach_pool): the
+// data and the allocations (owners, permissions; AllocationJournal) survive,
+// so acknowledged writes stay readable.  What does not survive is in-process
+// state: the program cache (CPU nodes re-send the code on "unknown
+// program") and the duplicate filter of STORE-bearing requests (a request
+// that ran before the crash and is retransmitted after the restart runs
+// again; the client sees the crash as Unavailable/Timeout, not as success).
+//
 // Threading: one thread calls Start() and Run(); RequestStop() may be called
 // from any thread (e.g. a signal-handling thread).
 #pragma once
@@ -34,6 +44,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memnode/allocation_journal.h"
 #include "memnode/allocator.h"
 #include "memnode/lock_table.h"
 #include "memnode/node_log.h"
@@ -65,6 +76,11 @@ struct MemNodeServerOptions {
   bool calibrate = true;
   // The RPC baselines' service (kAmRpcRequest from CPU nodes, src/rpc).
   rpc::RpcServiceOptions rpc;
+  // A pool object of the same name left by a node of this id that died
+  // (SIGKILL, crash) is re-attached: its data and allocations (the
+  // AllocationJournal in its metadata area) are kept, so a restarted node
+  // serves what it served before.  false: it is replaced by a fresh pool.
+  bool reattach_pool = true;
 };
 
 // Counters of the process beyond those of the service.
@@ -126,6 +142,9 @@ class MemNodeServer {
   void SendRegistration();
   void MaybeReconnect();
   void SendToSwitch(TraversalMessage&& message);
+  // After the pool is mapped: restores the allocations of a re-attached pool
+  // from its journal, or starts an empty journal.
+  Status RestoreAllocations();
   std::string Address() const;
 
   MemNodeServerOptions options_;
@@ -137,6 +156,7 @@ class MemNodeServer {
   std::unique_ptr<net::Worker> worker_;
   net::MemoryRegion region_;
   std::unique_ptr<PoolAllocator> allocator_;
+  std::unique_ptr<AllocationJournal> journal_;
   RangeTable table_;
   MemNodeService service_;
   rpc::RpcService rpc_;

@@ -23,6 +23,14 @@ class SharedPool {
   // process that died: it is unlinked and created afresh (replaced_stale()).
   // One whose lock is held belongs to a live process: kIoError naming it.
   static Result<std::unique_ptr<SharedPool>> Create(const std::string& name, size_t bytes);
+  // As Create, with `meta_bytes` more bytes after the pool in the same
+  // object (metadata(): not part of data(), for the node's own records), and
+  // one difference: an object left by a process that died is re-attached,
+  // contents kept (reattached()), if its size is bytes + meta_bytes; one of
+  // another size is replaced.  This is how a memory node restarted after a
+  // crash gets its data back.
+  static Result<std::unique_ptr<SharedPool>> CreateOrReattach(const std::string& name, size_t bytes,
+                                                              size_t meta_bytes);
   // Unmaps and unlinks the object.
   ~SharedPool();
   SharedPool(const SharedPool&) = delete;
@@ -36,6 +44,11 @@ class SharedPool {
   bool huge_pages_advised() const { return huge_advised_; }
   // True if the object was left over by a process that did not exit cleanly.
   bool replaced_stale() const { return replaced_stale_; }
+  // True if CreateOrReattach kept a dead process's object and its bytes.
+  bool reattached() const { return reattached_; }
+  // The metadata area of CreateOrReattach (empty for Create).
+  uint8_t* metadata() const { return data_ + size_; }
+  size_t metadata_size() const { return meta_size_; }
 
   // Returns [offset, offset+length) to zeroes, so that the next owner of
   // the bytes never sees the previous one's data.  A plain memset: dropping
@@ -45,12 +58,16 @@ class SharedPool {
 
  private:
   SharedPool() = default;
+  static Result<std::unique_ptr<SharedPool>> Open(const std::string& name, size_t bytes, size_t meta_bytes,
+                                                  bool reattach);
   std::string name_;
   int fd_ = -1;  // holds the lock
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  size_t meta_size_ = 0;
   bool huge_advised_ = false;
   bool replaced_stale_ = false;
+  bool reattached_ = false;
 };
 
 }  // namespace pulse::memnode

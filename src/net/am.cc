@@ -214,6 +214,8 @@ Status Worker::Send(EndpointId id, uint16_t msg_id, std::span<const uint8_t> pay
   Impl& m = *impl_;
   Endpoint* e = nullptr;
   PULSE_RETURN_IF_ERROR(CheckSendable(m, id, &e));
+  if (m.FaultsApply(msg_id))
+    return m.SendWithFaults(e, msg_id, std::vector<uint8_t>(payload.begin(), payload.end()));
   uint8_t header[kHeaderSize];
   WireHeader{e->remote_id, msg_id}.Encode(header);
   // Small messages usually go at once, with no copy of ours.
@@ -253,14 +255,20 @@ Status Worker::Send(EndpointId id, uint16_t msg_id, std::vector<uint8_t>&& paylo
   Impl& m = *impl_;
   Endpoint* e = nullptr;
   PULSE_RETURN_IF_ERROR(CheckSendable(m, id, &e));
+  if (m.FaultsApply(msg_id)) return m.SendWithFaults(e, msg_id, std::move(payload));
+  const size_t bytes = payload.size();
+  PULSE_RETURN_IF_ERROR(m.SendNow(e, msg_id, std::move(payload)));
+  ++m.counters.messages_sent;
+  m.counters.bytes_sent += bytes;
+  return Status::Ok();
+}
+
+Status Worker::Impl::SendNow(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload) {
   auto* op = new Op();
   WireHeader{e->remote_id, msg_id}.Encode(op->header);
   op->payload = std::move(payload);
-  size_t bytes = op->payload.size();
-  PULSE_RETURN_IF_ERROR(m.SubmitSend(e, kUserAmId, op, 0));
-  ++m.counters.messages_sent;
-  m.counters.bytes_sent += bytes;
-  m.NoteActivity();
+  PULSE_RETURN_IF_ERROR(SubmitSend(e, kUserAmId, op, 0));
+  NoteActivity();
   return Status::Ok();
 }
 

@@ -9,6 +9,7 @@
 #include <deque>
 #include <initializer_list>
 #include <memory>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -119,6 +120,14 @@ struct Op {
   size_t length = 0;
 };
 
+// A message FaultInjection holds back (faults.cc).
+struct HeldMessage {
+  EndpointId ep = kInvalidEndpoint;
+  uint16_t msg_id = 0;
+  std::vector<uint8_t> payload;
+  Clock::time_point release_at{};
+};
+
 struct Worker::Impl {
   WorkerOptions options;
   ucp_context_h context = nullptr;
@@ -145,6 +154,10 @@ struct Worker::Impl {
   std::atomic<bool> wake_pending{false};
   Clock::time_point last_activity{};
   int callback_depth = 0;  // > 0 while a user handler runs
+  // FaultInjection (faults.cc); `faults` is set iff enabled.
+  std::optional<FaultInjection> faults;
+  std::mt19937_64 fault_rng;
+  std::deque<HeldMessage> held;  // in the order they were held
   bool destroying = false;
 
   std::vector<std::pair<EndpointId, std::shared_ptr<Inbound>>> rndv_to_start;
@@ -183,6 +196,19 @@ struct Worker::Impl {
                size_t length);
   void DrainInbound(EndpointId id);
   void StartRndvReceives();
+  // Sends a user message now, without faults (the body of Send).
+  Status SendNow(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload);
+  // --- fault injection (faults.cc) ---
+  // Reads options.faults or $PULSE_NET_FAULTS and seeds the generator.
+  Status SetUpFaults();
+  bool FaultsApply(uint16_t msg_id) const;
+  // Send() under FaultInjection: drops, duplicates or holds the message.
+  Status SendWithFaults(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload);
+  // Sends the held messages of `ep` (every endpoint if kInvalidEndpoint)
+  // whose time has come, or all of them if `all`.  True if any was sent.
+  bool ReleaseHeld(EndpointId ep, bool all);
+  // When the next held message is due (time_point::max() if none).
+  Clock::time_point NextHeldRelease() const;
   // --- one-sided over messages (rma_sw.cc) ---
   // Whether Get/Put on `e` use UCX RMA (per options.rma_path).
   bool UseUcxRma(Endpoint* e);

@@ -47,6 +47,7 @@ bool Worker::Impl::ProgressOnce() {
     }
     any = true;
   }
+  if (!held.empty() && ReleaseHeld(kInvalidEndpoint, /*all=*/false)) any = true;
   if (!closing.empty() || !graveyard.empty()) ReapCloses();
   if (any) NoteActivity();
   return any;
@@ -73,6 +74,11 @@ Status Worker::Impl::SleepUntil(Clock::time_point deadline) {
   Clock::time_point now = Clock::now();
   if (now >= deadline) return Status::Timeout("deadline passed");
   Duration wait = std::min<Duration>(deadline - now, std::chrono::microseconds(options.max_sleep_us));
+  if (!held.empty()) {  // FaultInjection: wake when a held message is due
+    const Clock::time_point due = NextHeldRelease();
+    if (due <= now) return Status::Ok();
+    wait = std::min<Duration>(wait, due - now);
+  }
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
   timespec ts{};
   ts.tv_sec = ns / 1000000000;

@@ -143,7 +143,8 @@ Result<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
     ucp_cleanup(impl->context);
     return FromUcs(st, "ucp_worker_get_efd");
   }
-  Status hs = impl->InstallAmHandlers();
+  Status hs = impl->SetUpFaults();
+  if (hs.ok()) hs = impl->InstallAmHandlers();
   if (!hs.ok()) {
     ucp_worker_destroy(impl->worker);
     ucp_cleanup(impl->context);
@@ -160,6 +161,7 @@ Worker::~Worker() {
   m.destroying = true;
   m.callback_depth = 0;
   StopListening();
+  m.ReleaseHeld(kInvalidEndpoint, /*all=*/true);  // FaultInjection: held, not lost
   // Flush every live endpoint briefly so that what was sent arrives, then
   // close all by force.
   std::vector<Op*> flushes;

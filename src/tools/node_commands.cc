@@ -215,6 +215,7 @@ struct MemNodeArgs {
   uint32_t connect_timeout_s = 10;
   bool no_calibrate = false;
   double rpc_core_ghz = 1.0;
+  bool fresh_pool = false;
   PollArgs poll;
 };
 
@@ -236,6 +237,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
   options.calibrate = !args.no_calibrate;
   options.rpc.core_ghz = args.rpc_core_ghz;
+  options.reattach_pool = !args.fresh_pool;
   ApplyPoll(args.poll, &options.worker);
   DefaultUcxEnvironment();
 
@@ -308,6 +310,9 @@ void AddMemNodeCommand(CLI::App& app) {
       ->check(CLI::Range(0.01, 100.0));
   cmd->add_flag("--no-calibrate", args->no_calibrate,
                "Skip measuring the engine's t_i / t_d at start (CPU nodes then use their defaults)");
+  cmd->add_flag("--fresh-pool", args->fresh_pool,
+               "Discard the pool of a crashed node with the same --shm-name instead of re-attaching it\n"
+               "(by default a restarted node keeps that pool's data and allocations)");
   cmd->add_option("--max-iterations", args->max_iterations,
                   "Iterations a request runs when it does not set its own limit")
       ->check(CLI::Range(1u, UINT32_MAX))

@@ -1,0 +1,521 @@
+#include "bench/soak.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench/bench_cluster.h"
+#include "bench/traverse_bench.h"
+#include "cluster/control_session.h"
+#include "cluster/launcher.h"
+#include "pulse/cluster.h"
+#include "pulse/ds/btree.h"
+#include "pulse/ds/list.h"
+#include "pulse/ds/unordered_map.h"
+
+namespace pulse::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Value = std::optional<uint64_t>;  // nullopt: absent
+
+constexpr size_t kMaxViolations = 20;
+
+double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// A key-value shadow in which a key whose write failed holds the set of
+// states it may be in until a read decides.
+class KeyShadow {
+ public:
+  // The known state, or nullopt if the key is undecided.
+  std::optional<Value> Known(uint64_t key) const {
+    auto it = known_.find(key);
+    if (it != known_.end()) return Value(it->second);
+    if (undecided_.count(key)) return std::nullopt;
+    return Value();
+  }
+  void Set(uint64_t key, Value v) {
+    undecided_.erase(key);
+    if (v) known_[key] = *v;
+    else known_.erase(key);
+  }
+  // A write of `next` that may or may not have happened.
+  void Unsure(uint64_t key, Value next) {
+    std::set<Value>& options = undecided_[key];
+    if (options.empty()) {
+      auto it = known_.find(key);
+      options.insert(it == known_.end() ? Value() : Value(it->second));
+      known_.erase(key);
+    }
+    options.insert(next);
+  }
+  // A read saw `got`: true if that is a possible state (then it is the state).
+  bool Observe(uint64_t key, Value got) {
+    auto u = undecided_.find(key);
+    if (u == undecided_.end()) return *Known(key) == got;
+    if (!u->second.count(got)) return false;
+    Set(key, got);
+    return true;
+  }
+  std::vector<uint64_t> Undecided() const {
+    std::vector<uint64_t> out;
+    for (const auto& [k, v] : undecided_) out.push_back(k);
+    return out;
+  }
+  const std::map<uint64_t, uint64_t>& known() const { return known_; }
+  std::string Describe(uint64_t key) const {
+    auto show = [](const Value& v) { return v ? std::to_string(*v) : std::string("absent"); };
+    if (auto k = Known(key)) return show(*k);
+    std::string s = "one of {";
+    for (const Value& v : undecided_.at(key)) s += show(v) + " ";
+    return s + "}";
+  }
+
+ private:
+  std::map<uint64_t, uint64_t> known_;
+  std::map<uint64_t, std::set<Value>> undecided_;
+};
+
+class Soak {
+ public:
+  Soak(const SoakOptions& o, Client* client, SoakResult* res)
+      : o_(o),
+        client_(client),
+        res_(res),
+        rng_(o.seed),
+        use_map_(Uses(o, "map")),
+        use_tree_(Uses(o, "tree")),
+        use_list_(Uses(o, "list")) {}
+
+  static bool Uses(const SoakOptions& o, const std::string& name) {
+    return ("," + o.structures + ",").find("," + name + ",") != std::string::npos;
+  }
+
+  Status Create() {
+    auto m = ds::UnorderedMap::Create(client_, {.buckets = 509, .mode = std::nullopt});
+    if (!m.ok()) return m.status();
+    map_ = std::move(*m);
+    auto t = ds::BTree::Create(client_, {});
+    if (!t.ok()) return t.status();
+    tree_ = std::move(*t);
+    auto l = ds::List::Create(client_, {});
+    if (!l.ok()) return l.status();
+    list_ = std::move(*l);
+    return Status::Ok();
+  }
+
+  // One randomly chosen operation.
+  void Step() {
+    uint32_t dice = rng_() % 100;
+    while ((dice < 45 && !use_map_) || (dice >= 45 && dice < 79 && !use_tree_) || (dice >= 79 && !use_list_))
+      dice = rng_() % 100;
+    const uint64_t key = rng_() % o_.keys;
+    if (dice < 20) return MapWrite(key);
+    if (dice < 45) return MapFind(key);
+    if (dice < 57) return TreeWrite(key);
+    if (dice < 75) return TreeFind(key);
+    if (dice < 79) return TreeScan(key);
+    if (dice < 88) return ListWrite();
+    return ListFind();
+  }
+
+  // Reads every key of every structure back and compares the structures
+  // with their shadows.
+  void FinalCheck() {
+    for (uint64_t k = 0; use_map_ && k < o_.keys; ++k) {
+      ++res_->keys_checked;
+      auto got = Retry([&] { return map_->Find(k); });
+      if (!got.ok()) {
+        Violation(fmt::format("map key {} unreadable at the end: {}", k, got.status().ToString()));
+        continue;
+      }
+      if (!map_shadow_.Observe(k, *got)) Violation(fmt::format("map key {}: read {}, expected {}", k, Show(*got), map_shadow_.Describe(k)));
+    }
+    if (use_tree_) CheckTree();
+    if (!use_list_) return;
+    Status s = ResolveList();
+    if (!s.ok()) Violation("list unreadable at the end: " + s.ToString());
+    res_->keys_checked += list_shadow_.size();
+  }
+
+  void CheckTree() {
+    for (uint64_t k : tree_shadow_.Undecided()) {
+      auto got = Retry([&] { return tree_->Find(k); });
+      if (got.ok() && !tree_shadow_.Observe(k, *got))
+        Violation(fmt::format("tree key {}: read {}, expected {}", k, Show(*got), tree_shadow_.Describe(k)));
+    }
+    auto all = Retry([&] { return tree_->Scan(0, UINT64_MAX); });
+    if (!all.ok()) {
+      Violation("tree unreadable at the end: " + all.status().ToString());
+    } else {
+      res_->keys_checked += all->size();
+      std::map<uint64_t, uint64_t> got(all->begin(), all->end());
+      if (got != tree_shadow_.known())
+        Violation(fmt::format("tree holds {} keys, its shadow {} (first difference at key {})", got.size(),
+                              tree_shadow_.known().size(), FirstDifference(got, tree_shadow_.known())));
+    }
+  }
+
+  // After a restart: decide the undecided keys while nothing is down.
+  void Resolve() {
+    for (uint64_t k : map_shadow_.Undecided()) {
+      auto got = map_->Find(k);
+      if (got.ok() && !map_shadow_.Observe(k, *got))
+        Violation(fmt::format("map key {}: read {}, expected {}", k, Show(*got), map_shadow_.Describe(k)));
+    }
+    for (uint64_t k : tree_shadow_.Undecided()) {
+      auto got = tree_->Find(k);
+      if (got.ok() && !tree_shadow_.Observe(k, *got))
+        Violation(fmt::format("tree key {}: read {}, expected {}", k, Show(*got), tree_shadow_.Describe(k)));
+    }
+    if (use_list_) (void)ResolveList();
+  }
+
+ private:
+  static std::string Show(const Value& v) { return v ? std::to_string(*v) : "absent"; }
+  static uint64_t FirstDifference(const std::map<uint64_t, uint64_t>& a, const std::map<uint64_t, uint64_t>& b) {
+    auto x = a.begin();
+    auto y = b.begin();
+    while (x != a.end() && y != b.end() && *x == *y) ++x, ++y;
+    if (x == a.end()) return y == b.end() ? 0 : y->first;
+    if (y == b.end()) return x->first;
+    return std::min(x->first, y->first);
+  }
+
+  template <typename Fn>
+  auto Retry(Fn fn) -> decltype(fn()) {
+    auto r = fn();
+    for (int i = 0; i < 5 && !r.ok(); ++i) r = fn();
+    return r;
+  }
+
+  void Count(const char* kind) {
+    ++res_->ops;
+    ++res_->ops_by_kind[kind];
+  }
+  void Error(const Status& s) { ++res_->errors_by_kind[std::string(StatusCodeName(s.code()))]; }
+  void Violation(std::string what) {
+    if (res_->violations.size() < kMaxViolations) res_->violations.push_back(std::move(what));
+  }
+
+  void MapWrite(uint64_t key) {
+    const bool erase = rng_() % 4 == 0;
+    const uint64_t value = rng_() >> 1;
+    Count(erase ? "map.erase" : "map.assign");
+    if (erase) {
+      auto r = map_->Erase(key);
+      if (!r.ok()) {
+        Error(r.status());
+        ++res_->unacknowledged_writes;
+        return map_shadow_.Unsure(key, std::nullopt);
+      }
+      if (auto k = map_shadow_.Known(key); k && k->has_value() != *r)
+        Violation(fmt::format("map.erase({}) said {}, the shadow holds {}", key, *r, Show(*k)));
+      return map_shadow_.Set(key, std::nullopt);
+    }
+    auto r = map_->InsertOrAssign(key, value);
+    if (!r.ok()) {
+      Error(r.status());
+      ++res_->unacknowledged_writes;
+      return map_shadow_.Unsure(key, value);
+    }
+    if (auto k = map_shadow_.Known(key); k && k->has_value() == *r)
+      Violation(fmt::format("map.insert_or_assign({}) said inserted={}, the shadow holds {}", key, *r, Show(*k)));
+    map_shadow_.Set(key, value);
+  }
+
+  void MapFind(uint64_t key) {
+    Count("map.find");
+    auto r = map_->Find(key);
+    if (!r.ok()) return Error(r.status());
+    if (!map_shadow_.Observe(key, *r))
+      Violation(fmt::format("map.find({}) = {}, expected {}", key, Show(*r), map_shadow_.Describe(key)));
+  }
+
+  // Insert when absent, erase when present (BTree::Insert does not assign).
+  void TreeWrite(uint64_t key) {
+    const std::optional<Value> known = tree_shadow_.Known(key);
+    if (!known) return TreeFind(key);  // decide it first
+    if (known->has_value()) {
+      Count("tree.erase");
+      auto r = tree_->Erase(key);
+      if (!r.ok()) {
+        Error(r.status());
+        ++res_->unacknowledged_writes;
+        return tree_shadow_.Unsure(key, std::nullopt);
+      }
+      if (!*r) Violation(fmt::format("tree.erase({}) found nothing, the shadow holds {}", key, **known));
+      return tree_shadow_.Set(key, std::nullopt);
+    }
+    const uint64_t value = rng_() >> 1;
+    Count("tree.insert");
+    auto r = tree_->Insert(key, value);
+    if (!r.ok()) {
+      Error(r.status());
+      ++res_->unacknowledged_writes;
+      return tree_shadow_.Unsure(key, value);
+    }
+    if (!*r) Violation(fmt::format("tree.insert({}) found the key present, the shadow says absent", key));
+    tree_shadow_.Set(key, value);
+  }
+
+  void TreeFind(uint64_t key) {
+    Count("tree.find");
+    auto r = tree_->Find(key);
+    if (!r.ok()) return Error(r.status());
+    if (!tree_shadow_.Observe(key, *r))
+      Violation(fmt::format("tree.find({}) = {}, expected {}", key, Show(*r), tree_shadow_.Describe(key)));
+  }
+
+  void TreeScan(uint64_t lo) {
+    Count("tree.scan");
+    const uint64_t hi = lo + 64;
+    auto r = tree_->Scan(lo, hi);
+    if (!r.ok()) return Error(r.status());
+    // Keys of [lo, hi] the shadow knows must match; undecided ones decide.
+    std::map<uint64_t, uint64_t> got(r->begin(), r->end());
+    for (uint64_t k = lo; k <= hi && k < o_.keys; ++k) {
+      auto it = got.find(k);
+      const Value v = it == got.end() ? Value() : Value(it->second);
+      if (!tree_shadow_.Observe(k, v))
+        Violation(fmt::format("tree.scan({}, {}) has {} for key {}, expected {}", lo, hi, Show(v), k,
+                              tree_shadow_.Describe(k)));
+    }
+  }
+
+  // Distinct values: each push is a new one.
+  void ListWrite() {
+    const bool erase = list_shadow_.size() >= o_.max_list || (!list_shadow_.empty() && rng_() % 3 == 0);
+    if (erase) {
+      const uint64_t v = list_shadow_[rng_() % list_shadow_.size()];
+      Count("list.erase");
+      auto r = list_->Erase(v);
+      if (!r.ok()) {
+        Error(r.status());
+        ++res_->unacknowledged_writes;
+        list_unsure_.insert(v);
+        return;
+      }
+      if (!*r && !list_unsure_.count(v)) Violation(fmt::format("list.erase({}) found nothing", v));
+      list_shadow_.erase(std::find(list_shadow_.begin(), list_shadow_.end(), v));
+      list_unsure_.erase(v);
+      return;
+    }
+    const uint64_t v = next_list_value_++;
+    Count("list.push_back");
+    Status s = list_->PushBack(v);
+    if (!s.ok()) {
+      Error(s);
+      ++res_->unacknowledged_writes;
+      list_unsure_.insert(v);
+      list_shadow_.push_back(v);  // where it would be
+      return;
+    }
+    list_shadow_.push_back(v);
+  }
+
+  void ListFind() {
+    if (list_shadow_.empty()) return;
+    const uint64_t v = list_shadow_[rng_() % list_shadow_.size()];
+    Count("list.find");
+    auto r = list_->Find(v);
+    if (!r.ok()) return Error(r.status());
+    if (!list_unsure_.empty()) return;  // positions are undecided until ResolveList
+    const uint64_t want = static_cast<uint64_t>(std::find(list_shadow_.begin(), list_shadow_.end(), v) - list_shadow_.begin());
+    if (*r != std::optional<uint64_t>(want))
+      Violation(fmt::format("list.find({}) = {}, expected position {}", v, r->has_value() ? std::to_string(**r) : "none", want));
+  }
+
+  // Reads the whole list: it must be the shadow with each undecided value
+  // present or not; then that is the shadow.
+  Status ResolveList() {
+    auto all = Retry([&] { return list_->ToVector(); });
+    if (!all.ok()) return all.status();
+    std::vector<uint64_t> certain_got, certain_want;
+    for (uint64_t v : *all)
+      if (!list_unsure_.count(v)) certain_got.push_back(v);
+    for (uint64_t v : list_shadow_)
+      if (!list_unsure_.count(v)) certain_want.push_back(v);
+    std::vector<uint64_t> in_order;  // the undecided values seen must be in shadow order
+    for (uint64_t v : list_shadow_)
+      if (list_unsure_.count(v) && std::find(all->begin(), all->end(), v) != all->end()) in_order.push_back(v);
+    std::vector<uint64_t> got_unsure;
+    for (uint64_t v : *all)
+      if (list_unsure_.count(v)) got_unsure.push_back(v);
+    if (certain_got != certain_want || got_unsure != in_order) {
+      Violation(fmt::format("list holds {} values, its shadow {} ({} undecided)", all->size(), list_shadow_.size(),
+                            list_unsure_.size()));
+    }
+    list_shadow_ = std::move(*all);
+    list_unsure_.clear();
+    return Status::Ok();
+  }
+
+  const SoakOptions& o_;
+  Client* client_;
+  SoakResult* res_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<ds::UnorderedMap> map_;
+  std::unique_ptr<ds::BTree> tree_;
+  std::unique_ptr<ds::List> list_;
+  KeyShadow map_shadow_, tree_shadow_;
+  std::vector<uint64_t> list_shadow_;
+  std::set<uint64_t> list_unsure_;
+  uint64_t next_list_value_ = 1;
+  const bool use_map_, use_tree_, use_list_;
+};
+
+void Say(const SoakOptions& o, const std::string& line) {
+  if (o.progress) o.progress(line);
+}
+
+// Faults the switch and memory nodes injected, from their stats.
+uint64_t NodeFaults(const std::string& switch_address) {
+  auto session = cluster::ControlSession::Create();
+  if (!session.ok()) return 0;
+  uint64_t n = 0;
+  auto add = [&](const nlohmann::json& stats) {
+    const nlohmann::json& net = stats["counters"]["net"];
+    n += net.value("faults_dropped", uint64_t{0}) + net.value("faults_duplicated", uint64_t{0}) +
+         net.value("faults_reordered", uint64_t{0});
+  };
+  auto sw = (*session)->Call(switch_address, "stats", std::chrono::seconds(2));
+  if (!sw.ok()) return 0;
+  add(*sw);
+  for (const auto& m : (*sw)["memnodes"]) {
+    if (!m.value("alive", false)) continue;
+    auto st = (*session)->Call(m.value("address", std::string()), "stats", std::chrono::seconds(2));
+    if (st.ok()) add(*st);
+  }
+  return n;
+}
+
+// Kills memory node `node` of the cluster and waits until it is gone.
+Status KillMemNode(cluster::ClusterState* state, uint32_t node) {
+  for (const cluster::NodeProcess& p : state->nodes) {
+    if (p.role != cluster::Role::kMemNode || p.node != node) continue;
+    cluster::SignalProcess(p.process, SIGKILL);
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (cluster::IsRunning(p.process)) {
+      if (Clock::now() >= deadline) return Status::Timeout(fmt::format("memory node {} survived SIGKILL", node));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return Status::Ok();
+  }
+  return Status::NotFound(fmt::format("no memory node {}", node));
+}
+
+}  // namespace
+
+Result<SoakResult> RunSoak(const SoakOptions& o) {
+  if (o.minutes <= 0 || o.keys == 0 || o.max_list == 0 || o.memnodes == 0)
+    return Status::InvalidArgument("bench soak: minutes, keys, max_list and memnodes must be positive");
+  if (!Soak::Uses(o, "map") && !Soak::Uses(o, "tree") && !Soak::Uses(o, "list"))
+    return Status::InvalidArgument("bench soak: --structures names none of map, tree, list");
+  std::string spec = o.faults;
+  if (!spec.empty()) spec += fmt::format(",ids={}", kAmTraversal);  // the control plane has no retries
+  auto faults = net::FaultInjection::Parse(spec);
+  if (!faults.ok()) return faults.status();
+
+  SoakResult res;
+  res.switch_address = o.switch_address;
+  BenchClusterOptions bco;
+  bco.name = "bench-soak";
+  bco.binary = o.binary;
+  bco.run_dir = o.run_dir;
+  bco.memory_nodes = o.memnodes;
+  cluster::ClusterConfig config = BenchClusterConfig(bco);
+  cluster::ClusterGuard guard;
+  cluster::LaunchOptions lo;
+  lo.die_with_parent = true;
+  lo.progress = o.progress;
+  if (o.switch_address.empty()) {
+    if (!spec.empty()) config.env.emplace_back(net::kFaultsEnvironmentVariable, spec);
+    auto st = cluster::StartCluster(config, lo);
+    if (!st.ok()) return st.status();
+    res.switch_address = st->switch_address;
+    res.own_cluster = true;
+    guard = cluster::ClusterGuard(std::move(*st), std::chrono::milliseconds(3000));
+  }
+
+  ClientOptions co;
+  co.switch_address = res.switch_address;
+  co.slab_bytes = 4096;  // structures spread over the memory nodes
+  co.request_timeout = std::chrono::milliseconds(100);
+  co.max_attempts = 10;
+  co.reconnect_timeout = std::chrono::milliseconds(3000);
+  co.worker.name = "bench-soak";
+  co.worker.faults = *faults;
+  auto client = Client::Connect(co);
+  if (!client.ok()) return client.status();
+
+  Soak soak(o, client->get(), &res);
+  PULSE_RETURN_IF_ERROR(soak.Create());
+  Say(o, fmt::format("soak: {} min against {} ({} memory nodes), faults '{}', {}", o.minutes, res.switch_address,
+                     (*client)->memory_nodes(), spec.empty() ? "none" : spec,
+                     res.own_cluster && o.restart_every_s > 0
+                         ? fmt::format("a memory node killed every {} s for {} s", o.restart_every_s, o.down_s)
+                         : std::string("no restarts")));
+
+  const auto t0 = Clock::now();
+  const auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.minutes * 60));
+  const auto every = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+  auto next_progress = t0 + every(o.progress_every_s);
+  auto next_kill = t0 + every(o.restart_every_s);
+  std::optional<uint32_t> down;  // the memory node that is dead now
+  Clock::time_point up_at{};
+  const bool restarts = res.own_cluster && o.restart_every_s > 0;
+  while (Clock::now() < end || down) {
+    const auto now = Clock::now();
+    if (restarts && !down && now >= next_kill && now < end) {
+      const uint32_t victim = res.restarts % (*client)->memory_nodes();
+      PULSE_RETURN_IF_ERROR(KillMemNode(guard.mutable_state(), victim));
+      Say(o, fmt::format("soak: killed memory node {}", victim));
+      down = victim;
+      up_at = now + every(o.down_s);
+    }
+    if (down && now >= up_at) {
+      PULSE_RETURN_IF_ERROR(cluster::RestartMemNode(config, guard.mutable_state(), *down, lo));
+      ++res.restarts;
+      Say(o, fmt::format("soak: restarted memory node {}", *down));
+      down.reset();
+      next_kill = Clock::now() + every(o.restart_every_s);
+      soak.Resolve();
+    }
+    soak.Step();
+    if (Clock::now() >= next_progress) {
+      next_progress += every(o.progress_every_s);
+      uint64_t errors = 0;
+      for (const auto& [k, n] : res.errors_by_kind) errors += n;
+      Say(o, fmt::format("soak: {:.0f}/{:.0f} s  ops {} ({:.0f}/s)  errors {}  retransmissions {}  restarts {}  "
+                         "violations {}",
+                         SecondsSince(t0), o.minutes * 60, res.ops, res.ops / SecondsSince(t0), errors,
+                         (*client)->counters().retransmissions, res.restarts, res.violations.size()));
+    }
+  }
+  res.seconds = SecondsSince(t0);
+  Say(o, "soak: final check: reading every key back");
+  soak.Resolve();
+  soak.FinalCheck();
+  res.invariants_ok = res.violations.empty();
+  res.client = (*client)->counters();
+  const net::Counters& cn = (*client)->net_counters();
+  res.client_faults_injected = cn.faults_dropped + cn.faults_duplicated + cn.faults_reordered;
+  res.node_faults_injected = NodeFaults(res.switch_address);
+  client->reset();
+  if (guard.state() != nullptr) {
+    auto stopped = guard.Stop();
+    if (!stopped.ok()) return stopped.status();
+  }
+  return res;
+}
+
+}  // namespace pulse::bench

@@ -1,0 +1,358 @@
+// The cluster under faults, with real processes (LocalRack): messages lost,
+// duplicated and reordered at the transport boundary (net::FaultInjection
+// in the switch, the memory nodes and the client), a memory node killed
+// during a workload and restarted, the switch killed and restarted or left
+// dead.  Answers are checked against std:: shadows; every wait has a
+// deadline.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <set>
+#include <unordered_map>
+
+#include "pulse/assembler.h"
+#include "pulse/client.h"
+#include "pulse/ds/btree.h"
+#include "pulse/ds/unordered_map.h"
+#include "switch/local_rack.h"
+
+namespace pulse {
+namespace {
+
+using testing::LocalRack;
+using testing::NodeProcess;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+ProgramRef Build(const char* text) {
+  auto insns = Assemble(text);
+  EXPECT_TRUE(insns.ok()) << insns.status().ToString();
+  auto p = VerifiedProgram::Create(std::move(*insns));
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
+// Increments the u64 at cur_ptr and returns the new value in sp[0].
+constexpr const char* kIncrement = "LOAD data, 8\nMOVE r1, cur_ptr\nADD sp[0], data[0]\nADD sp[0], 1\nSTORE [r1], sp[0]\nRETURN";
+// Returns the u64 at cur_ptr in sp[0].
+constexpr const char* kReadOne = "LOAD data, 8\nMOVE sp[0], data[0]\nRETURN";
+
+uint64_t Sp0(const TraversalResult& r) {
+  uint64_t v = 0;
+  if (r.scratch.size() >= 8) std::memcpy(&v, r.scratch.data(), 8);
+  return v;
+}
+
+// Traversal messages (kAmTraversal) only: the control plane has no retries.
+std::string FaultSpec(uint64_t seed) {
+  return fmt::format("loss=0.05,dup=0.05,reorder=0.1,hold_us=2000,seed={},ids={}", seed, kAmTraversal);
+}
+
+uint64_t NetCounter(const nlohmann::json& stats, const char* name) {
+  return stats["counters"]["net"].value(name, uint64_t{0});
+}
+
+// Switch and memory nodes inherit $PULSE_NET_FAULTS; the client gets its
+// faults through its options.
+class FaultyCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::SetUcxTestEnvironment();
+    setenv(net::kFaultsEnvironmentVariable, FaultSpec(11).c_str(), 1);
+    const bool started = rack_.Start(2, /*pool_mib=*/16);
+    unsetenv(net::kFaultsEnvironmentVariable);
+    ASSERT_TRUE(started);
+    ClientOptions o;
+    o.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
+    o.slab_bytes = 4096;  // structures cross memory nodes: continuations through the switch
+    // Short: every lost message costs one timeout.  A spurious retransmission
+    // on a loaded machine is harmless (that is what is being tested).
+    o.request_timeout = 60ms;
+    o.max_attempts = 20;  // 5% loss per hop: a request failing 20 times is not expected
+    o.worker.faults = *net::FaultInjection::Parse(FaultSpec(23));
+    auto c = Client::Connect(o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(*c);
+  }
+  // Faults the nodes injected (dropped + duplicated + reordered).
+  uint64_t NodeFaults() {
+    uint64_t n = 0;
+    auto add = [&](const nlohmann::json& s) {
+      n += NetCounter(s, "faults_dropped") + NetCounter(s, "faults_duplicated") + NetCounter(s, "faults_reordered");
+    };
+    add(rack_.SwitchStats());
+    for (uint32_t i = 0; i < 2; ++i) add(rack_.MemNodeStats(i));
+    return n;
+  }
+  LocalRack rack_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(FaultyCluster, LookupsStayCorrectUnderLossDuplicationAndReordering) {
+  auto map = ds::UnorderedMap::Create(client_.get(), {.buckets = 61, .mode = ExecutionMode::kOffload});
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  auto tree = ds::BTree::Create(client_.get(), {});
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  std::unordered_map<uint64_t, uint64_t> shadow;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 150; ++i) {
+    const uint64_t key = rng() % 600, value = rng();
+    auto a = (*map)->InsertOrAssign(key, value);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    auto b = (*tree)->Insert(key, value);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    if (!*b) {  // present: replace its value
+      ASSERT_TRUE((*tree)->Erase(key).ok());
+      ASSERT_TRUE((*tree)->Insert(key, value).ok());
+    }
+    shadow[key] = value;
+  }
+  for (int i = 0; i < 150; ++i) {
+    const uint64_t key = rng() % 660;
+    auto want = shadow.find(key);
+    auto m = (*map)->Find(key);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    auto t = (*tree)->Find(key);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    if (want == shadow.end()) {
+      EXPECT_FALSE(m->has_value()) << key;
+      EXPECT_FALSE(t->has_value()) << key;
+    } else {
+      EXPECT_EQ(m->value_or(~0ull), want->second) << key;
+      EXPECT_EQ(t->value_or(~0ull), want->second) << key;
+    }
+  }
+  const ClientCounters& c = client_->counters();
+  EXPECT_GT(c.offloaded, 150u);
+  EXPECT_GT(c.retransmissions, 0u) << "lost messages must have been sent again";
+  EXPECT_GT(client_->net_counters().faults_dropped, 0u);
+  EXPECT_GT(NodeFaults(), 0u) << "the switch and memory nodes must have injected faults too";
+}
+
+TEST_F(FaultyCluster, StoreBearingTraversalsTakeEffectExactlyOnce) {
+  auto increment = Build(kIncrement);
+  ASSERT_TRUE(increment->info().has_store);
+  auto cell = client_->Allocate(8);
+  ASSERT_TRUE(cell.ok()) << cell.status().ToString();
+  const uint64_t zero = 0;
+  ASSERT_TRUE(client_->Write(*cell, &zero, 8).ok());
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  constexpr uint64_t kRequests = 300;
+  std::vector<uint64_t> answers;
+  uint64_t failed = 0;
+  for (uint64_t sent = 0; sent < kRequests;) {
+    for (int k = 0; k < 20 && sent < kRequests; ++k, ++sent) {  // 20 in flight
+      client_->TraverseAsync(increment, *cell, std::vector<uint8_t>(8, 0), off, [&](Result<TraversalResult> r) {
+        if (!r.ok()) {
+          ++failed;
+          ADD_FAILURE() << r.status().ToString();
+          return;
+        }
+        const TraversalResult& t = r.value();
+        if (t.status != TraversalStatus::kDone) {
+          ++failed;
+          ADD_FAILURE() << TraversalStatusName(t.status);
+          return;
+        }
+        answers.push_back(Sp0(t));
+      });
+    }
+    ASSERT_TRUE(client_->WaitAll(60s).ok());
+  }
+  ASSERT_EQ(failed, 0u);
+  uint64_t value = 0;
+  ASSERT_TRUE(client_->Read(*cell, &value, 8).ok());
+  EXPECT_EQ(value, answers.size()) << "each acknowledged increment applied exactly once";
+  // Each request saw its own increment: the answers are 1..N, each once
+  // (a duplicate that ran twice would skip a number and repeat none).
+  std::sort(answers.begin(), answers.end());
+  for (uint64_t i = 0; i < answers.size(); ++i) ASSERT_EQ(answers[i], i + 1);
+  EXPECT_GT(client_->counters().retransmissions, 0u);
+  const auto owner = client_->NodeOf(*cell);
+  ASSERT_TRUE(owner.has_value());
+  auto stats = rack_.MemNodeStats(*owner);
+  EXPECT_GT(stats["counters"]["duplicates"].get<uint64_t>(), 0u)
+      << "retransmitted and duplicated requests must have been suppressed: " << stats.dump();
+}
+
+// ---- dead and restarted nodes (no injected faults) -------------------------
+
+class NodeFailures : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::SetUcxTestEnvironment();
+    ASSERT_TRUE(rack_.Start(2, /*pool_mib=*/8));
+    options_.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
+    options_.policy = AllocationPolicy::kPartitioned;
+    options_.request_timeout = 200ms;
+    options_.max_attempts = 3;
+    options_.reconnect_timeout = 5000ms;
+    auto c = Client::Connect(options_);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(*c);
+  }
+  // The longest a traversal may take before it must have answered.
+  Clock::duration Budget() const { return options_.request_timeout * (options_.max_attempts + 1) + 1s; }
+  // A far u64 on `node` holding `value`.
+  uint64_t Cell(uint32_t node, uint64_t value) {
+    auto a = client_->Allocate(8, node);
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    if (!a.ok()) return 0;
+    EXPECT_TRUE(client_->Write(*a, &value, 8).ok());
+    return *a;
+  }
+  // Its value, read by an offloaded one-iteration traversal.
+  Result<TraversalResult> ReadByTraversal(uint64_t cell) {
+    TraverseOptions off;
+    off.mode = ExecutionMode::kOffload;
+    return client_->Traverse(read_, cell, std::vector<uint8_t>(8, 0), off);
+  }
+  ProgramRef read_ = Build(kReadOne);
+  LocalRack rack_;
+  ClientOptions options_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(NodeFailures, KilledMemoryNodeFailsClearlyTheOtherServesAndTheRestartedOneServesItsDataAgain) {
+  const ProgramRef& read = read_;
+  // 16 cells on each node with known values.
+  std::map<uint64_t, uint64_t> cells[2];
+  for (uint32_t n = 0; n < 2; ++n) {
+    for (uint64_t i = 0; i < 16; ++i) {
+      auto a = client_->Allocate(8, n);
+      ASSERT_TRUE(a.ok()) << a.status().ToString();
+      const uint64_t v = 1000 * (n + 1) + i;
+      ASSERT_TRUE(client_->Write(*a, &v, 8).ok());
+      cells[n][*a] = v;
+    }
+  }
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  // A running workload over both nodes, two traversals in flight; node 1 is
+  // killed a third of the way in.
+  uint64_t ok[2] = {0, 0}, failed_dead = 0, failed_alive = 0;
+  Clock::duration slowest = {};
+  bool killed = false;
+  for (int round = 0; round < 90; ++round) {
+    if (round == 30) {
+      rack_.memnode(1).Signal(SIGKILL);
+      ASSERT_NE(rack_.memnode(1).Wait(10s), -1);
+      killed = true;
+    }
+    for (uint32_t n = 0; n < 2; ++n) {
+      auto it = std::next(cells[n].begin(), round % 16);
+      const uint64_t addr = it->first, want = it->second;
+      const auto t0 = Clock::now();
+      client_->TraverseAsync(read, addr, std::vector<uint8_t>(8, 0), off, [&, n, want, t0](Result<TraversalResult> r) {
+        slowest = std::max(slowest, Clock::now() - t0);
+        if (r.ok()) {
+          EXPECT_EQ(r->status, TraversalStatus::kDone);
+          EXPECT_EQ(Sp0(*r), want);
+          ++ok[n];
+          return;
+        }
+        const bool clear = r.status().code() == Status::Code::kUnavailable || r.status().code() == Status::Code::kTimeout;
+        EXPECT_TRUE(clear) << r.status().ToString();
+        if (n == 1 && killed) {
+          ++failed_dead;
+        } else {
+          ++failed_alive;
+          ADD_FAILURE() << "node " << n << " (alive) failed: " << r.status().ToString();
+        }
+      });
+    }
+    ASSERT_TRUE(client_->WaitAll(std::chrono::duration_cast<std::chrono::milliseconds>(Budget())).ok());
+  }
+  EXPECT_EQ(ok[0], 90u);
+  EXPECT_EQ(failed_alive, 0u);
+  EXPECT_GE(ok[1], 30u);
+  EXPECT_EQ(failed_dead + ok[1], 90u);
+  EXPECT_GT(failed_dead, 50u) << "after the kill, requests to node 1 fail";
+  EXPECT_LT(slowest, Budget()) << "every request answered within its retry budget";
+  // One-sided access to the dead node: a clear error naming it, at once.
+  uint64_t v = 0;
+  Status dead = client_->Read(cells[1].begin()->first, &v, 8);
+  EXPECT_EQ(dead.code(), Status::Code::kUnavailable) << dead.ToString();
+  EXPECT_NE(dead.message().find("memory node 1"), std::string::npos) << dead.ToString();
+
+  // Restarted under the same pool name: it re-attaches the pool its
+  // predecessor left, so everything written before the crash is there.
+  rack_.StartMemNode(1, /*pool_mib=*/8);
+  ASSERT_TRUE(rack_.Join(2));
+  EXPECT_NE(rack_.memnode(1).Log().find("re-attached the pool"), std::string::npos) << rack_.memnode(1).Log();
+  for (const auto& [addr, want] : cells[1]) {
+    auto r = client_->Traverse(read, addr, std::vector<uint8_t>(8, 0), off);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, TraversalStatus::kDone);
+    EXPECT_EQ(Sp0(*r), want);
+    ASSERT_TRUE(client_->Read(addr, &v, 8).ok());  // the client reconnects for one-sided access
+    EXPECT_EQ(v, want);
+  }
+  EXPECT_GE(client_->counters().reconnections, 1u);
+  // Its allocations survived too: a new one does not overlap the old cells,
+  // and writes land.
+  auto fresh = client_->Allocate(8, 1);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(cells[1].count(*fresh), 0u);
+  const uint64_t seven = 7;
+  ASSERT_TRUE(client_->Write(cells[1].begin()->first, &seven, 8).ok());
+  auto r = client_->Traverse(read, cells[1].begin()->first, std::vector<uint8_t>(8, 0), off);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Sp0(*r), 7u);
+}
+
+TEST_F(NodeFailures, ClientsRejoinARestartedSwitch) {
+  const uint64_t v = 4242;
+  const uint64_t a = Cell(0, v);
+  ASSERT_TRUE(ReadByTraversal(a).ok());
+  rack_.switch_process().Signal(SIGKILL);
+  ASSERT_NE(rack_.switch_process().Wait(10s), -1);
+  ASSERT_TRUE(rack_.memnode(0).WaitForLog("lost the switch", 10s)) << rack_.memnode(0).Log();
+  NodeProcess second({"switch", "--listen", fmt::format("127.0.0.1:{}", rack_.switch_port())});
+  ASSERT_TRUE(second.WaitForLog("listening on", 10s)) << second.Log();
+  // The next traversal reconnects (bounded) and waits for the memory nodes
+  // to re-register with the new switch.
+  const auto t0 = Clock::now();
+  auto r = ReadByTraversal(a);
+  ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << second.Log();
+  EXPECT_EQ(Sp0(*r), v);
+  EXPECT_LT(Clock::now() - t0, options_.reconnect_timeout + Budget());
+  EXPECT_GE(client_->counters().reconnections, 1u);
+  // Both memory nodes serve through it.
+  r = ReadByTraversal(Cell(1, v));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Sp0(*r), v);
+}
+
+TEST_F(NodeFailures, ASwitchThatStaysDownIsReportedAsUnavailable) {
+  const uint64_t v = 99;
+  const uint64_t a = Cell(0, v);
+  rack_.switch_process().Signal(SIGKILL);
+  ASSERT_NE(rack_.switch_process().Wait(10s), -1);
+  const auto t0 = Clock::now();
+  auto r = ReadByTraversal(a);
+  const auto waited = Clock::now() - t0;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kUnavailable) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(options_.switch_address), std::string::npos) << r.status().ToString();
+  EXPECT_LT(waited, options_.reconnect_timeout + Budget()) << "bounded by the reconnection budget";
+  // Until the budget has passed again, calls fail at once instead of
+  // waiting once more.
+  const auto t1 = Clock::now();
+  r = ReadByTraversal(a);
+  EXPECT_EQ(r.status().code(), Status::Code::kUnavailable) << r.status().ToString();
+  EXPECT_LT(Clock::now() - t1, 1s);
+  // One-sided access goes straight to the memory node: it still works.
+  uint64_t got = 0;
+  ASSERT_TRUE(client_->Read(a, &got, 8).ok());
+  EXPECT_EQ(got, v);
+}
+
+}  // namespace
+}  // namespace pulse
