@@ -69,6 +69,7 @@ Result<std::unique_ptr<WebService>> WebService::Load(AppSystem* system, const We
   }
   ds::UnorderedMapOptions mo;
   mo.buckets = options.chain_length == 0 ? options.users : std::max<uint64_t>(1, options.users / options.chain_length);
+  mo.max_load_factor = 0;  // the table is sized here (chain_length); never rehash
   auto map = ds::UnorderedMap::Create(system->client(), mo);
   if (!map.ok()) return map.status();
   app->map_ = std::move(*map);
