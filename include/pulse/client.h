@@ -136,6 +136,7 @@ struct ClientCounters {
   uint64_t writebacks = 0;            // dirty blocks written to far memory
   uint64_t cache_local_iterations = 0;  // iterations run here over cached windows
   uint64_t cache_only_traversals = 0;   // traversals the cache answered entirely
+  uint64_t unknown_programs = 0;        // kUnknownProgram answers (the program is re-sent with code)
 };
 
 class Client {
