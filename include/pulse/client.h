@@ -148,6 +148,7 @@ struct ClientCounters {
   uint64_t cache_local_iterations = 0;  // iterations run here over cached windows
   uint64_t cache_only_traversals = 0;   // traversals the cache answered entirely
   uint64_t reconnections = 0;     // switch or memory node connections re-established
+  uint64_t unknown_programs = 0;        // kUnknownProgram answers (the program is re-sent with code)
 };
 
 class Client {

@@ -57,6 +57,12 @@ inline constexpr uint16_t kAmRpcReply = 21;     // payload: EncodeRpcReply
 // Node ids start at 0; the pool of one node is at most kFarSpan bytes.
 inline constexpr uint64_t kFarSpan = uint64_t{1} << 40;
 inline constexpr uint64_t FarBase(uint32_t node) { return (uint64_t{node} + 1) * kFarSpan; }
+// The memory node whose span holds far address `addr`; -1 for an address
+// below every span (FarBase(0)).  Whether the node exists is the caller's
+// question.
+inline constexpr int64_t NodeOfFarAddress(uint64_t addr) {
+  return addr < kFarSpan ? -1 : static_cast<int64_t>(addr / kFarSpan - 1);
+}
 
 // Request ids: CPU node id in the top 24 bits, a per-node counter below.
 inline constexpr uint64_t MakeRequestId(uint32_t cpu_node, uint64_t counter) {

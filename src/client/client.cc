@@ -312,7 +312,14 @@ struct Client::Impl {
     }
     MemNode* owner = NodeFor(p.request.cur_ptr);
     if (m.status == TraversalStatus::kUnknownProgram) {
-      if (owner) known_programs.erase({p.program->hash(), owner->id});
+      // The node that lacks the program owns m.cur_ptr: the request's first
+      // node, or one a memory node continued to by hash only.
+      if (MemNode* lacking = NodeFor(m.cur_ptr)) known_programs.erase({p.program->hash(), lacking->id});
+      ++counters.unknown_programs;
+      const bool continued = m.cur_ptr != p.request.cur_ptr || m.iterations != p.request.iterations;
+      if (continued && m.scratch.size() == p.request.scratch.size()) {
+        return Reissue(m.request_id, m);  // resume where it stopped, code attached
+      }
       ++counters.reissues;
       p.attempts = 0;
       return SendRequest(p, /*retransmission=*/true);  // same id, code attached

@@ -463,6 +463,8 @@ json MemNodeServer::Stats() const {
               {"unknown_programs", c.unknown_programs},
               {"duplicates", c.duplicates},
               {"programs_cached", c.programs_cached},
+              {"continuations_with_code", c.continuations_with_code},
+              {"continuations_by_hash", c.continuations_by_hash},
               {"malformed", counters_.malformed},
               {"responses_dropped", counters_.responses_dropped},
               {"bytes_in", counters_.bytes_in},

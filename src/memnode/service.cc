@@ -1,5 +1,7 @@
 #include "memnode/service.h"
 
+#include "pulse/cluster.h"
+
 namespace pulse {
 
 MemNodeService::MemNodeService(RangeTable* table, const MemNodeServiceOptions& options)
@@ -104,6 +106,21 @@ void MemNodeService::Remember(StoreVisit visit, const TraversalMessage& response
   }
 }
 
+void MemNodeService::AttachProgramIfNeeded(const VerifiedProgram& program, TraversalMessage* m) {
+  const int64_t node = NodeOfFarAddress(m->cur_ptr);
+  if (node >= 0) {
+    std::unordered_set<uint64_t>& sent = sent_programs_[node];
+    if (sent.count(program.hash())) {
+      ++counters_.continuations_by_hash;
+      return;
+    }
+    if (sent.size() >= options_.sent_program_entries) sent.clear();
+    sent.insert(program.hash());
+  }
+  ++counters_.continuations_with_code;
+  m->program = program.encoded();
+}
+
 uint64_t MemNodeService::Poll(const SendFn& send, uint64_t budget) {
   Admit();
   if (pipeline_.active() == 0) return 0;
@@ -125,8 +142,7 @@ uint64_t MemNodeService::Poll(const SendFn& send, uint64_t budget) {
         counters_.iterations += out.iterations;
         if (out.status == TraversalStatus::kNotLocal) {
           ++counters_.not_local;
-          // The next memory node may not have the program: it travels along.
-          if (!(m.flags & kFlagPulseAcc)) m.program = req.program->encoded();
+          if (!(m.flags & kFlagPulseAcc)) AttachProgramIfNeeded(*req.program, &m);
         }
         if (IsFault(out.status)) ++counters_.faults;
         if (m.flags & kFlagHasStore) Remember(visit, m);

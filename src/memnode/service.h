@@ -24,6 +24,9 @@ namespace pulse {
 struct MemNodeServiceOptions {
   EngineOptions engine;
   uint32_t program_cache_entries = 1024;
+  // Program hashes remembered as already sent with code, per destination
+  // node of continuations (the set is cleared when it reaches this size).
+  uint32_t sent_program_entries = 1024;
   uint32_t dedup_entries = 8192;  // responses remembered for STORE-bearing requests
   uint32_t max_queued = 4096;     // requests waiting for a workspace
 };
@@ -38,6 +41,10 @@ struct MemNodeCounters {
   uint64_t unknown_programs = 0;
   uint64_t duplicates = 0;        // retransmissions answered from the cache or dropped
   uint64_t programs_cached = 0;
+  // "Not local" continuations sent on with the program's code, and with its
+  // hash only (the destination was sent the code before).
+  uint64_t continuations_with_code = 0;
+  uint64_t continuations_by_hash = 0;
 };
 
 class MemNodeService {
@@ -83,11 +90,17 @@ class MemNodeService {
   // a new visit, not a duplicate of the first.
   using StoreVisit = std::pair<uint64_t, uint32_t>;
   void Remember(StoreVisit visit, const TraversalMessage& response);
+  // Attaches the program's code to a "not local" continuation unless this
+  // node already sent it to the continuation's destination node.  A
+  // destination that lost it answers kUnknownProgram to the CPU node, which
+  // resumes there with the code.
+  void AttachProgramIfNeeded(const VerifiedProgram& program, TraversalMessage* m);
 
   RangeTable* table_;
   MemNodeServiceOptions options_;
   Pipeline pipeline_;
   std::unordered_map<uint64_t, ProgramRef> programs_;
+  std::unordered_map<int64_t, std::unordered_set<uint64_t>> sent_programs_;  // by destination node
   std::deque<Pending> queue_;
   std::unordered_map<uint64_t, TraversalMessage> running_;  // by workspace request id
   uint64_t next_local_id_ = 1;

@@ -211,6 +211,7 @@ struct MemNodeArgs {
   uint64_t granularity_kib = 64;
   uint32_t workspaces = EngineOptions{}.workspaces;
   uint32_t max_iterations = EngineOptions{}.max_iterations;
+  uint32_t program_cache_entries = MemNodeServiceOptions{}.program_cache_entries;
   std::string shm_name;
   uint32_t connect_timeout_s = 10;
   bool no_calibrate = false;
@@ -234,6 +235,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.shm_name = args.shm_name;
   options.service.engine.workspaces = args.workspaces;
   options.service.engine.max_iterations = args.max_iterations;
+  options.service.program_cache_entries = args.program_cache_entries;
   options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
   options.calibrate = !args.no_calibrate;
   options.rpc.core_ghz = args.rpc_core_ghz;
@@ -302,6 +304,10 @@ void AddMemNodeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--workspaces", args->workspaces, "Engine workspaces (traversals in flight at once)")
       ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  cmd->add_option("--program-cache-entries", args->program_cache_entries,
+                  "Programs cached by hash (a full cache is emptied)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--rpc-core-ghz", args->rpc_core_ghz,
                   "Clock rate of the wimpy SmartNIC core that `rpc-wimpy` calls emulate (their handler time\n"

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "compiler/iterators/nodes.h"
+#include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "pulse/iterators/unordered_map_find.h"
 #include "switch/local_rack.h"
@@ -73,7 +74,7 @@ class ClientCluster : public ::testing::Test {
  protected:
   void SetUp() override {
     testing::SetUcxTestEnvironment();
-    ASSERT_TRUE(rack_.Start(2, /*pool_mib=*/16));
+    ASSERT_TRUE(StartRack());
     options_.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
     options_.slab_bytes = 4096;  // small slabs: chains cross memory nodes
     options_.request_timeout = std::chrono::milliseconds(300);
@@ -82,6 +83,7 @@ class ClientCluster : public ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(*c);
   }
+  virtual bool StartRack() { return rack_.Start(2, /*pool_mib=*/16); }
   LocalRack rack_;
   ClientOptions options_;
   std::unique_ptr<Client> client_;
@@ -252,6 +254,54 @@ TEST_F(ClientCluster, OffloadRuleUsesTheMemoryNodesCalibration) {
   }
   EXPECT_EQ(client_->dispatch_policy().t_i_ns, t_i);
   EXPECT_EQ(client_->dispatch_policy().t_d_ns, t_d);
+}
+
+// Memory node 1 caches one program, and after every lookup a second program
+// run there evicts the lookup's.  Memory node 0 continues chains to node 1 by
+// hash once it has sent the code there, so node 1 answers kUnknownProgram,
+// and the CPU node resumes the traversal with the code: every lookup still
+// matches the reference.
+class ClientClusterEviction : public ClientCluster {
+ protected:
+  bool StartRack() override {
+    if (!rack_.StartSwitch()) return false;
+    rack_.StartMemNode(0, /*pool_mib=*/16);
+    rack_.StartMemNode(1, /*pool_mib=*/16, {"--program-cache-entries", "1"});
+    return rack_.Join(2);
+  }
+};
+
+TEST_F(ClientClusterEviction, ContinuationToANodeThatLostTheProgramIsResumedWithTheCode) {
+  Client* client = client_.get();
+  FarHashTable table(client);
+  std::unordered_map<uint64_t, uint64_t> native;
+  for (uint64_t k = 0; k < 600; ++k) {
+    native[k] = k + 1;
+    table.Insert(k, k + 1);
+  }
+  uint64_t on_node1 = 0;
+  for (int i = 0; i < 1000 && on_node1 == 0; ++i) {
+    auto a = client->Allocate(64);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    if (client->NodeOf(*a) == 1u) on_node1 = *a;
+  }
+  ASSERT_NE(on_node1, 0u);
+  auto insns = Assemble("    LOAD data\n    RETURN");
+  ASSERT_TRUE(insns.ok()) << insns.status().ToString();
+  auto evictor = VerifiedProgram::Create(std::move(*insns));
+  ASSERT_TRUE(evictor.ok()) << evictor.status().ToString();
+
+  auto program = UmapFind();
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  for (uint64_t k = 0; k < 600; k += 7) {
+    auto r = client->Traverse(program, table.Head(k), KeyScratch(k), off);
+    ASSERT_TRUE(r.ok()) << "key " << k << ": " << r.status().ToString();
+    EXPECT_EQ(Answer(*r), native[k]) << "key " << k;
+    auto e = client->Traverse(*evictor, on_node1, std::vector<uint8_t>(8, 0), off);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+  }
+  EXPECT_GT(client->counters().unknown_programs, 0u);
 }
 
 }  // namespace

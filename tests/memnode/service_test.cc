@@ -10,6 +10,7 @@
 #include "engine/far_heap.h"
 #include "memnode/service.h"
 #include "pulse/assembler.h"
+#include "pulse/cluster.h"
 #include "switch/router.h"
 
 namespace pulse {
@@ -29,16 +30,18 @@ ProgramRef Build(const std::string& text) {
 // through encode/decode like on the wire.
 class MiniRack {
  public:
-  MiniRack() {
+  explicit MiniRack(const MemNodeServiceOptions& node1_options = {}) {
     for (int n = 0; n < 2; ++n) {
       heaps_.push_back(std::make_unique<FarHeap>(Base(n), 1 << 20, /*owner=*/1));
       tables_.push_back(std::make_unique<RangeTable>());
       EXPECT_TRUE(tables_[n]->Add(heaps_[n]->range()).ok());
       EXPECT_TRUE(router_.AddRange(Base(n), 1 << 20, n).ok());
-      services_.push_back(std::make_unique<MemNodeService>(tables_[n].get(), MemNodeServiceOptions{}));
+      services_.push_back(
+          std::make_unique<MemNodeService>(tables_[n].get(), n == 1 ? node1_options : MemNodeServiceOptions{}));
     }
   }
-  static uint64_t Base(int n) { return (static_cast<uint64_t>(n) + 1) << 32; }
+  // The real layout, so memory nodes can tell a continuation's destination.
+  static uint64_t Base(int n) { return FarBase(static_cast<uint32_t>(n)); }
   FarHeap& heap(int n) { return *heaps_[n]; }
   MemNodeService& service(int n) { return *services_[n]; }
   const Router& router() const { return router_; }
@@ -57,7 +60,10 @@ class MiniRack {
         auto m = DecodeMessage(in_flight_.front(), 4096);
         in_flight_.pop_front();
         EXPECT_TRUE(m.ok()) << m.status().ToString();
+        const bool continuation = m->kind == MessageKind::kResponse && m->status == TraversalStatus::kNotLocal &&
+                                  !(m->flags & kFlagPulseAcc);
         RouteDecision d = router_.Route(&*m);
+        if (continuation && d.to == RouteDecision::To::kMemoryNode) continuation_code_bytes.push_back(m->program.size());
         if (d.to == RouteDecision::To::kCpuNode) {
           to_cpu.push_back(std::move(*m));
         } else {
@@ -68,6 +74,9 @@ class MiniRack {
     }
     return to_cpu;
   }
+
+  // Size of the code each forwarded continuation carried, in order.
+  std::vector<size_t> continuation_code_bytes;
 
  private:
   static std::vector<uint8_t> Wire(const TraversalMessage& m) { return EncodeMessage(m); }
@@ -269,6 +278,92 @@ done:
   // The retransmission replays the recorded answer of each visit.
   EXPECT_EQ(rack.service(0).counters().duplicates, 2u);
   EXPECT_EQ(rack.service(1).counters().duplicates, 1u);
+}
+
+}  // namespace
+}  // namespace pulse
+
+namespace pulse {
+namespace {
+
+uint64_t SumOf(const std::vector<uint64_t>& values) {
+  uint64_t sum = 0;
+  for (auto v : values) sum += v;
+  return sum;
+}
+
+TEST(Rack, ContinuationCarriesCodeOnlyOnTheFirstVisitToANode) {
+  MiniRack rack;
+  std::vector<uint64_t> values;
+  const uint64_t head = BuildAlternatingList(&rack, 64, &values);
+  auto program = Build(kSum);
+  for (int run = 0; run < 2; ++run) {
+    auto answers = rack.Send(Request(program, head));
+    ASSERT_EQ(answers.size(), 1u);
+    EXPECT_EQ(answers[0].status, TraversalStatus::kDone);
+    EXPECT_EQ(Sp0(answers[0]), SumOf(values));
+  }
+  // 7 continuations per run: 0->1 and 1->0 first carry the code, every
+  // later one (5 in the first run, 7 in the second) the hash only.
+  ASSERT_EQ(rack.continuation_code_bytes.size(), 14u);
+  for (size_t i = 0; i < rack.continuation_code_bytes.size(); ++i) {
+    EXPECT_EQ(rack.continuation_code_bytes[i], i < 2 ? program->encoded().size() : 0u) << "continuation " << i;
+  }
+  EXPECT_EQ(rack.service(0).counters().continuations_with_code, 1u);
+  EXPECT_EQ(rack.service(1).counters().continuations_with_code, 1u);
+  EXPECT_EQ(rack.service(0).counters().continuations_by_hash + rack.service(1).counters().continuations_by_hash, 12u);
+  EXPECT_EQ(rack.service(0).counters().unknown_programs + rack.service(1).counters().unknown_programs, 0u);
+}
+
+// Node 1 caches one program: a second program evicts the first, so the next
+// continuation of the first, sent by hash, finds it unknown.  The answer
+// carries the continuation's state, and resuming from it with the code (what
+// the CPU node does) completes the traversal with the right result.
+TEST(Rack, ContinuationToANodeThatLostTheProgramResumesWithTheCode) {
+  MemNodeServiceOptions small;
+  small.program_cache_entries = 1;
+  MiniRack rack(small);
+  std::vector<uint64_t> values;
+  const uint64_t head = BuildAlternatingList(&rack, 16, &values);  // 8 hops on node 0, then 8 on node 1
+  auto sum = Build(kSum);
+  auto first = rack.Send(Request(sum, head));
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, TraversalStatus::kDone);
+
+  std::string doubled = kSum;
+  doubled.replace(doubled.find("ADD"), 0, "ADD sp[0], data[8]\n    ");
+  auto other = Build(doubled);
+  ASSERT_NE(other->hash(), sum->hash());
+  const uint64_t on_node1 = first[0].cur_ptr;  // the last list node
+  ASSERT_EQ(NodeOfFarAddress(on_node1), 1);
+  ASSERT_EQ(rack.Send(Request(other, on_node1))[0].status, TraversalStatus::kDone);  // evicts `sum` on node 1
+
+  auto lost = rack.Send(Request(sum, head));
+  ASSERT_EQ(lost.size(), 1u);
+  ASSERT_EQ(lost[0].status, TraversalStatus::kUnknownProgram);
+  EXPECT_EQ(rack.service(1).counters().unknown_programs, 1u);
+  EXPECT_EQ(NodeOfFarAddress(lost[0].cur_ptr), 1);
+  EXPECT_EQ(lost[0].iterations, 8u);
+  EXPECT_EQ(rack.continuation_code_bytes.back(), 0u);  // it travelled by hash
+
+  TraversalMessage resume = Request(sum, lost[0].cur_ptr);
+  resume.request_id = 2;
+  resume.scratch = lost[0].scratch;
+  resume.iterations = lost[0].iterations;
+  auto done = rack.Send(resume);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].status, TraversalStatus::kDone);
+  EXPECT_EQ(Sp0(done[0]), SumOf(values));
+  EXPECT_EQ(done[0].iterations, 16u);
+}
+
+TEST(Cluster, NodeOfFarAddressInvertsFarBase) {
+  EXPECT_EQ(NodeOfFarAddress(0), -1);
+  EXPECT_EQ(NodeOfFarAddress(kFarSpan - 1), -1);
+  for (uint32_t n : {0u, 1u, 7u}) {
+    EXPECT_EQ(NodeOfFarAddress(FarBase(n)), static_cast<int64_t>(n));
+    EXPECT_EQ(NodeOfFarAddress(FarBase(n) + kFarSpan - 1), static_cast<int64_t>(n));
+  }
 }
 
 }  // namespace
