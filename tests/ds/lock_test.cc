@@ -5,6 +5,7 @@
 #include "pulse/ds/lock.h"
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <random>
@@ -87,8 +88,13 @@ TEST_F(DsLock, ReadersUnderSharedHoldsSeeWriterPublishedVersions) {
   for (int i = 0; i < 3; ++i) readers.emplace_back(reader, i);
 
   std::mt19937_64 rng(7);
-  const uint64_t steps = ScaledOps(150);
-  for (uint64_t s = 0; s < steps; ++s) {
+  // At least min_steps updates, and on until the readers have held the lock
+  // (they connect slowly under sanitizers); bounded by a deadline.
+  const uint64_t min_steps = ScaledOps(150);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  uint64_t steps = 0;
+  for (; steps < min_steps || (reader_holds.load() < 3 && std::chrono::steady_clock::now() < deadline);
+       ++steps) {
     auto guard = FarLockGuard::Exclusive(**lock, 20s);
     ASSERT_TRUE(guard.ok()) << guard.status().ToString();
     auto it = shadow.begin();
