@@ -111,7 +111,7 @@ void FuzzMemNodeMessage(std::span<const uint8_t> data) {
   std::vector<TraversalMessage> first = node.Send(m);
   PULSE_FUZZ_CHECK(first.size() == 1, "{} answers to one request", first.size());
   CheckResponse(m, first[0], server.max_scratch_bytes);
-  PULSE_FUZZ_CHECK(SameMessage(first[0], want),
+  PULSE_FUZZ_CHECK(SameAnswer(first[0], want),
                    "answer status {} (cur_ptr {:#x}, {} iterations, fault pc {} addr {:#x}) but the reference "
                    "says {} (cur_ptr {:#x}, {} iterations, fault pc {} addr {:#x})",
                    TraversalStatusName(first[0].status), first[0].cur_ptr, first[0].iterations, first[0].fault_pc,
@@ -123,7 +123,7 @@ void FuzzMemNodeMessage(std::span<const uint8_t> data) {
   // A retransmission: the same answer, and STOREs do not happen twice.
   std::vector<TraversalMessage> second = node.Send(m);
   PULSE_FUZZ_CHECK(second.size() == 1, "{} answers to a retransmission", second.size());
-  PULSE_FUZZ_CHECK(SameMessage(second[0], first[0]), "a retransmission got a different answer ({} then {})",
+  PULSE_FUZZ_CHECK(SameAnswer(second[0], first[0]), "a retransmission got a different answer ({} then {})",
                    TraversalStatusName(first[0].status), TraversalStatusName(second[0].status));
   node.memory().CheckSame(predicted_memory, "memory node after a retransmission");
 

@@ -15,4 +15,16 @@ inline bool SameMessage(const TraversalMessage& a, const TraversalMessage& b) {
          (a.flags & ~kFlagHasProgram) == (b.flags & ~kFlagHasProgram);
 }
 
+// The same answer from a memory node: SameMessage, except that the program's
+// code may travel in one and not the other (a continuation carries it only
+// on its first visit to a node, its hash after that; hashes must match and
+// codes that both carry must be equal).
+inline bool SameAnswer(const TraversalMessage& a, const TraversalMessage& b) {
+  if (a.program.empty() == b.program.empty()) return SameMessage(a, b);
+  TraversalMessage x = a, y = b;
+  x.program.clear();
+  y.program.clear();
+  return SameMessage(x, y);
+}
+
 }  // namespace pulse::fuzz
