@@ -26,6 +26,19 @@ struct BenchClusterOptions {
   std::function<void(const std::string&)> progress;
 };
 
+// Options named `name` with what every benchmark's options give the same way
+// (fields binary, run_dir, ucx_tls, progress); the caller adds the rest.
+template <typename BenchOptions>
+BenchClusterOptions BenchClusterOptionsFor(const std::string& name, const BenchOptions& o) {
+  BenchClusterOptions c;
+  c.name = name;
+  c.binary = o.binary;
+  c.run_dir = o.run_dir;
+  c.ucx_tls = o.ucx_tls;
+  c.progress = o.progress;
+  return c;
+}
+
 // The config StartBenchCluster starts (for a benchmark that adds to it,
 // e.g. environment for the nodes, before cluster::StartCluster).
 cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& options);

@@ -131,23 +131,12 @@ Result<DsBenchResult> RunDsBench(const DsBenchOptions& o, DsBenchTargets targets
   }
   DsBenchResult res;
   cluster::ClusterGuard guard;
-  res.switch_address = o.switch_address;
-  if (o.switch_address.empty()) {
-    BenchClusterOptions c;
-    c.name = "bench-ds";
-    c.binary = o.binary;
-    c.run_dir = o.run_dir;
-    c.ucx_tls = o.ucx_tls;
-    c.memory_nodes = o.memory_nodes;
-    c.progress = o.progress;
-    auto st = StartBenchCluster(c);
-    if (!st.ok()) return st.status();
-    res.switch_address = st->switch_address;
-    res.own_cluster = true;
-    guard = cluster::ClusterGuard(std::move(*st), std::chrono::milliseconds(3000));
-  } else if (!o.ucx_tls.empty()) {
-    setenv("UCX_TLS", o.ucx_tls.c_str(), 1);
-  }
+  BenchClusterOptions c = BenchClusterOptionsFor("bench-ds", o);
+  c.memory_nodes = o.memory_nodes;
+  auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);
+  if (!address.ok()) return address.status();
+  res.switch_address = *address;
+  res.own_cluster = guard.state() != nullptr;
   auto session = cluster::ControlSession::Create();
   if (!session.ok()) return session.status();
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {

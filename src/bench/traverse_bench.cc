@@ -190,19 +190,6 @@ void Say(const TraverseBenchOptions& o, const std::string& line) {
   if (o.progress) o.progress(line);
 }
 
-// A two-memory-node cluster on this host, on free ports.
-Result<cluster::ClusterState> StartOwnCluster(const TraverseBenchOptions& o) {
-  BenchClusterOptions c;
-  c.name = "bench-traverse";
-  c.binary = o.binary;
-  c.run_dir = o.run_dir;
-  c.ucx_tls = o.ucx_tls;
-  c.poll_window_us = o.poll_window_us;
-  c.busy_poll = o.busy_poll;
-  c.progress = o.progress;
-  return StartBenchCluster(c);
-}
-
 }  // namespace
 
 Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
@@ -211,16 +198,14 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
                                    "rounds >= 1 and samples >= rounds");
   TraverseBenchResult res;
   cluster::ClusterGuard guard;
-  res.switch_address = o.switch_address;
-  if (o.switch_address.empty()) {
-    auto st = StartOwnCluster(o);
-    if (!st.ok()) return st.status();
-    res.switch_address = st->switch_address;
-    res.own_cluster = true;
-    guard = cluster::ClusterGuard(std::move(*st), std::chrono::milliseconds(3000));
-  } else if (!o.ucx_tls.empty()) {
-    setenv("UCX_TLS", o.ucx_tls.c_str(), 1);
-  }
+  // A two-memory-node cluster on this host, on free ports (or the given switch).
+  BenchClusterOptions c = BenchClusterOptionsFor("bench-traverse", o);
+  c.poll_window_us = o.poll_window_us;
+  c.busy_poll = o.busy_poll;
+  auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);
+  if (!address.ok()) return address.status();
+  res.switch_address = *address;
+  res.own_cluster = guard.state() != nullptr;
   const char* tls = std::getenv("UCX_TLS");
   res.transport = tls != nullptr ? tls : "";
 
