@@ -4,32 +4,21 @@
 
 #include "ds/ds_common.h"
 #include "ds/iterators/ds_nodes.h"
-#include "pulse/iterators/ds_list_aggregate.h"
-#include "pulse/iterators/ds_list_find.h"
+#include "ds/list_walk.h"
 
 namespace pulse::ds {
 namespace {
 
 using internal::ReadObject;
 using internal::WriteObject;
-using Node = pulse_ds_list_node;  // prev unused: List's iterators walk it
-
-// List's iterators: the nodes share their layout.
-Result<ProgramRef> FindProgram() {
-  return internal::EmbeddedProgram<iterators::ds_list_find>("ds_list_find");
-}
-Result<ProgramRef> AggregateProgram() {
-  return internal::EmbeddedProgram<iterators::ds_list_aggregate>("ds_list_aggregate");
-}
+using Node = pulse_ds_list_node;  // List's layout (prev unused): its iterators walk it
 
 }  // namespace
 
 Result<std::unique_ptr<ForwardList>> ForwardList::Create(Client* client,
                                                          const ForwardListOptions& options) {
   if (client == nullptr) return Status::InvalidArgument("ForwardList: no client");
-  for (auto p : {FindProgram(), AggregateProgram()}) {
-    if (!p.ok()) return p.status();
-  }
+  PULSE_RETURN_IF_ERROR(internal::LoadListPrograms());
   return std::unique_ptr<ForwardList>(new ForwardList(client, options.mode));
 }
 
@@ -86,13 +75,9 @@ Result<bool> ForwardList::EraseAfter(const Iterator& pos) {
 }
 
 Result<ForwardList::Found> ForwardList::FindNode(uint64_t value) {
-  if (head_ == 0) return Found{};  // init() answers an empty list
-  auto program = FindProgram();
-  if (!program.ok()) return program.status();
-  pulse_ds_list_find_state st{value, 0, 0, 0};
-  PULSE_RETURN_IF_ERROR(
-      internal::RunTraversal(client_, *program, head_, st, mode_, "ForwardList::Find"));
-  return Found{st.found != 0, st.node, st.index};
+  auto m = internal::FindInList(client_, head_, value, mode_, "ForwardList::Find");
+  if (!m.ok()) return m.status();
+  return Found{m->found, m->node, m->index};
 }
 
 Result<ForwardList::Iterator> ForwardList::At(uint64_t addr) {
@@ -115,23 +100,11 @@ Result<std::optional<uint64_t>> ForwardList::IndexOf(uint64_t value) {
 }
 
 Result<Aggregate> ForwardList::AggregateRange(uint64_t lo, uint64_t hi) {
-  Aggregate out;
-  if (head_ == 0 || lo > hi) return out;
-  auto program = AggregateProgram();
-  if (!program.ok()) return program.status();
-  pulse_ds_agg_state st{lo, hi, 0, out.min, 0, 0};
-  PULSE_RETURN_IF_ERROR(
-      internal::RunTraversal(client_, *program, head_, st, mode_, "ForwardList::AggregateRange"));
-  return Aggregate{st.sum, st.min, st.max, st.count};
+  return internal::AggregateList(client_, head_, lo, hi, mode_, "ForwardList::AggregateRange");
 }
 
 Status ForwardList::Iterator::Load() {
-  if (addr_ == 0) return Status::Ok();
-  Node n;
-  PULSE_RETURN_IF_ERROR(ReadObject(client_, addr_, n));
-  value_ = n.value;
-  next_ = n.next;
-  return Status::Ok();
+  return internal::LoadListNode(client_, addr_, &value_, &next_);
 }
 
 Status ForwardList::Iterator::Next() {

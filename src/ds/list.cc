@@ -4,34 +4,61 @@
 
 #include "ds/ds_common.h"
 #include "ds/iterators/ds_nodes.h"
+#include "ds/list_walk.h"
 #include "pulse/iterators/ds_list_aggregate.h"
 #include "pulse/iterators/ds_list_find.h"
 
 namespace pulse::ds {
-namespace {
+namespace internal {
+
+using Node = pulse_ds_list_node;
+
+Status LoadListPrograms() {
+  auto find = EmbeddedProgram<iterators::ds_list_find>("ds_list_find");
+  if (!find.ok()) return find.status();
+  auto aggregate = EmbeddedProgram<iterators::ds_list_aggregate>("ds_list_aggregate");
+  return aggregate.ok() ? Status::Ok() : aggregate.status();
+}
+
+Result<ListMatch> FindInList(Client* client, uint64_t head, uint64_t value,
+                             std::optional<ExecutionMode> mode, std::string_view what) {
+  if (head == 0) return ListMatch{};  // init() answers an empty list
+  auto program = EmbeddedProgram<iterators::ds_list_find>("ds_list_find");
+  if (!program.ok()) return program.status();
+  pulse_ds_list_find_state st{value, 0, 0, 0};
+  PULSE_RETURN_IF_ERROR(RunTraversal(client, *program, head, st, mode, what));
+  return ListMatch{st.found != 0, st.node, st.index};
+}
+
+Result<Aggregate> AggregateList(Client* client, uint64_t head, uint64_t lo, uint64_t hi,
+                                std::optional<ExecutionMode> mode, std::string_view what) {
+  Aggregate out;
+  if (head == 0 || lo > hi) return out;
+  auto program = EmbeddedProgram<iterators::ds_list_aggregate>("ds_list_aggregate");
+  if (!program.ok()) return program.status();
+  pulse_ds_agg_state st{lo, hi, 0, out.min, 0, 0};
+  PULSE_RETURN_IF_ERROR(RunTraversal(client, *program, head, st, mode, what));
+  return Aggregate{st.sum, st.min, st.max, st.count};
+}
+
+Status LoadListNode(Client* client, uint64_t addr, uint64_t* value, uint64_t* next) {
+  if (addr == 0) return Status::Ok();
+  Node n;
+  PULSE_RETURN_IF_ERROR(ReadObject(client, addr, n));
+  *value = n.value;
+  *next = n.next;
+  return Status::Ok();
+}
+
+}  // namespace internal
 
 using internal::ReadObject;
 using internal::WriteObject;
 using Node = pulse_ds_list_node;
 
-Result<ProgramRef> FindProgram() {
-  static const Result<ProgramRef> program =
-      internal::LoadProgram(iterators::ds_list_find(), "ds_list_find");
-  return program;
-}
-Result<ProgramRef> AggregateProgram() {
-  static const Result<ProgramRef> program =
-      internal::LoadProgram(iterators::ds_list_aggregate(), "ds_list_aggregate");
-  return program;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<List>> List::Create(Client* client, const ListOptions& options) {
   if (client == nullptr) return Status::InvalidArgument("List: no client");
-  for (auto p : {FindProgram(), AggregateProgram()}) {
-    if (!p.ok()) return p.status();
-  }
+  PULSE_RETURN_IF_ERROR(internal::LoadListPrograms());
   return std::unique_ptr<List>(new List(client, options.mode));
 }
 
@@ -66,12 +93,9 @@ Status List::PushBack(uint64_t value) {
 }
 
 Result<List::Found> List::FindNode(uint64_t value) {
-  if (head_ == 0) return Found{};  // init() answers an empty list
-  auto program = FindProgram();
-  if (!program.ok()) return program.status();
-  pulse_ds_list_find_state st{value, 0, 0, 0};
-  PULSE_RETURN_IF_ERROR(internal::RunTraversal(client_, *program, head_, st, mode_, "List::Find"));
-  return Found{st.found != 0, st.node, st.index};
+  auto m = internal::FindInList(client_, head_, value, mode_, "List::Find");
+  if (!m.ok()) return m.status();
+  return Found{m->found, m->node, m->index};
 }
 
 Result<std::optional<uint64_t>> List::Find(uint64_t value) {
@@ -103,28 +127,10 @@ Result<bool> List::Erase(uint64_t value) {
 }
 
 Result<Aggregate> List::AggregateRange(uint64_t lo, uint64_t hi) {
-  Aggregate out;
-  if (head_ == 0 || lo > hi) return out;
-  auto program = AggregateProgram();
-  if (!program.ok()) return program.status();
-  pulse_ds_agg_state st{lo, hi, 0, out.min, 0, 0};
-  PULSE_RETURN_IF_ERROR(
-      internal::RunTraversal(client_, *program, head_, st, mode_, "List::AggregateRange"));
-  out.sum = st.sum;
-  out.min = st.min;
-  out.max = st.max;
-  out.count = st.count;
-  return out;
+  return internal::AggregateList(client_, head_, lo, hi, mode_, "List::AggregateRange");
 }
 
-Status List::Iterator::Load() {
-  if (addr_ == 0) return Status::Ok();
-  Node n;
-  PULSE_RETURN_IF_ERROR(ReadObject(client_, addr_, n));
-  value_ = n.value;
-  next_ = n.next;
-  return Status::Ok();
-}
+Status List::Iterator::Load() { return internal::LoadListNode(client_, addr_, &value_, &next_); }
 
 Status List::Iterator::Next() {
   if (addr_ == 0) return Status::OutOfRange("List::Iterator::Next past the end");
@@ -139,15 +145,7 @@ Result<List::Iterator> List::Begin() {
 }
 
 Result<std::vector<uint64_t>> List::ToVector() {
-  std::vector<uint64_t> out;
-  out.reserve(size_);
-  auto it = Begin();
-  if (!it.ok()) return it.status();
-  while (!it->done()) {
-    out.push_back(it->value());
-    PULSE_RETURN_IF_ERROR(it->Next());
-  }
-  return out;
+  return internal::CollectRange(Begin(), size_, [](const Iterator& it) { return it.value(); });
 }
 
 }  // namespace pulse::ds
