@@ -1,6 +1,7 @@
 /* BTree::Aggregate: sum/min/max/count of the values whose keys are in
  * [lo, hi]: descends to the leaf that may hold lo, then walks the leaf chain
  * until a key > hi or the last leaf. */
+#include "ds_aggregate.h"
 #include "ds_nodes.h"
 
 PULSE_END(ds_btree_aggregate, struct pulse_ds_btree_node) {
@@ -15,7 +16,7 @@ PULSE_END(ds_btree_aggregate, struct pulse_ds_btree_node) {
     st->next_pos = i;
     return false;
   }
-  pulse_u64 sum = st->sum, mn = st->min, mx = st->max, count = st->count;
+  struct pulse_ds_agg_acc acc = *PULSE_DS_AGG_IN(st);
   pulse_u64 lo = st->lo, hi = st->hi;
   bool past = false;
 #pragma unroll
@@ -25,18 +26,11 @@ PULSE_END(ds_btree_aggregate, struct pulse_ds_btree_node) {
       if (key > hi) {
         past = true;
       } else if (key >= lo) {
-        pulse_u64 v = (pulse_u64)cur_ptr->slot[k];
-        sum += v;
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
-        count += 1;
+        pulse_ds_agg_add(&acc, (pulse_u64)cur_ptr->slot[k]);
       }
     }
   }
-  st->sum = sum;
-  st->min = mn;
-  st->max = mx;
-  st->count = count;
+  *PULSE_DS_AGG_IN(st) = acc;
   st->next_pos = PULSE_DS_BTREE_NEXT;
   return past || cur_ptr->slot[PULSE_DS_BTREE_NEXT] == NULL;
 }

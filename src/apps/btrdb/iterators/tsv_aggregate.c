@@ -5,12 +5,13 @@
  * edges part) is remembered in `pending` and descended after the left edge's
  * leaf.  So a query visits at most two root-to-leaf paths, whatever its
  * window. */
+#include "ds_aggregate.h"
 #include "tsv_nodes.h"
 
 PULSE_END(tsv_aggregate, struct pulse_tsv_node) {
   struct pulse_tsv_agg_state *st = PULSE_STATE(struct pulse_tsv_agg_state);
   pulse_u64 lo = st->lo, hi = st->hi;
-  pulse_u64 sum = st->sum, mn = st->min, mx = st->max, count = st->count;
+  struct pulse_ds_agg_acc acc = *PULSE_DS_AGG_IN(st);
   pulse_u64 start = cur_ptr->start;
   pulse_u64 n = cur_ptr->count;
   if (cur_ptr->leaf) {
@@ -20,18 +21,9 @@ PULSE_END(tsv_aggregate, struct pulse_tsv_node) {
     b = b < n ? b : n;
 #pragma unroll
     for (int k = 0; k < PULSE_TSV_LEAF_VALUES; ++k) {
-      if (k >= a && k < b) {
-        pulse_u64 v = cur_ptr->u.value[k];
-        sum += v;
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
-        count += 1;
-      }
+      if (k >= a && k < b) pulse_ds_agg_add(&acc, cur_ptr->u.value[k]);
     }
-    st->sum = sum;
-    st->min = mn;
-    st->max = mx;
-    st->count = count;
+    *PULSE_DS_AGG_IN(st) = acc;
     if (st->pending == 0) return true;
     st->next_ptr = st->pending;
     st->pending = 0;
@@ -45,11 +37,8 @@ PULSE_END(tsv_aggregate, struct pulse_tsv_node) {
     pulse_u64 ce = cs + span - 1;
     if (k < n && ce >= lo && cs <= hi) {
       if (cs >= lo && ce <= hi) {
-        sum += cur_ptr->u.child[k].sum;
-        pulse_u64 cmin = cur_ptr->u.child[k].min, cmax = cur_ptr->u.child[k].max;
-        mn = cmin < mn ? cmin : mn;
-        mx = cmax > mx ? cmax : mx;
-        count += cur_ptr->u.child[k].count;
+        pulse_ds_agg_fold(&acc, cur_ptr->u.child[k].sum, cur_ptr->u.child[k].min,
+                          cur_ptr->u.child[k].max, cur_ptr->u.child[k].count);
       } else if (cs < lo) {
         left = cur_ptr->u.child[k].addr;
       } else {
@@ -57,10 +46,7 @@ PULSE_END(tsv_aggregate, struct pulse_tsv_node) {
       }
     }
   }
-  st->sum = sum;
-  st->min = mn;
-  st->max = mx;
-  st->count = count;
+  *PULSE_DS_AGG_IN(st) = acc;
   if (left != 0) {
     if (right != 0) st->pending = right;
     st->next_ptr = left;
