@@ -18,23 +18,15 @@
 
 #include "pulse/client.h"
 #include "pulse/ds/region_stats.h"
+#include "pulse/ds/unordered_map.h"
 #include "pulse/status.h"
 
 namespace pulse::ds {
-namespace internal {
-class ChainedHash;
-}
 
-struct UnorderedSetOptions {
-  uint64_t buckets = 1024;
-  // Where Contains() and Insert() run; unset: the client's dispatch policy.
-  std::optional<ExecutionMode> mode;
-  // Bucket array growth; <= 0 keeps the bucket count fixed.
-  double max_load_factor = 1.0;
-  // The offloaded insert's regions (see UnorderedMapOptions).
-  uint32_t regions_per_request = 1;
-  uint32_t region_batch = 32;
-};
+// The set's options are the map's (one chained-hash core): buckets, growth,
+// the offloaded insert's regions, and `mode`, where Contains() and Insert()
+// run (unset: the client's dispatch policy).
+using UnorderedSetOptions = UnorderedMapOptions;
 
 class UnorderedSet {
  public:
