@@ -16,7 +16,7 @@ PULSE_END(ds_btree_aggregate, struct pulse_ds_btree_node) {
     st->next_pos = i;
     return false;
   }
-  struct pulse_ds_agg_acc acc = *PULSE_DS_AGG_IN(st);
+  pulse_u64 sum = st->sum, mn = st->min, mx = st->max, count = st->count;
   pulse_u64 lo = st->lo, hi = st->hi;
   bool past = false;
 #pragma unroll
@@ -26,11 +26,11 @@ PULSE_END(ds_btree_aggregate, struct pulse_ds_btree_node) {
       if (key > hi) {
         past = true;
       } else if (key >= lo) {
-        pulse_ds_agg_add(&acc, (pulse_u64)cur_ptr->slot[k]);
+        pulse_ds_agg_add(&sum, &mn, &mx, &count, (pulse_u64)cur_ptr->slot[k]);
       }
     }
   }
-  *PULSE_DS_AGG_IN(st) = acc;
+  PULSE_DS_AGG_STORE(st, sum, mn, mx, count);
   st->next_pos = PULSE_DS_BTREE_NEXT;
   return past || cur_ptr->slot[PULSE_DS_BTREE_NEXT] == NULL;
 }

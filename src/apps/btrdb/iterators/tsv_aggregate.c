@@ -11,7 +11,7 @@
 PULSE_END(tsv_aggregate, struct pulse_tsv_node) {
   struct pulse_tsv_agg_state *st = PULSE_STATE(struct pulse_tsv_agg_state);
   pulse_u64 lo = st->lo, hi = st->hi;
-  struct pulse_ds_agg_acc acc = *PULSE_DS_AGG_IN(st);
+  pulse_u64 sum = st->sum, mn = st->min, mx = st->max, count = st->count;
   pulse_u64 start = cur_ptr->start;
   pulse_u64 n = cur_ptr->count;
   if (cur_ptr->leaf) {
@@ -21,9 +21,9 @@ PULSE_END(tsv_aggregate, struct pulse_tsv_node) {
     b = b < n ? b : n;
 #pragma unroll
     for (int k = 0; k < PULSE_TSV_LEAF_VALUES; ++k) {
-      if (k >= a && k < b) pulse_ds_agg_add(&acc, cur_ptr->u.value[k]);
+      if (k >= a && k < b) pulse_ds_agg_add(&sum, &mn, &mx, &count, cur_ptr->u.value[k]);
     }
-    *PULSE_DS_AGG_IN(st) = acc;
+    PULSE_DS_AGG_STORE(st, sum, mn, mx, count);
     if (st->pending == 0) return true;
     st->next_ptr = st->pending;
     st->pending = 0;
@@ -37,7 +37,7 @@ PULSE_END(tsv_aggregate, struct pulse_tsv_node) {
     pulse_u64 ce = cs + span - 1;
     if (k < n && ce >= lo && cs <= hi) {
       if (cs >= lo && ce <= hi) {
-        pulse_ds_agg_fold(&acc, cur_ptr->u.child[k].sum, cur_ptr->u.child[k].min,
+        pulse_ds_agg_fold(&sum, &mn, &mx, &count, cur_ptr->u.child[k].sum, cur_ptr->u.child[k].min,
                           cur_ptr->u.child[k].max, cur_ptr->u.child[k].count);
       } else if (cs < lo) {
         left = cur_ptr->u.child[k].addr;
@@ -46,7 +46,7 @@ PULSE_END(tsv_aggregate, struct pulse_tsv_node) {
       }
     }
   }
-  *PULSE_DS_AGG_IN(st) = acc;
+  PULSE_DS_AGG_STORE(st, sum, mn, mx, count);
   if (left != 0) {
     if (right != 0) st->pending = right;
     st->next_ptr = left;
