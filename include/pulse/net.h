@@ -105,7 +105,9 @@ inline constexpr uint32_t kDefaultPollWindowUs = 50;
 // so that the layers above (retransmission, duplicate suppression) can be
 // tested against a real cluster.  Applies to this Worker's outgoing active
 // messages (Send) whose id is in `message_ids` (every id if empty); pulse's
-// own connection and one-sided messages are never touched.  Per message, in
+// own connection messages are never touched, and one-sided operations only
+// with `one_sided` (then Get/Put take RmaPath::kMessages, whose requests and
+// replies are faulted like messages, and retransmit).  Per message, in
 // this order: with probability `loss` it is dropped (Send still returns
 // OK); with probability `duplicate` it is sent twice; with probability
 // `reorder` it is held back and sent after the next message sent on the same
@@ -122,10 +124,11 @@ struct FaultInjection {
   uint32_t hold_us = 2000;
   uint64_t seed = 1;
   std::vector<uint16_t> message_ids;  // empty: every message id
+  bool one_sided = false;             // also Get/Put requests and replies
 
   bool enabled() const { return loss > 0 || duplicate > 0 || reorder > 0; }
-  // Parses "loss=0.05,dup=0.02,reorder=0.05,hold_us=2000,seed=7,ids=1+2"
-  // (every key optional; probabilities in [0, 1]).  Errors: InvalidArgument
+  // Parses "loss=0.05,dup=0.02,reorder=0.05,hold_us=2000,seed=7,ids=1+2,rma=1"
+  // (every key optional; probabilities in [0, 1]; rma 0 or 1).  Errors: InvalidArgument
   // naming the bad key or value.
   static Result<FaultInjection> Parse(const std::string& spec);
   // The spec Parse() accepts for these settings.
@@ -160,6 +163,11 @@ struct WorkerOptions {
   std::vector<std::pair<std::string, std::string>> ucx_config;
   // How Get/Put are carried (decided per endpoint at ImportRkey).
   RmaPath rma_path = RmaPath::kAuto;
+  // RmaPath::kMessages: a Get/Put request not answered within this many
+  // microseconds is sent again (same request id; the interval doubles up to
+  // 1 s, within the operation's timeout).  Reads are idempotent; the peer
+  // applies a re-sent or duplicated write once.  0: never re-send.
+  uint32_t rma_retransmit_us = 50000;
   // Name used in log and error messages.
   std::string name = "pulse";
   // Test hook (see FaultInjection).  Unset: from $PULSE_NET_FAULTS if set
@@ -186,6 +194,10 @@ struct Counters {
   uint64_t faults_dropped = 0;
   uint64_t faults_duplicated = 0;
   uint64_t faults_reordered = 0;
+  // RmaPath::kMessages: requests this worker sent again (no answer in
+  // time), and write requests it received again and did not re-apply.
+  uint64_t rma_retransmissions = 0;
+  uint64_t rma_duplicates = 0;
 };
 
 // Called for each active message, on the worker thread, with the endpoint

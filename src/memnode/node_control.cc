@@ -74,7 +74,8 @@ json NetCountersJson(const net::Counters& c) {
               {"sleeps", c.sleeps},                 {"wakeups", c.wakeups},
               {"wake_calls", c.wake_calls},         {"endpoints_failed", c.endpoints_failed},
               {"faults_dropped", c.faults_dropped}, {"faults_duplicated", c.faults_duplicated},
-              {"faults_reordered", c.faults_reordered}};
+              {"faults_reordered", c.faults_reordered},
+              {"rma_retransmissions", c.rma_retransmissions}, {"rma_duplicates", c.rma_duplicates}};
 }
 
 double ProcessCpuSeconds() {

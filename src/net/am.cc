@@ -263,11 +263,12 @@ Status Worker::Send(EndpointId id, uint16_t msg_id, std::vector<uint8_t>&& paylo
   return Status::Ok();
 }
 
-Status Worker::Impl::SendNow(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload) {
+Status Worker::Impl::SendNow(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload,
+                             unsigned am_id) {
   auto* op = new Op();
   WireHeader{e->remote_id, msg_id}.Encode(op->header);
   op->payload = std::move(payload);
-  PULSE_RETURN_IF_ERROR(SubmitSend(e, kUserAmId, op, 0));
+  PULSE_RETURN_IF_ERROR(SubmitSend(e, am_id, op, 0));
   NoteActivity();
   return Status::Ok();
 }

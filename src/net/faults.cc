@@ -61,9 +61,13 @@ Result<FaultInjection> FaultInjection::Parse(const std::string& spec) {
         if (!v.ok()) return v.status();
         f.message_ids.push_back(static_cast<uint16_t>(*v));
       }
+    } else if (key == "rma") {
+      auto v = ParseUnsigned(key, value, 1);
+      if (!v.ok()) return v.status();
+      f.one_sided = *v == 1;
     } else {
       return Status::InvalidArgument("fault injection: unknown key '" + key +
-                                     "' (known: loss, dup, reorder, hold_us, seed, ids)");
+                                     "' (known: loss, dup, reorder, hold_us, seed, ids, rma)");
     }
   }
   return f;
@@ -74,6 +78,7 @@ std::string FaultInjection::ToString() const {
   out << "loss=" << loss << ",dup=" << duplicate << ",reorder=" << reorder << ",hold_us=" << hold_us
       << ",seed=" << seed;
   for (size_t i = 0; i < message_ids.size(); ++i) out << (i == 0 ? ",ids=" : "+") << message_ids[i];
+  if (one_sided) out << ",rma=1";
   return out.str();
 }
 
@@ -103,11 +108,14 @@ bool Worker::Impl::FaultsApply(uint16_t msg_id) const {
   return false;
 }
 
-Status Worker::Impl::SendWithFaults(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload) {
+Status Worker::Impl::SendWithFaults(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload,
+                                    unsigned am_id) {
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   const double lose = coin(fault_rng), twice = coin(fault_rng), hold = coin(fault_rng);
-  ++counters.messages_sent;  // accepted by Send, whatever happens to it
-  counters.bytes_sent += payload.size();
+  if (am_id == kUserAmId) {
+    ++counters.messages_sent;  // accepted by Send, whatever happens to it
+    counters.bytes_sent += payload.size();
+  }
   NoteActivity();
   if (lose < faults->loss) {
     ++counters.faults_dropped;
@@ -118,15 +126,15 @@ Status Worker::Impl::SendWithFaults(Endpoint* e, uint16_t msg_id, std::vector<ui
   if (hold < faults->reorder) {
     ++counters.faults_reordered;
     const Clock::time_point due = Clock::now() + std::chrono::microseconds(faults->hold_us);
-    for (int c = 0; c < copies; ++c) held.push_back(HeldMessage{e->id, msg_id, payload, due});
+    for (int c = 0; c < copies; ++c) held.push_back(HeldMessage{e->id, msg_id, payload, due, am_id});
     return Status::Ok();
   }
   const EndpointId id = e->id;
   if (copies == 2) {
     std::vector<uint8_t> copy = payload;
-    PULSE_RETURN_IF_ERROR(SendNow(e, msg_id, std::move(copy)));
+    PULSE_RETURN_IF_ERROR(SendNow(e, msg_id, std::move(copy), am_id));
   }
-  PULSE_RETURN_IF_ERROR(SendNow(e, msg_id, std::move(payload)));
+  PULSE_RETURN_IF_ERROR(SendNow(e, msg_id, std::move(payload), am_id));
   // What was held for this endpoint now goes after this message.
   ReleaseHeld(id, /*all=*/true);
   return Status::Ok();
@@ -150,7 +158,7 @@ bool Worker::Impl::ReleaseHeld(EndpointId ep, bool all) {
     // An endpoint that failed or closed meanwhile: the message is lost,
     // as it would be on the wire.
     if (e != nullptr && e->state == EpState::kReady && e->ep != nullptr)
-      (void)SendNow(e, h.msg_id, std::move(h.payload));
+      (void)SendNow(e, h.msg_id, std::move(h.payload), h.am_id);
   }
   // Messages held while these were sent (none: SendNow never holds) and the
   // ones kept stay in order.

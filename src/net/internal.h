@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -49,7 +50,7 @@ enum CtlType : uint16_t {
   // RmaPath::kMessages (rma_sw.cc); payloads start with a u64 request id.
   kCtlReadReq = 3,    // id, region id, address, length
   kCtlReadRep = 4,    // id, u8 status, data
-  kCtlWriteReq = 5,   // id, region id, address, data
+  kCtlWriteReq = 5,   // id, floor, region id, address, data
   kCtlWriteAck = 6,   // id, u8 status
 };
 
@@ -90,6 +91,11 @@ struct Endpoint {
   bool closing = false;                      // Close() under way: no handler
   int native_rma = -1;                       // UCX RMA lane usable: -1 unknown, 0, 1
   uint64_t sw_pending = 0;                   // kMessages Get/Put in flight
+  // kMessages writes from the peer: request ids below rma_floor are done at
+  // the peer; rma_applied holds the ids at or above it applied here, so a
+  // re-sent or duplicated write is answered, not applied again.
+  uint64_t rma_floor = 0;
+  std::set<uint64_t> rma_applied;
   std::string peer;
   Status failure;
   std::deque<std::shared_ptr<Inbound>> inbound;
@@ -118,6 +124,11 @@ struct Op {
   bool is_get = false;
   void* local = nullptr;
   size_t length = 0;
+  // The request as sent (header type and payload), kept to re-send it.
+  uint16_t sw_type = 0;
+  std::vector<uint8_t> sw_request;
+  Clock::time_point sw_resend_at = Clock::time_point::max();
+  Duration sw_interval{};
 };
 
 // A message FaultInjection holds back (faults.cc).
@@ -126,6 +137,7 @@ struct HeldMessage {
   uint16_t msg_id = 0;
   std::vector<uint8_t> payload;
   Clock::time_point release_at{};
+  unsigned am_id = kUserAmId;  // kCtlAmId: a one-sided request or reply
 };
 
 struct Worker::Impl {
@@ -196,14 +208,18 @@ struct Worker::Impl {
                size_t length);
   void DrainInbound(EndpointId id);
   void StartRndvReceives();
-  // Sends a user message now, without faults (the body of Send).
-  Status SendNow(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload);
+  // Sends a user message (or, with am_id kCtlAmId, a control message) now,
+  // without faults (the body of Send).
+  Status SendNow(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload,
+                 unsigned am_id = kUserAmId);
   // --- fault injection (faults.cc) ---
   // Reads options.faults or $PULSE_NET_FAULTS and seeds the generator.
   Status SetUpFaults();
   bool FaultsApply(uint16_t msg_id) const;
-  // Send() under FaultInjection: drops, duplicates or holds the message.
-  Status SendWithFaults(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload);
+  // Send() under FaultInjection: drops, duplicates or holds the message
+  // (am_id kCtlAmId: a one-sided request or reply, not counted as sent).
+  Status SendWithFaults(Endpoint* e, uint16_t msg_id, std::vector<uint8_t>&& payload,
+                        unsigned am_id = kUserAmId);
   // Sends the held messages of `ep` (every endpoint if kInvalidEndpoint)
   // whose time has come, or all of them if `all`.  True if any was sent.
   bool ReleaseHeld(EndpointId ep, bool all);
@@ -218,7 +234,20 @@ struct Worker::Impl {
   void HandleControlData(EndpointId from, uint16_t type, const uint8_t* data, size_t length);
   // Completes every kMessages op of `ep` with `why`.
   void FailSwOps(EndpointId ep, const Status& why);
+  // Sends op's kMessages request (again), under FaultInjection if one_sided.
+  Status SendSwRequest(Endpoint* e, Op* op);
+  // Re-sends the kMessages requests whose answer is overdue.  True if any.
+  bool RetransmitSwOps();
+  // When the next kMessages request is due to be re-sent (max() if none).
+  Clock::time_point NextSwResend() const;
+  // Whether one-sided requests and replies go through FaultInjection.
+  bool FaultsOneSided() const { return faults && faults->one_sided; }
   // --- one-sided (rma.cc) ---
+  // Issues op's Get/Put (is_get, local, length set) over pulse's messages or
+  // UCX and counts it.  *pending: op completes later through its callback
+  // (false: UCX completed it at once).  On error op is the caller's again.
+  Status IssueRma(Endpoint* e, const RemoteKey& rkey, uint64_t remote_addr, Op* op,
+                  bool no_immediate, bool* pending);
   // Starts a flush of `e` with a blocking-style Op (nullptr if it completed
   // at once or failed to start).
   Op* StartFlush(Endpoint* e, Status* immediate);

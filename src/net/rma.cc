@@ -31,6 +31,15 @@ Op* NewOp(Worker::Impl* m, Op::Kind kind, Endpoint* e, bool blocking, Completion
   return op;
 }
 
+Op* NewRmaOp(Worker::Impl* m, Endpoint* e, bool is_get, void* local, size_t length, bool blocking,
+             CompletionFn done) {
+  Op* op = NewOp(m, Op::kRma, e, blocking, std::move(done));
+  op->is_get = is_get;
+  op->local = local;
+  op->length = length;
+  return op;
+}
+
 ucp_request_param_t OpParam(Op* op, bool no_immediate) {
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -231,44 +240,46 @@ Op* Worker::Impl::StartFlush(Endpoint* e, Status* immediate) {
 
 // ---- Get / Put ------------------------------------------------------------
 
+Status Worker::Impl::IssueRma(Endpoint* e, const RemoteKey& rkey, uint64_t remote_addr, Op* op,
+                              bool no_immediate, bool* pending) {
+  *pending = true;
+  if (!rkey.uses_ucx_rma()) {
+    PULSE_RETURN_IF_ERROR(StartSwRma(e, rkey, remote_addr, op));
+  } else {
+    ucp_request_param_t p = OpParam(op, no_immediate);
+    ++inflight;
+    void* req = op->is_get
+                    ? ucp_get_nbx(e->ep, op->local, op->length, remote_addr, rkey.rkey_, &p)
+                    : ucp_put_nbx(e->ep, op->local, op->length, remote_addr, rkey.rkey_, &p);
+    if (!UCS_PTR_IS_PTR(req)) {
+      --inflight;
+      if (UCS_PTR_IS_ERR(req)) return FromUcs(UCS_PTR_STATUS(req), op->is_get ? "get" : "put");
+      *pending = false;  // completed at once
+    }
+  }
+  ++counters.rma_ops;
+  counters.rma_bytes += op->length;
+  NoteActivity();
+  return Status::Ok();
+}
+
 Status Worker::StartRma(bool is_get, const RemoteKey& rkey, uint64_t remote_addr, void* local,
                         size_t length, CompletionFn done) {
   Impl& m = *impl_;
   if (local == nullptr && length != 0) return Status::InvalidArgument("null local buffer");
   Endpoint* e = nullptr;
   PULSE_RETURN_IF_ERROR(CheckRkey(m, rkey, remote_addr, length, &e));
-  Op* op = NewOp(&m, Op::kRma, e, /*blocking=*/false, std::move(done));
-  if (!rkey.uses_ucx_rma()) {
-    op->is_get = is_get;
-    op->local = local;
-    op->length = length;
-    Status s = m.StartSwRma(e, rkey, remote_addr, op);
-    if (!s.ok()) {
-      delete op;
-      return s;
-    }
-    ++m.counters.rma_ops;
-    m.counters.rma_bytes += length;
-    m.NoteActivity();
-    return Status::Ok();
-  }
-  ucp_request_param_t p = OpParam(op, /*no_immediate=*/true);
-  ++m.inflight;
-  void* req = is_get ? ucp_get_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p)
-                     : ucp_put_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p);
-  if (UCS_PTR_IS_ERR(req)) {
-    --m.inflight;
+  Op* op = NewRmaOp(&m, e, is_get, local, length, /*blocking=*/false, std::move(done));
+  bool pending = false;
+  Status s = m.IssueRma(e, rkey, remote_addr, op, /*no_immediate=*/true, &pending);
+  if (!s.ok()) {
     delete op;
-    return FromUcs(UCS_PTR_STATUS(req), is_get ? "get" : "put");
+    return s;
   }
-  if (req == nullptr) {  // completed despite NO_IMM_CMPL: complete later
-    --m.inflight;
+  if (!pending) {  // completed despite NO_IMM_CMPL: complete later
     m.deferred_completions.emplace_back(std::move(op->done), Status::Ok());
     delete op;
   }
-  ++m.counters.rma_ops;
-  m.counters.rma_bytes += length;
-  m.NoteActivity();
   return Status::Ok();
 }
 
@@ -292,32 +303,15 @@ Status Worker::WaitForRma(bool is_get, const RemoteKey& rkey, uint64_t remote_ad
   PULSE_RETURN_IF_ERROR(CheckRkey(m, rkey, remote_addr, length, &e));
   Clock::time_point deadline = DeadlineAfter(timeout);
 
-  Op* op = NewOp(&m, Op::kRma, e, /*blocking=*/true, nullptr);
+  Op* op = NewRmaOp(&m, e, is_get, local, length, /*blocking=*/true, nullptr);
   const bool ucx = rkey.uses_ucx_rma();
-  if (ucx) {
-    ucp_request_param_t p = OpParam(op, false);
-    ++m.inflight;
-    void* req = is_get ? ucp_get_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p)
-                       : ucp_put_nbx(e->ep, local, length, remote_addr, rkey.rkey_, &p);
-    if (!UCS_PTR_IS_PTR(req)) {
-      --m.inflight;
-      delete op;
-      op = nullptr;
-      if (UCS_PTR_IS_ERR(req)) return FromUcs(UCS_PTR_STATUS(req), what);
-    }
-  } else {
-    op->is_get = is_get;
-    op->local = local;
-    op->length = length;
-    Status s = m.StartSwRma(e, rkey, remote_addr, op);
-    if (!s.ok()) {
-      delete op;
-      return s;
-    }
+  bool pending = false;
+  Status issued = m.IssueRma(e, rkey, remote_addr, op, /*no_immediate=*/false, &pending);
+  if (!issued.ok() || !pending) {
+    delete op;
+    op = nullptr;
+    PULSE_RETURN_IF_ERROR(issued);
   }
-  ++m.counters.rma_ops;
-  m.counters.rma_bytes += length;
-  m.NoteActivity();
   // A UCX put is done when the peer has the data: flush.  (A kMessages
   // write completes when the peer acknowledged it.)
   Op* flush = nullptr;

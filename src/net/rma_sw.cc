@@ -3,6 +3,7 @@
 // UCX has no RMA lane that works without the peer's CPU (TCP, shared memory
 // for ordinary heap memory), because UCX 1.13's own emulation aborts the
 // serving process when the requester fails mid-operation.
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -78,6 +79,7 @@ uint8_t Lookup(const RegionTable& table, uint64_t id, uint64_t addr, uint64_t le
 }  // namespace
 
 bool Worker::Impl::UseUcxRma(Endpoint* e) {
+  if (FaultsOneSided()) return false;  // UCX's own RMA cannot be faulted
   switch (options.rma_path) {
     case RmaPath::kUcx:
       return true;
@@ -90,29 +92,76 @@ bool Worker::Impl::UseUcxRma(Endpoint* e) {
   return e->native_rma == 1;
 }
 
+// Requests: read  = id, region id, address, length;
+//           write = id, floor, region id, address, data, where every
+//           request id of this endpoint below `floor` is done here (the
+//           peer forgets those writes).
 Status Worker::Impl::StartSwRma(Endpoint* e, const RemoteKey& rkey, uint64_t addr, Op* op) {
   op->sw_id = next_sw_id++;
-  auto* send = new Op();
-  std::vector<uint8_t>& msg = send->payload;
+  std::vector<uint8_t>& msg = op->sw_request;
   if (op->is_get) {
-    WireHeader{e->remote_id, kCtlReadReq}.Encode(send->header);
+    op->sw_type = kCtlReadReq;
     msg.resize(32);
     Store64(&msg[0], op->sw_id);
     Store64(&msg[8], rkey.region_id_);
     Store64(&msg[16], addr);
     Store64(&msg[24], op->length);
   } else {
-    WireHeader{e->remote_id, kCtlWriteReq}.Encode(send->header);
-    msg.resize(24 + op->length);
+    op->sw_type = kCtlWriteReq;
+    msg.resize(32 + op->length);
     Store64(&msg[0], op->sw_id);
-    Store64(&msg[8], rkey.region_id_);
-    Store64(&msg[16], addr);
-    if (op->length != 0) std::memcpy(&msg[24], op->local, op->length);
+    Store64(&msg[16], rkey.region_id_);
+    Store64(&msg[24], addr);
+    if (op->length != 0) std::memcpy(&msg[32], op->local, op->length);
   }
-  PULSE_RETURN_IF_ERROR(SubmitSend(e, kCtlAmId, send, 0));
+  PULSE_RETURN_IF_ERROR(SendSwRequest(e, op));
   sw_ops[op->sw_id] = op;
   ++e->sw_pending;
+  if (options.rma_retransmit_us > 0) {
+    op->sw_interval = std::chrono::microseconds(options.rma_retransmit_us);
+    op->sw_resend_at = Clock::now() + op->sw_interval;
+  }
   return Status::Ok();
+}
+
+Status Worker::Impl::SendSwRequest(Endpoint* e, Op* op) {
+  std::vector<uint8_t> msg = op->sw_request;
+  if (op->sw_type == kCtlWriteReq) {
+    uint64_t floor = op->sw_id;
+    for (const auto& [id, other] : sw_ops)
+      if (other->ep == e->id && id < floor) floor = id;
+    Store64(&msg[8], floor);
+  }
+  if (FaultsOneSided()) return SendWithFaults(e, op->sw_type, std::move(msg), kCtlAmId);
+  return SendNow(e, op->sw_type, std::move(msg), kCtlAmId);
+}
+
+bool Worker::Impl::RetransmitSwOps() {
+  if (options.rma_retransmit_us == 0) return false;
+  const Clock::time_point now = Clock::now();
+  constexpr Duration kMaxInterval = std::chrono::seconds(1);
+  bool any = false;
+  for (auto& [id, op] : sw_ops) {
+    if (op->sw_resend_at > now) continue;
+    Endpoint* e = Find(op->ep);
+    if (e == nullptr || e->state != EpState::kReady || e->ep == nullptr) {
+      op->sw_resend_at = Clock::time_point::max();  // FailSwOps completes it
+      continue;
+    }
+    // A failed send fails the endpoint, and with it this op.
+    (void)SendSwRequest(e, op);
+    ++counters.rma_retransmissions;
+    op->sw_interval = std::min(op->sw_interval * 2, kMaxInterval);
+    op->sw_resend_at = now + op->sw_interval;
+    any = true;
+  }
+  return any;
+}
+
+Clock::time_point Worker::Impl::NextSwResend() const {
+  Clock::time_point next = Clock::time_point::max();
+  for (const auto& [id, op] : sw_ops) next = std::min(next, op->sw_resend_at);
+  return next;
 }
 
 void Worker::Impl::HandleControlData(EndpointId from, uint16_t type, const uint8_t* data,
@@ -123,31 +172,44 @@ void Worker::Impl::HandleControlData(EndpointId from, uint16_t type, const uint8
     case kCtlReadReq:
     case kCtlWriteReq: {
       const bool read = type == kCtlReadReq;
-      if (length < (read ? 32u : 24u) || (read && length != 32)) {
+      if (length < 32 || (read && length != 32)) {
         ++counters.messages_dropped;
         return;
       }
-      uint64_t id = Load64(data);
-      uint64_t region = Load64(data + 8);
-      uint64_t addr = Load64(data + 16);
-      uint64_t n = read ? Load64(data + 24) : length - 24;
+      const uint64_t id = Load64(data);
+      const uint64_t region = Load64(data + (read ? 8 : 16));
+      const uint64_t addr = Load64(data + (read ? 16 : 24));
+      const uint64_t n = read ? Load64(data + 24) : length - 32;
+      bool again = false;  // a write applied here before
+      if (!read) {
+        const uint64_t floor = Load64(data + 8);
+        if (floor > e->rma_floor) {
+          e->rma_floor = floor;
+          e->rma_applied.erase(e->rma_applied.begin(), e->rma_applied.lower_bound(floor));
+        }
+        again = id < e->rma_floor || e->rma_applied.count(id) != 0;
+      }
       uint8_t* mem = nullptr;
-      uint8_t code = Lookup(*regions, region, addr, n, &mem);
-      auto* reply = new Op();
-      WireHeader{e->remote_id, read ? uint16_t{kCtlReadRep} : uint16_t{kCtlWriteAck}}.Encode(
-          reply->header);
-      reply->payload.resize(9 + (read && code == kRmaOk ? n : 0));
-      Store64(&reply->payload[0], id);
-      reply->payload[8] = code;
-      if (code == kRmaOk && n != 0) {
-        if (read) {
-          std::memcpy(&reply->payload[9], mem, n);
+      const uint8_t code = Lookup(*regions, region, addr, n, &mem);
+      std::vector<uint8_t> reply(9 + (read && code == kRmaOk ? n : 0));
+      Store64(&reply[0], id);
+      reply[8] = code;
+      if (code == kRmaOk && read && n != 0) std::memcpy(&reply[9], mem, n);
+      if (code == kRmaOk && !read) {
+        if (again) {
+          ++counters.rma_duplicates;
         } else {
-          std::memcpy(mem, data + 24, n);
+          if (n != 0) std::memcpy(mem, data + 32, n);
+          e->rma_applied.insert(id);
         }
       }
+      const uint16_t reply_type = read ? uint16_t{kCtlReadRep} : uint16_t{kCtlWriteAck};
       // A failure to reply means the requester is gone; nothing to do.
-      (void)SubmitSend(e, kCtlAmId, reply, 0);
+      if (FaultsOneSided()) {
+        (void)SendWithFaults(e, reply_type, std::move(reply), kCtlAmId);
+      } else {
+        (void)SendNow(e, reply_type, std::move(reply), kCtlAmId);
+      }
       return;
     }
     case kCtlReadRep:

@@ -48,6 +48,7 @@ bool Worker::Impl::ProgressOnce() {
     any = true;
   }
   if (!held.empty() && ReleaseHeld(kInvalidEndpoint, /*all=*/false)) any = true;
+  if (!sw_ops.empty() && RetransmitSwOps()) any = true;
   if (!closing.empty() || !graveyard.empty()) ReapCloses();
   if (any) NoteActivity();
   return any;
@@ -76,6 +77,11 @@ Status Worker::Impl::SleepUntil(Clock::time_point deadline) {
   Duration wait = std::min<Duration>(deadline - now, std::chrono::microseconds(options.max_sleep_us));
   if (!held.empty()) {  // FaultInjection: wake when a held message is due
     const Clock::time_point due = NextHeldRelease();
+    if (due <= now) return Status::Ok();
+    wait = std::min<Duration>(wait, due - now);
+  }
+  if (!sw_ops.empty()) {  // wake when a one-sided request is due again
+    const Clock::time_point due = NextSwResend();
     if (due <= now) return Status::Ok();
     wait = std::min<Duration>(wait, due - now);
   }

@@ -17,7 +17,7 @@ uint32_t SeqOf(const std::vector<uint8_t>& m) {
 }
 
 TEST(NetFaultSpec, ParsesAndPrintsEveryKey) {
-  auto f = FaultInjection::Parse("loss=0.05,dup=0.02,reorder=0.25,hold_us=300,seed=7,ids=1+3");
+  auto f = FaultInjection::Parse("loss=0.05,dup=0.02,reorder=0.25,hold_us=300,seed=7,ids=1+3,rma=1");
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   EXPECT_EQ(f->loss, 0.05);
   EXPECT_EQ(f->duplicate, 0.02);
@@ -25,6 +25,7 @@ TEST(NetFaultSpec, ParsesAndPrintsEveryKey) {
   EXPECT_EQ(f->hold_us, 300u);
   EXPECT_EQ(f->seed, 7u);
   EXPECT_EQ(f->message_ids, (std::vector<uint16_t>{1, 3}));
+  EXPECT_TRUE(f->one_sided);
   EXPECT_TRUE(f->enabled());
   auto again = FaultInjection::Parse(f->ToString());
   ASSERT_TRUE(again.ok()) << f->ToString();
@@ -33,7 +34,7 @@ TEST(NetFaultSpec, ParsesAndPrintsEveryKey) {
 }
 
 TEST(NetFaultSpec, RejectsBadInputNamingTheKey) {
-  for (const char* bad : {"loss=2", "loss=-0.1", "dup=x", "reorder", "drop=0.1", "ids=70000", "seed=-1", "hold_us=1e3"}) {
+  for (const char* bad : {"loss=2", "loss=-0.1", "dup=x", "reorder", "drop=0.1", "ids=70000", "seed=-1", "hold_us=1e3", "rma=2"}) {
     auto f = FaultInjection::Parse(bad);
     EXPECT_FALSE(f.ok()) << bad;
     EXPECT_EQ(f.status().code(), Status::Code::kInvalidArgument) << bad;
