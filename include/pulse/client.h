@@ -149,6 +149,8 @@ struct ClientCounters {
   uint64_t cache_only_traversals = 0;   // traversals the cache answered entirely
   uint64_t reconnections = 0;     // switch or memory node connections re-established
   uint64_t unknown_programs = 0;        // kUnknownProgram answers (the program is re-sent with code)
+  uint64_t control_retransmissions = 0;  // control calls (alloc, hello, locks...) re-sent unanswered
+  // One-sided reads and writes are re-sent by the transport: net_counters().rma_retransmissions.
 };
 
 class Client {

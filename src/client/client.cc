@@ -774,7 +774,10 @@ Status Client::Ping(uint64_t addr) {
 
 const DispatchPolicy& Client::dispatch_policy() const { return impl_->options.dispatch; }
 void Client::SetDispatchPolicy(const DispatchPolicy& policy) { impl_->options.dispatch = policy; }
-const ClientCounters& Client::counters() const { return impl_->counters; }
+const ClientCounters& Client::counters() const {
+  impl_->counters.control_retransmissions = impl_->control->retransmissions();
+  return impl_->counters;
+}
 const net::Counters& Client::net_counters() const { return impl_->worker->counters(); }
 net::Worker& Client::worker() { return *impl_->worker; }
 net::EndpointId Client::memnode_endpoint(uint32_t node) const {

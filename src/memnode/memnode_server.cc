@@ -304,7 +304,11 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
   Result<node::ControlRequest> req = node::ParseControl(payload, &seq);
   Result<json> answer = json::object();
   bool shutdown = false;
-  if (!req.ok()) {
+  // A re-sent or duplicated alloc/free/unlock gets its first answer.
+  const Result<json>* replayed = req.ok() ? control_replay_.Find(from, req->op, seq) : nullptr;
+  if (replayed != nullptr) {
+    answer = *replayed;
+  } else if (!req.ok()) {
     answer = req.status();
   } else {
     const std::string& op = req->op;
@@ -324,6 +328,7 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
     } else {
       answer = Status::InvalidArgument(fmt::format("control: unknown op '{}'", op));
     }
+    control_replay_.Remember(from, op, seq, answer);
   }
   if (!node::SendControlReply(*worker_, from, seq, std::move(answer), *log_)) ++counters_.control_errors;
   // The reply is queued first; the Worker flushes it when closing.

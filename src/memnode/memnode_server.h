@@ -50,6 +50,7 @@
 #include "memnode/node_log.h"
 #include "memnode/pool.h"
 #include "memnode/service.h"
+#include "protocol/control_replay.h"
 #include "pulse/calibration.h"
 #include "pulse/net.h"
 #include "rpc/rpc_service.h"
@@ -161,6 +162,7 @@ class MemNodeServer {
   MemNodeService service_;
   rpc::RpcService rpc_;
   LockTable locks_;
+  ControlReplay control_replay_;  // answers of alloc/free/unlock, for re-sent requests
   MemNodeService::SendFn send_;
 
   uint16_t port_ = 0;

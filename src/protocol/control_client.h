@@ -20,14 +20,28 @@ class ControlClient {
   explicit ControlClient(net::Worker* worker);
 
   // Sends `request` (an object with "op") to `ep` and waits up to `timeout`
-  // for the answer.  Returns the answer when it has "ok": true; otherwise
-  // the peer's "error" as FailedPrecondition-like InvalidArgument, Timeout,
-  // or the transport's error.  Must not be called from a Worker handler.
+  // for the answer.  A request that may be sent again (Resendable) and is
+  // not answered is re-sent with the same "seq" after 1/8, 3/8 and 7/8 of
+  // `timeout` (a lost request or answer; the peer answers a copy of alloc,
+  // free or unlock from a record, ControlReplay).  Returns the answer when
+  // it has "ok": true; otherwise the peer's "error" as FailedPrecondition-
+  // like InvalidArgument, Timeout, or the transport's error.  Must not be
+  // called from a Worker handler.
   Result<nlohmann::json> Call(net::EndpointId ep, nlohmann::json request, net::Duration timeout);
+
+  // Whether Call re-sends `op`: the operations whose peers answer a copy as
+  // they answered the first (hello, stats, lock, lock_renew) or from a
+  // record (alloc, free, unlock).  Not shutdown, nor unknown operations.
+  static bool Resendable(const std::string& op);
+
+  // Requests re-sent so far.
+  uint64_t retransmissions() const { return retransmissions_; }
 
  private:
   net::Worker* worker_;
   uint64_t next_seq_ = 1;
+  uint64_t awaited_ = 0;  // the seq Call waits for (0: none)
+  uint64_t retransmissions_ = 0;
   std::unordered_map<uint64_t, nlohmann::json> replies_;
 };
 

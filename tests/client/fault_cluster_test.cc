@@ -19,6 +19,7 @@
 #include "pulse/client.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/unordered_map.h"
+#include "ds/ds_cluster.h"
 #include "switch/local_rack.h"
 
 namespace pulse {
@@ -48,7 +49,7 @@ uint64_t Sp0(const TraversalResult& r) {
   return v;
 }
 
-// Traversal messages (kAmTraversal) only: the control plane has no retries.
+// Traversal messages (kAmTraversal) only (FaultyTransport faults the rest).
 std::string FaultSpec(uint64_t seed) {
   return fmt::format("loss=0.05,dup=0.05,reorder=0.1,hold_us=2000,seed={},ids={}", seed, kAmTraversal);
 }
@@ -92,6 +93,94 @@ class FaultyCluster : public ::testing::Test {
   LocalRack rack_;
   std::unique_ptr<Client> client_;
 };
+
+// The transport under the client's calls: its control requests
+// (kAmControl: hello, alloc) and one-sided requests are lost, duplicated and
+// reordered, and so are the memory nodes' one-sided replies.  (The nodes'
+// control answers are left alone: the rack harness does not re-send its own
+// calls.)
+class FaultyTransport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::SetUcxTestEnvironment();
+    setenv(net::kFaultsEnvironmentVariable,
+           fmt::format("loss=0.05,dup=0.1,reorder=0.1,hold_us=2000,seed=31,ids={},rma=1", kAmTraversal).c_str(), 1);
+    const bool started = rack_.Start(2, /*pool_mib=*/16);
+    unsetenv(net::kFaultsEnvironmentVariable);
+    ASSERT_TRUE(started);
+    ClientOptions o;
+    o.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
+    o.slab_bytes = 4096;
+    o.connect_timeout = 2s;  // re-sent after 1/8 of it
+    o.worker.rma_retransmit_us = 5000;
+    o.worker.faults = *net::FaultInjection::Parse(
+        fmt::format("loss=0.15,dup=0.3,reorder=0.1,hold_us=2000,seed=37,ids={},rma=1", kAmControl));
+    auto c = Client::Connect(o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(*c);
+  }
+  uint64_t MemNodeSum(const char* name, bool net) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < 2; ++i) {
+      const nlohmann::json s = rack_.MemNodeStats(i);
+      n += net ? NetCounter(s, name) : s["counters"].value(name, uint64_t{0});
+    }
+    return n;
+  }
+  LocalRack rack_;
+  std::unique_ptr<Client> client_;
+};
+
+// Objects larger than a slab: one alloc call each.  Every read matches a
+// local shadow; a duplicated alloc request allocated once.
+TEST_F(FaultyTransport, ControlCallsAndOneSidedAccessAreResentAndTakeEffectOnce) {
+  const uint64_t allocations_before = MemNodeSum("allocations", false);
+  const int kObjects = static_cast<int>(std::max<uint64_t>(60, ds::testing::ScaledOps(60)));
+  const int kOps = static_cast<int>(std::max<uint64_t>(200, ds::testing::ScaledOps(600)));
+  constexpr size_t kBytes = 4104;
+  std::vector<uint64_t> addrs;
+  std::vector<std::vector<uint8_t>> shadow;
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < kObjects; ++i) {
+    auto a = client_->Allocate(kBytes);
+    ASSERT_TRUE(a.ok()) << "object " << i << ": " << a.status().ToString();
+    addrs.push_back(*a);
+    std::vector<uint8_t> bytes(kBytes);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    ASSERT_TRUE(client_->Write(*a, bytes.data(), kBytes).ok());
+    shadow.push_back(std::move(bytes));
+  }
+  for (int i = 0; i < kOps; ++i) {
+    const size_t k = rng() % addrs.size();
+    const size_t len = 1 + rng() % 300, off = rng() % (kBytes - len + 1);
+    if (rng() % 2 == 0) {
+      std::vector<uint8_t> bytes(len);
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      Status s = client_->Write(addrs[k] + off, bytes.data(), len);
+      ASSERT_TRUE(s.ok()) << "op " << i << ": " << s.ToString();
+      std::copy(bytes.begin(), bytes.end(), shadow[k].begin() + off);
+    } else {
+      std::vector<uint8_t> got(len);
+      Status s = client_->Read(addrs[k] + off, got.data(), len);
+      ASSERT_TRUE(s.ok()) << "op " << i << ": " << s.ToString();
+      ASSERT_TRUE(std::equal(got.begin(), got.end(), shadow[k].begin() + off)) << "op " << i;
+    }
+  }
+  for (size_t k = 0; k < addrs.size(); ++k) {
+    std::vector<uint8_t> got(kBytes);
+    ASSERT_TRUE(client_->Read(addrs[k], got.data(), kBytes).ok());
+    EXPECT_EQ(got, shadow[k]) << "object " << k;
+  }
+  EXPECT_EQ(MemNodeSum("allocations", false) - allocations_before, static_cast<uint64_t>(kObjects))
+      << "a re-sent or duplicated alloc must allocate once";
+  const net::Counters& n = client_->net_counters();
+  EXPECT_GT(n.faults_dropped, 0u);
+  EXPECT_GT(n.faults_duplicated, 0u);
+  EXPECT_GT(client_->counters().control_retransmissions, 0u) << "lost control requests must have been re-sent";
+  EXPECT_GT(n.rma_retransmissions, 0u) << "lost one-sided requests must have been re-sent";
+  EXPECT_GT(MemNodeSum("rma_duplicates", true), 0u) << "duplicated writes must have been answered, not re-applied";
+  EXPECT_GT(MemNodeSum("faults_dropped", true), 0u) << "the nodes' one-sided replies must have been faulted";
+}
 
 TEST_F(FaultyCluster, LookupsStayCorrectUnderLossDuplicationAndReordering) {
   auto map = ds::UnorderedMap::Create(client_.get(), {.buckets = 61, .mode = ExecutionMode::kOffload});
