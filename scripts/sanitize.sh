@@ -8,9 +8,9 @@
 #  2. ThreadSanitizer: the tests that run code on several threads at once,
 #     built in build-tsan/: the engine's pipelines on concurrent threads
 #     over one range table and shared programs, and the fabric's workers with
-#     peers on their own threads and cross-thread Wake().  (The Client is
-#     documented as single-threaded and its tests drive it from one thread;
-#     they have no concurrency for TSan to check.)
+#     peers on their own threads and cross-thread Wake(), and several
+#     Clients on their own threads in one process (the state the library
+#     keeps per process; each Client itself is single-threaded).
 #
 #   scripts/sanitize.sh [asan|tsan]...   (default: both)
 set -euo pipefail
@@ -26,8 +26,8 @@ steps=("$@")
 #  it checks packaging, which the normal run covers.
 asan_exclude='^Install\.'
 # The TSan selection (ctest -R): test names of the concurrent tests.
-tsan_tests='^(ConcurrentPipelines|NetWait|NetAm|NetRma|NetFailure|NetTransport)\.'
-tsan_targets=(engine_concurrent_pipelines_test net_test net_peer)
+tsan_tests='^(ConcurrentPipelines|NetWait|NetAm|NetRma|NetFailure|NetTransport|ClientThreads)\.'
+tsan_targets=(engine_concurrent_pipelines_test net_test net_peer client_threads_test)
 
 run_asan() {
   local t0=$(date +%s)

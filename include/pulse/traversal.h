@@ -29,6 +29,9 @@ enum class TraversalStatus : uint8_t {
                          // re-send the request with the program attached
   kNodeUnavailable = 10, // the memory node owning cur_ptr is down (reported
                          // by the switch); the state is intact
+  kOutcomeUnknown = 11,  // a STORE-bearing request retransmitted to a memory
+                         // node that restarted after it began running it:
+                         // it may or may not have taken effect (not re-run)
 };
 
 std::string_view TraversalStatusName(TraversalStatus s);

@@ -139,14 +139,37 @@ class Soak {
       }
       if (!map_shadow_.Observe(k, *got)) Violation(fmt::format("map key {}: read {}, expected {}", k, Show(*got), map_shadow_.Describe(k)));
     }
-    if (use_tree_) CheckTree();
+    if (use_tree_) {
+      CheckTree();
+      ValidateTree("at the end");
+    }
     if (!use_list_) return;
     Status s = ResolveList();
     if (!s.ok()) Violation("list unreadable at the end: " + s.ToString());
     res_->keys_checked += list_shadow_.size();
   }
 
+  // The B+tree invariants (a failed call is not a violation unless the
+  // tree itself is wrong).
+  void ValidateTree(const std::string& when) {
+    Status v = tree_->Validate();
+    for (int i = 0; i < 5 && !v.ok() && v.code() != Status::Code::kInternal; ++i) v = tree_->Validate();
+    if (v.code() == Status::Code::kInternal) Violation("tree invalid " + when + ": " + v.ToString());
+    else if (v.ok()) ++res_->tree_validations;
+    else Error(v);
+  }
+
   void CheckTree() {
+    for (uint64_t k = 0; k < o_.keys; ++k) {  // by descent: every acknowledged key, every erased one
+      ++res_->keys_checked;
+      auto got = Retry([&] { return tree_->Find(k); });
+      if (!got.ok()) {
+        Violation(fmt::format("tree key {} unreadable at the end: {}", k, got.status().ToString()));
+        continue;
+      }
+      if (!tree_shadow_.Observe(k, *got))
+        Violation(fmt::format("tree key {}: find {}, expected {}", k, Show(*got), tree_shadow_.Describe(k)));
+    }
     for (uint64_t k : tree_shadow_.Undecided()) {
       auto got = Retry([&] { return tree_->Find(k); });
       if (got.ok() && !tree_shadow_.Observe(k, *got))
@@ -177,6 +200,7 @@ class Soak {
         Violation(fmt::format("tree key {}: read {}, expected {}", k, Show(*got), tree_shadow_.Describe(k)));
     }
     if (use_list_) (void)ResolveList();
+    if (use_tree_) ValidateTree("after a restart");
   }
 
  private:
@@ -201,7 +225,15 @@ class Soak {
     ++res_->ops;
     ++res_->ops_by_kind[kind];
   }
-  void Error(const Status& s) { ++res_->errors_by_kind[std::string(StatusCodeName(s.code()))]; }
+  void Error(const Status& s) {
+    ++res_->errors_by_kind[std::string(StatusCodeName(s.code()))];
+    if (s.message().find("outcome unknown") != std::string::npos) ++res_->outcome_unknown;
+  }
+  void TreeFailed(const Status& s) {
+    Error(s);
+    ++res_->unacknowledged_writes;
+    if (tree_->repair_needed()) ++res_->tree_half_done;
+  }
   void Violation(std::string what) {
     if (res_->violations.size() < kMaxViolations) res_->violations.push_back(std::move(what));
   }
@@ -248,8 +280,7 @@ class Soak {
       Count("tree.erase");
       auto r = tree_->Erase(key);
       if (!r.ok()) {
-        Error(r.status());
-        ++res_->unacknowledged_writes;
+        TreeFailed(r.status());
         return tree_shadow_.Unsure(key, std::nullopt);
       }
       if (!*r) Violation(fmt::format("tree.erase({}) found nothing, the shadow holds {}", key, **known));
@@ -259,8 +290,7 @@ class Soak {
     Count("tree.insert");
     auto r = tree_->Insert(key, value);
     if (!r.ok()) {
-      Error(r.status());
-      ++res_->unacknowledged_writes;
+      TreeFailed(r.status());
       return tree_shadow_.Unsure(key, value);
     }
     if (!*r) Violation(fmt::format("tree.insert({}) found the key present, the shadow says absent", key));
@@ -377,25 +407,32 @@ void Say(const SoakOptions& o, const std::string& line) {
   if (o.progress) o.progress(line);
 }
 
-// Faults the switch and memory nodes injected, from their stats.
-uint64_t NodeFaults(const std::string& switch_address) {
-  auto session = cluster::ControlSession::Create();
-  if (!session.ok()) return 0;
-  uint64_t n = 0;
-  auto add = [&](const nlohmann::json& stats) {
-    const nlohmann::json& net = stats["counters"]["net"];
-    n += net.value("faults_dropped", uint64_t{0}) + net.value("faults_duplicated", uint64_t{0}) +
+uint64_t Faults(const nlohmann::json& stats) {
+  const nlohmann::json& net = stats["counters"]["net"];
+  return net.value("faults_dropped", uint64_t{0}) + net.value("faults_duplicated", uint64_t{0}) +
          net.value("faults_reordered", uint64_t{0});
-  };
+}
+
+// Adds the counters of the live memory nodes (only `node` if set) and, for
+// all of them, of the switch to `res`: injected faults and duplicate
+// suppression.  Counters of a process are lost when it is killed, so the
+// victim is read just before.
+void AddNodeCounters(const std::string& switch_address, std::optional<uint32_t> node, SoakResult* res) {
+  auto session = cluster::ControlSession::Create();
+  if (!session.ok()) return;
   auto sw = (*session)->Call(switch_address, "stats", std::chrono::seconds(2));
-  if (!sw.ok()) return 0;
-  add(*sw);
+  if (!sw.ok()) return;
+  if (!node) res->node_faults_injected += Faults(*sw);
   for (const auto& m : (*sw)["memnodes"]) {
-    if (!m.value("alive", false)) continue;
+    if (!m.value("alive", false) || (node && m.value("node", uint32_t{0}) != *node)) continue;
     auto st = (*session)->Call(m.value("address", std::string()), "stats", std::chrono::seconds(2));
-    if (st.ok()) add(*st);
+    if (!st.ok()) continue;
+    res->node_faults_injected += Faults(*st);
+    const nlohmann::json& c = (*st)["counters"];
+    res->node_duplicates += c.value("duplicates", uint64_t{0});
+    res->node_durable_answers += c.value("durable_answers", uint64_t{0});
+    res->node_outcome_unknown += c.value("outcome_unknown", uint64_t{0});
   }
-  return n;
 }
 
 // Kills memory node `node` of the cluster and waits until it is gone.
@@ -477,6 +514,7 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
     const auto now = Clock::now();
     if (restarts && !down && now >= next_kill && now < end) {
       const uint32_t victim = res.restarts % (*client)->memory_nodes();
+      AddNodeCounters(res.switch_address, victim, &res);
       PULSE_RETURN_IF_ERROR(KillMemNode(guard.mutable_state(), victim));
       Say(o, fmt::format("soak: killed memory node {}", victim));
       down = victim;
@@ -509,7 +547,7 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
   res.client = (*client)->counters();
   const net::Counters& cn = (*client)->net_counters();
   res.client_faults_injected = cn.faults_dropped + cn.faults_duplicated + cn.faults_reordered;
-  res.node_faults_injected = NodeFaults(res.switch_address);
+  AddNodeCounters(res.switch_address, std::nullopt, &res);
   client->reset();
   if (guard.state() != nullptr) {
     auto stopped = guard.Stop();

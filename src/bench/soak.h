@@ -11,7 +11,9 @@
 // may hold the old or the new state, and the next successful read decides
 // which (anything else is a violation).  At the end every key of every
 // structure is read back (each acknowledged write must be readable) and
-// each structure must equal its shadow.  Not part of CI.
+// each structure must equal its shadow; the BTree is also searched for every
+// key of its key space and must pass Validate() (after every restart too).
+// Not part of CI.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,20 @@ struct SoakResult {
   uint64_t client_faults_injected = 0;             // dropped + duplicated + reordered by the client
   uint64_t node_faults_injected = 0;               // ... by the switch and memory nodes (current processes)
   uint64_t keys_checked = 0;                       // in the final check
+  // Failed writes a restarted memory node refused as "outcome unknown" (a
+  // STORE-bearing request it had begun before its crash; never re-run).
+  uint64_t outcome_unknown = 0;
+  // Failed BTree updates that left a half-done split/merge to repair, and
+  // Validate() runs that passed (after restarts and at the end).
+  uint64_t tree_half_done = 0;
+  uint64_t tree_validations = 0;
+  // Memory nodes' duplicate suppression, summed over their processes (each
+  // read just before it was killed, and at the end): retransmissions
+  // answered from memory, from the durable record after a restart, and
+  // refused as outcome unknown.
+  uint64_t node_duplicates = 0;
+  uint64_t node_durable_answers = 0;
+  uint64_t node_outcome_unknown = 0;
   bool invariants_ok = false;
   std::vector<std::string> violations;             // the first few
   std::string switch_address;

@@ -350,6 +350,12 @@ struct Client::Impl {
       return Complete(m.request_id, Status::Unavailable(fmt::format(
                                         "traversal: memory node owning {:#x} is unavailable", m.cur_ptr)));
     }
+    if (m.status == TraversalStatus::kOutcomeUnknown) {
+      return Complete(m.request_id, Status::Unavailable(fmt::format(
+                                        "traversal {:#x}: outcome unknown: the memory node owning {:#x} restarted "
+                                        "after it began running this STORE-bearing request (not run again)",
+                                        m.request_id, m.cur_ptr)));
+    }
     Complete(m.request_id, std::move(r));
   }
 

@@ -21,6 +21,7 @@ std::string_view TraversalStatusName(TraversalStatus s) {
     case TraversalStatus::kFaultInvalidPointer: return "invalid pointer";
     case TraversalStatus::kUnknownProgram: return "unknown program";
     case TraversalStatus::kNodeUnavailable: return "memory node unavailable";
+    case TraversalStatus::kOutcomeUnknown: return "outcome unknown";
   }
   return "unknown status";
 }

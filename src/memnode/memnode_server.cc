@@ -102,7 +102,8 @@ Status MemNodeServer::Start() {
   Result<std::unique_ptr<SharedPool>> pool =
       options_.reattach_pool
           ? SharedPool::CreateOrReattach(shm_name_, options_.pool_bytes,
-                                         AllocationJournal::BytesFor(options_.pool_bytes, options_.granularity_bytes))
+                                         AllocationJournal::BytesFor(options_.pool_bytes, options_.granularity_bytes) +
+                                             StoreRecord::BytesFor(StoreRecord::kDefaultSlots))
           : SharedPool::Create(shm_name_, options_.pool_bytes);
   if (!pool.ok()) return pool.status();
   pool_ = std::move(pool).value();
@@ -149,8 +150,13 @@ Status MemNodeServer::Start() {
 
 Status MemNodeServer::RestoreAllocations() {
   if (pool_->metadata_size() == 0) return Status::Ok();  // reattach_pool off: nothing recorded
-  journal_ = std::make_unique<AllocationJournal>(pool_->metadata(), pool_->metadata_size(), pool_->size(),
+  const size_t journal_bytes = AllocationJournal::BytesFor(pool_->size(), options_.granularity_bytes);
+  journal_ = std::make_unique<AllocationJournal>(pool_->metadata(), journal_bytes, pool_->size(),
                                                  options_.granularity_bytes, options_.node);
+  store_record_ = std::make_unique<StoreRecord>(pool_->metadata() + journal_bytes,
+                                                pool_->metadata_size() - journal_bytes, StoreRecord::kDefaultSlots,
+                                                options_.node);
+  service_.set_store_record(store_record_.get());
   Result<std::vector<JournalEntry>> entries =
       pool_->reattached() ? journal_->Load() : Result<std::vector<JournalEntry>>(Status::NotFound("fresh pool"));
   if (!entries.ok()) {
@@ -160,8 +166,10 @@ Status MemNodeServer::RestoreAllocations() {
       pool_->Scrub(0, pool_->size());
     }
     journal_->Format();
+    store_record_->Format();
     return Status::Ok();
   }
+  if (!store_record_->Recover()) store_record_->Format();
   uint64_t bytes = 0;
   for (const JournalEntry& e : *entries) {
     Status s = allocator_->Restore(e.offset, e.length);
@@ -170,8 +178,9 @@ Status MemNodeServer::RestoreAllocations() {
     if (!s.ok()) return Status::Internal("restoring the allocations of " + shm_name_ + ": " + s.message());
     bytes += e.length;
   }
-  log_->Warn("re-attached the pool {} left by a node that died: {} allocations ({} KiB) and their data kept",
-             shm_name_, entries->size(), bytes >> 10);
+  log_->Warn("re-attached the pool {} left by a node that died: {} allocations ({} KiB) and their data kept, "
+             "{} STORE-bearing requests recorded",
+             shm_name_, entries->size(), bytes >> 10, store_record_->recovered());
   return Status::Ok();
 }
 
@@ -467,6 +476,8 @@ json MemNodeServer::Stats() const {
               {"bad_requests", c.bad_requests},
               {"unknown_programs", c.unknown_programs},
               {"duplicates", c.duplicates},
+              {"durable_answers", c.durable_answers},
+              {"outcome_unknown", c.outcome_unknown},
               {"programs_cached", c.programs_cached},
               {"continuations_with_code", c.continuations_with_code},
               {"continuations_by_hash", c.continuations_by_hash},

@@ -28,9 +28,10 @@
 // data and the allocations (owners, permissions; AllocationJournal) survive,
 // so acknowledged writes stay readable.  What does not survive is in-process
 // state: the program cache (CPU nodes re-send the code on "unknown
-// program") and the duplicate filter of STORE-bearing requests (a request
-// that ran before the crash and is retransmitted after the restart runs
-// again; the client sees the crash as Unavailable/Timeout, not as success).
+// program").  STORE-bearing requests are recorded in the pool too
+// (StoreRecord): one retransmitted after the restart is answered from the
+// record, or refused with kOutcomeUnknown if the crash came while it ran;
+// it never runs twice.
 //
 // Threading: one thread calls Start() and Run(); RequestStop() may be called
 // from any thread (e.g. a signal-handling thread).
@@ -50,6 +51,7 @@
 #include "memnode/node_log.h"
 #include "memnode/pool.h"
 #include "memnode/service.h"
+#include "memnode/store_record.h"
 #include "protocol/control_replay.h"
 #include "pulse/calibration.h"
 #include "pulse/net.h"
@@ -158,6 +160,7 @@ class MemNodeServer {
   net::MemoryRegion region_;
   std::unique_ptr<PoolAllocator> allocator_;
   std::unique_ptr<AllocationJournal> journal_;
+  std::unique_ptr<StoreRecord> store_record_;  // in the metadata area after the journal
   RangeTable table_;
   MemNodeService service_;
   rpc::RpcService rpc_;

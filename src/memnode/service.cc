@@ -70,12 +70,27 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
       ++counters_.duplicates;
       return;
     }
+    TraversalMessage earlier;
+    switch (record_ ? record_->Lookup(m, program->hash(), &earlier) : memnode::StoreRecord::Earlier::kNone) {
+      case memnode::StoreRecord::Earlier::kAnswered:  // ran to the end before a restart
+        ++counters_.durable_answers;
+        ++counters_.responses;
+        return send(std::move(earlier));
+      case memnode::StoreRecord::Earlier::kUnknown:  // a restart came while it ran
+        ++counters_.outcome_unknown;
+        return Reply(std::move(m), TraversalStatus::kOutcomeUnknown, send);
+      case memnode::StoreRecord::Earlier::kNone:
+        break;
+    }
   }
   if (queue_.size() >= options_.max_queued) {
     ++counters_.bad_requests;
     return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
   }
-  if (m.flags & kFlagHasStore) store_in_flight_.insert(StoreVisit{m.request_id, m.iterations});
+  if (m.flags & kFlagHasStore) {
+    store_in_flight_.insert(StoreVisit{m.request_id, m.iterations});
+    if (record_) record_->Begin(m, program->hash());
+  }
   queue_.push_back(Pending{std::move(m), std::move(program)});
 }
 
@@ -145,7 +160,10 @@ uint64_t MemNodeService::Poll(const SendFn& send, uint64_t budget) {
           if (!(m.flags & kFlagPulseAcc)) AttachProgramIfNeeded(*req.program, &m);
         }
         if (IsFault(out.status)) ++counters_.faults;
-        if (m.flags & kFlagHasStore) Remember(visit, m);
+        if (m.flags & kFlagHasStore) {
+          Remember(visit, m);
+          if (record_) record_->Finish(visit.first, visit.second, m);
+        }
         ++counters_.responses;
         send(std::move(m));
         Admit();

@@ -2,7 +2,10 @@
 // traversal messages, are verified and cached by content hash, run on the
 // engine, and leave as response messages for the switch.  Requests that
 // STORE are executed at most once per request id: a retransmitted duplicate
-// gets the cached response (or is dropped while the original runs).
+// gets the cached response (or is dropped while the original runs).  With a
+// StoreRecord (set_store_record), that also holds across a restart of the
+// node: a request an earlier process ran is answered from the record or
+// refused with kOutcomeUnknown, never run again.
 // Not thread-safe: the memory node's network thread drives it.
 #pragma once
 
@@ -16,6 +19,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "memnode/store_record.h"
 #include "pulse/engine.h"
 #include "pulse/protocol.h"
 
@@ -45,6 +49,11 @@ struct MemNodeCounters {
   // hash only (the destination was sent the code before).
   uint64_t continuations_with_code = 0;
   uint64_t continuations_by_hash = 0;
+  // Retransmissions of STORE-bearing requests an earlier process of this
+  // node ran (StoreRecord): answered from the record, or refused with
+  // kOutcomeUnknown.
+  uint64_t durable_answers = 0;
+  uint64_t outcome_unknown = 0;
 };
 
 class MemNodeService {
@@ -59,6 +68,10 @@ class MemNodeService {
   // Errors as RangeTable::Add / Remove.
   Status AddRange(const Range& range);
   Status RemoveRange(uint64_t base);
+
+  // Records STORE-bearing visits durably in `record` (owned by the caller,
+  // which keeps it alive; nullptr: in memory only).
+  void set_store_record(memnode::StoreRecord* record) { record_ = record; }
 
   // Accepts one decoded message.  Errors (bad program, unknown program hash,
   // overload) are answered through `send` right away; good requests are
@@ -108,6 +121,7 @@ class MemNodeService {
   std::map<StoreVisit, TraversalMessage> store_done_;
   std::list<StoreVisit> store_done_order_;
   MemNodeCounters counters_;
+  memnode::StoreRecord* record_ = nullptr;
 };
 
 }  // namespace pulse

@@ -92,7 +92,7 @@ Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t 
     return Bad(fmt::format("unknown kind {}", kind));
   m.kind = static_cast<MessageKind>(kind);
   const uint8_t status = r.Get<uint8_t>();
-  if (status > static_cast<uint8_t>(TraversalStatus::kNodeUnavailable))
+  if (status > static_cast<uint8_t>(TraversalStatus::kOutcomeUnknown))
     return Bad(fmt::format("unknown status {}", status));
   m.status = static_cast<TraversalStatus>(status);
   m.flags = r.Get<uint16_t>();

@@ -1,5 +1,6 @@
 // `pulse memnode` as a real process: control operations, one-sided access to
-// its shared-memory pool, clean shutdown, idle CPU use, and bad flags.
+// its shared-memory pool, clean shutdown, idle CPU use, bad flags, and a
+// STORE-bearing request retransmitted across a crash and restart.
 #include <fcntl.h>
 #include <sys/mman.h>
 
@@ -7,6 +8,8 @@
 
 #include <cstring>
 
+#include "pulse/assembler.h"
+#include "pulse/program.h"
 #include "switch/local_rack.h"
 
 namespace pulse::testing {
@@ -205,6 +208,65 @@ TEST(MemNodeProcess, HelpExplainsEveryFlag) {
                            "--max-iterations", "--poll-window-us", "--busy-poll", "--shm-name", "--log-level",
                            "--advertise", "--connect-timeout-s"})
     EXPECT_NE(out.find(flag), std::string::npos) << flag << " missing in:\n" << out;
+}
+
+TEST(MemNodeProcess, StoreRetransmittedAcrossACrashAndRestartIsAnsweredNotRunAgain) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  auto insns = Assemble("LOAD data\nMOVE r1, cur_ptr\nADD sp[0], data[0]\nADD sp[0], 1\nSTORE [r1], sp[0]\nRETURN");
+  ASSERT_TRUE(insns.ok()) << insns.status().ToString();
+  auto program = VerifiedProgram::Create(std::move(*insns));
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  json a = rack.Alloc(0, 4096);
+  ASSERT_TRUE(a.value("ok", false)) << a.dump();
+  const uint64_t cell = a["base"].get<uint64_t>();
+  auto request = [&](uint64_t counter) {
+    TraversalMessage m;
+    m.request_id = MakeRequestId(rack.cpu_node(), counter);
+    m.cpu_node = rack.cpu_node();
+    m.tenant = 1;
+    m.program_hash = (*program)->hash();
+    m.program = (*program)->encoded();
+    m.cur_ptr = cell;
+    m.scratch.assign(8, 0);
+    m.max_iterations = 10;
+    return m;
+  };
+  auto answer = [&](const TraversalMessage& m) -> Result<TraversalMessage> {
+    PULSE_RETURN_IF_ERROR(rack.cpu().SendTraversal(rack.switch_ep(), m));
+    return rack.cpu().WaitResponse(m.request_id);
+  };
+  auto cell_value = [&] {
+    uint64_t v = 0;
+    EXPECT_TRUE(rack.Get(0, cell, &v, 8).ok());
+    return v;
+  };
+  const TraversalMessage first = request(1);
+  auto r = answer(first);  // it ran; suppose this answer was lost in the crash
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
+  EXPECT_EQ(cell_value(), 1u);
+
+  rack.memnode(0).Signal(SIGKILL);
+  ASSERT_NE(rack.memnode(0).Wait(10s), -1);
+  rack.ForgetMemNode(0);
+  rack.StartMemNode(0);
+  ASSERT_TRUE(rack.Join(1));
+  EXPECT_NE(rack.memnode(0).Log().find("1 STORE-bearing requests recorded"), std::string::npos)
+      << rack.memnode(0).Log();
+
+  r = answer(first);  // the CPU node's retransmission reaches the new process
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
+  uint64_t sp0 = 0;
+  ASSERT_GE(r->scratch.size(), 8u);
+  std::memcpy(&sp0, r->scratch.data(), 8);
+  EXPECT_EQ(sp0, 1u) << "the recorded answer";
+  EXPECT_EQ(cell_value(), 1u) << "the retransmission ran again";
+  EXPECT_EQ(rack.MemNodeStats(0)["counters"]["durable_answers"], 1) << rack.MemNodeStats(0).dump();
+  r = answer(request(2));  // a new request runs
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(cell_value(), 2u);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "engine/sum_list_program.h"
 #include "engine/far_heap.h"
 #include "memnode/service.h"
+#include "memnode/store_record.h"
 #include "pulse/assembler.h"
 #include "pulse/cluster.h"
 #include "switch/router.h"
@@ -45,6 +46,12 @@ class MiniRack {
   FarHeap& heap(int n) { return *heaps_[n]; }
   MemNodeService& service(int n) { return *services_[n]; }
   const Router& router() const { return router_; }
+  // Node n's process died and started again: a new service (nothing in
+  // memory) over the same memory, recording into `record` (nullptr: none).
+  void RestartService(int n, memnode::StoreRecord* record) {
+    services_[n] = std::make_unique<MemNodeService>(tables_[n].get(), MemNodeServiceOptions{});
+    services_[n]->set_store_record(record);
+  }
   void AddForeignRange(int node, FarHeap* heap) {
     EXPECT_TRUE(tables_[node]->Add(heap->range()).ok());
     EXPECT_TRUE(router_.AddRange(heap->base(), heap->bytes().size(), node).ok());
@@ -215,6 +222,107 @@ TEST(Rack, RetransmittedStoreRunsOnce) {
   m.request_id = 43;  // a new request does run
   rack.Send(m);
   EXPECT_EQ(rack.heap(1).Get<uint64_t>(cell), 2u);
+}
+
+// The duplicate filter across a crash (StoreRecord in the pool's metadata):
+// node 1 of a MiniRack records STORE-bearing visits in `area`, and
+// `request` increments one of its cells.
+struct RecordingRack {
+  explicit RecordingRack(uint64_t request_id) {
+    before.Format();
+    rack.service(1).set_store_record(&before);
+    cell = rack.heap(1).Alloc(16);
+    request = Request(Build("LOAD data\nMOVE r1, cur_ptr\nADD sp[0], data[0]\nADD sp[0], 1\nSTORE [r1], sp[0]\nRETURN"),
+                      cell);
+    request.request_id = request_id;
+  }
+  // Node 1's process died and started again over the same pool.
+  void Restart() {
+    after = std::make_unique<memnode::StoreRecord>(area.data(), area.size(), 64, 1);
+    ASSERT_TRUE(after->Recover());
+    rack.RestartService(1, after.get());
+  }
+  uint64_t Cell() { return rack.heap(1).Get<uint64_t>(cell); }
+
+  MiniRack rack;
+  std::vector<uint8_t> area = std::vector<uint8_t>(memnode::StoreRecord::BytesFor(64));
+  memnode::StoreRecord before{area.data(), area.size(), 64, 1};
+  std::unique_ptr<memnode::StoreRecord> after;
+  uint64_t cell = 0;
+  TraversalMessage request;
+};
+
+TEST(Rack, StoreRetransmittedAfterARestartIsAnsweredFromTheRecordNotRunAgain) {
+  RecordingRack r(42);
+  TraversalMessage m = r.request;
+  auto first = r.rack.Send(m);  // ran; say its answer was lost in the crash
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, TraversalStatus::kDone);
+  EXPECT_EQ(r.Cell(), 1u);
+
+  r.Restart();
+  EXPECT_EQ(r.after->recovered(), 1u);
+  auto again = r.rack.Send(m);  // the client's retransmission reaches the new process
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].status, TraversalStatus::kDone);
+  EXPECT_EQ(Sp0(again[0]), Sp0(first[0]));
+  EXPECT_EQ(again[0].request_id, 42u);
+  EXPECT_EQ(r.Cell(), 1u) << "ran twice";
+  EXPECT_EQ(r.rack.service(1).counters().durable_answers, 1u);
+  m.request_id = 43;  // a new request runs
+  EXPECT_EQ(Sp0(r.rack.Send(m)[0]), 2u);
+  EXPECT_EQ(r.Cell(), 2u);
+
+  // What the record prevents: the same retransmission to a node that
+  // restarted without it runs again.
+  r.rack.RestartService(1, nullptr);
+  m.request_id = 42;
+  r.rack.Send(m);
+  EXPECT_EQ(r.Cell(), 3u);
+}
+
+TEST(Rack, StoreBegunBeforeARestartIsRefusedAsOutcomeUnknown) {
+  RecordingRack r(77);
+  // Accepted, then the process dies before the engine answers (it may have
+  // stored already: the record cannot tell).
+  r.rack.service(1).Handle(TraversalMessage(r.request), [](TraversalMessage&&) { ADD_FAILURE() << "answered early"; });
+  r.Restart();
+  auto again = r.rack.Send(r.request);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].status, TraversalStatus::kOutcomeUnknown) << TraversalStatusName(again[0].status);
+  EXPECT_EQ(r.Cell(), 0u) << "refused, not run";
+  EXPECT_EQ(r.rack.service(1).counters().outcome_unknown, 1u);
+  // The same id at another point of a traversal (more iterations) is
+  // another visit and runs.
+  TraversalMessage later = r.request;
+  later.iterations = 3;
+  EXPECT_EQ(r.rack.Send(later)[0].status, TraversalStatus::kDone);
+  EXPECT_EQ(r.Cell(), 1u);
+}
+
+TEST(Rack, StoreRecordKeepsTheNewestVisitsAndOnlyItsOwnNodes) {
+  std::vector<uint8_t> area(memnode::StoreRecord::BytesFor(4));
+  memnode::StoreRecord r(area.data(), area.size(), 4, 2);
+  EXPECT_FALSE(r.Recover());  // never formatted
+  r.Format();
+  TraversalMessage m;
+  m.kind = MessageKind::kResponse;
+  for (uint64_t id = 1; id <= 6; ++id) {  // six visits through a ring of four
+    m.request_id = id;
+    r.Begin(m, /*program_hash=*/5);
+    r.Finish(id, 0, m);
+  }
+  memnode::StoreRecord again(area.data(), area.size(), 4, 2);
+  ASSERT_TRUE(again.Recover());
+  EXPECT_EQ(again.recovered(), 4u);
+  TraversalMessage out;
+  m.request_id = 6;
+  EXPECT_EQ(again.Lookup(m, 5, &out), memnode::StoreRecord::Earlier::kAnswered);
+  EXPECT_EQ(out.request_id, 6u);
+  EXPECT_EQ(again.Lookup(m, 4, &out), memnode::StoreRecord::Earlier::kNone) << "another program";
+  m.request_id = 2;
+  EXPECT_EQ(again.Lookup(m, 5, &out), memnode::StoreRecord::Earlier::kNone) << "overwritten by a newer visit";
+  EXPECT_FALSE(memnode::StoreRecord(area.data(), area.size(), 4, 3).Recover()) << "another node's record";
 }
 
 TEST(Rack, ProtectionHoldsAfterAContinuation) {

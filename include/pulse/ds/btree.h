@@ -6,7 +6,7 @@
 // to the next leaf, so leaves form a sorted chain for range scans.  Every
 // node but the root holds at least 7 keys: Erase() borrows from or merges
 // with a sibling and frees emptied nodes, and shrinks the tree when the root
-// has a single child.  A 32-byte far header {root, height, size} describes
+// has a single child.  A 40-byte far header {root, height, size, log} describes
 // the tree, so other CPU nodes can Open() it by its address and Refresh()
 // after a writer changed it (under pulse::ds::FarLock, include/pulse/ds/lock.h).
 //
@@ -23,6 +23,27 @@
 // another (seed 000 C.2, Fig. 5): a lookup then crosses memory nodes at most
 // once on its way down, where a uniformly placed tree crosses at almost
 // every level.
+//
+// Failed writes (a memory node died, a retry budget ran out).  An update
+// that changes one node (most inserts and erases) writes that node, then the
+// header.  One that changes several (splits, borrows, merges, a new or
+// collapsed root) first writes every new node image and the new header into
+// a redo log next to the header (src/ds/far_redo_log.h) and commits it with
+// one small write, then writes the images in an order that keeps every
+// read correct at every step: a new node before the parent that links it,
+// a node that gains keys before its parent's new separator, the parent
+// before the node that loses keys (so a key moved right is found in the new
+// right node, or still in the old left one, never in neither), then clears
+// the log, then frees the emptied nodes.  If a write fails part-way the
+// failed call returns its error and the tree stays readable (Find,
+// LowerBound and AggregateRange see every acknowledged key; during a
+// borrow the leaf chain may show a moved key twice, which Scan skips); the
+// key of the failed call itself is either there or not.  The handle then
+// repairs before its next operation (or in Repair()): it replays a
+// committed log, re-reads the header and recounts the entries.  Open()
+// replays a committed log left by a writer that failed; Refresh() does not
+// write.  Nodes allocated or to be freed by an update that failed are
+// leaked (never reused while reachable).
 //
 // Thread-safety: not thread-safe.  Several CPU nodes (each with its own
 // Client and BTree handle) may share one tree if writers hold a FarLock
@@ -92,8 +113,21 @@ class BTree {
   Result<std::vector<Entry>> Scan(uint64_t lo, uint64_t hi, size_t limit = SIZE_MAX);
 
   // Re-reads the far header (root, height, size) another CPU node may have
-  // changed.  Errors: those of Read.
+  // changed.  Writes nothing (a redo log left by a failed writer is replayed
+  // by Open() or a writer's Repair()).  Errors: those of Read.
   Status Refresh();
+  // Completes an update that failed part-way: replays the redo log if it was
+  // committed, re-reads the header, recounts the entries (one read per leaf)
+  // and rewrites the header's size if it was wrong.  Every operation of this
+  // handle does this first after one of its writes failed.  Errors: those of
+  // Read and Write (the tree is then still readable; call again later).
+  Status Repair();
+  // Test hook: the `n`-th far write of this handle from now on (0: the next)
+  // fails with Unavailable without being sent, as if its memory node had
+  // died.  -1 turns it off.
+  void FailWriteForTesting(int64_t n) { fail_write_in_ = n; }
+  // True while an earlier update of this handle may be half-done.
+  bool repair_needed() const { return repair_needed_; }
   // Walks the whole tree and checks the B+tree invariants: sorted keys
   // within separator bounds, every leaf at the same depth, at least 7 keys
   // in every node but the root, a leaf chain visiting every entry in order,
@@ -116,13 +150,18 @@ class BTree {
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
 
  private:
-  struct Split;
   struct Header;
+  struct Plan;
   BTree(Client* client, uint64_t header, const BTreeOptions& options)
       : client_(client), header_(header), mode_(options.mode), partition_(options.partition) {}
-  Result<std::optional<Split>> InsertAt(uint64_t addr, uint64_t key, uint64_t value, bool* inserted);
-  Result<bool> EraseAt(uint64_t addr, uint64_t key, bool* erased);
-  Status Rebalance(uint64_t parent_addr, uint32_t child);
+  // Writes a planned update (directly, or through the redo log) and adopts
+  // its header; on failure marks the handle for repair.
+  Status Apply(Plan& plan);
+  // Every far write of the tree (the test hook counts them here).
+  Status Put(uint64_t addr, const void* src, size_t length);
+  Status RepairIfNeeded() { return repair_needed_ ? Repair() : Status::Ok(); }
+  // The number of entries, by walking the leaf chain.
+  Result<uint64_t> CountEntries();
   Status WriteHeader();
   // The memory node for a new node whose smallest key is min_key (nullopt:
   // the client's policy decides).
@@ -131,11 +170,14 @@ class BTree {
 
   Client* client_;
   uint64_t header_;
+  uint64_t log_ = 0;  // the redo log (FarRedoLog::kBytes), next to the header
   uint64_t root_ = 0;
   std::optional<ExecutionMode> mode_;
   std::optional<BTreePartition> partition_;
   size_t size_ = 0;
   uint32_t height_ = 1;
+  bool repair_needed_ = false;
+  int64_t fail_write_in_ = -1;
 };
 
 }  // namespace pulse::ds
