@@ -10,8 +10,13 @@
 // state (argument in, answer out; the handler's own layout).  The memory
 // node checks every far access against its range table with the calling
 // client's tenant, exactly as for pulse traversals: another tenant's data is
-// a kFaultProtection.  Calls go straight to the memory node that owns the
-// pointer (CPU node -> memory node -> CPU node), over the Client's fabric.
+// a kFaultProtection.  Calls go over the Client's fabric either straight to
+// the memory node that owns the pointer (RpcPath::kDirect: CPU node ->
+// memory node -> CPU node) or through the switch process (RpcPath::kSwitch:
+// CPU node -> switch -> memory node -> switch -> CPU node, as every packet
+// crosses the ToR switch in a rack; the switch only forwards, by the start
+// pointer, and answers kNodeUnavailable / kFaultInvalidPointer itself when
+// the owner is down / there is none).  docs/rpc.md compares the two.
 // Typed calls for pulse::ds structures: include/pulse/rpc_ds.h.
 //
 // Handlers live in the memory node (src/rpc/rpc_handler.h says how to add
@@ -38,6 +43,9 @@
 
 namespace pulse {
 
+// How requests and replies travel (see above).
+enum class RpcPath { kDirect, kSwitch };
+
 enum RpcHandlerId : uint16_t {
   kRpcUmapFind = 1,          // ds::UnorderedMap chain walk
   kRpcBTreeLowerBound = 2,   // ds::BTree first entry >= key
@@ -45,6 +53,10 @@ enum RpcHandlerId : uint16_t {
   kRpcBTreeScan = 4,         // ds::BTree entries in [lo, hi] (output)
   kRpcListFind = 5,          // ds::List first node holding a value
   kRpcListAggregate = 6,     // ds::List sum/min/max/count over [lo, hi]
+  // Applications (src/rpc/handlers/app_handlers.cc; states in
+  // src/rpc/handlers/rpc_states.h).
+  kRpcWtScan = 16,           // apps::WiredTiger scan: (key, value checksum) records
+  kRpcTsvAggregate = 17,     // apps::TsvTree sum/min/max/count over [lo, hi]
 };
 
 struct RpcOptions {
@@ -56,6 +68,10 @@ struct RpcOptions {
   // fails with a kFaultInvalidPointer result: a guard against cycles.
   uint32_t max_reissues = 4096;
   bool wimpy = false;  // run every call on the emulated wimpy core
+  // The wimpy core's clock (GHz, at most 65.535, MHz resolution), carried
+  // in each wimpy request; 0: the memory node's --rpc-core-ghz.
+  double core_ghz = 0;
+  RpcPath path = RpcPath::kDirect;
 };
 
 struct RpcCallOptions {
@@ -95,6 +111,8 @@ class RpcClient {
   // Installs the reply handler on client's fabric.  `client` must outlive
   // the RpcClient.  Errors: InvalidArgument (no client).
   static Result<std::unique_ptr<RpcClient>> Create(Client* client, const RpcOptions& options = {});
+  // Also hooks its timers and callbacks into the Client's waits
+  // (Client::SetLayerHooks).
   // Removes the reply handler; pending calls are dropped without callbacks.
   ~RpcClient();
   RpcClient(const RpcClient&) = delete;
@@ -105,7 +123,8 @@ class RpcClient {
   // be made or answered: InvalidArgument (the memory node rejected the
   // request: unknown handler, wrong state size; its message is included),
   // Timeout (no reply after the retry budget), Unavailable (the memory node
-  // is down).  Faults of the traversal itself are in the result's status.
+  // is down, or the switch says so, or, on RpcPath::kSwitch, the switch is
+  // lost).  Faults of the traversal itself are in the result's status.
   Result<RpcResult> Call(uint16_t handler, uint64_t start, std::span<const uint8_t> state,
                          const RpcCallOptions& options = {});
   // Starts a call; `done` runs inside a later Poll/WaitAll/Call.

@@ -45,7 +45,7 @@ struct ObjectCacheCounters {
 };
 
 // A byte-budgeted LRU map from uint64 keys to V, each entry charged
-// `entry_bytes`.  Not thread-safe.
+// `entry_bytes` unless Put names its own charge.  Not thread-safe.
 template <typename V>
 class LruObjectCache {
  public:
@@ -60,31 +60,38 @@ class LruObjectCache {
     }
     ++counters_.hits;
     order_.splice(order_.begin(), order_, it->second);
-    return &it->second->second;
+    return &it->second->value;
+  }
+  // The cached value without counting or reordering, or nullptr.
+  V* Peek(uint64_t key) {
+    auto it = index_.find(key);
+    return it == index_.end() ? nullptr : &it->second->value;
   }
   // Caches key -> value, evicting least recently used entries to stay
   // within the budget (nothing is cached if one entry exceeds it).
-  void Put(uint64_t key, V value) {
+  void Put(uint64_t key, V value) { Put(key, std::move(value), entry_bytes_); }
+  void Put(uint64_t key, V value, uint64_t bytes) {
     Erase(key);
-    if (entry_bytes_ > budget_) return;
-    while (counters_.bytes + entry_bytes_ > budget_) {
-      index_.erase(order_.back().first);
+    if (bytes > budget_) return;
+    while (counters_.bytes + bytes > budget_) {
+      const Entry& victim = order_.back();
+      counters_.bytes -= victim.bytes;
+      index_.erase(victim.key);
       order_.pop_back();
-      counters_.bytes -= entry_bytes_;
       --counters_.objects;
       ++counters_.evictions;
     }
-    order_.emplace_front(key, std::move(value));
+    order_.push_front(Entry{key, std::move(value), bytes});
     index_[key] = order_.begin();
-    counters_.bytes += entry_bytes_;
+    counters_.bytes += bytes;
     ++counters_.objects;
   }
   void Erase(uint64_t key) {
     auto it = index_.find(key);
     if (it == index_.end()) return;
+    counters_.bytes -= it->second->bytes;
     order_.erase(it->second);
     index_.erase(it);
-    counters_.bytes -= entry_bytes_;
     --counters_.objects;
   }
   void Clear() {
@@ -93,9 +100,15 @@ class LruObjectCache {
     counters_.bytes = counters_.objects = 0;
   }
   const ObjectCacheCounters& counters() const { return counters_; }
+  uint64_t budget_bytes() const { return budget_; }
 
  private:
-  using Order = std::list<std::pair<uint64_t, V>>;
+  struct Entry {
+    uint64_t key;
+    V value;
+    uint64_t bytes;  // its charge
+  };
+  using Order = std::list<Entry>;
   uint64_t budget_, entry_bytes_;
   Order order_;  // most recently used first
   std::unordered_map<uint64_t, typename Order::iterator> index_;

@@ -34,6 +34,11 @@ struct AppBenchOptions {
   double rate = 0;                 // > 0: also an open-loop phase at this many requests/s
   uint64_t seed = 42;
   std::function<void(const std::string&)> progress;
+  // The comparison systems' settings (src/bench/app_systems.h AppSystemConfig).
+  double cache_fraction = 0.10;      // cache, cache-rpc: of the working set
+  std::string cache_policy = "lru";  // cache: lru | clock
+  std::string rpc_path = "switch";   // rpc*, cache-rpc: switch | direct
+  double rpc_core_ghz = 1.0;         // rpc-wimpy: the emulated core
 };
 
 struct AppBenchPhase {

@@ -8,6 +8,10 @@ const std::vector<AppSystemEntry>& AppSystems() {
   static const std::vector<AppSystemEntry> systems = {
       {"pulse", "traversals offloaded; continuations cross memory nodes through the switch", MakePulseSystem},
       {"pulse-acc", "traversals offloaded; at a memory-node boundary the CPU node re-issues", MakePulseAccSystem},
+      {"cache", "Fastswap-like: traversals at the CPU node over a 4 KiB page cache, each miss one read", MakeCacheSystem},
+      {"rpc", "native handlers on the memory node; at a node boundary the CPU node re-issues", MakeRpcSystem},
+      {"rpc-wimpy", "rpc on an emulated ~1 GHz SmartNIC core (--rpc-core-ghz)", MakeRpcWimpySystem},
+      {"cache-rpc", "AIFM-like: object cache at the CPU node, RPC on a miss (one memory node)", MakeCacheRpcSystem},
   };
   return systems;
 }

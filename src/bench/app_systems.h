@@ -15,6 +15,7 @@
 
 #include "pulse/apps/app_system.h"
 #include "pulse/client.h"
+#include "pulse/rpc.h"
 #include "pulse/status.h"
 
 namespace pulse::bench {
@@ -25,6 +26,16 @@ struct AppSystemConfig {
   std::optional<ExecutionMode> mode;  // --mode: where traversals run (unset: the dispatch rule)
   uint64_t working_set_bytes = 0;     // the application's far data (e.g. to size a cache)
   uint32_t memory_nodes = 0;
+  // cache: the page cache's size as a fraction of working_set_bytes, and
+  // its eviction ("lru" or "clock").  cache-rpc: its object caches' budget,
+  // the same fraction.
+  double cache_fraction = 0.10;
+  std::string cache_policy = "lru";
+  // rpc, rpc-wimpy, cache-rpc: "switch" (requests and replies cross the
+  // switch process, as in a rack; the default) or "direct" (CPU node <->
+  // memory node); the emulated wimpy core's clock (rpc-wimpy).
+  std::string rpc_path = "switch";
+  double rpc_core_ghz = 1.0;
 };
 
 using AppSystemFactory = Result<std::unique_ptr<apps::AppSystem>> (*)(const AppSystemConfig&);
@@ -44,5 +55,17 @@ Result<std::unique_ptr<apps::AppSystem>> MakeAppSystem(const std::string& name, 
 // src/bench/app_system_pulse.cc
 Result<std::unique_ptr<apps::AppSystem>> MakePulseSystem(const AppSystemConfig& config);
 Result<std::unique_ptr<apps::AppSystem>> MakePulseAccSystem(const AppSystemConfig& config);
+// src/bench/app_system_cache.cc
+Result<std::unique_ptr<apps::AppSystem>> MakeCacheSystem(const AppSystemConfig& config);
+// src/bench/app_system_rpc.cc
+Result<std::unique_ptr<apps::AppSystem>> MakeRpcSystem(const AppSystemConfig& config);
+Result<std::unique_ptr<apps::AppSystem>> MakeRpcWimpySystem(const AppSystemConfig& config);
+// What the RPC systems share (src/bench/app_system_rpc.cc): the RpcClient
+// options of config (InvalidArgument naming --rpc-path or --rpc-core-ghz),
+// and the RpcClient's counters as a system's stats.
+Result<RpcOptions> AppRpcOptions(const AppSystemConfig& config, bool wimpy);
+void AddRpcStats(const RpcClient& rpc, const RpcOptions& options, apps::AppSystemStats* stats);
+// src/bench/app_system_cache_rpc.cc
+Result<std::unique_ptr<apps::AppSystem>> MakeCacheRpcSystem(const AppSystemConfig& config);
 
 }  // namespace pulse::bench

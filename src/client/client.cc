@@ -77,6 +77,11 @@ struct Client::Impl {
   ClientCounters counters;
   bool switch_down = false;
   std::unique_ptr<BlockCache> cache;  // null: no cache
+  LayerHooks layer;                   // e.g. pulse::RpcClient's timers and callbacks
+
+  // Services the layer's timers and callbacks; its next deadline.
+  Clock::time_point ServiceLayer() { return layer.service ? layer.service() : Clock::time_point::max(); }
+  bool LayerReady() const { return layer.has_ready && layer.has_ready(); }
 
   bool caching() const { return cache != nullptr; }
   Status Read(uint64_t addr, void* dst, size_t len) {
@@ -398,14 +403,15 @@ struct Client::Impl {
       RunReady();
       if (pred()) return Status::Ok();
       CheckTimeouts();
+      const Clock::time_point layer_deadline = ServiceLayer();
       RunReady();
       if (pred()) return Status::Ok();
       const auto now = Clock::now();
       if (now >= end) return Status::Timeout("client: gave up waiting");
-      auto slice = end - now;
+      auto slice = std::min<Clock::duration>(end - now, layer_deadline - std::min(layer_deadline, now));
       for (auto& [id, p] : pending) slice = std::min<Clock::duration>(slice, p.deadline - now);
       slice = std::max<Clock::duration>(slice, std::chrono::microseconds(100));
-      worker->RunUntil([&] { return !ready.empty() || pred(); }, slice);
+      worker->RunUntil([&] { return !ready.empty() || LayerReady() || pred(); }, slice);
     }
   }
 };
@@ -736,6 +742,7 @@ void Client::Poll() {
   impl_->worker->Progress();
   impl_->CheckTimeouts();
   impl_->RunReady();
+  impl_->ServiceLayer();
 }
 
 Status Client::WaitAll(std::chrono::milliseconds timeout) {
@@ -795,5 +802,7 @@ TenantId Client::tenant() const { return impl_->options.tenant; }
 Status Client::DriveUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
   return impl_->DriveUntil(pred, timeout);
 }
+void Client::SetLayerHooks(LayerHooks hooks) { impl_->layer = std::move(hooks); }
+net::EndpointId Client::switch_endpoint() const { return impl_->switch_down ? net::kInvalidEndpoint : impl_->switch_ep; }
 
 }  // namespace pulse

@@ -2,7 +2,9 @@
 // timer and a retry budget, like a traversal's; a reply that stops at a node
 // boundary is re-issued under a fresh id to the memory node that owns the
 // next pointer, carrying the handler's state.  Callbacks are queued and run
-// outside the fabric's handlers.
+// outside the fabric's handlers.  There is no wait loop here: the Client's
+// own (DriveUntil) services this client's timers and callbacks through
+// Client::SetLayerHooks.
 #include "pulse/rpc.h"
 
 #include <algorithm>
@@ -64,9 +66,11 @@ struct RpcClient::Impl {
       p.result.state = p.request.state;
       return Finish(id, std::move(p.result));
     }
-    const net::EndpointId ep = client->memnode_endpoint(*owner);
+    const bool via_switch = options.path == RpcPath::kSwitch;
+    const net::EndpointId ep = via_switch ? client->switch_endpoint() : client->memnode_endpoint(*owner);
     if (ep == net::kInvalidEndpoint || !client->worker().IsConnected(ep))
-      return Finish(id, Status::Unavailable(fmt::format("rpc: memory node {} (owner of {:#x}) is unavailable", *owner,
+      return Finish(id, Status::Unavailable(fmt::format("rpc: {} (for memory node {}, owner of {:#x}) is unavailable",
+                                                        via_switch ? "the switch" : "the memory node", *owner,
                                                         p.request.start)));
     p.node = *owner;
     p.deadline = Clock::now() + options.request_timeout;
@@ -99,6 +103,10 @@ struct RpcClient::Impl {
                     Status::InvalidArgument(fmt::format("rpc to memory node {} rejected: {}", p.node,
                                                         std::string(m.output.begin(), m.output.end()))));
     }
+    if (m.status == TraversalStatus::kNodeUnavailable) {  // said by the switch
+      return Finish(m.request_id, Status::Unavailable(fmt::format("rpc: memory node {} (owner of {:#x}) is unavailable",
+                                                                  p.node, m.next_ptr)));
+    }
     RpcResult& r = p.result;
     r.output.insert(r.output.end(), m.output.begin(), m.output.end());
     r.steps += m.steps;
@@ -130,9 +138,8 @@ struct RpcClient::Impl {
     Finish(m.request_id, std::move(r));
   }
 
-  // Retransmits, or fails, the calls whose attempt has timed out.  Returns
-  // the earliest deadline still pending (max() if none).
-  Clock::time_point ServiceTimers() {
+  // Retransmits, or fails, the calls whose attempt has timed out.
+  void ServiceTimers() {
     const auto now = Clock::now();
     std::vector<uint64_t> expired;
     for (auto& [id, p] : pending)
@@ -148,9 +155,6 @@ struct RpcClient::Impl {
                        p.node, p.request.start, p.attempts, options.request_timeout.count())));
       }
     }
-    Clock::time_point next = Clock::time_point::max();
-    for (const auto& entry : pending) next = std::min(next, entry.second.deadline);
-    return next;
   }
 
   // Runs the callbacks of finished calls (a callback may start new calls).
@@ -162,38 +166,35 @@ struct RpcClient::Impl {
     }
   }
 
-  // Waits for done() through the Client's own driving (so its traversals
-  // progress too), waking for this client's timers.
-  Status Wait(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-    const auto end = Clock::now() + timeout;
-    auto finished = [&] {
-      DeliverReady();
-      return done();
-    };
-    while (!finished()) {
-      const Clock::time_point wake = std::min(end, ServiceTimers());
-      if (finished()) break;
-      const auto now = Clock::now();
-      if (now >= end) return Status::Timeout("rpc: gave up waiting");
-      const auto slice = std::chrono::ceil<std::chrono::milliseconds>(std::max<Clock::duration>(wake - now, {}));
-      (void)client->DriveUntil([&] { return !ready.empty() || done(); }, slice);
-    }
-    return Status::Ok();
+  // The Client's layer hook: timers, then callbacks; the next deadline.
+  Clock::time_point Service() {
+    ServiceTimers();
+    DeliverReady();
+    Clock::time_point next = Clock::time_point::max();
+    for (const auto& entry : pending) next = std::min(next, entry.second.deadline);
+    return next;
   }
 };
 
 RpcClient::RpcClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-RpcClient::~RpcClient() { impl_->client->worker().SetHandler(kAmRpcReply, {}); }
+RpcClient::~RpcClient() {
+  impl_->client->worker().SetHandler(kAmRpcReply, {});
+  impl_->client->SetLayerHooks({});
+}
 
 Result<std::unique_ptr<RpcClient>> RpcClient::Create(Client* client, const RpcOptions& options) {
   if (client == nullptr) return Status::InvalidArgument("RpcClient: no client");
   if (options.max_attempts == 0) return Status::InvalidArgument("RpcClient: max_attempts must be positive");
+  if (options.core_ghz < 0 || options.core_ghz * 1000.0 > rpc::kRpcMaxCoreMhz)
+    return Status::InvalidArgument(fmt::format("RpcClient: core_ghz {} is outside [0, {}]", options.core_ghz,
+                                               rpc::kRpcMaxCoreMhz / 1000.0));
   auto impl = std::make_unique<Impl>();
   impl->client = client;
   impl->options = options;
   Impl* raw = impl.get();
   client->worker().SetHandler(kAmRpcReply, [raw](net::EndpointId, std::span<const uint8_t> p) { raw->OnReply(p); });
+  client->SetLayerHooks({[raw] { return raw->Service(); }, [raw] { return !raw->ready.empty(); }});
   return std::unique_ptr<RpcClient>(new RpcClient(std::move(impl)));
 }
 
@@ -203,7 +204,10 @@ void RpcClient::CallAsync(uint16_t handler, uint64_t start, std::span<const uint
   ++im.counters.calls;
   PendingCall p;
   p.request.handler = handler;
-  p.request.flags = options.wimpy.value_or(im.options.wimpy) ? uint32_t{rpc::kRpcFlagWimpy} : 0u;
+  if (options.wimpy.value_or(im.options.wimpy)) {
+    const double mhz = std::clamp(im.options.core_ghz * 1000.0, 0.0, double{rpc::kRpcMaxCoreMhz});
+    p.request.flags = rpc::kRpcFlagWimpy | (static_cast<uint32_t>(mhz + 0.5) << rpc::kRpcFlagCoreMhzShift);
+  }
   p.request.request_id = MakeRequestId(im.client->cpu_node(), im.next_counter++);
   p.request.tenant = im.client->tenant();
   p.request.start = start;
@@ -222,20 +226,17 @@ Result<RpcResult> RpcClient::Call(uint16_t handler, uint64_t start, std::span<co
   // leg's retry budget.
   const auto budget = impl_->options.request_timeout * (impl_->options.max_attempts + 1) + std::chrono::seconds(1);
   while (!out) {
-    Status s = impl_->Wait([&] { return out.has_value(); }, std::chrono::duration_cast<std::chrono::milliseconds>(budget));
+    Status s = impl_->client->DriveUntil([&] { return out.has_value(); },
+                                         std::chrono::duration_cast<std::chrono::milliseconds>(budget));
     if (!out && !s.ok() && impl_->pending.empty()) return s;
   }
   return std::move(*out);
 }
 
-void RpcClient::Poll() {
-  impl_->client->Poll();
-  impl_->ServiceTimers();
-  impl_->DeliverReady();
-}
+void RpcClient::Poll() { impl_->client->Poll(); }  // services this client through its hooks
 
 Status RpcClient::WaitAll(std::chrono::milliseconds timeout) {
-  Status s = impl_->Wait([&] { return impl_->pending.empty() && impl_->ready.empty(); }, timeout);
+  Status s = impl_->client->DriveUntil([&] { return impl_->pending.empty() && impl_->ready.empty(); }, timeout);
   if (!s.ok()) return Status::Timeout(fmt::format("rpc: {} calls still pending", impl_->pending.size()));
   return s;
 }

@@ -7,27 +7,10 @@
 #include <fmt/format.h>
 
 #include "rpc/handlers/rpc_states.h"
+#include "rpc/rpc_call_typed.h"
 
 namespace pulse::rpc {
 namespace {
-
-// One call with a typed state; the final state comes back in `state`.
-template <typename State>
-Status CallTyped(RpcClient& rpc, uint16_t handler, uint64_t start, State& state, const RpcCallOptions& options,
-                 RpcResult* info, std::string_view what) {
-  auto r = rpc.Call(handler, start, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&state), sizeof(State)),
-                    options);
-  if (!r.ok()) return r.status();
-  if (r->status != TraversalStatus::kDone)
-    return Status::Internal(fmt::format("{}: the RPC ended with {} at {:#x}", what, TraversalStatusName(r->status),
-                                        r->fault_addr));
-  if (r->state.size() != sizeof(State))
-    return Status::Internal(fmt::format("{}: the reply's state has {} bytes, not {}", what, r->state.size(),
-                                        sizeof(State)));
-  std::memcpy(&state, r->state.data(), sizeof(State));
-  if (info != nullptr) *info = std::move(*r);
-  return Status::Ok();
-}
 
 ds::Aggregate ToAggregate(uint64_t sum, uint64_t min, uint64_t max, uint64_t count) {
   ds::Aggregate a;

@@ -51,6 +51,25 @@ bool PeekRpcRequestId(std::span<const uint8_t> b, uint64_t* request_id, uint16_t
   return true;
 }
 
+bool PeekRpcRoute(std::span<const uint8_t> b, uint64_t* request_id, uint64_t* start) {
+  if (b.size() < kRpcRequestHeaderBytes || b[0] != kRequestMagic || b[1] != kVersion) return false;
+  *request_id = LoadAt<uint64_t>(b, 8);
+  *start = LoadAt<uint64_t>(b, 24);
+  return true;
+}
+
+bool PeekRpcReplyId(std::span<const uint8_t> b, uint64_t* request_id) {
+  if (b.size() < kRpcReplyHeaderBytes || b[0] != kReplyMagic || b[1] != kVersion) return false;
+  *request_id = LoadAt<uint64_t>(b, 8);
+  return true;
+}
+
+bool SetRpcRequestId(std::span<uint8_t> b, uint64_t request_id) {
+  if (b.size() < kRpcRequestHeaderBytes || b[0] != kRequestMagic || b[1] != kVersion) return false;
+  std::memcpy(b.data() + 8, &request_id, sizeof(request_id));
+  return true;
+}
+
 Result<RpcRequest> DecodeRpcRequest(std::span<const uint8_t> b, uint32_t max_bytes) {
   if (b.size() < kRpcRequestHeaderBytes)
     return Bad("request", fmt::format("{} bytes is shorter than the {}-byte header", b.size(), kRpcRequestHeaderBytes));
@@ -63,7 +82,10 @@ Result<RpcRequest> DecodeRpcRequest(std::span<const uint8_t> b, uint32_t max_byt
   r.tenant = LoadAt<uint32_t>(b, 16);
   const uint32_t state_bytes = LoadAt<uint32_t>(b, 20);
   r.start = LoadAt<uint64_t>(b, 24);
-  if (r.flags & ~uint32_t{kRpcFlagWimpy}) return Bad("request", fmt::format("unknown flags {:#x}", r.flags));
+  const uint32_t known = kRpcFlagWimpy | (kRpcMaxCoreMhz << kRpcFlagCoreMhzShift);
+  if (r.flags & ~known) return Bad("request", fmt::format("unknown flags {:#x}", r.flags));
+  if ((r.flags >> kRpcFlagCoreMhzShift) != 0 && !(r.flags & kRpcFlagWimpy))
+    return Bad("request", fmt::format("flags {:#x} name a core clock without the wimpy flag", r.flags));
   if (state_bytes > max_bytes) return Bad("request", fmt::format("state_bytes {} exceeds {}", state_bytes, max_bytes));
   if (b.size() != kRpcRequestHeaderBytes + state_bytes)
     return Bad("request", fmt::format("state_bytes {} does not match the {} bytes after the header", state_bytes,

@@ -25,6 +25,10 @@ namespace pulse::rpc {
 enum RpcFlags : uint32_t {
   kRpcFlagWimpy = 1,  // run slowed down to the node's --rpc-core-ghz
 };
+// Bits 16-31 of flags: with kRpcFlagWimpy, the emulated core's clock in MHz
+// the caller asks for (0: the node's --rpc-core-ghz).
+inline constexpr uint32_t kRpcFlagCoreMhzShift = 16;
+inline constexpr uint32_t kRpcMaxCoreMhz = 0xffff;
 
 inline constexpr size_t kRpcRequestHeaderBytes = 32;
 inline constexpr size_t kRpcReplyHeaderBytes = 48;
@@ -61,5 +65,14 @@ Result<RpcReply> DecodeRpcReply(std::span<const uint8_t> bytes, uint32_t max_byt
 // The request id alone, if the bytes start with a request header (so that
 // a request with a bad body can still be answered).
 bool PeekRpcRequestId(std::span<const uint8_t> bytes, uint64_t* request_id, uint16_t* handler);
+
+// What the switch needs to forward a message without decoding its body
+// (RpcPath::kSwitch): a request's id and start pointer, or a reply's id.
+// False if the bytes do not start with such a header.
+bool PeekRpcRoute(std::span<const uint8_t> request, uint64_t* request_id, uint64_t* start);
+bool PeekRpcReplyId(std::span<const uint8_t> reply, uint64_t* request_id);
+// Rewrites a request's id in place (the switch sets its CPU-node bits from
+// the connection the request came on).  False if it is no request header.
+bool SetRpcRequestId(std::span<uint8_t> request, uint64_t request_id);
 
 }  // namespace pulse::rpc

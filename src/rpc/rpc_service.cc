@@ -45,7 +45,9 @@ std::optional<std::vector<uint8_t>> RpcService::Handle(std::span<const uint8_t> 
   if (request->state.size() != handler->state_bytes)
     return bad(fmt::format("rpc: handler {} ({}) takes a {}-byte state, not {}", handler->id, handler->name,
                            handler->state_bytes, request->state.size()));
-  if (options_.core_ghz <= 0 && (request->flags & kRpcFlagWimpy))
+  const uint32_t asked_mhz = request->flags >> kRpcFlagCoreMhzShift;
+  const double core_ghz = asked_mhz != 0 ? asked_mhz / 1000.0 : options_.core_ghz;
+  if (core_ghz <= 0 && (request->flags & kRpcFlagWimpy))
     return bad("rpc: this memory node emulates no wimpy core (--rpc-core-ghz)");
 
   RpcMemory memory(*table_, request->tenant, span_base_, span_size_, options_.max_steps);
@@ -55,7 +57,7 @@ std::optional<std::vector<uint8_t>> RpcService::Handle(std::span<const uint8_t> 
   const auto exec = end - start;
   Clock::time_point finish = end;
   if (request->flags & kRpcFlagWimpy) {
-    finish = start + std::chrono::duration_cast<Clock::duration>(exec * (host_ghz_ / options_.core_ghz));
+    finish = start + std::chrono::duration_cast<Clock::duration>(exec * (host_ghz_ / core_ghz));
     if (finish < end) finish = end;  // a "wimpy" core faster than the host: no slowdown
     SpinUntil(finish);
     ++counters_.wimpy_calls;

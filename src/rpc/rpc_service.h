@@ -2,7 +2,8 @@
 // I/O: decodes a request, runs the native handler to completion against the
 // node's range table with the caller's tenant, and encodes the reply.
 // Requests flagged kRpcFlagWimpy are stretched to emulate a core of
-// core_ghz (src/rpc/core_clock.h explains how, and how host_ghz is found).
+// core_ghz, or of the clock the request names (kRpcFlagCoreMhzShift)
+// (src/rpc/core_clock.h explains how, and how host_ghz is found).
 // Handlers only read, so a retransmitted request is simply run again.
 //
 // Not thread-safe: the memory node's network thread drives it.

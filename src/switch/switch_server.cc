@@ -2,6 +2,7 @@
 
 #include "memnode/node_control.h"
 #include "pulse/cluster.h"
+#include "rpc/rpc_message.h"
 
 namespace pulse::switchd {
 
@@ -33,6 +34,10 @@ SwitchServer::SwitchServer(const SwitchServerOptions& options, const node::NodeL
   worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnTraversal(from, p);
   });
+  worker_->SetHandler(kAmRpcRequest, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    OnRpcRequest(from, p);
+  });
+  worker_->SetHandler(kAmRpcReply, [this](net::EndpointId from, std::span<const uint8_t> p) { OnRpcReply(from, p); });
   worker_->SetDisconnectHandler([this](net::EndpointId ep, const Status& why) { OnDisconnect(ep, why); });
   worker_->SetAcceptHandler([this](net::EndpointId ep, const std::string& peer) {
     log_->Debug("connection {} from {}", ep, peer);
@@ -153,6 +158,62 @@ void SwitchServer::SendToCpuNode(uint32_t cpu_node, const TraversalMessage& mess
   }
   ++counters_.messages_out;
   counters_.bytes_out += n;
+}
+
+// ---- RPC baseline messages (plain forwarding) ------------------------------
+
+void SwitchServer::OnRpcRequest(net::EndpointId from, std::span<const uint8_t> payload) {
+  uint64_t id = 0, start = 0;
+  uint16_t handler = 0;
+  if (memnode_of_.count(from) != 0 || !rpc::PeekRpcRoute(payload, &id, &start) ||
+      !rpc::PeekRpcRequestId(payload, &id, &handler)) {
+    ++counters_.rpc_dropped;
+    log_->Debug("rpc request ({} bytes) from connection {}: not a CPU node's request; dropped", payload.size(), from);
+    return;
+  }
+  // The reply must return to the connection that asked, whatever it claims.
+  const uint32_t cpu = CpuNodeOf(from);
+  id = MakeRequestId(cpu, id);
+  std::vector<uint8_t> bytes(payload.begin(), payload.end());
+  (void)rpc::SetRpcRequestId(bytes, id);
+  const std::optional<NodeId> owner = router_.Owner(start);
+  auto node = owner ? memnodes_.find(*owner) : memnodes_.end();
+  if (node != memnodes_.end() && node->second.ep != net::kInvalidEndpoint) {
+    const size_t n = bytes.size();
+    Status s = worker_->Send(node->second.ep, kAmRpcRequest, std::move(bytes));
+    if (s.ok()) {
+      ++counters_.rpc_requests;
+      counters_.rpc_bytes += n;
+      return;
+    }
+    MarkDead(&node->second, s.message());
+  }
+  // Nobody owns start, or its owner is down: answered here.
+  rpc::RpcReply r;
+  r.status = owner ? TraversalStatus::kNodeUnavailable : TraversalStatus::kFaultInvalidPointer;
+  r.handler = handler;
+  r.request_id = id;
+  r.next_ptr = r.fault_addr = start;
+  ++counters_.rpc_answered;
+  if (!worker_->Send(from, kAmRpcReply, rpc::EncodeRpcReply(r)).ok()) ++counters_.rpc_dropped;
+}
+
+void SwitchServer::OnRpcReply(net::EndpointId from, std::span<const uint8_t> payload) {
+  uint64_t id = 0;
+  if (memnode_of_.count(from) == 0 || !rpc::PeekRpcReplyId(payload, &id)) {
+    ++counters_.rpc_dropped;  // only memory nodes answer
+    log_->Debug("rpc reply ({} bytes) from connection {}, which is no memory node: dropped", payload.size(), from);
+    return;
+  }
+  auto ep = cpu_eps_.find(static_cast<uint32_t>(id >> 40));  // MakeRequestId's CPU-node bits
+  const size_t n = payload.size();
+  if (ep == cpu_eps_.end() ||
+      !worker_->Send(ep->second, kAmRpcReply, std::vector<uint8_t>(payload.begin(), payload.end())).ok()) {
+    ++counters_.rpc_dropped;
+    return;
+  }
+  ++counters_.rpc_replies;
+  counters_.rpc_bytes += n;
 }
 
 void SwitchServer::MarkDead(MemNode* node, const std::string& why) {
@@ -283,6 +344,11 @@ json SwitchServer::Stats() const {
               {"bytes_out", counters_.bytes_out},
               {"control_ops", counters_.control_ops},
               {"control_errors", counters_.control_errors},
+              {"rpc_requests", counters_.rpc_requests},
+              {"rpc_replies", counters_.rpc_replies},
+              {"rpc_answered", counters_.rpc_answered},
+              {"rpc_dropped", counters_.rpc_dropped},
+              {"rpc_bytes", counters_.rpc_bytes},
               {"memnodes", memnodes_.size()},
               {"memnodes_alive", alive},
               {"cpu_nodes", cpu_eps_.size()},

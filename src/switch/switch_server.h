@@ -11,7 +11,16 @@
 //   the owner is down (or never came) -> kNodeUnavailable to the CPU node,
 //                                       state intact so it can be re-issued
 // A request's cpu_node is set from the connection it came on, so responses
-// always return to the CPU node that asked.  Malformed messages are counted
+// always return to the CPU node that asked.
+//
+// RPC baseline messages routed through the switch (include/pulse/rpc.h,
+// RpcPath::kSwitch) are forwarded plainly, with no continuation logic: a
+// request (kAmRpcRequest) to the memory node owning its start pointer, its
+// CPU-node id bits set from the connection it came on; a reply
+// (kAmRpcReply) from a memory node to the CPU node its request id names.
+// A pointer no node owns / a dead owner is answered kFaultInvalidPointer /
+// kNodeUnavailable.  They have their own counters (rpc_*): `forwards`
+// counts only continuations between memory nodes.  Malformed messages are counted
 // and dropped.  Control operations (include/pulse/cluster.h):
 // register_memnode, hello, stats, shutdown.
 //
@@ -56,6 +65,11 @@ struct SwitchCounters {
   uint64_t bytes_out = 0;
   uint64_t control_ops = 0;
   uint64_t control_errors = 0;
+  uint64_t rpc_requests = 0;          // RPC requests forwarded to a memory node
+  uint64_t rpc_replies = 0;           // RPC replies forwarded to a CPU node
+  uint64_t rpc_answered = 0;          // answered here: no owner, or the owner is down
+  uint64_t rpc_dropped = 0;           // malformed, or for a CPU node that is gone
+  uint64_t rpc_bytes = 0;             // of the forwarded messages
 };
 
 class SwitchServer {
@@ -92,6 +106,8 @@ class SwitchServer {
   void OnControl(net::EndpointId from, std::span<const uint8_t> payload);
   void OnTraversal(net::EndpointId from, std::span<const uint8_t> payload);
   void OnDisconnect(net::EndpointId ep, const Status& why);
+  void OnRpcRequest(net::EndpointId from, std::span<const uint8_t> payload);
+  void OnRpcReply(net::EndpointId from, std::span<const uint8_t> payload);
 
   Result<nlohmann::json> RegisterMemNode(net::EndpointId from, const nlohmann::json& body);
   nlohmann::json Hello(net::EndpointId from);

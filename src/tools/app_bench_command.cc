@@ -93,6 +93,21 @@ void AddAppBench(CLI::App& bench) {
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs");
   cmd->add_flag("--json", *json, "Print one JSON object");
+  cmd->add_option("--cache-fraction", opts->cache_fraction,
+                  "cache, cache-rpc: the CPU-node cache's size as a fraction of the working set")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0001, 1.0));
+  cmd->add_option("--cache-policy", opts->cache_policy, "cache: page eviction, lru or clock")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"lru", "clock"}));
+  cmd->add_option("--rpc-path", opts->rpc_path,
+                  "rpc, rpc-wimpy, cache-rpc: switch (requests cross the switch process, as in a rack) or direct\n"
+                  "(CPU node <-> memory node); docs/rpc.md")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"switch", "direct"}));
+  cmd->add_option("--rpc-core-ghz", opts->rpc_core_ghz, "rpc-wimpy: the emulated wimpy core's clock (GHz)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 65.0));
   cmd->callback([opts, json, mode] {
     if (*mode == "offload") {
       opts->mode = ExecutionMode::kOffload;

@@ -157,6 +157,17 @@ TEST_F(RpcServiceTest, WimpyCallsAreStretchedOnlyWhenSlower) {
   Run(fast, kRpcUmapFind, base_, &st, sizeof(st), 1, kRpcFlagWimpy);
   EXPECT_EQ(slow.counters().wimpy_calls, 1u);
   EXPECT_EQ(fast.counters().spin_ns, 0u);
+  // The request names its own clock: on the fast node, 1000 MHz spins; on
+  // the slow one, 5000 MHz does not.
+  Run(fast, kRpcUmapFind, base_, &st, sizeof(st), 1, kRpcFlagWimpy | (1000u << kRpcFlagCoreMhzShift));
+  EXPECT_GT(fast.counters().spin_ns, 0u);
+  const uint64_t slow_spin = slow.counters().spin_ns;
+  Run(slow, kRpcUmapFind, base_, &st, sizeof(st), 1, kRpcFlagWimpy | (5000u << kRpcFlagCoreMhzShift));
+  EXPECT_EQ(slow.counters().spin_ns, slow_spin);
+  EXPECT_EQ(slow.counters().wimpy_calls, 2u);
+  // A clock without the wimpy flag is a bad request.
+  EXPECT_EQ(Run(slow, kRpcUmapFind, base_, &st, sizeof(st), 1, 1000u << kRpcFlagCoreMhzShift).status,
+            TraversalStatus::kFaultBadRequest);
 }
 
 // The calibration measures a clock rate, not something else: a plausible

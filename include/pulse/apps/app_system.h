@@ -1,6 +1,6 @@
 // pulse::apps::AppSystem: the system an application runs on, as the
 // evaluation compares them (seed 000 section 6, seed 001 section 7): pulse,
-// pulse-acc, and later cache (Fastswap-like), rpc, rpc-wimpy and cache-rpc.
+// pulse-acc, cache (Fastswap-like), rpc, rpc-wimpy and cache-rpc (AIFM-like).
 //
 // An application builds its far-memory data with client() and performs
 // every request through the system's operations: the pointer traversals
@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pulse/client.h"
@@ -38,6 +39,19 @@ struct ScanRecord {
   uint64_t key = 0;
   uint64_t checksum = 0;
   bool operator==(const ScanRecord&) const = default;
+};
+
+// What a system counts beyond the Client's counters, for `pulse bench app`.
+struct AppSystemStats {
+  // Requests the CPU node re-issued to another memory node at a node
+  // boundary that ClientCounters::reissues does not count (the rpc
+  // systems'): cross-node hops, cumulative.
+  uint64_t reissues = 0;
+  // Cumulative counters (the bench reports their change over the measured
+  // phase), e.g. cache hits and misses, and settings (reported as they are),
+  // e.g. the cache's budget.
+  std::vector<std::pair<std::string, uint64_t>> counters;
+  std::vector<std::pair<std::string, double>> settings;
 };
 
 class AppSystem {
@@ -62,6 +76,9 @@ class AppSystem {
   virtual Status WriteObject(uint64_t addr, const void* src, size_t length) {
     return client()->Write(addr, src, length);
   }
+
+  // This system's own figures (default: none).
+  virtual AppSystemStats Stats() const { return {}; }
 };
 
 }  // namespace pulse::apps

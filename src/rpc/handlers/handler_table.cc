@@ -9,7 +9,9 @@
   X(btree_aggregate)          \
   X(btree_scan)               \
   X(list_find)                \
-  X(list_aggregate)
+  X(list_aggregate)           \
+  X(wt_scan)                  \
+  X(tsv_aggregate)
 
 namespace pulse::rpc {
 
