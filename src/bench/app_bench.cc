@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -258,7 +259,12 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   AppBenchResult res;
   cluster::ClusterGuard guard;
   BenchClusterOptions c;
-  c.name = "bench-app";
+  // A name of its own per run: runs of one process (bench suite) must not
+  // share a cluster directory, or a later run's clean-up removes the logs of
+  // a failed one.
+  static std::atomic<uint32_t> runs{0};
+  const uint32_t run = ++runs;
+  c.name = run == 1 ? "bench-app" : fmt::format("bench-app{}", run);
   c.memory_nodes = o.memory_nodes;
   c.pool_mib = static_cast<uint32_t>(std::max<uint64_t>(64, 2 * working_set / o.memory_nodes / (1 << 20) + 32));
   c.binary = o.binary;

@@ -247,6 +247,15 @@ Result<SuiteResult> RunSuite(const SuiteOptions& o) {
                                          run.options.memory_nodes, run.variant.empty() ? "" : " " + run.variant);
     const auto t0 = Clock::now();
     auto r = RunAppBench(run.options);
+    // One more attempt after a failure (not a rejection): on a machine that
+    // others share, a node can fail to start (e.g. its port was taken between
+    // choosing and binding it).  The first error stays in the record.
+    std::string first_failure;
+    if (!r.ok() && !IsRejection(r.status())) {
+      first_failure = r.status().ToString();
+      say(fmt::format("[{}/{}] {}: failed ({}); once more", i + 1, total, what, first_failure));
+      r = RunAppBench(run.options);
+    }
     run.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     done_wall += run.wall_seconds;
     std::string outcome;
@@ -259,6 +268,8 @@ Result<SuiteResult> RunSuite(const SuiteOptions& o) {
       run.reason = r.status().ToString();
       outcome = fmt::format("{}: {}", SuiteOutcomeName(run.outcome), run.reason);
     }
+    if (!first_failure.empty()) run.reason = fmt::format("{}{}first attempt failed: {}", run.reason,
+                                                         run.reason.empty() ? "" : "; ", first_failure);
     const double eta = done_wall / static_cast<double>(i + 1) * static_cast<double>(total - i - 1);
     say(fmt::format("[{}/{}] {} {}: {} ({} elapsed, ETA {})", i + 1, total, run.study, what, outcome,
                     Duration(std::chrono::duration<double>(Clock::now() - start).count()), Duration(eta)));

@@ -64,7 +64,7 @@ struct SuiteRun {
   std::string variant;           // the study's setting, e.g. "chain_length=100"; empty in the matrix
   AppBenchOptions options;
   Outcome outcome = Outcome::kPending;
-  std::string reason;            // why it was skipped or failed
+  std::string reason;            // why it was skipped or failed (or why it was run twice)
   AppBenchResult result;         // when kOk
   double wall_seconds = 0;       // cluster start, load, phases and stop
 };

@@ -1,5 +1,6 @@
 // results.json, report.md and the comparison table of `pulse bench suite`
 // (src/bench/suite.h).
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -207,12 +208,15 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
     if (r.outcome == SuiteRun::Outcome::kOk)
       overhead += r.wall_seconds - r.result.closed.seconds - r.result.load_seconds;
   }
+  double load[3] = {0, 0, 0};
+  getloadavg(load, 3);
   md += fmt::format(
-      "{}, {} CPU(s); `pulse bench suite{}`: {} runs ({} ok, {} skipped, {} failed) in {:.0f} s.\n"
+      "{}, {} CPU(s), load average {:.1f} over the last 15 minutes at the end (other tenants' work shows as "
+      "latency tails); `pulse bench suite{}`: {} runs ({} ok, {} skipped, {} failed) in {:.0f} s.\n"
       "Every run is `pulse bench app` on a fresh local cluster (switch + N memory-node processes on this host), "
       "closed loop with one outstanding request for {} s; traversals offloaded (`--mode offload`). Cluster start "
       "and stop cost {:.1f} s per run on average. {}.\n",
-      when, sysconf(_SC_NPROCESSORS_ONLN), o.quick ? " --quick" : "", res.runs.size(), ok, skipped, failed,
+      when, sysconf(_SC_NPROCESSORS_ONLN), load[2], o.quick ? " --quick" : "", res.runs.size(), ok, skipped, failed,
       res.wall_seconds, o.seconds, ok ? overhead / static_cast<double>(ok) : 0.0, res.plots_note);
 
   const Axes a = MatrixAxes(res.runs);
@@ -324,10 +328,11 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
         "run's own memory-node CPU, wire bytes and hops per request.\n\n";
   TargetsTable(&md, res.targets, true);
 
-  md += "\n## Skipped and failed runs\n\n";
+  md += "\n## Skipped, failed and repeated runs\n\nA run that fails (not one a system rejects) is run once "
+        "more; its first error is kept.\n\n";
   bool any = false;
   for (const SuiteRun& r : res.runs) {
-    if (r.outcome == SuiteRun::Outcome::kOk) continue;
+    if (r.outcome == SuiteRun::Outcome::kOk && r.reason.empty()) continue;
     any = true;
     md += fmt::format("- {} {} {} {} {} node(s) {}: {}: {}\n", r.study, r.regime, r.options.app, r.options.system,
                       r.options.memory_nodes, r.variant, SuiteOutcomeName(r.outcome), r.reason);
