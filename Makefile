@@ -18,9 +18,11 @@ build: configure
 test: setup build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
-# Setup, build, and the main job.
+# Setup, build, and the main job; then a short evaluation suite that prints
+# the comparison table (report and plots in $(BUILD_DIR)/suite-demo).
 demo: setup build
 	bash scripts/demo.sh $(BUILD_DIR)
+	$(BUILD_DIR)/bin/pulse bench suite --quick --regimes tcp --studies none --out $(BUILD_DIR)/suite-demo
 
 clean:
 	rm -rf $(BUILD_DIR)

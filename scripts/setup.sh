@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev libzstd-dev libxxhash-dev
   iproute2 procps
+  python3 python3-matplotlib         # plots of `pulse bench suite` (scripts/plot_suite.py)
 )
 
 missing=()

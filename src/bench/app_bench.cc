@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -61,9 +62,11 @@ class WebServiceDriver : public AppDriver {
 
 class WiredTigerDriver : public AppDriver {
  public:
-  explicit WiredTigerDriver(std::unique_ptr<apps::WiredTiger> app) : app_(std::move(app)) {}
+  WiredTigerDriver(std::unique_ptr<apps::WiredTiger> app, uint32_t scan_length)
+      : app_(std::move(app)), scan_length_(scan_length) {}
   Result<bool> Request() override {
-    const apps::ycsb::Operation op = app_->NextOperation();
+    apps::ycsb::Operation op = app_->NextOperation();
+    if (scan_length_ != 0 && op.op == apps::ycsb::Op::kScan) op.scan_length = scan_length_;
     auto r = app_->Serve(op);
     if (!r.ok()) return r.status();
     if (op.op != apps::ycsb::Op::kScan) return false;
@@ -74,6 +77,7 @@ class WiredTigerDriver : public AppDriver {
 
  private:
   std::unique_ptr<apps::WiredTiger> app_;
+  uint32_t scan_length_;
 };
 
 class BtrdbDriver : public AppDriver {
@@ -175,7 +179,61 @@ std::optional<uint64_t> RaplEnergyUj() {
 
 double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+json OptionalJson(const std::optional<double>& v) { return v ? json(*v) : json(); }
+
 }  // namespace
+
+json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
+  const double tput = r.closed.seconds > 0 ? static_cast<double>(r.closed.ops) / r.closed.seconds : 0;
+  json j = {
+      {"app", o.app},
+      {"system", o.system},
+      {"memory_nodes", o.memory_nodes},
+      {"throughput_ops", tput},
+      {"lat_mean_us", r.closed.latency.mean_us},
+      {"lat_p50_us", r.closed.latency.p50_us},
+      {"lat_p99_us", r.closed.latency.p99_us},
+      {"bytes_per_op", r.bytes_per_op},
+      {"mn_cpu_us_per_op", OptionalJson(r.mn_cpu_us_per_op)},
+      {"energy_uj_per_op", OptionalJson(r.energy_uj_per_op)},
+      {"offload_fraction", r.offload_fraction},
+      {"cross_node_per_op", r.cross_node_per_op},
+      {"iterations_per_op", OptionalJson(r.iterations_per_op)},
+      {"retransmissions_per_op", r.retransmissions_per_op},
+      {"ops", r.closed.ops},
+      {"seconds", r.closed.seconds},
+      {"concurrency", o.concurrency},
+      {"verified", r.verified},
+      {"load_seconds", r.load_seconds},
+      {"size", r.load_ops},
+      {"switch_address", r.switch_address},
+      {"own_cluster", r.own_cluster},
+  };
+  if (o.app == "webservice") {
+    j["workload"] = std::string(1, o.workload);
+    j["distribution"] = o.distribution;
+    j["chain_length"] = o.chain_length;
+    j["insert_fraction"] = o.insert_fraction;
+    j["offload_alloc"] = o.offload_alloc;
+  }
+  if (o.app == "wiredtiger") {
+    j["scan_length"] = o.scan_length;
+    j["allocation"] = o.allocation;
+  }
+  j["ucx_tls"] = o.ucx_tls;
+  if (!r.extra.empty()) {  // empty: a result not (yet) measured
+    const json extra = json::parse(r.extra);
+    for (const auto& [k, v] : extra.items()) j[k] = v;
+  }
+  if (r.has_open) {
+    j["open_loop"] = {{"rate", o.rate},
+                      {"ops", r.open.ops},
+                      {"lat_mean_us", r.open.latency.mean_us},
+                      {"lat_p50_us", r.open.latency.p50_us},
+                      {"lat_p99_us", r.open.latency.p99_us}};
+  }
+  return j;
+}
 
 Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   if (o.app != "webservice" && o.app != "wiredtiger" && o.app != "btrdb")
@@ -186,6 +244,13 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
         fmt::format("bench app: --concurrency {}: the applications' requests are synchronous; only 1 is supported",
                     o.concurrency));
   if (o.seconds <= 0) return Status::InvalidArgument("bench app: --seconds must be > 0");
+  if (o.allocation != "uniform" && o.allocation != "partitioned")
+    return Status::InvalidArgument(fmt::format("bench app: --allocation '{}' (uniform or partitioned)", o.allocation));
+  if (o.allocation == "partitioned" && (o.app != "wiredtiger" || o.memory_nodes < 2))
+    return Status::InvalidArgument("bench app: --allocation partitioned is for wiredtiger on >= 2 memory nodes");
+  if (o.scan_length > apps::kWiredTigerMaxScan)
+    return Status::InvalidArgument(
+        fmt::format("bench app: --scan-length {} exceeds {}", o.scan_length, apps::kWiredTigerMaxScan));
   auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
@@ -194,7 +259,12 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   AppBenchResult res;
   cluster::ClusterGuard guard;
   BenchClusterOptions c;
-  c.name = "bench-app";
+  // A name of its own per run: runs of one process (bench suite) must not
+  // share a cluster directory, or a later run's clean-up removes the logs of
+  // a failed one.
+  static std::atomic<uint32_t> runs{0};
+  const uint32_t run = ++runs;
+  c.name = run == 1 ? "bench-app" : fmt::format("bench-app{}", run);
   c.memory_nodes = o.memory_nodes;
   c.pool_mib = static_cast<uint32_t>(std::max<uint64_t>(64, 2 * working_set / o.memory_nodes / (1 << 20) + 32));
   c.binary = o.binary;
@@ -209,6 +279,8 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   AppSystemConfig sc;
   sc.client.switch_address = res.switch_address;
   sc.client.worker.name = "bench-app";
+  sc.client.worker.transports = o.ucx_tls;  // the client runs over the regime's transport too
+  if (o.allocation == "partitioned") sc.client.policy = AllocationPolicy::kPartitioned;
   sc.mode = o.mode;
   sc.working_set_bytes = working_set;
   sc.memory_nodes = o.memory_nodes;
@@ -239,6 +311,8 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     }
     wo.chain_length = o.chain_length;
     wo.seed = o.seed;
+    wo.insert_fraction = o.insert_fraction;
+    wo.regions_per_request = o.offload_alloc ? 1 : 0;
     auto app = apps::WebService::Load(system->get(), wo);
     if (!app.ok()) return app.status();
     driver = std::make_unique<WebServiceDriver>(std::move(*app));
@@ -246,9 +320,10 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     apps::WiredTigerOptions wo;
     wo.records = size;
     wo.seed = o.seed;
+    if (o.allocation == "partitioned") wo.partition = ds::BTreePartition{};  // halves of the hashed key space
     auto app = apps::WiredTiger::Load(system->get(), wo);
     if (!app.ok()) return app.status();
-    driver = std::make_unique<WiredTigerDriver>(std::move(*app));
+    driver = std::make_unique<WiredTigerDriver>(std::move(*app), o.scan_length);
   } else {
     apps::BtrdbOptions bo;
     bo.seconds = static_cast<double>(size);
@@ -266,7 +341,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     res.verified += *r ? 1 : 0;
   }
 
-  auto session = cluster::ControlSession::Create();
+  auto session = cluster::ControlSession::Create(o.ucx_tls);
   if (!session.ok()) return session.status();
   auto memnodes = MemNodeAddresses(**session, res.switch_address);
   if (!memnodes.ok()) return memnodes.status();

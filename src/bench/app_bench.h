@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/traverse_bench.h"
 #include "pulse/client.h"
 #include "pulse/status.h"
@@ -39,6 +41,11 @@ struct AppBenchOptions {
   std::string cache_policy = "lru";  // cache: lru | clock
   std::string rpc_path = "switch";   // rpc*, cache-rpc: switch | direct
   double rpc_core_ghz = 1.0;         // rpc-wimpy: the emulated core
+  // Sensitivity knobs of seed 000 appendix C (`pulse bench suite`).
+  uint32_t scan_length = 0;              // wiredtiger: every scan reads this many records (0: YCSB E's 1..100)
+  std::string allocation = "uniform";    // wiredtiger: uniform (round robin) | partitioned (needs >= 2 nodes)
+  double insert_fraction = 0;            // webservice: fraction of requests inserting a new user
+  bool offload_alloc = true;             // webservice: inserts carry pre-allocated regions (ALLOC offloaded)
 };
 
 struct AppBenchPhase {
@@ -66,5 +73,9 @@ struct AppBenchResult {
 };
 
 Result<AppBenchResult> RunAppBench(const AppBenchOptions& options);
+
+// One JSON object of a run: its configuration and every figure of the
+// result (what `pulse bench app --json` prints; null for absent figures).
+nlohmann::json AppBenchJson(const AppBenchOptions& options, const AppBenchResult& result);
 
 }  // namespace pulse::bench

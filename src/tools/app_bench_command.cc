@@ -11,54 +11,6 @@
 #include "tools/commands.h"
 
 namespace pulse::tools {
-namespace {
-
-nlohmann::json OptionalJson(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
-
-nlohmann::json ResultJson(const bench::AppBenchOptions& o, const bench::AppBenchResult& r) {
-  const double tput = r.closed.seconds > 0 ? static_cast<double>(r.closed.ops) / r.closed.seconds : 0;
-  nlohmann::json j = {
-      {"app", o.app},
-      {"system", o.system},
-      {"memory_nodes", o.memory_nodes},
-      {"throughput_ops", tput},
-      {"lat_mean_us", r.closed.latency.mean_us},
-      {"lat_p50_us", r.closed.latency.p50_us},
-      {"lat_p99_us", r.closed.latency.p99_us},
-      {"bytes_per_op", r.bytes_per_op},
-      {"mn_cpu_us_per_op", OptionalJson(r.mn_cpu_us_per_op)},
-      {"energy_uj_per_op", OptionalJson(r.energy_uj_per_op)},
-      {"offload_fraction", r.offload_fraction},
-      {"cross_node_per_op", r.cross_node_per_op},
-      {"iterations_per_op", OptionalJson(r.iterations_per_op)},
-      {"retransmissions_per_op", r.retransmissions_per_op},
-      {"ops", r.closed.ops},
-      {"seconds", r.closed.seconds},
-      {"concurrency", o.concurrency},
-      {"verified", r.verified},
-      {"load_seconds", r.load_seconds},
-      {"size", r.load_ops},
-      {"switch_address", r.switch_address},
-      {"own_cluster", r.own_cluster},
-  };
-  if (o.app == "webservice") {
-    j["workload"] = std::string(1, o.workload);
-    j["distribution"] = o.distribution;
-    j["chain_length"] = o.chain_length;
-  }
-  const nlohmann::json extra = nlohmann::json::parse(r.extra);
-  for (const auto& [k, v] : extra.items()) j[k] = v;
-  if (r.has_open) {
-    j["open_loop"] = {{"rate", o.rate},
-                      {"ops", r.open.ops},
-                      {"lat_mean_us", r.open.latency.mean_us},
-                      {"lat_p50_us", r.open.latency.p50_us},
-                      {"lat_p99_us", r.open.latency.p99_us}};
-  }
-  return j;
-}
-
-}  // namespace
 
 void AddAppBench(CLI::App& bench) {
   auto opts = std::make_shared<bench::AppBenchOptions>();
@@ -92,6 +44,15 @@ void AddAppBench(CLI::App& bench) {
   cmd->add_option("--seed", opts->seed, "Seed of data and requests")->capture_default_str();
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs");
+  cmd->add_option("--scan-length", opts->scan_length, "wiredtiger: records per scan (0: YCSB E's uniform 1..100)")
+      ->capture_default_str();
+  cmd->add_option("--allocation", opts->allocation, "wiredtiger: uniform (round robin) or partitioned (>= 2 nodes)")
+      ->capture_default_str();
+  cmd->add_option("--insert-fraction", opts->insert_fraction, "webservice: fraction of requests adding a new user")
+      ->capture_default_str();
+  cmd->add_option("--offload-alloc", opts->offload_alloc,
+                  "webservice inserts: carry pre-allocated regions (true) or return to the CPU node to allocate")
+      ->capture_default_str();
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->add_option("--cache-fraction", opts->cache_fraction,
                   "cache, cache-rpc: the CPU-node cache's size as a fraction of the working set")
@@ -123,7 +84,7 @@ void AddAppBench(CLI::App& bench) {
       std::cerr << "bench app: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
-    const nlohmann::json j = ResultJson(*opts, *r);
+    const nlohmann::json j = bench::AppBenchJson(*opts, *r);
     if (*json) {
       std::cout << j.dump(2) << std::endl;
       return;

@@ -121,6 +121,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddRpcBench(bench);
   AddDsBench(bench);
   AddAppBench(bench);
+  AddSuiteBench(bench);
   AddSoakBench(bench);
 }
 

@@ -20,6 +20,8 @@ void AddRpcBench(CLI::App& bench);
 void AddDsBench(CLI::App& bench);
 // pulse bench app (src/tools/app_bench_command.cc)
 void AddAppBench(CLI::App& bench);
+// pulse bench suite (src/tools/suite_command.cc)
+void AddSuiteBench(CLI::App& bench);
 // pulse bench soak (src/tools/soak_command.cc)
 void AddSoakBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.

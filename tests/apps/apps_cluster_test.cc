@@ -170,5 +170,80 @@ TEST_F(AppsCluster, WiredTigerScansMatchNative) {
   }
 }
 
+// Inserts of new users (the writes study of seed 000 C.2): with offloaded
+// allocation the insert carries a pre-allocated region; without, every new
+// chain node stops the traversal once for the CPU node to allocate.  Either
+// way every inserted user is then served with its own object.
+TEST_F(AppsCluster, WebServiceInsertsNewUsersWithAndWithoutOffloadedAllocation) {
+  for (uint32_t regions : {1u, 0u}) {
+    auto system = System("pulse", ExecutionMode::kOffload, 64 * 1024);
+    ASSERT_NE(system, nullptr);
+    WebServiceOptions o;
+    o.users = 100;
+    o.workload = 'C';
+    o.operations = 1000;
+    o.insert_fraction = 0.5;
+    o.regions_per_request = regions;
+    auto app = WebService::Load(system.get(), o);
+    ASSERT_TRUE(app.ok()) << app.status().ToString();
+    const uint64_t exhausted_after_load = (*app)->map().region_stats().exhausted;
+    std::vector<uint64_t> added;
+    for (uint64_t i = 0; i < std::max<uint64_t>(20, ScaledOps(60)); ++i) {
+      const ycsb::Operation op = (*app)->NextOperation();
+      auto r = (*app)->Serve(op);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_TRUE(r->found);
+      if (op.op == ycsb::Op::kInsert) added.push_back(op.key);
+    }
+    ASSERT_FALSE(added.empty());
+    EXPECT_EQ((*app)->map().size(), o.users + added.size());
+    const uint64_t exhausted = (*app)->map().region_stats().exhausted - exhausted_after_load;
+    if (regions == 0) {
+      EXPECT_EQ(exhausted, added.size());  // one return to the CPU node per new node
+    } else {
+      EXPECT_LE(exhausted, (added.size() + 31) / 32);  // one replenishment per 32 new nodes
+    }
+    for (uint64_t key : added) {
+      auto r = (*app)->Serve(ycsb::Operation{ycsb::Op::kRead, 0, key, 0});
+      ASSERT_TRUE(r.ok() && r->found) << key;
+      auto obj = (*app)->Open(*r);
+      ASSERT_TRUE(obj.ok()) << obj.status().ToString();
+      EXPECT_EQ(*obj, (*app)->Expected(key));
+    }
+  }
+  WebServiceOptions bad;
+  bad.insert_fraction = 1;
+  auto system = System("pulse");
+  EXPECT_EQ(WebService::Load(system.get(), bad).status().code(), Status::Code::kInvalidArgument);
+}
+
+// Partitioned allocation (seed 000 C.2, Fig. 5): scans, also across the
+// split key, still match the native answer.
+TEST_F(AppsCluster, WiredTigerPartitionedScansMatchNative) {
+  bench::AppSystemConfig c;
+  c.client.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
+  c.client.slab_bytes = 4096;
+  c.client.policy = AllocationPolicy::kPartitioned;
+  auto system = bench::MakeAppSystem("pulse", c);
+  ASSERT_TRUE(system.ok()) << system.status().ToString();
+  WiredTigerOptions o;
+  o.records = 800;
+  o.operations = 1000;
+  o.partition = ds::BTreePartition{};
+  auto app = WiredTiger::Load(system->get(), o);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  for (uint64_t i = 0; i < ScaledOps(60); ++i) {
+    const ycsb::Operation op = (*app)->NextOperation();
+    auto r = (*app)->Serve(op);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (op.op == ycsb::Op::kScan) EXPECT_EQ(*r, (*app)->NativeScan(op.key, op.scan_length)) << op.key;
+  }
+  for (uint64_t start : {uint64_t{0}, (uint64_t{1} << 63) - 1000, uint64_t{1} << 63}) {
+    auto r = OffloadedScan((*system)->client(), (*app)->tree().root(), start, 100, ExecutionMode::kOffload);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r, (*app)->NativeScan(start, 100)) << start;
+  }
+}
+
 }  // namespace
 }  // namespace pulse::apps

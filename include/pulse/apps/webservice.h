@@ -33,6 +33,15 @@ struct WebServiceOptions {
   uint32_t chain_length = 0;  // 0: one bucket per user; else users / chain_length buckets
   uint64_t operations = 100000;  // YCSB operationcount
   uint64_t seed = 42;
+  // Writes that add a user (seed 000 C.2, Fig. 3(b)): this fraction of the
+  // operations become YCSB inserts of new users (a new object, then the
+  // map's insert traversal, which allocates the chain node); the workload's
+  // own mix fills the rest.  0: workload A, B or C unchanged.
+  double insert_fraction = 0;
+  // Pre-allocated regions each insert request carries (offloaded
+  // allocation); 0: none, so every new node costs a return to the CPU node,
+  // which allocates and re-issues (ds::UnorderedMapOptions).
+  uint32_t regions_per_request = 1;
 };
 
 // The bytes of version `version` of user `key`'s object: text-like and
@@ -49,13 +58,15 @@ class WebService {
  public:
   // Creates the map and one object per user (keys FnvHash64(0..users-1))
   // through system->client().  InvalidArgument for a workload other than
-  // A/B/C, a distribution other than zipfian/uniform, or 0 users.
+  // A/B/C, a distribution other than zipfian/uniform, 0 users or an
+  // insert_fraction outside [0, 1).
   static Result<std::unique_ptr<WebService>> Load(AppSystem* system, const WebServiceOptions& options);
   ~WebService();
 
   ycsb::Operation NextOperation() { return workload_->Next(); }
-  // A read (lookup, fetch, compress, encrypt) or an update (lookup, write
-  // the next version).  Other operations: InvalidArgument.
+  // A read (lookup, fetch, compress, encrypt), an update (lookup, write
+  // the next version) or an insert (new object, map insert).  Other
+  // operations: InvalidArgument.
   Result<WebResponse> Serve(const ycsb::Operation& op);
   // Decrypts and decompresses a response: the object it carried.  Errors:
   // InvalidArgument if the tag does not verify or the frame is malformed.
@@ -67,6 +78,7 @@ class WebService {
 
  private:
   WebService() = default;
+  Status AddUser(const ycsb::Operation& op);  // a YCSB insert: object, then map insert
   struct Crypto;
   AppSystem* system_ = nullptr;
   WebServiceOptions options_;

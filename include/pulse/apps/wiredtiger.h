@@ -45,6 +45,11 @@ struct WiredTigerOptions {
   uint64_t records = 100000;
   uint64_t operations = 100000;  // YCSB operationcount (sizes the zipfian chooser)
   uint64_t seed = 42;
+  // Partitioned allocation (seed 000 C.2, Fig. 5): the tree's nodes and the
+  // value slots of keys below the split on one memory node, the others on
+  // another (needs a client with AllocationPolicy::kPartitioned).  Unset:
+  // everything placed by the client's policy (round robin: uniform).
+  std::optional<ds::BTreePartition> partition;
 };
 
 class WiredTiger {
@@ -71,6 +76,7 @@ class WiredTiger {
   std::unique_ptr<ds::BTree> tree_;
   std::unique_ptr<ycsb::Workload> workload_;
   std::map<uint64_t, uint64_t> checksums_;  // key -> value checksum (the reference)
+  std::optional<ds::BTreePartition> partition_;
 };
 
 }  // namespace pulse::apps

@@ -53,9 +53,17 @@ Result<std::unique_ptr<WebService>> WebService::Load(AppSystem* system, const We
     return Status::InvalidArgument(fmt::format("webservice: workload '{}' is not A, B or C", options.workload));
   if (options.distribution == ycsb::Distribution::kLatest)
     return Status::InvalidArgument("webservice: key distribution must be zipfian or uniform");
+  if (!(options.insert_fraction >= 0 && options.insert_fraction < 1))
+    return Status::InvalidArgument(fmt::format("webservice: insert_fraction {} is not in [0, 1)", options.insert_fraction));
   auto spec = ycsb::CoreWorkload(options.workload, options.users, options.operations);
   if (!spec.ok()) return spec.status();
   spec->request_distribution = options.distribution;
+  if (options.insert_fraction > 0) {
+    spec->name = '?';
+    spec->read *= 1 - options.insert_fraction;
+    spec->update *= 1 - options.insert_fraction;
+    spec->insert = options.insert_fraction;
+  }
   auto workload = ycsb::Workload::Create(*spec, options.seed);
   if (!workload.ok()) return workload.status();
   std::unique_ptr<WebService> app(new WebService());
@@ -70,6 +78,7 @@ Result<std::unique_ptr<WebService>> WebService::Load(AppSystem* system, const We
   ds::UnorderedMapOptions mo;
   mo.buckets = options.chain_length == 0 ? options.users : std::max<uint64_t>(1, options.users / options.chain_length);
   mo.max_load_factor = 0;  // the table is sized here (chain_length); never rehash
+  mo.regions_per_request = options.regions_per_request;
   auto map = ds::UnorderedMap::Create(system->client(), mo);
   if (!map.ok()) return map.status();
   app->map_ = std::move(*map);
@@ -93,7 +102,24 @@ Result<std::unique_ptr<WebService>> WebService::Load(AppSystem* system, const We
   return app;
 }
 
+Status WebService::AddUser(const ycsb::Operation& op) {
+  auto addr = system_->client()->Allocate(options_.object_bytes);
+  if (!addr.ok()) return addr.status();
+  const std::vector<uint8_t> obj = WebObject(op.key, 0, options_.object_bytes);
+  PULSE_RETURN_IF_ERROR(system_->WriteObject(*addr, obj.data(), obj.size()));
+  auto inserted = map_->Insert(op.key, *addr);
+  if (!inserted.ok()) return inserted.status();
+  if (!*inserted) return Status::Internal(fmt::format("webservice: new user {} was already present", op.key));
+  versions_[op.key] = 0;
+  workload_->Acknowledge(op.keynum);
+  return Status::Ok();
+}
+
 Result<WebResponse> WebService::Serve(const ycsb::Operation& op) {
+  if (op.op == ycsb::Op::kInsert) {
+    PULSE_RETURN_IF_ERROR(AddUser(op));
+    return WebResponse{true, {}};
+  }
   if (op.op != ycsb::Op::kRead && op.op != ycsb::Op::kUpdate)
     return Status::InvalidArgument(fmt::format("webservice: operation {} is not part of workloads A-C", ycsb::OpName(op.op)));
   auto addr = system_->HashLookup(*map_, op.key);

@@ -69,9 +69,12 @@ Result<std::unique_ptr<WiredTiger>> WiredTiger::Load(AppSystem* system, const Wi
   spec->max_scan_length = std::min<uint32_t>(spec->max_scan_length, kWiredTigerMaxScan);
   auto workload = ycsb::Workload::Create(*spec, options.seed);
   if (!workload.ok()) return workload.status();
-  auto tree = ds::BTree::Create(system->client());
+  ds::BTreeOptions to;
+  to.partition = options.partition;
+  auto tree = ds::BTree::Create(system->client(), to);
   if (!tree.ok()) return tree.status();
   std::unique_ptr<WiredTiger> app(new WiredTiger());
+  app->partition_ = options.partition;
   app->system_ = system;
   app->tree_ = std::move(*tree);
   app->workload_ = std::move(*workload);
@@ -81,7 +84,9 @@ Result<std::unique_ptr<WiredTiger>> WiredTiger::Load(AppSystem* system, const Wi
 
 Status WiredTiger::InsertRecord(uint64_t key) {
   Client* client = system_->client();
-  auto slot = client->Allocate(PULSE_WT_SLOT_BYTES);
+  std::optional<uint32_t> node;
+  if (partition_) node = key < partition_->split_key ? partition_->low_node : partition_->high_node;
+  auto slot = client->Allocate(PULSE_WT_SLOT_BYTES, node);
   if (!slot.ok()) return slot.status();
   std::vector<uint64_t> value = WiredTigerValue(key, 0);
   value.resize(PULSE_WT_SLOT_BYTES / 8, 0);

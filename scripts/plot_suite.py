@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Plots of a `pulse bench suite` run, in the style of CHASE Figs. 4-7.
+
+Usage: plot_suite.py DIR   (reads DIR/results.json, writes DIR/*.png)
+
+matrix_<regime>.png   median latency and throughput per application, systems x memory nodes
+regimes.png           median latency of every system in each transport regime
+study_<name>.png      one plot per sensitivity study (latency and throughput per setting)
+pulse_vs_acc.png      pulse vs pulse-acc median latency at 2 and 4 memory nodes (seed 000 Fig. 9)
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def ok_runs(runs, study):
+    return [r for r in runs if r["study"] == study and r["outcome"] == "ok"]
+
+
+def unique(seq):
+    out = []
+    for x in seq:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+def bars(ax, groups, series, value, ylabel, title, log=False):
+    """Grouped bars: one group per entry of `groups`, one bar per series."""
+    width = 0.8 / max(1, len(series))
+    for i, s in enumerate(series):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        ys = [value(g, s) for g in groups]
+        ax.bar(xs, [y if y is not None else 0 for y in ys], width, label=str(s))
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([str(g) for g in groups], fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    if log:
+        ax.set_yscale("log")
+
+
+def plot_matrix(out, runs):
+    matrix = ok_runs(runs, "matrix")
+    for regime in unique(r["regime"] for r in matrix):
+        rs = [r for r in matrix if r["regime"] == regime]
+        apps = unique(r["app"] for r in rs)
+        systems = unique(r["system"] for r in rs)
+        nodes = sorted(unique(r["memory_nodes"] for r in rs))
+        fig, axes = plt.subplots(2, len(apps), figsize=(4.5 * len(apps), 6.5), squeeze=False)
+        for col, app in enumerate(apps):
+            def get(n, s, key, app=app):
+                for r in rs:
+                    if r["app"] == app and r["memory_nodes"] == n and r["system"] == s:
+                        return r["result"][key]
+                return None
+            bars(axes[0][col], nodes, systems, lambda n, s: get(n, s, "lat_p50_us"), "median latency (us)",
+                 f"{app} ({regime})", log=True)
+            bars(axes[1][col], nodes, systems, lambda n, s: get(n, s, "throughput_ops"), "throughput (req/s)",
+                 f"{app} ({regime})", log=True)
+            axes[1][col].set_xlabel("memory nodes")
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, f"matrix_{regime}.png"), dpi=110)
+        plt.close(fig)
+
+
+def plot_regimes(out, runs):
+    matrix = ok_runs(runs, "matrix")
+    regimes = unique(r["regime"] for r in matrix)
+    if len(regimes) < 2:
+        return
+    keys = unique((r["app"], r["system"], r["memory_nodes"]) for r in matrix)
+    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(keys)), 4))
+
+    def get(k, regime):
+        for r in matrix:
+            if (r["app"], r["system"], r["memory_nodes"]) == k and r["regime"] == regime:
+                return r["result"]["lat_p50_us"]
+        return None
+    bars(ax, keys, regimes, get, "median latency (us)", "transport regimes", log=True)
+    ax.set_xticklabels([f"{a}\n{s} x{n}" for a, s, n in keys], fontsize=6, rotation=90)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "regimes.png"), dpi=110)
+    plt.close(fig)
+
+
+def plot_studies(out, runs):
+    studies = unique(r["study"] for r in runs if r["study"] not in ("matrix", "pulse_vs_acc"))
+    for study in studies:
+        rs = ok_runs(runs, study)
+        if not rs:
+            continue
+        labels = [f'{r["app"]} {r["system"]}\n{r["variant"]}' for r in rs]
+        fig, axes = plt.subplots(1, 2, figsize=(max(8, 0.9 * len(rs)), 4))
+        axes[0].bar(range(len(rs)), [r["result"]["lat_p50_us"] for r in rs])
+        axes[0].set_ylabel("median latency (us)")
+        axes[1].bar(range(len(rs)), [r["result"]["throughput_ops"] for r in rs])
+        axes[1].set_ylabel("throughput (req/s)")
+        for ax in axes:
+            ax.set_xticks(range(len(rs)))
+            ax.set_xticklabels(labels, fontsize=6, rotation=60, ha="right")
+            ax.set_title(study, fontsize=9)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, f"study_{study}.png"), dpi=110)
+        plt.close(fig)
+
+
+def plot_pulse_vs_acc(out, runs):
+    rs = [r for r in runs if r["study"] in ("matrix", "pulse_vs_acc") and r["outcome"] == "ok"
+          and r["system"] in ("pulse", "pulse-acc") and r["memory_nodes"] >= 2]
+    if not rs:
+        return
+    keys = unique((r["regime"], r["app"], r["memory_nodes"]) for r in rs)
+
+    def get(k, system):
+        for r in rs:
+            if (r["regime"], r["app"], r["memory_nodes"]) == k and r["system"] == system:
+                return r["result"]["lat_p50_us"]
+        return None
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(keys)), 4))
+    bars(ax, keys, ["pulse", "pulse-acc"], get, "median latency (us)", "pulse vs pulse-acc (Fig. 9)")
+    ax.set_xticklabels([f"{g} {a}\nx{n}" for g, a, n in keys], fontsize=6, rotation=60, ha="right")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "pulse_vs_acc.png"), dpi=110)
+    plt.close(fig)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = sys.argv[1]
+    with open(os.path.join(out, "results.json")) as f:
+        results = json.load(f)
+    runs = results["runs"]
+    plot_matrix(out, runs)
+    plot_regimes(out, runs)
+    plot_studies(out, runs)
+    plot_pulse_vs_acc(out, runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
