@@ -24,9 +24,10 @@
 //
 // Thread-safety: an RpcClient is not thread-safe and shares its Client's
 // thread.  One RpcClient per Client at a time (it installs the reply
-// handler on the Client's fabric).  Asynchronous calls complete inside
-// Poll(), WaitAll() or a synchronous Call(); replies that arrive while the
-// Client is waiting for something else are kept until then.
+// handler on the Client's fabric, and its timers and callbacks in the
+// Client's waits, Client::SetLayerHooks).  Asynchronous calls complete
+// inside Poll(), WaitAll() or a synchronous Call() of this RpcClient or of
+// its Client (e.g. while a Traverse() waits), never inside a fabric handler.
 #pragma once
 
 #include <chrono>

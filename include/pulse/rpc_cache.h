@@ -62,11 +62,6 @@ class LruObjectCache {
     order_.splice(order_.begin(), order_, it->second);
     return &it->second->value;
   }
-  // The cached value without counting or reordering, or nullptr.
-  V* Peek(uint64_t key) {
-    auto it = index_.find(key);
-    return it == index_.end() ? nullptr : &it->second->value;
-  }
   // Caches key -> value, evicting least recently used entries to stay
   // within the budget (nothing is cached if one entry exceeds it).
   void Put(uint64_t key, V value) { Put(key, std::move(value), entry_bytes_); }

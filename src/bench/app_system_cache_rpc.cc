@@ -6,7 +6,8 @@
 //               1/16 of the budget; a miss is one kRpcUmapFind call) and the
 //               8 KiB user objects per address (the rest; a miss is one
 //               one-sided read, as AIFM fetches a remote object; writes go
-//               through and update a cached copy).
+//               through and keep the object written, as the page cache
+//               keeps a written page).
 //   wiredtiger  the index is not cached: a scan is one kRpcBTreeScan call
 //               returning (key, value address) pairs; the 240-byte values
 //               are objects in the object cache (a miss: one read), and the
@@ -108,14 +109,11 @@ class CacheRpcSystem : public apps::AppSystem {
     return Status::Ok();
   }
   Status WriteObject(uint64_t addr, const void* src, size_t length) override {
-    PULSE_RETURN_IF_ERROR(client_->Write(addr, src, length));  // write-through, no allocation
-    if (std::vector<uint8_t>* o = objects_.Peek(addr)) {
-      if (o->size() <= length) {
-        o->assign(static_cast<const uint8_t*>(src), static_cast<const uint8_t*>(src) + o->size());
-      } else {
-        objects_.Erase(addr);
-      }
-    }
+    // Write-through and write-allocate (the object written is the one kept,
+    // as the page cache baseline keeps a written page).
+    PULSE_RETURN_IF_ERROR(client_->Write(addr, src, length));
+    const auto* b = static_cast<const uint8_t*>(src);
+    objects_.Put(addr, std::vector<uint8_t>(b, b + length), length);
     return Status::Ok();
   }
 

@@ -15,6 +15,9 @@
 #include "pulse/apps/btrdb.h"
 #include "pulse/apps/webservice.h"
 #include "pulse/apps/wiredtiger.h"
+#include "pulse/cluster.h"
+#include "pulse/rpc.h"
+#include "rpc/rpc_message.h"
 #include "switch/local_rack.h"
 
 namespace pulse::bench {
@@ -230,6 +233,45 @@ TEST_F(TwoMemoryNodes, RpcGoesThroughTheSwitchUnlessDirect) {
   auto bad = MakeAppSystem("rpc", config);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--rpc-path"), std::string::npos) << bad.status().ToString();
+}
+
+TEST_F(TwoMemoryNodes, TheSwitchAnswersRpcsItCannotForward) {
+  // A raw request through the switch for a pointer no memory node owns,
+  // under a request id naming another CPU node: the switch answers it
+  // itself, kFaultInvalidPointer, to the connection that asked, with the
+  // id's CPU-node bits set to that connection's.
+  auto client = Client::Connect(rack_.Config().client);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  Client& c = **client;
+  std::optional<rpc::RpcReply> reply;
+  c.worker().SetHandler(kAmRpcReply, [&](net::EndpointId, std::span<const uint8_t> p) {
+    auto r = rpc::DecodeRpcReply(p, 1 << 20);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    reply = std::move(*r);
+  });
+  rpc::RpcRequest req;
+  req.handler = kRpcUmapFind;
+  req.request_id = MakeRequestId(c.cpu_node() + 5, 1234);
+  req.tenant = c.tenant();
+  req.start = FarBase(40);
+  req.state.assign(40, 0);
+  const uint64_t answered0 = SwitchCounter("rpc_answered");
+  ASSERT_TRUE(c.worker().Send(c.switch_endpoint(), kAmRpcRequest, rpc::EncodeRpcRequest(req)).ok());
+  ASSERT_TRUE(c.DriveUntil([&] { return reply.has_value(); }, std::chrono::seconds(5)).ok());
+  EXPECT_EQ(reply->status, TraversalStatus::kFaultInvalidPointer);
+  EXPECT_EQ(reply->request_id, MakeRequestId(c.cpu_node(), 1234));
+  EXPECT_EQ(reply->fault_addr, req.start);
+  EXPECT_EQ(SwitchCounter("rpc_answered"), answered0 + 1);
+  // A reply from a CPU node is not forwarded anywhere.  The switch handles
+  // a connection's messages in order: once the request sent after it is
+  // answered, the reply has been dropped.
+  const uint64_t dropped0 = SwitchCounter("rpc_dropped");
+  ASSERT_TRUE(c.worker().Send(c.switch_endpoint(), kAmRpcReply, rpc::EncodeRpcReply(*reply)).ok());
+  reply.reset();
+  ASSERT_TRUE(c.worker().Send(c.switch_endpoint(), kAmRpcRequest, rpc::EncodeRpcRequest(req)).ok());
+  ASSERT_TRUE(c.DriveUntil([&] { return reply.has_value(); }, std::chrono::seconds(5)).ok());
+  EXPECT_EQ(SwitchCounter("rpc_dropped"), dropped0 + 1);
+  c.worker().SetHandler(kAmRpcReply, {});
 }
 
 TEST_F(TwoMemoryNodes, CacheRpcRefusesMoreThanOneMemoryNode) {
