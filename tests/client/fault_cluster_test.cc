@@ -111,10 +111,14 @@ class FaultyTransport : public ::testing::Test {
     ClientOptions o;
     o.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
     o.slab_bytes = 4096;
-    o.connect_timeout = 2s;  // re-sent after 1/8 of it
+    // Control calls are re-sent after 1/8 of their timeout: connect_timeout
+    // for hellos, request_timeout * max_attempts for alloc.
+    o.connect_timeout = 1200ms;
+    o.request_timeout = 60ms;
+    o.max_attempts = 20;
     o.worker.rma_retransmit_us = 5000;
     o.worker.faults = *net::FaultInjection::Parse(
-        fmt::format("loss=0.15,dup=0.3,reorder=0.1,hold_us=2000,seed=37,ids={},rma=1", kAmControl));
+        fmt::format("loss=0.2,dup=0.3,reorder=0.1,hold_us=2000,seed=37,ids={},rma=1", kAmControl));
     auto c = Client::Connect(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(*c);
@@ -135,8 +139,8 @@ class FaultyTransport : public ::testing::Test {
 // local shadow; a duplicated alloc request allocated once.
 TEST_F(FaultyTransport, ControlCallsAndOneSidedAccessAreResentAndTakeEffectOnce) {
   const uint64_t allocations_before = MemNodeSum("allocations", false);
-  const int kObjects = static_cast<int>(std::max<uint64_t>(60, ds::testing::ScaledOps(60)));
-  const int kOps = static_cast<int>(std::max<uint64_t>(200, ds::testing::ScaledOps(600)));
+  const int kObjects = static_cast<int>(std::max<uint64_t>(40, ds::testing::ScaledOps(40)));
+  const int kOps = static_cast<int>(std::max<uint64_t>(200, ds::testing::ScaledOps(400)));
   constexpr size_t kBytes = 4104;
   std::vector<uint64_t> addrs;
   std::vector<std::vector<uint8_t>> shadow;
