@@ -62,7 +62,24 @@ Result<std::unique_ptr<List>> List::Create(Client* client, const ListOptions& op
   return std::unique_ptr<List>(new List(client, options.mode));
 }
 
+Status List::Relink() {
+  uint64_t prev = 0;
+  size_t count = 0;
+  for (uint64_t addr = head_; addr != 0; ++count) {
+    Node n;
+    PULSE_RETURN_IF_ERROR(ReadObject(client_, addr, n));
+    if (n.prev != prev) PULSE_RETURN_IF_ERROR(WriteObject(client_, addr + offsetof(Node, prev), prev));
+    prev = addr;
+    addr = n.next;
+  }
+  tail_ = prev;
+  size_ = count;
+  relink_needed_ = false;
+  return Status::Ok();
+}
+
 Status List::PushFront(uint64_t value) {
+  if (relink_needed_) PULSE_RETURN_IF_ERROR(Relink());
   auto addr = client_->Allocate(sizeof(Node));
   if (!addr.ok()) return addr.status();
   const Node n{head_, 0, value};
@@ -78,6 +95,7 @@ Status List::PushFront(uint64_t value) {
 }
 
 Status List::PushBack(uint64_t value) {
+  if (relink_needed_) PULSE_RETURN_IF_ERROR(Relink());
   auto addr = client_->Allocate(sizeof(Node));
   if (!addr.ok()) return addr.status();
   const Node n{0, tail_, value};
@@ -106,6 +124,7 @@ Result<std::optional<uint64_t>> List::Find(uint64_t value) {
 }
 
 Result<bool> List::Erase(uint64_t value) {
+  if (relink_needed_) PULSE_RETURN_IF_ERROR(Relink());
   auto f = FindNode(value);
   if (!f.ok()) return f.status();
   if (!f->found) return false;
@@ -117,12 +136,16 @@ Result<bool> List::Erase(uint64_t value) {
     head_ = n.next;
   }
   if (n.next != 0) {
-    PULSE_RETURN_IF_ERROR(WriteObject(client_, n.next + offsetof(Node, prev), n.prev));
+    Status s = WriteObject(client_, n.next + offsetof(Node, prev), n.prev);
+    if (!s.ok()) {  // unlinked going forward only
+      relink_needed_ = true;
+      return s;
+    }
   } else {
     tail_ = n.prev;
   }
+  --size_;  // unlinked even if the free fails (the node then leaks)
   PULSE_RETURN_IF_ERROR(client_->Free(f->node));
-  --size_;
   return true;
 }
 

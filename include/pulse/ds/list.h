@@ -57,7 +57,9 @@ class List {
   Status PushFront(uint64_t value);
   Status PushBack(uint64_t value);
   // Removes the first element equal to value (found by Find's traversal);
-  // true if there was one.  Frees its node.
+  // true if there was one.  Frees its node.  If a write fails part-way (a
+  // memory node died) the forward links are right and the backward ones may
+  // be stale: the next update first relinks them from the forward chain.
   Result<bool> Erase(uint64_t value);
   // The position (0-based) of the first element equal to value, or nullopt.
   Result<std::optional<uint64_t>> Find(uint64_t value);
@@ -83,12 +85,16 @@ class List {
   };
   List(Client* client, std::optional<ExecutionMode> mode) : client_(client), mode_(mode) {}
   Result<Found> FindNode(uint64_t value);
+  // Rewrites every stale prev link, the tail and the size from the forward
+  // chain (after an Erase that failed part-way).
+  Status Relink();
 
   Client* client_;
   std::optional<ExecutionMode> mode_;
   uint64_t head_ = 0;
   uint64_t tail_ = 0;
   size_t size_ = 0;
+  bool relink_needed_ = false;
 };
 
 }  // namespace pulse::ds
