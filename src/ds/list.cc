@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include <fmt/format.h>
+
 #include "ds/ds_common.h"
 #include "ds/iterators/ds_nodes.h"
 #include "ds/list_walk.h"
@@ -53,7 +55,6 @@ Status LoadListNode(Client* client, uint64_t addr, uint64_t* value, uint64_t* ne
 }  // namespace internal
 
 using internal::ReadObject;
-using internal::WriteObject;
 using Node = pulse_ds_list_node;
 
 Result<std::unique_ptr<List>> List::Create(Client* client, const ListOptions& options) {
@@ -62,13 +63,20 @@ Result<std::unique_ptr<List>> List::Create(Client* client, const ListOptions& op
   return std::unique_ptr<List>(new List(client, options.mode));
 }
 
+template <typename T>
+Status List::Put(uint64_t addr, const T& obj) {
+  if (fail_write_in_ >= 0 && fail_write_in_-- == 0)
+    return Status::Unavailable(fmt::format("List: injected failure of the write to {:#x}", addr));
+  return internal::WriteObject(client_, addr, obj);
+}
+
 Status List::Relink() {
   uint64_t prev = 0;
   size_t count = 0;
   for (uint64_t addr = head_; addr != 0; ++count) {
     Node n;
     PULSE_RETURN_IF_ERROR(ReadObject(client_, addr, n));
-    if (n.prev != prev) PULSE_RETURN_IF_ERROR(WriteObject(client_, addr + offsetof(Node, prev), prev));
+    if (n.prev != prev) PULSE_RETURN_IF_ERROR(Put(addr + offsetof(Node, prev), prev));
     prev = addr;
     addr = n.next;
   }
@@ -83,9 +91,9 @@ Status List::PushFront(uint64_t value) {
   auto addr = client_->Allocate(sizeof(Node));
   if (!addr.ok()) return addr.status();
   const Node n{head_, 0, value};
-  PULSE_RETURN_IF_ERROR(WriteObject(client_, *addr, n));
+  PULSE_RETURN_IF_ERROR(Put(*addr, n));
   if (head_ != 0) {
-    PULSE_RETURN_IF_ERROR(WriteObject(client_, head_ + offsetof(Node, prev), *addr));
+    PULSE_RETURN_IF_ERROR(Put(head_ + offsetof(Node, prev), *addr));
   } else {
     tail_ = *addr;
   }
@@ -99,9 +107,9 @@ Status List::PushBack(uint64_t value) {
   auto addr = client_->Allocate(sizeof(Node));
   if (!addr.ok()) return addr.status();
   const Node n{0, tail_, value};
-  PULSE_RETURN_IF_ERROR(WriteObject(client_, *addr, n));
+  PULSE_RETURN_IF_ERROR(Put(*addr, n));
   if (tail_ != 0) {
-    PULSE_RETURN_IF_ERROR(WriteObject(client_, tail_ + offsetof(Node, next), *addr));
+    PULSE_RETURN_IF_ERROR(Put(tail_ + offsetof(Node, next), *addr));
   } else {
     head_ = *addr;
   }
@@ -131,12 +139,12 @@ Result<bool> List::Erase(uint64_t value) {
   Node n;
   PULSE_RETURN_IF_ERROR(ReadObject(client_, f->node, n));
   if (n.prev != 0) {
-    PULSE_RETURN_IF_ERROR(WriteObject(client_, n.prev + offsetof(Node, next), n.next));
+    PULSE_RETURN_IF_ERROR(Put(n.prev + offsetof(Node, next), n.next));
   } else {
     head_ = n.next;
   }
   if (n.next != 0) {
-    Status s = WriteObject(client_, n.next + offsetof(Node, prev), n.prev);
+    Status s = Put(n.next + offsetof(Node, prev), n.prev);
     if (!s.ok()) {  // unlinked going forward only
       relink_needed_ = true;
       return s;

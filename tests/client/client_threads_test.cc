@@ -104,7 +104,7 @@ TEST(ClientThreads, ClientsOnSeveralThreadsKeepTheirStructuresAndSharedCountsAdd
   ASSERT_TRUE((*setup)->Write(*counter, &zero, 8).ok());
 
   constexpr int kThreads = 4;
-  const uint64_t ops = ScaledOps(400);
+  const uint64_t ops = ScaledOps(200);
   std::vector<std::string> errors(kThreads);
   std::vector<uint64_t> increments(kThreads, 0);
   std::vector<std::thread> threads;

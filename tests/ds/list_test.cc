@@ -123,5 +123,42 @@ TEST_F(DsList, EmptyListAndIteratorEnd) {
   EXPECT_TRUE(v->empty());
 }
 
+// An erase whose second write (the next node's prev link) fails leaves the
+// element unlinked going forward only; later updates must not trust the
+// stale backward link (erasing the next element through it used to leave
+// that element in the list).
+TEST_F(DsList, EraseThatFailsHalfwayIsRelinkedBeforeTheNextUpdate) {
+  for (const bool head : {false, true}) {
+    auto list = List::Create(client_.get());
+    ASSERT_TRUE(list.ok());
+    std::list<uint64_t> native;
+    for (uint64_t v = 1; v <= 6; ++v) {
+      ASSERT_TRUE((*list)->PushBack(v).ok());
+      native.push_back(v);
+    }
+    const uint64_t victim = head ? 1 : 3;
+    (*list)->FailWriteForTesting(1);  // the middle: prev.next lands, next.prev fails; the head: next.prev fails
+    if (head) (*list)->FailWriteForTesting(0);
+    EXPECT_FALSE((*list)->Erase(victim).ok());
+    native.remove(victim);  // forward it is gone
+    auto e = (*list)->Erase(victim + 1);  // its prev link named the victim
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_TRUE(*e);
+    native.remove(victim + 1);
+    ASSERT_TRUE((*list)->PushBack(7).ok());
+    native.push_back(7);
+    auto all = (*list)->ToVector();
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ(*all, std::vector<uint64_t>(native.begin(), native.end())) << (head ? "head" : "middle");
+    EXPECT_EQ((*list)->size(), native.size());
+    uint64_t pos = 0;
+    for (uint64_t v : native) {
+      auto f = (*list)->Find(v);
+      ASSERT_TRUE(f.ok());
+      EXPECT_EQ(*f, std::optional<uint64_t>(pos++)) << v;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pulse::ds::testing

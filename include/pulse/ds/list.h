@@ -76,6 +76,9 @@ class List {
   bool empty() const { return size_ == 0; }
   uint64_t head() const { return head_; }  // far address of the first node (0: empty)
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
+  // Test hook: the `n`-th far write of this list from now on (0: the next)
+  // fails with Unavailable without being sent.  -1 turns it off.
+  void FailWriteForTesting(int64_t n) { fail_write_in_ = n; }
 
  private:
   struct Found {
@@ -88,6 +91,9 @@ class List {
   // Rewrites every stale prev link, the tail and the size from the forward
   // chain (after an Erase that failed part-way).
   Status Relink();
+  // Every far write of the list (the test hook counts them here).
+  template <typename T>
+  Status Put(uint64_t addr, const T& obj);
 
   Client* client_;
   std::optional<ExecutionMode> mode_;
@@ -95,6 +101,7 @@ class List {
   uint64_t tail_ = 0;
   size_t size_ = 0;
   bool relink_needed_ = false;
+  int64_t fail_write_in_ = -1;
 };
 
 }  // namespace pulse::ds
