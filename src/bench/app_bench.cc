@@ -181,6 +181,79 @@ double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 
 json OptionalJson(const std::optional<double>& v) { return v ? json(*v) : json(); }
 
+// Loads the application's data through `system` and returns its driver.
+Result<std::unique_ptr<AppDriver>> LoadApp(const AppBenchOptions& o, uint64_t size, uint64_t seed,
+                                           apps::AppSystem* system) {
+  if (o.app == "webservice") {
+    apps::WebServiceOptions wo;
+    wo.users = size;
+    wo.workload = static_cast<char>(std::toupper(static_cast<unsigned char>(o.workload)));
+    if (o.distribution == "uniform") {
+      wo.distribution = apps::ycsb::Distribution::kUniform;
+    } else if (o.distribution != "zipfian") {
+      return Status::InvalidArgument(fmt::format("bench app: --distribution '{}' (zipfian or uniform)", o.distribution));
+    }
+    wo.chain_length = o.chain_length;
+    wo.seed = seed;
+    wo.insert_fraction = o.insert_fraction;
+    wo.regions_per_request = o.offload_alloc ? 1 : 0;
+    auto app = apps::WebService::Load(system, wo);
+    if (!app.ok()) return app.status();
+    return std::unique_ptr<AppDriver>(new WebServiceDriver(std::move(*app)));
+  } else if (o.app == "wiredtiger") {
+    apps::WiredTigerOptions wo;
+    wo.records = size;
+    wo.seed = seed;
+    if (o.allocation == "partitioned") wo.partition = ds::BTreePartition{};  // halves of the hashed key space
+    auto app = apps::WiredTiger::Load(system, wo);
+    if (!app.ok()) return app.status();
+    return std::unique_ptr<AppDriver>(new WiredTigerDriver(std::move(*app), o.scan_length));
+  } else {
+    apps::BtrdbOptions bo;
+    bo.seconds = static_cast<double>(size);
+    bo.seed = seed;
+    auto app = apps::Btrdb::Load(system, bo);
+    if (!app.ok()) return app.status();
+    return std::unique_ptr<AppDriver>(new BtrdbDriver(std::move(*app), seed));
+  }
+}
+
+// One closed-loop client: a system of its own (its own Client, which is
+// single-threaded) over its own copy of the application's data, so lanes
+// share nothing but the cluster.
+struct Lane {
+  std::unique_ptr<apps::AppSystem> system;
+  std::unique_ptr<AppDriver> driver;
+  ClientCounters cc0;
+  net::Counters nc0;
+  apps::AppSystemStats ss0;
+  std::vector<double> latencies;
+  uint64_t verified = 0;
+  double seconds = 0;
+  Status status;
+};
+
+// Runs `lane`'s requests back to back until `seconds` have passed since t0.
+void RunClosedLoop(Lane& lane, Clock::time_point t0, double seconds, bool progress) {
+  auto last_progress = t0;
+  while (SecondsSince(t0) < seconds) {
+    const auto s = Clock::now();
+    auto r = lane.driver->Request();
+    if (!r.ok()) {
+      lane.status = r.status();
+      break;
+    }
+    lane.verified += *r ? 1 : 0;
+    lane.latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
+    if (progress && Clock::now() - last_progress > std::chrono::seconds(1)) {
+      last_progress = Clock::now();
+      fmt::print(stderr, "\r[bench app] closed loop {:.0f}/{:.0f} s, {} requests", SecondsSince(t0), seconds,
+                 lane.latencies.size());
+    }
+  }
+  lane.seconds = SecondsSince(t0);
+}
+
 }  // namespace
 
 json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
@@ -239,10 +312,8 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   if (o.app != "webservice" && o.app != "wiredtiger" && o.app != "btrdb")
     return Status::InvalidArgument(fmt::format("bench app: unknown app '{}' (webservice, wiredtiger, btrdb)", o.app));
   if (o.memory_nodes < 1) return Status::InvalidArgument("bench app: --memory-nodes must be >= 1");
-  if (o.concurrency != 1)
-    return Status::InvalidArgument(
-        fmt::format("bench app: --concurrency {}: the applications' requests are synchronous; only 1 is supported",
-                    o.concurrency));
+  if (o.concurrency < 1 || o.concurrency > 64)
+    return Status::InvalidArgument(fmt::format("bench app: --concurrency {} (1 to 64 clients)", o.concurrency));
   if (o.seconds <= 0) return Status::InvalidArgument("bench app: --seconds must be > 0");
   if (o.allocation != "uniform" && o.allocation != "partitioned")
     return Status::InvalidArgument(fmt::format("bench app: --allocation '{}' (uniform or partitioned)", o.allocation));
@@ -266,7 +337,8 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   const uint32_t run = ++runs;
   c.name = run == 1 ? "bench-app" : fmt::format("bench-app{}", run);
   c.memory_nodes = o.memory_nodes;
-  c.pool_mib = static_cast<uint32_t>(std::max<uint64_t>(64, 2 * working_set / o.memory_nodes / (1 << 20) + 32));
+  c.pool_mib = static_cast<uint32_t>(
+      std::max<uint64_t>(64, 2 * working_set * o.concurrency / o.memory_nodes / (1 << 20) + 32));
   c.binary = o.binary;
   c.run_dir = o.run_dir;
   c.ucx_tls = o.ucx_tls;
@@ -278,7 +350,6 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
 
   AppSystemConfig sc;
   sc.client.switch_address = res.switch_address;
-  sc.client.worker.name = "bench-app";
   sc.client.worker.transports = o.ucx_tls;  // the client runs over the regime's transport too
   if (o.allocation == "partitioned") sc.client.policy = AllocationPolicy::kPartitioned;
   sc.mode = o.mode;
@@ -288,57 +359,35 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   sc.cache_policy = o.cache_policy;
   sc.rpc_path = o.rpc_path;
   sc.rpc_core_ghz = o.rpc_core_ghz;
-  auto system = MakeAppSystem(o.system, sc);
-  if (!system.ok()) return system.status();
-  Client* client = (*system)->client();
-  if (client->memory_nodes() < o.memory_nodes)
-    return Status::InvalidArgument(fmt::format("bench app: the cluster at {} has {} memory node(s); asked for {}",
-                                               res.switch_address, client->memory_nodes(), o.memory_nodes));
 
-  say(fmt::format("loading {} ({} {}, ~{} KiB far) on {} memory node(s), system {}", o.app, size,
+  say(fmt::format("loading {} ({} {}, ~{} KiB far) on {} memory node(s), system {}{}", o.app, size,
                   o.app == "btrdb" ? "s of readings" : o.app == "webservice" ? "users" : "records",
-                  working_set >> 10, o.memory_nodes, o.system));
+                  working_set >> 10, o.memory_nodes, o.system,
+                  o.concurrency > 1 ? fmt::format(", {} clients with a copy each", o.concurrency) : ""));
   const auto load_start = Clock::now();
-  std::unique_ptr<AppDriver> driver;
-  if (o.app == "webservice") {
-    apps::WebServiceOptions wo;
-    wo.users = size;
-    wo.workload = static_cast<char>(std::toupper(static_cast<unsigned char>(o.workload)));
-    if (o.distribution == "uniform") {
-      wo.distribution = apps::ycsb::Distribution::kUniform;
-    } else if (o.distribution != "zipfian") {
-      return Status::InvalidArgument(fmt::format("bench app: --distribution '{}' (zipfian or uniform)", o.distribution));
-    }
-    wo.chain_length = o.chain_length;
-    wo.seed = o.seed;
-    wo.insert_fraction = o.insert_fraction;
-    wo.regions_per_request = o.offload_alloc ? 1 : 0;
-    auto app = apps::WebService::Load(system->get(), wo);
-    if (!app.ok()) return app.status();
-    driver = std::make_unique<WebServiceDriver>(std::move(*app));
-  } else if (o.app == "wiredtiger") {
-    apps::WiredTigerOptions wo;
-    wo.records = size;
-    wo.seed = o.seed;
-    if (o.allocation == "partitioned") wo.partition = ds::BTreePartition{};  // halves of the hashed key space
-    auto app = apps::WiredTiger::Load(system->get(), wo);
-    if (!app.ok()) return app.status();
-    driver = std::make_unique<WiredTigerDriver>(std::move(*app), o.scan_length);
-  } else {
-    apps::BtrdbOptions bo;
-    bo.seconds = static_cast<double>(size);
-    bo.seed = o.seed;
-    auto app = apps::Btrdb::Load(system->get(), bo);
-    if (!app.ok()) return app.status();
-    driver = std::make_unique<BtrdbDriver>(std::move(*app), o.seed);
+  std::vector<Lane> lanes(o.concurrency);
+  for (uint32_t i = 0; i < o.concurrency; ++i) {
+    sc.client.worker.name = i == 0 ? "bench-app" : fmt::format("bench-app{}", i);
+    auto system = MakeAppSystem(o.system, sc);
+    if (!system.ok()) return system.status();
+    if ((*system)->client()->memory_nodes() < o.memory_nodes)
+      return Status::InvalidArgument(fmt::format("bench app: the cluster at {} has {} memory node(s); asked for {}",
+                                                 res.switch_address, (*system)->client()->memory_nodes(),
+                                                 o.memory_nodes));
+    auto driver = LoadApp(o, size, o.seed + i, system->get());
+    if (!driver.ok()) return driver.status();
+    lanes[i].system = std::move(*system);
+    lanes[i].driver = std::move(*driver);
   }
   res.load_seconds = SecondsSince(load_start);
-  res.load_ops = size;
+  res.load_ops = size * o.concurrency;
 
-  for (uint32_t i = 0; i < o.warmup_ops; ++i) {
-    auto r = driver->Request();
-    if (!r.ok()) return r.status();
-    res.verified += *r ? 1 : 0;
+  for (Lane& lane : lanes) {
+    for (uint32_t i = 0; i < o.warmup_ops; ++i) {
+      auto r = lane.driver->Request();
+      if (!r.ok()) return r.status();
+      res.verified += *r ? 1 : 0;
+    }
   }
 
   auto session = cluster::ControlSession::Create(o.ucx_tls);
@@ -347,58 +396,66 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   if (!memnodes.ok()) return memnodes.status();
   auto before = ReadCounters(**session, res.switch_address, *memnodes);
   if (!before.ok()) return before.status();
-  const ClientCounters cc0 = client->counters();
-  const apps::AppSystemStats ss0 = (*system)->Stats();
-  const net::Counters nc0 = client->net_counters();
+  for (Lane& lane : lanes) {
+    lane.cc0 = lane.system->client()->counters();
+    lane.nc0 = lane.system->client()->net_counters();
+    lane.ss0 = lane.system->Stats();
+  }
   const auto rapl0 = RaplEnergyUj();
   const bool tty = isatty(STDERR_FILENO) != 0;
 
-  // Closed loop: one request after another for o.seconds.
-  std::vector<double> lat;
+  // Closed loop: each client issues one request after another for o.seconds.
   const auto t0 = Clock::now();
-  auto last_progress = t0;
-  while (SecondsSince(t0) < o.seconds) {
-    const auto s = Clock::now();
-    auto r = driver->Request();
-    if (!r.ok()) return r.status();
-    res.verified += *r ? 1 : 0;
-    lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
-    if (tty && Clock::now() - last_progress > std::chrono::seconds(1)) {
-      last_progress = Clock::now();
-      fmt::print(stderr, "\r[bench app] closed loop {:.0f}/{:.0f} s, {} requests", SecondsSince(t0), o.seconds, lat.size());
-    }
+  if (lanes.size() == 1) {
+    RunClosedLoop(lanes[0], t0, o.seconds, tty);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < lanes.size(); ++i)
+      threads.emplace_back(RunClosedLoop, std::ref(lanes[i]), t0, o.seconds, tty && i == 0);
+    for (std::thread& t : threads) t.join();
   }
-  res.closed.seconds = SecondsSince(t0);
+  if (tty) fmt::print(stderr, "\n");
+  std::vector<double> lat;
+  for (Lane& lane : lanes) {
+    PULSE_RETURN_IF_ERROR(lane.status);
+    res.verified += lane.verified;
+    res.closed.seconds = std::max(res.closed.seconds, lane.seconds);
+    lat.insert(lat.end(), lane.latencies.begin(), lane.latencies.end());
+  }
   res.closed.ops = lat.size();
   res.closed.latency = Summarize(std::move(lat));
-  if (tty) fmt::print(stderr, "\n");
 
   const uint64_t ops = res.closed.ops;
   auto after = ReadCounters(**session, res.switch_address, *memnodes);
   if (!after.ok()) return after.status();
   const auto rapl1 = RaplEnergyUj();
-  const ClientCounters& cc1 = client->counters();
-  const net::Counters& nc1 = client->net_counters();
   const double n = static_cast<double>(std::max<uint64_t>(ops, 1));
-  const uint64_t bytes = (nc1.bytes_sent - nc0.bytes_sent) + (nc1.bytes_received - nc0.bytes_received) +
-                         (nc1.rma_bytes - nc0.rma_bytes);
+  // The clients' own counters, summed over the lanes' changes in the phase.
+  uint64_t bytes = 0, traversals = 0, offloaded = 0, reissues = 0, retransmissions = 0;
+  nlohmann::json system_stats = nlohmann::json::object();
+  for (Lane& lane : lanes) {
+    const ClientCounters& cc1 = lane.system->client()->counters();
+    const net::Counters& nc1 = lane.system->client()->net_counters();
+    bytes += (nc1.bytes_sent - lane.nc0.bytes_sent) + (nc1.bytes_received - lane.nc0.bytes_received) +
+             (nc1.rma_bytes - lane.nc0.rma_bytes);
+    traversals += cc1.traversals - lane.cc0.traversals;
+    offloaded += cc1.offloaded - lane.cc0.offloaded;
+    retransmissions += cc1.retransmissions - lane.cc0.retransmissions;
+    // The system's own figures (e.g. cache hits; RPC re-issues at node
+    // boundaries, which are cross-node hops too).
+    const apps::AppSystemStats ss1 = lane.system->Stats();
+    reissues += (cc1.reissues - lane.cc0.reissues) + (ss1.reissues - lane.ss0.reissues);
+    for (const auto& [name, value] : ss1.counters) system_stats[name] = system_stats.value(name, uint64_t{0}) + value;
+    for (const auto& [name, value] : lane.ss0.counters) system_stats[name] = system_stats[name].get<uint64_t>() - value;
+    for (const auto& [name, value] : ss1.settings) system_stats[name] = value;
+  }
   res.bytes_per_op = static_cast<double>(bytes) / n;
   if (after->cpu_us && before->cpu_us) res.mn_cpu_us_per_op = static_cast<double>(*after->cpu_us - *before->cpu_us) / n;
   if (rapl0 && rapl1 && *rapl1 >= *rapl0) res.energy_uj_per_op = static_cast<double>(*rapl1 - *rapl0) / n;
-  const uint64_t traversals = cc1.traversals - cc0.traversals;
-  res.offload_fraction = traversals == 0 ? 0 : static_cast<double>(cc1.offloaded - cc0.offloaded) / static_cast<double>(traversals);
-  res.cross_node_per_op =
-      static_cast<double>((after->forwards - before->forwards) + (cc1.reissues - cc0.reissues)) / n;
-  // The system's own figures over the measured phase (e.g. cache hits, RPC
-  // re-issues at node boundaries, which are cross-node hops too).
-  const apps::AppSystemStats ss1 = (*system)->Stats();
-  res.cross_node_per_op += static_cast<double>(ss1.reissues - ss0.reissues) / n;
-  nlohmann::json system_stats = nlohmann::json::object();
-  for (const auto& [name, value] : ss1.counters) system_stats[name] = value;
-  for (const auto& [name, value] : ss0.counters) system_stats[name] = system_stats.value(name, value) - value;
-  for (const auto& [name, value] : ss1.settings) system_stats[name] = value;
+  res.offload_fraction = traversals == 0 ? 0 : static_cast<double>(offloaded) / static_cast<double>(traversals);
+  res.cross_node_per_op = static_cast<double>((after->forwards - before->forwards) + reissues) / n;
   res.iterations_per_op = static_cast<double>(after->iterations - before->iterations) / n;
-  res.retransmissions_per_op = static_cast<double>(cc1.retransmissions - cc0.retransmissions) / n;
+  res.retransmissions_per_op = static_cast<double>(retransmissions) / n;
 
   // Open loop: Poisson arrivals at o.rate; latency counts from the arrival.
   if (o.rate > 0) {
@@ -411,7 +468,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     while (arrival < o.seconds) {
       const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(arrival));
       if (Clock::now() < due) std::this_thread::sleep_until(due);
-      auto r = driver->Request();
+      auto r = lanes[0].driver->Request();
       if (!r.ok()) return r.status();
       res.verified += *r ? 1 : 0;
       olat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - due).count());
@@ -422,13 +479,12 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     res.open.latency = Summarize(std::move(olat));
   }
 
-  auto extra = driver->Extra();
+  auto extra = lanes[0].driver->Extra();
   if (!extra.ok()) return extra.status();
   if (!system_stats.empty()) (*extra)["system_stats"] = std::move(system_stats);
   res.extra = extra->dump();
-  driver.reset();
+  lanes.clear();
   session->reset();
-  system->reset();
   PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));
   return res;
 }

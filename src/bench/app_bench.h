@@ -32,7 +32,11 @@ struct AppBenchOptions {
   uint32_t chain_length = 0;       // webservice: > 0 for the high-load-factor variant
   double seconds = 5;              // measured closed-loop phase
   uint32_t warmup_ops = 200;
-  uint32_t concurrency = 1;        // outstanding requests (1: all apps' requests are synchronous today)
+  // Closed-loop clients, each a thread with its own system (Client) and its
+  // own copy of the data, all measured over the same phase; the open-loop
+  // phase uses the first.  More than one drives the memory nodes towards
+  // saturation (the memory-node CPU target).
+  uint32_t concurrency = 1;
   double rate = 0;                 // > 0: also an open-loop phase at this many requests/s
   uint64_t seed = 42;
   std::function<void(const std::string&)> progress;

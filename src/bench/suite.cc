@@ -103,6 +103,18 @@ class Planner {
         }
       }
     }
+    // Memory-node CPU per request at saturating load (the target is
+    // stated there): several closed-loop clients against 2 memory nodes.
+    if (Wants("saturation")) {
+      for (const std::string& app : o_.apps) {
+        for (const char* system : {"pulse", "rpc"}) {
+          if (!Contains(systems_, system)) continue;
+          AppBenchOptions a = Base(app, system, 2, regime);
+          a.concurrency = o_.saturation_clients;
+          Add(plan, "saturation", regime, fmt::format("clients={}", a.concurrency), a);
+        }
+      }
+    }
     if (Wants("writes") && HasApp("webservice")) {
       for (double f : q ? std::vector<double>{0, 0.5} : std::vector<double>{0, 0.1, 0.25, 0.5}) {
         for (bool offload : {true, false}) {
@@ -148,7 +160,7 @@ Result<SuiteRegime> SuiteRegimeNamed(const std::string& name) {
 
 const std::vector<std::string>& SuiteStudyNames() {
   static const std::vector<std::string> names = {"traversal_length", "allocation", "distribution", "writes",
-                                                 "pipelines", "pulse_vs_acc"};
+                                                 "saturation", "pipelines", "pulse_vs_acc"};
   return names;
 }
 

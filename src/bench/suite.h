@@ -47,6 +47,7 @@ struct SuiteOptions {
   double seconds = 3;                // measured closed-loop phase of each run
   std::map<std::string, uint64_t> sizes;  // per app (bench app --size units); absent: the app's default
   bool quick = false;                // shorter study sweeps and a smaller pipeline run
+  uint32_t saturation_clients = 4;   // the saturation study's closed-loop clients (bench app --concurrency)
   std::string binary, run_dir;       // as AppBenchOptions
   std::string plot_script;           // scripts/plot_suite.py; empty: no plots
   std::function<void(const std::string&)> progress;  // one line per run, with the ETA

@@ -286,6 +286,9 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
                      "halves, 2 memory nodes (Fig. 5). btrdb's tree is always time-partitioned."},
       {"distribution", "Zipfian (0.99) vs uniform keys, webservice, 1 memory node (Fig. 3(a)). pulse keeps no "
                        "CPU-node cache, so only a caching system can profit from skew."},
+      {"saturation", "Saturating load: several closed-loop clients (bench app --concurrency, each with its own "
+                     "Client and copy of the data) against 2 memory nodes, pulse and rpc; the memory-node CPU target "
+                     "is computed from these runs."},
       {"writes", "Fraction of requests inserting a new user, with offloaded allocation (inserts carry "
                  "pre-allocated regions) and without (each new chain node returns to the CPU node), webservice, 1 "
                  "memory node (Fig. 3(b))."}};

@@ -37,7 +37,8 @@ void AddAppBench(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--seconds", opts->seconds, "Length of the measured closed-loop phase")->capture_default_str();
   cmd->add_option("--warmup", opts->warmup_ops, "Unmeasured requests first")->capture_default_str();
-  cmd->add_option("--concurrency", opts->concurrency, "Outstanding requests (closed loop)")->capture_default_str();
+  cmd->add_option("--concurrency", opts->concurrency, "Closed-loop clients (threads, each with its own Client and its own copy of the data);\n"
+                  "several drive the memory nodes towards saturation")->capture_default_str();
   cmd->add_option("--rate", opts->rate, "Also run open-loop at this many requests per second")->capture_default_str();
   cmd->add_option("--mode", *mode, "Where traversals run: offload (always on the memory nodes), auto (the dispatch rule:\n"
                   "offload iff t_i * N < eta * t_d; see offload_fraction), cpu (at the CPU node)")->capture_default_str();

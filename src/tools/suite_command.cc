@@ -63,6 +63,7 @@ void AddSuiteBench(CLI::App& bench) {
   struct Args {
     std::string out = "suite-out", apps, systems, nodes, regimes, studies, sizes, plot_script;
     double seconds = 0;
+    uint32_t saturation_clients = 4;
     bool quick = false, no_plots = false;
   };
   auto args = std::make_shared<Args>();
@@ -76,8 +77,12 @@ void AddSuiteBench(CLI::App& bench) {
   cmd->add_option("--nodes", args->nodes, "Comma-separated memory-node counts (default 1,2,4; --quick 1,2)");
   cmd->add_option("--regimes", args->regimes, "Comma-separated transport regimes: tcp, shm (default both)");
   cmd->add_option("--studies", args->studies,
-                  "Comma-separated studies (traversal_length, allocation, distribution, writes, pipelines,\n"
-                  "pulse_vs_acc), or none (default: all)");
+                  "Comma-separated studies (traversal_length, allocation, distribution, writes, saturation,\n"
+                  "pipelines, pulse_vs_acc), or none (default: all)");
+  cmd->add_option("--saturation-clients", args->saturation_clients,
+                  "The saturation study's closed-loop clients per run (bench app --concurrency)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--seconds", args->seconds, "Measured phase of each run (default 3; --quick 1)");
   cmd->add_option("--size", args->sizes,
                   "Data-set sizes as for bench app --size: N for every app, or app=N,... (default: bench app's)");
@@ -88,6 +93,7 @@ void AddSuiteBench(CLI::App& bench) {
     bench::SuiteOptions o;
     if (args->quick) o = bench::QuickSuiteOptions(o);
     o.out_dir = args->out;
+    o.saturation_clients = args->saturation_clients;
     if (!args->apps.empty()) o.apps = SplitList(args->apps);
     if (!args->systems.empty()) o.systems = SplitList(args->systems);
     if (!args->regimes.empty()) o.regimes = SplitList(args->regimes);

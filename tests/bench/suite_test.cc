@@ -109,6 +109,30 @@ TEST(SuiteTargets, RatiosComeFromTheMatchingRuns) {
   EXPECT_NE(cpu1->note.find("rpc"), std::string::npos);
 }
 
+TEST(SuiteTargets, MemoryNodeCpuTargetPrefersTheSaturationRuns) {
+  std::vector<SuiteRun> runs = {MatrixRun("btrdb", "pulse", 2, 30, 600, 5.0), MatrixRun("btrdb", "rpc", 2, 60, 300, 4.0)};
+  const auto cpu_ratio = [&] {
+    const TargetCheck* t = Target(ComputeTargets(runs), "mn CPU per op vs rpc", "btrdb", 2);
+    EXPECT_NE(t, nullptr);
+    return t != nullptr ? t->ratio.value_or(-1) : -1;
+  };
+  EXPECT_DOUBLE_EQ(cpu_ratio(), 5.0 / 4.0);  // the matrix alone
+  SuiteRun sat_pulse = MatrixRun("btrdb", "pulse", 2, 90, 1800, 3.0);
+  sat_pulse.study = "saturation";
+  sat_pulse.options.concurrency = 4;
+  runs.push_back(sat_pulse);
+  EXPECT_DOUBLE_EQ(cpu_ratio(), 5.0 / 4.0);  // one saturation run is no pair
+  SuiteRun sat_rpc = MatrixRun("btrdb", "rpc", 2, 120, 1200, 8.0);
+  sat_rpc.study = "saturation";
+  sat_rpc.options.concurrency = 4;
+  runs.push_back(sat_rpc);
+  EXPECT_DOUBLE_EQ(cpu_ratio(), 3.0 / 8.0);
+  // The latency target still compares the matrix runs.
+  const TargetCheck* lat = Target(ComputeTargets(runs), "latency vs rpc", "btrdb", 2);
+  ASSERT_NE(lat, nullptr);
+  EXPECT_DOUBLE_EQ(lat->ratio.value_or(-1), 30.0 / 60.0);
+}
+
 TEST(SuiteTargets, SaturatedResourceNamesTheLargestShare) {
   AppBenchResult r;
   r.closed.latency.mean_us = 10;
