@@ -325,9 +325,9 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
 
   md += "\n## Targets (issue 6)\n\nEach ratio divides figures of two runs of this suite (same regime, app and node "
         "count). Latency is the closed-loop median (p50): on a shared machine the mean carries other tenants' "
-        "scheduling stalls (see the p99 tables), which no system causes; the tables give both. The memory-node CPU target asks for saturating load; these runs "
-        "keep one request outstanding (the applications' requests are synchronous), so it compares CPU per "
-        "request at low load. Where a target is missed, the note names what bounds pulse's requests, from the "
+        "scheduling stalls (see the p99 tables), which no system causes; the tables give both. The memory-node CPU target asks for saturating load: where the "
+        "saturation study ran pulse and rpc (several closed-loop clients, 2 memory nodes) the ratio comes from "
+        "those runs and says how many clients; elsewhere from the one-client matrix runs. Where a target is missed, the note names what bounds pulse's requests, from the "
         "run's own memory-node CPU, wire bytes and hops per request.\n\n";
   TargetsTable(&md, res.targets, true);
 
