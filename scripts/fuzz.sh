@@ -9,7 +9,10 @@
 #   scripts/fuzz.sh [--seconds N] [--build-dir DIR] [--jobs N] [target...]
 #
 # Defaults: 45 seconds per target, build-asan/ (the build scripts/sanitize.sh
-# uses too: clang, ASan+UBSan, fuzzers), every target.  New inputs the
+# uses too: clang, ASan+UBSan, fuzzers), every target.  --jobs N (default:
+# the CPU count) is both the build's parallelism and how many fuzzers run at
+# once, each on one core, so N cores fuzz every target for its full time in
+# about 1/N of the wall time.  New inputs the
 # fuzzers find go to the work directory (<build dir>/fuzz-work/), never into
 # the repository's corpus.
 set -euo pipefail
@@ -42,12 +45,14 @@ echo "fuzz.sh: build took $(( $(date +%s) - start )) s"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 work="$build_dir/fuzz-work"
-status=0
-for t in "${targets[@]}"; do
+# Runs one target for its time; its exit status is the fuzzer's.
+fuzz_one() {
+  local t=$1
   mkdir -p "$work/$t/new" "$work/$t/artifacts"
-  dirs=("$work/$t/new" "fuzz/corpus/$t")
+  local dirs=("$work/$t/new" "fuzz/corpus/$t")
   [ -d "fuzz/regressions/$t" ] && dirs+=("fuzz/regressions/$t")
   echo "fuzz.sh: $t for ${seconds} s"
+  local t0
   t0=$(date +%s)
   if ! "$build_dir/bin/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$work/$t/artifacts/" "${dirs[@]}" \
@@ -55,11 +60,26 @@ for t in "${targets[@]}"; do
     echo "fuzz.sh: $t FAILED; log $work/$t/log, input in $work/$t/artifacts/:" >&2
     ls "$work/$t/artifacts/" >&2
     tail -40 "$work/$t/log" >&2
-    status=1
-    continue
+    return 1
   fi
+  local execs
   execs=$(grep -m1 'stat::number_of_executed_units' "$work/$t/log" | awk '{print $2}')
   echo "fuzz.sh: $t ok: ${execs:-?} runs in $(( $(date +%s) - t0 )) s"
+}
+
+status=0
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 echo "fuzz.sh: total $(( $(date +%s) - start )) s"
 exit $status

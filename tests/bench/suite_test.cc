@@ -112,7 +112,8 @@ TEST(SuiteTargets, RatiosComeFromTheMatchingRuns) {
 TEST(SuiteTargets, MemoryNodeCpuTargetPrefersTheSaturationRuns) {
   std::vector<SuiteRun> runs = {MatrixRun("btrdb", "pulse", 2, 30, 600, 5.0), MatrixRun("btrdb", "rpc", 2, 60, 300, 4.0)};
   const auto cpu_ratio = [&] {
-    const TargetCheck* t = Target(ComputeTargets(runs), "mn CPU per op vs rpc", "btrdb", 2);
+    const std::vector<TargetCheck> ts = ComputeTargets(runs);
+    const TargetCheck* t = Target(ts, "mn CPU per op vs rpc", "btrdb", 2);
     EXPECT_NE(t, nullptr);
     return t != nullptr ? t->ratio.value_or(-1) : -1;
   };
@@ -128,7 +129,8 @@ TEST(SuiteTargets, MemoryNodeCpuTargetPrefersTheSaturationRuns) {
   runs.push_back(sat_rpc);
   EXPECT_DOUBLE_EQ(cpu_ratio(), 3.0 / 8.0);
   // The latency target still compares the matrix runs.
-  const TargetCheck* lat = Target(ComputeTargets(runs), "latency vs rpc", "btrdb", 2);
+  const std::vector<TargetCheck> ts = ComputeTargets(runs);
+  const TargetCheck* lat = Target(ts, "latency vs rpc", "btrdb", 2);
   ASSERT_NE(lat, nullptr);
   EXPECT_DOUBLE_EQ(lat->ratio.value_or(-1), 30.0 / 60.0);
 }
