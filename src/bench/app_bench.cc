@@ -329,20 +329,15 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   const uint64_t working_set = WorkingSetBytes(o, size);
   AppBenchResult res;
   cluster::ClusterGuard guard;
-  BenchClusterOptions c;
   // A name of its own per run: runs of one process (bench suite) must not
   // share a cluster directory, or a later run's clean-up removes the logs of
   // a failed one.
   static std::atomic<uint32_t> runs{0};
   const uint32_t run = ++runs;
-  c.name = run == 1 ? "bench-app" : fmt::format("bench-app{}", run);
+  BenchClusterOptions c = BenchClusterOptionsFor(run == 1 ? "bench-app" : fmt::format("bench-app{}", run), o);
   c.memory_nodes = o.memory_nodes;
   c.pool_mib = static_cast<uint32_t>(
       std::max<uint64_t>(64, 2 * working_set * o.concurrency / o.memory_nodes / (1 << 20) + 32));
-  c.binary = o.binary;
-  c.run_dir = o.run_dir;
-  c.ucx_tls = o.ucx_tls;
-  c.progress = o.progress;
   auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);
   if (!address.ok()) return address.status();
   res.switch_address = *address;
