@@ -33,13 +33,13 @@ struct NodeConfig {
   Role role = Role::kSwitch;
   uint32_t node = 0;            // memory node id (memnodes only)
   std::string host = "127.0.0.1";
-  uint16_t port = 0;            // 0: a free port chosen by `up`
+  uint16_t port = 0;            // 0: the node binds a free port and reports it
   std::string advertise;        // memnode: host CPU nodes use (default: host)
   uint64_t pool_mib = 256;      // memnode pool size
   uint64_t granularity_kib = 64;
   uint32_t workspaces = 0;      // 0: the engine's default
   uint32_t max_iterations = 0;  // 0: the engine's default
-  std::string shm_name;         // empty: "/pulse-<cluster>-<node>-<port>"
+  std::string shm_name;         // empty: a name unique to each start of the cluster
   std::optional<PollConfig> poll;  // overrides ClusterConfig::poll
 
   // "switch" or "memnode-<id>": the name in tables, logs and errors.

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -40,10 +41,6 @@ milliseconds Left(Clock::time_point deadline) {
 
 void Progress(const LaunchOptions& o, const std::string& line) {
   if (o.progress) o.progress(line);
-}
-
-std::string SharedMemoryName(const ClusterConfig& c, const NodeConfig& n) {
-  return n.shm_name.empty() ? fmt::format("/pulse-{}-{}-{}", c.name, n.node, n.port) : n.shm_name;
 }
 
 std::vector<std::string> PollArgs(const ClusterConfig& c, const NodeConfig& n) {
@@ -75,7 +72,7 @@ std::vector<std::string> MemNodeArgs(const std::string& binary, const ClusterCon
                                 "--granularity-kib",
                                 std::to_string(n.granularity_kib),
                                 "--shm-name",
-                                SharedMemoryName(c, n),
+                                n.shm_name,
                                 "--connect-timeout-s",
                                 std::to_string(connect_s)};
   if (!n.advertise.empty()) a.insert(a.end(), {"--advertise", n.advertise});
@@ -95,19 +92,15 @@ std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterCo
   return env;
 }
 
-// Fills in ports chosen now for the nodes configured with port 0.
-Status ChoosePorts(ClusterConfig* c) {
-  std::vector<NodeConfig*> zero;
-  if (c->switch_node.port == 0) zero.push_back(&c->switch_node);
+// A pool name of its own for each memory node that has none, unique to this
+// start: a memory node re-attaches a pool it finds under its name, so a
+// name must never lead to the pool of another cluster.
+void NamePools(ClusterConfig* c) {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  const uint64_t stamp = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
   for (NodeConfig& n : c->memnodes)
-    if (n.port == 0) zero.push_back(&n);
-  if (zero.empty()) return Status::Ok();
-  std::vector<std::string> hosts;
-  for (NodeConfig* n : zero) hosts.push_back(n->host);
-  auto ports = FreePorts(hosts);
-  if (!ports.ok()) return ports.status();
-  for (size_t i = 0; i < zero.size(); ++i) zero[i]->port = (*ports)[i];
-  return Status::Ok();
+    if (n.shm_name.empty()) n.shm_name = fmt::format("/pulse-{}-{}-{}-{:x}", c->name, n.node, getpid(), stamp);
 }
 
 Status MakeDirectories(const std::string& dir) {
@@ -117,9 +110,22 @@ Status MakeDirectories(const std::string& dir) {
   return Status::Ok();
 }
 
-// Is the node up?  The switch: answers stats.  A memory node: answers stats
-// and is connected to the switch.
-Status Probe(ControlSession& session, const NodeProcess& n, Clock::time_point deadline) {
+// The port file of a node launched with port 0 (see WritePortFile).
+std::string PortFileOf(const ClusterConfig& c, const NodeConfig& n) {
+  return fmt::format("{}/{}.port", c.ClusterDir(), n.Name());
+}
+
+// Is the node up?  A node launched with port 0 first has to have written its
+// port file (its address in `n` then gets the port).  Then the switch:
+// answers stats.  A memory node: answers stats and is connected to the switch.
+Status Probe(ControlSession& session, NodeProcess& n, const std::string& port_file, Clock::time_point deadline) {
+  if (!port_file.empty() && n.address.ends_with(":0")) {
+    auto port = ReadPortFile(port_file);
+    if (!port.ok()) return port.status().code() == Status::Code::kNotFound
+                               ? Status::Unavailable("has not written its port file yet")
+                               : port.status();
+    n.address = fmt::format("{}:{}", n.address.substr(0, n.address.size() - 2), *port);
+  }
   auto stats = session.Call(n.address, "stats", std::min(kProbeTimeout, std::max(Left(deadline), milliseconds(1))));
   if (!stats.ok()) return stats.status();
   if (n.role == Role::kMemNode && !(*stats)["counters"].value("switch_connected", false))
@@ -127,21 +133,24 @@ Status Probe(ControlSession& session, const NodeProcess& n, Clock::time_point de
   return Status::Ok();
 }
 
-// Waits until the nodes `which` of `st` are up, each of them still running.
-Status WaitForNodes(ControlSession& session, const ClusterState& st, const std::vector<size_t>& which,
+// Waits until the nodes `which` of `st` (index -> its port file, "" when its
+// port was given) are up, each of them still running; fills in the ports
+// the nodes chose.
+Status WaitForNodes(ControlSession& session, ClusterState* st, const std::map<size_t, std::string>& which,
                     Clock::time_point deadline, milliseconds timeout, const LaunchOptions& options) {
-  std::set<size_t> waiting(which.begin(), which.end());
+  std::set<size_t> waiting;
+  for (const auto& [index, port_file] : which) waiting.insert(index);
   std::map<size_t, std::string> last_error;
   for (;;) {
     for (auto it = waiting.begin(); it != waiting.end();) {
-      const NodeProcess& n = st.nodes[*it];
+      NodeProcess& n = st->nodes[*it];
       if (!IsRunning(n.process)) {
         std::string how = ReapChild(n.process);
         if (how.empty()) how = "exited";
         return Status::Unavailable(fmt::format("{} {} while starting; its log {}:\n{}", n.name, how, n.log,
                                                TailOfFile(n.log, 8)));
       }
-      Status s = Probe(session, n, deadline);
+      Status s = Probe(session, n, which.at(*it), deadline);
       if (s.ok()) {
         Progress(options, fmt::format("{} is up at {}", n.name, n.address));
         it = waiting.erase(it);
@@ -152,7 +161,7 @@ Status WaitForNodes(ControlSession& session, const ClusterState& st, const std::
     }
     if (waiting.empty()) return Status::Ok();
     if (Clock::now() >= deadline) {
-      const NodeProcess& n = st.nodes[*waiting.begin()];
+      const NodeProcess& n = st->nodes[*waiting.begin()];
       return Status::Timeout(fmt::format("{} ({}) did not come up within {} ms (last answer: {}); see its log {}:\n{}",
                                          n.name, n.address, timeout.count(), last_error[*waiting.begin()], n.log,
                                          TailOfFile(n.log, 8)));
@@ -194,9 +203,17 @@ Result<NodeProcess> Launch(const std::string& binary, const ClusterConfig& c, co
   p.node = n.node;
   p.address = fmt::format("{}:{}", ConnectHost(n.host), n.port);
   p.log = fmt::format("{}/{}.log", c.ClusterDir(), p.name);
-  if (n.role == Role::kMemNode) p.shm_name = SharedMemoryName(c, n);
+  if (n.role == Role::kMemNode) p.shm_name = n.shm_name;
   SpawnOptions so;
   so.argv = n.role == Role::kSwitch ? SwitchArgs(binary, c) : MemNodeArgs(binary, c, n);
+  if (n.port == 0) {
+    // The node binds port 0 itself and reports the port: choosing a free
+    // port here and passing it on would race every other process on the
+    // host for it between our check and the node's bind.
+    const std::string port_file = PortFileOf(c, n);
+    std::remove(port_file.c_str());
+    so.argv.insert(so.argv.end(), {"--port-file", port_file});
+  }
   so.env = NodeEnvironment(c);
   so.log_path = p.log;
   so.die_with_parent = options.die_with_parent;
@@ -238,13 +255,12 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
   }
   auto binary = NodeBinary(config);
   if (!binary.ok()) return binary.status();
-  PULSE_RETURN_IF_ERROR(ChoosePorts(&config));
+  NamePools(&config);
 
   ClusterState st;
   st.name = config.name;
   st.config_source = config.source;
   st.state_file = state_file;
-  st.switch_address = fmt::format("{}:{}", ConnectHost(config.switch_node.host), config.switch_node.port);
   st.ucx_tls = config.ucx_tls;
   st.started_unix = static_cast<int64_t>(std::time(nullptr));
 
@@ -263,22 +279,33 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
   if (!session.ok()) return session.status();
   const auto deadline = Clock::now() + config.start_timeout;
 
+  // The port file of each node launched with port 0, by index in st.nodes.
+  auto port_file = [&](const NodeConfig& n) { return n.port == 0 ? PortFileOf(config, n) : std::string(); };
   auto sw = Launch(*binary, config, config.switch_node, options);
   if (!sw.ok()) return fail(sw.status());
   st.nodes.push_back(std::move(*sw));
+  st.switch_address = st.nodes[0].address;
   if (Status s = WriteState(st); !s.ok()) return fail(s);
-  if (Status s = WaitForNodes(**session, st, {0}, deadline, config.start_timeout, options); !s.ok()) return fail(s);
+  if (Status s = WaitForNodes(**session, &st, {{0, port_file(config.switch_node)}}, deadline, config.start_timeout,
+                              options);
+      !s.ok())
+    return fail(s);
+  st.switch_address = st.nodes[0].address;
+  auto switch_port = ParseAddress(st.switch_address);
+  if (!switch_port.ok()) return fail(switch_port.status());
+  config.switch_node.port = switch_port->second;  // the memory nodes connect to it
 
-  std::vector<size_t> memnodes;
+  std::map<size_t, std::string> memnodes;
   for (const NodeConfig& n : config.memnodes) {
     auto p = Launch(*binary, config, n, options);
     if (!p.ok()) return fail(p.status());
-    memnodes.push_back(st.nodes.size());
+    memnodes[st.nodes.size()] = port_file(n);
     st.nodes.push_back(std::move(*p));
   }
   if (Status s = WriteState(st); !s.ok()) return fail(s);
-  if (Status s = WaitForNodes(**session, st, memnodes, deadline, config.start_timeout, options); !s.ok())
+  if (Status s = WaitForNodes(**session, &st, memnodes, deadline, config.start_timeout, options); !s.ok())
     return fail(s);
+  if (Status s = WriteState(st); !s.ok()) return fail(s);  // with the ports the nodes chose
   if (Status s = WaitForRegistrations(**session, st, deadline, config.start_timeout); !s.ok()) return fail(s);
   return st;
 }
@@ -294,7 +321,8 @@ Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t
     return Status::NotFound(fmt::format("restart: the cluster has no memory node {}", node));
   if (IsRunning(state->nodes[index].process))
     return Status::InvalidArgument(fmt::format("restart: memory node {} still runs", node));
-  // The ports StartCluster chose are in the state, not in the config.
+  // The ports the nodes chose and the pool name are in the state, not in
+  // the config; the node comes back on its old port with its old pool.
   auto own = ParseAddress(state->nodes[index].address);
   if (!own.ok()) return own.status();
   auto sw = ParseAddress(state->switch_address);
@@ -303,6 +331,7 @@ Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t
   c.switch_node.port = sw->second;
   NodeConfig n = *wanted;
   n.port = own->second;
+  n.shm_name = state->nodes[index].shm_name;
   auto binary = NodeBinary(c);
   if (!binary.ok()) return binary.status();
   auto p = Launch(*binary, c, n, options);
@@ -310,7 +339,7 @@ Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t
   state->nodes[index] = std::move(*p);
   auto session = ControlSession::Create(c.ucx_tls);
   if (!session.ok()) return session.status();
-  return WaitForNodes(**session, *state, {index}, Clock::now() + c.start_timeout, c.start_timeout, options);
+  return WaitForNodes(**session, state, {{index, ""}}, Clock::now() + c.start_timeout, c.start_timeout, options);
 }
 
 Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, milliseconds stage_timeout) {

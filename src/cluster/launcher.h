@@ -4,7 +4,9 @@
 // StartCluster runs one process per node of the config (`pulse switch`,
 // `pulse memnode`), detached in sessions of their own with one log file
 // each under ClusterConfig::ClusterDir(), and records them in a state file
-// (JSON) there.  It returns once every node answers the `stats` control
+// (JSON) there.  A node configured with port 0 binds a free port itself and
+// reports it in <name>.port there (`--port-file`); the state records the
+// port.  It returns once every node answers the `stats` control
 // operation and the switch knows every memory node; if that does not happen
 // before the config's start_timeout, or a node exits, it stops what it
 // started and names the node and its log.

@@ -1,15 +1,13 @@
 #include "cluster/process.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -194,39 +192,26 @@ std::string TailOfFile(const std::string& path, size_t lines) {
   return out;
 }
 
-Result<std::vector<uint16_t>> FreePorts(const std::vector<std::string>& hosts) {
-  std::vector<int> fds;
-  std::vector<uint16_t> ports;
-  Status error;
-  for (const std::string& host : hosts) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    addrinfo* res = nullptr;
-    if (int rc = getaddrinfo(host.c_str(), "0", &hints, &res); rc != 0) {
-      error = Status::IoError(fmt::format("cannot resolve '{}': {}", host, gai_strerror(rc)));
-      break;
-    }
-    const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    const bool bound = fd >= 0 && bind(fd, res->ai_addr, res->ai_addrlen) == 0 &&
-                       getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-    const int e = errno;
-    freeaddrinfo(res);
-    if (fd >= 0) fds.push_back(fd);
-    if (!bound) {
-      error = Status::IoError(fmt::format("cannot find a free port on '{}': {}", host, strerror(e)));
-      break;
-    }
-    const uint16_t port = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                                     : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-    ports.push_back(port);
+Status WritePortFile(const std::string& path, uint16_t port) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << port << "\n";
+    out.flush();
+    if (!out) return Status::IoError(fmt::format("cannot write port file '{}': {}", temporary, strerror(errno)));
   }
-  for (int fd : fds) close(fd);
-  if (!error.ok()) return error;
-  return ports;
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    return Status::IoError(fmt::format("cannot rename '{}' to '{}': {}", temporary, path, strerror(errno)));
+  return Status::Ok();
+}
+
+Result<uint16_t> ReadPortFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(fmt::format("no port file '{}'", path));
+  unsigned long port = 0;
+  if (!(in >> port) || port == 0 || port > 65535)
+    return Status::InvalidArgument(fmt::format("port file '{}' holds no port (1-65535)", path));
+  return static_cast<uint16_t>(port);
 }
 
 }  // namespace pulse::cluster

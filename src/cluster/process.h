@@ -53,8 +53,14 @@ uint64_t StartTicks(pid_t pid);
 // The last `lines` lines of a file (for error messages pointing at a log).
 std::string TailOfFile(const std::string& path, size_t lines);
 
-// For each host, a TCP port that is free there now (bound and released; the
-// ports of one call are distinct).  Errors: IoError naming the host.
-Result<std::vector<uint16_t>> FreePorts(const std::vector<std::string>& hosts);
+// Port files: how a node told to listen on port 0 tells whoever started it
+// which port it got (`pulse switch|memnode --port-file PATH`).  The node
+// binds first and writes the file after (one line, the port), so no other
+// process can take the port in between.  The write is atomic (a temporary
+// file renamed), so a reader never sees half a file.
+Status WritePortFile(const std::string& path, uint16_t port);
+// The port in the file.  Errors: NotFound if it does not exist (yet),
+// InvalidArgument naming the file if it holds no port.
+Result<uint16_t> ReadPortFile(const std::string& path);
 
 }  // namespace pulse::cluster

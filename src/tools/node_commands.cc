@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/process.h"
 #include "memnode/memnode_server.h"
 #include "memnode/node_log.h"
 #include "pulse/cluster.h"
@@ -126,13 +127,14 @@ constexpr const char* kEnvironmentHelp =
     "listen on its address again at once).  SIGINT/SIGTERM stop the node cleanly (exit 0).";
 
 // Common flags of both commands.
-struct PollArgs {
+struct CommonArgs {
   uint32_t poll_window_us = net::kDefaultPollWindowUs;
   bool busy_poll = false;
   std::string log_level = "info";
+  std::string port_file;
 };
 
-void AddPollFlags(CLI::App* cmd, PollArgs* args) {
+void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
   cmd->add_option("--poll-window-us", args->poll_window_us,
                   "Adaptive polling: keep polling this long after traffic before sleeping on the event\n"
                   "fd (0: sleep at once)")
@@ -143,9 +145,13 @@ void AddPollFlags(CLI::App* cmd, PollArgs* args) {
       ->check(kLogLevel)
       ->type_name("error|warn|info|debug")
       ->capture_default_str();
+  cmd->add_option("--port-file", args->port_file,
+                  "Once listening (and, for a memory node, registered), write the port listened on to\n"
+                  "this file: how a launcher learns the port a node given port 0 chose")
+      ->type_name("PATH");
 }
 
-void ApplyPoll(const PollArgs& args, net::WorkerOptions* wo) {
+void ApplyPoll(const CommonArgs& args, net::WorkerOptions* wo) {
   wo->poll_mode = args.busy_poll ? net::PollMode::kBusy : net::PollMode::kAdaptive;
   wo->poll_window_us = args.poll_window_us;
 }
@@ -156,18 +162,24 @@ void ApplyPoll(const PollArgs& args, net::WorkerOptions* wo) {
   throw CLI::RuntimeError(1);
 }
 
+// Writes the port file if one was asked for; a failure fails the command.
+void WritePortFileIfAsked(const CommonArgs& args, uint16_t port, const node::NodeLog& log) {
+  if (args.port_file.empty()) return;
+  if (Status s = cluster::WritePortFile(args.port_file, port); !s.ok()) Fail(log, s.message());
+}
+
 // ---- pulse switch ------------------------------------------------------------
 
 struct SwitchArgs {
   std::string listen = fmt::format("127.0.0.1:{}", kDefaultSwitchPort);
-  PollArgs poll;
+  CommonArgs common;
 };
 
 void RunSwitch(const SwitchArgs& args) {
-  node::NodeLog log("switch", *node::ParseLogLevel(args.poll.log_level));
+  node::NodeLog log("switch", *node::ParseLogLevel(args.common.log_level));
   switchd::SwitchServerOptions options;
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
-  ApplyPoll(args.poll, &options.worker);
+  ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
   std::unique_ptr<switchd::SwitchServer> server;
@@ -181,6 +193,7 @@ void RunSwitch(const SwitchArgs& args) {
   });
   Status s = server->Start();
   if (!s.ok()) Fail(log, s.message());
+  WritePortFileIfAsked(args.common, server->port(), log);
   s = server->Run();
   if (!s.ok()) Fail(log, s.ToString());
 }
@@ -195,7 +208,7 @@ void AddSwitchCommand(CLI::App& app) {
       ->check(kHostPort)
       ->type_name("HOST:PORT")
       ->capture_default_str();
-  AddPollFlags(cmd, &args->poll);
+  AddCommonFlags(cmd, &args->common);
   cmd->footer(kEnvironmentHelp);
   cmd->callback([args] { RunSwitch(*args); });
 }
@@ -217,11 +230,11 @@ struct MemNodeArgs {
   bool no_calibrate = false;
   double rpc_core_ghz = 1.0;
   bool fresh_pool = false;
-  PollArgs poll;
+  CommonArgs common;
 };
 
 void RunMemNode(const MemNodeArgs& args) {
-  node::NodeLog log(fmt::format("memnode {}", args.node), *node::ParseLogLevel(args.poll.log_level));
+  node::NodeLog log(fmt::format("memnode {}", args.node), *node::ParseLogLevel(args.common.log_level));
   if ((args.pool_mib * 1024) % args.granularity_kib != 0)
     Fail(log, fmt::format("--pool-mib {} is not a multiple of --granularity-kib {}", args.pool_mib,
                           args.granularity_kib));
@@ -240,7 +253,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.calibrate = !args.no_calibrate;
   options.rpc.core_ghz = args.rpc_core_ghz;
   options.reattach_pool = !args.fresh_pool;
-  ApplyPoll(args.poll, &options.worker);
+  ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
   std::unique_ptr<memnode::MemNodeServer> server;
@@ -257,6 +270,7 @@ void RunMemNode(const MemNodeArgs& args) {
     if (signals.received()) return;  // stopped while starting: a clean exit
     Fail(log, s.message());
   }
+  WritePortFileIfAsked(args.common, server->port(), log);
   s = server->Run();
   if (!s.ok()) Fail(log, s.ToString());
 }
@@ -338,7 +352,7 @@ void AddMemNodeCommand(CLI::App& app) {
                   "How long to keep trying to reach the switch at start")
       ->check(CLI::Range(1u, 3600u))
       ->capture_default_str();
-  AddPollFlags(cmd, &args->poll);
+  AddCommonFlags(cmd, &args->common);
   cmd->footer(kEnvironmentHelp);
   cmd->callback([args] { RunMemNode(*args); });
 }

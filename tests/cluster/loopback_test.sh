@@ -38,6 +38,10 @@ STATE="$WORK/run/ctest/state.json"
 PIDS=$(sed -n 's/^ *"pid": \([0-9]*\),*$/\1/p' "$STATE" | tr '\n' ' ')
 echo "node pids: $PIDS"
 [[ $(wc -w <<<"$PIDS") -eq 3 ]] || fail "expected 3 node processes, state has: $PIDS"
+# Port 0 in the config: each node bound a port itself and the state has it.
+! grep -q '"address": "[^"]*:0"' "$STATE" || fail "a node's port was never learned: $(cat "$STATE")"
+[[ $(grep -c '"address": "127.0.0.1:[1-9][0-9]*"' "$STATE") -eq 3 ]] || fail "state lacks the nodes' ports: $(cat "$STATE")"
+[[ $(ls "$WORK/run/ctest/"*.port | wc -l) -eq 3 ]] || fail "expected a port file per node in $WORK/run/ctest"
 
 "$PULSE" cluster status --config "$CONFIG" --json >"$WORK/status.json" || fail "status --json exit $?"
 S="$WORK/status.json"
