@@ -158,7 +158,10 @@ Result<ClusterCounters> ReadCounters(cluster::ControlSession& s, const std::stri
     auto m = s.Call(a, "stats", std::chrono::seconds(2));
     if (!m.ok()) return m.status();
     const json& counters = (*m)["counters"];
+    // The rpc handlers' steps are iterations in the engine's unit: one far
+    // object (node) visited each.
     c.iterations += counters.value("iterations", uint64_t{0});
+    if (counters.contains("rpc")) c.iterations += counters["rpc"].value("steps", uint64_t{0});
     if (counters.contains("cpu_us")) {
       cpu += counters["cpu_us"].get<uint64_t>();
     } else {

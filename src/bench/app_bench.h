@@ -66,7 +66,9 @@ struct AppBenchResult {
   std::optional<double> energy_uj_per_op;  // RAPL package energy, where readable
   double offload_fraction = 0;
   double cross_node_per_op = 0;
-  std::optional<double> iterations_per_op;  // memory-node iterations per operation
+  // Memory-node iterations per operation: engine iterations plus the nodes
+  // the rpc systems' handlers visit (0 where traversals run at the CPU node).
+  std::optional<double> iterations_per_op;
   double retransmissions_per_op = 0;
   std::string extra;                        // application-specific figures (a JSON object)
   uint64_t verified = 0;                    // answers checked against the native computation

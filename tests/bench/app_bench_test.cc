@@ -43,6 +43,23 @@ TEST(AppBench, SeveralClientsEachServeTheirOwnCopy) {
   std::filesystem::remove_all(o.run_dir);
 }
 
+// The rpc system's handlers walk the same tree nodes the pulse iterator
+// does, so its iterations per operation (handler steps) are of the same size.
+TEST(AppBench, RpcIterationsCountTheNodesItsHandlersVisit) {
+  AppBenchOptions o = SmallBtrdb("app-bench-rpc-iterations");
+  auto pulse = RunAppBench(o);
+  ASSERT_TRUE(pulse.ok()) << pulse.status().ToString();
+  o.system = "rpc";
+  auto rpc = RunAppBench(o);
+  ASSERT_TRUE(rpc.ok()) << rpc.status().ToString();
+  ASSERT_TRUE(pulse->iterations_per_op.has_value() && rpc->iterations_per_op.has_value());
+  ASSERT_GT(*pulse->iterations_per_op, 0);
+  const double ratio = *rpc->iterations_per_op / *pulse->iterations_per_op;
+  EXPECT_GT(ratio, 0.5) << "rpc " << *rpc->iterations_per_op << " vs pulse " << *pulse->iterations_per_op;
+  EXPECT_LT(ratio, 2.0) << "rpc " << *rpc->iterations_per_op << " vs pulse " << *pulse->iterations_per_op;
+  std::filesystem::remove_all(o.run_dir);
+}
+
 TEST(AppBench, RejectsAConcurrencyOutOfRange) {
   AppBenchOptions o = SmallBtrdb("app-bench-bad");
   o.concurrency = 0;

@@ -54,6 +54,21 @@ void ExpectHolds(Client* client, BTree& tree, const Shadow& shadow, std::optiona
   ASSERT_TRUE(all.ok()) << when << ": " << all.status().ToString();
   Shadow got(all->begin(), all->end());
   ASSERT_EQ(got.size(), all->size()) << when << ": a key scanned twice";
+  // The offloaded aggregate walks the same leaf chain: it too must count a
+  // key shown in two leaves by a half-done borrow once.
+  Aggregate want_agg;
+  for (const auto& [k, v] : got) {
+    want_agg.sum += v;
+    want_agg.min = std::min(want_agg.min, v);
+    want_agg.max = std::max(want_agg.max, v);
+    ++want_agg.count;
+  }
+  auto agg = tree.AggregateRange(0, UINT64_MAX);
+  ASSERT_TRUE(agg.ok()) << when << ": " << agg.status().ToString();
+  EXPECT_EQ(agg->count, want_agg.count) << when << ": aggregate count";
+  EXPECT_EQ(agg->sum, want_agg.sum) << when << ": aggregate sum";
+  EXPECT_EQ(agg->min, want_agg.min) << when << ": aggregate min";
+  EXPECT_EQ(agg->max, want_agg.max) << when << ": aggregate max";
   if (either) {
     auto it = got.find(*either);
     if (it != got.end()) {

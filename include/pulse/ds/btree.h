@@ -37,8 +37,9 @@
 // the log, then frees the emptied nodes.  If a write fails part-way the
 // failed call returns its error and the tree stays readable (Find,
 // LowerBound and AggregateRange see every acknowledged key; during a
-// borrow the leaf chain may show a moved key twice, which Scan skips); the
-// key of the failed call itself is either there or not.  The handle then
+// borrow the leaf chain may show a moved key twice, which Scan and
+// AggregateRange count once); the key of the failed call itself is either
+// there or not.  The handle then
 // repairs before its next operation (or in Repair()): it replays a
 // committed log, re-reads the header and recounts the entries.  Open()
 // replays a committed log left by a writer that failed; Refresh() does not

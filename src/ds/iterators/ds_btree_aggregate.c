@@ -1,6 +1,8 @@
 /* BTree::Aggregate: sum/min/max/count of the values whose keys are in
  * [lo, hi]: descends to the leaf that may hold lo, then walks the leaf chain
- * until a key > hi or the last leaf. */
+ * until a key > hi or the last leaf.  Each leaf raises lo past the last key
+ * it counted: a borrow that failed part-way shows the moved key in two
+ * neighbouring leaves (src/ds/btree.cc), and it must count once. */
 #include "ds_aggregate.h"
 #include "ds_nodes.h"
 
@@ -17,7 +19,7 @@ PULSE_END(ds_btree_aggregate, struct pulse_ds_btree_node) {
     return false;
   }
   pulse_u64 sum = st->sum, mn = st->min, mx = st->max, count = st->count;
-  pulse_u64 lo = st->lo, hi = st->hi;
+  pulse_u64 lo = st->lo, hi = st->hi, next_lo = lo;
   bool past = false;
 #pragma unroll
   for (int k = 0; k < PULSE_DS_BTREE_MAX_KEYS; ++k) {
@@ -27,10 +29,13 @@ PULSE_END(ds_btree_aggregate, struct pulse_ds_btree_node) {
         past = true;
       } else if (key >= lo) {
         pulse_ds_agg_add(&sum, &mn, &mx, &count, (pulse_u64)cur_ptr->slot[k]);
+        next_lo = key + 1;
+        if (key == hi) past = true; /* also stops key + 1 wrapping at UINT64_MAX */
       }
     }
   }
   PULSE_DS_AGG_STORE(st, sum, mn, mx, count);
+  st->lo = next_lo;
   st->next_pos = PULSE_DS_BTREE_NEXT;
   return past || cur_ptr->slot[PULSE_DS_BTREE_NEXT] == NULL;
 }
