@@ -518,6 +518,10 @@ class Translator {
       Continue(slot, next, JoinState(taken, fall));
       return;
     }
+    if (target >= n_) {  // the checks allow a branch to just past the end
+      Error(slot, "control falls off the end of the function");
+      return;
+    }
     Emit(Opcode::kCompare, width, ValueOperand(in.dst), rhs, slot);
     const Target where = EdgeTarget(target, taken);
     const int j = EmitJump(*PulseJumpOp(in.op()), where, slot);
