@@ -104,6 +104,16 @@ struct ClientOptions {
   // reconnect_timeout to pass (calls in between fail at once).  0: never
   // reconnect the switch.
   std::chrono::milliseconds reconnect_timeout{3000};
+  // A traversal whose memory node the switch reports unavailable (dead) is
+  // sent again under the same request id every unavailable_retry_interval
+  // until ride_out_unavailable has passed since the first such answer; then
+  // the caller gets Unavailable.  So a memory node that restarts within that
+  // time serves the request: a read just runs, and a STORE-bearing request
+  // is answered from the node's durable record of it (or reported "outcome
+  // unknown" if the node died while running it), never run twice.  0: fail
+  // at once with Unavailable.
+  std::chrono::milliseconds ride_out_unavailable{0};
+  std::chrono::milliseconds unavailable_retry_interval{100};
 };
 
 struct TraverseOptions {
@@ -150,6 +160,7 @@ struct ClientCounters {
   uint64_t reconnections = 0;     // switch or memory node connections re-established
   uint64_t unknown_programs = 0;        // kUnknownProgram answers (the program is re-sent with code)
   uint64_t control_retransmissions = 0;  // control calls (alloc, hello, locks...) re-sent unanswered
+  uint64_t unavailable_resends = 0;  // traversals re-sent after "node unavailable" (ride_out_unavailable)
   // One-sided reads and writes are re-sent by the transport: net_counters().rma_retransmissions.
 };
 

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -491,6 +494,10 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
   co.request_timeout = std::chrono::milliseconds(100);
   co.max_attempts = 10;
   co.reconnect_timeout = std::chrono::milliseconds(3000);
+  // Requests to a killed node wait for its restart (re-sent under the same
+  // id), so retransmissions reach the restarted node and its record of
+  // STORE-bearing requests is exercised.
+  if (o.restart_every_s > 0) co.ride_out_unavailable = std::chrono::milliseconds(static_cast<int64_t>(o.down_s * 1000) + 3000);
   co.worker.name = "bench-soak";
   co.worker.faults = *faults;
   auto client = Client::Connect(co);
@@ -507,28 +514,53 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
   const auto t0 = Clock::now();
   const auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.minutes * 60));
   const auto every = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
-  auto next_progress = t0 + every(o.progress_every_s);
-  auto next_kill = t0 + every(o.restart_every_s);
-  std::optional<uint32_t> down;  // the memory node that is dead now
-  Clock::time_point up_at{};
-  const bool restarts = res.own_cluster && o.restart_every_s > 0;
-  while (Clock::now() < end || down) {
-    const auto now = Clock::now();
-    if (restarts && !down && now >= next_kill && now < end) {
-      const uint32_t victim = res.restarts % (*client)->memory_nodes();
-      AddNodeCounters(res.switch_address, victim, &res);
-      PULSE_RETURN_IF_ERROR(KillMemNode(guard.mutable_state(), victim));
-      Say(o, fmt::format("soak: killed memory node {}", victim));
-      down = victim;
-      up_at = now + every(o.down_s);
+
+  // Kills and restarts run on a thread of their own, so a request the
+  // client keeps re-sending while its node is down (ride_out_unavailable)
+  // can see the node come back.  It reads the victim's counters before each
+  // kill (res's node_* fields are its own until it is joined).
+  std::mutex chaos_mu;
+  std::condition_variable chaos_cv;
+  bool chaos_stop = false;
+  std::atomic<uint32_t> restarts{0};
+  Status chaos_status;
+  std::thread chaos;
+  if (res.own_cluster && o.restart_every_s > 0) {
+    const uint32_t memory_nodes = (*client)->memory_nodes();
+    chaos = std::thread([&] {
+      std::unique_lock<std::mutex> lock(chaos_mu);
+      for (uint32_t i = 0;; ++i) {
+        // Sleeps, but wakes at once when the run ends.
+        if (chaos_cv.wait_until(lock, Clock::now() + every(o.restart_every_s), [&] { return chaos_stop; })) return;
+        const uint32_t victim = i % memory_nodes;
+        AddNodeCounters(res.switch_address, victim, &res);
+        chaos_status = KillMemNode(guard.mutable_state(), victim);
+        if (!chaos_status.ok()) return;
+        Say(o, fmt::format("soak: killed memory node {}", victim));
+        chaos_cv.wait_until(lock, Clock::now() + every(o.down_s), [&] { return chaos_stop; });
+        chaos_status = cluster::RestartMemNode(config, guard.mutable_state(), victim, lo);
+        if (!chaos_status.ok()) return;
+        restarts.fetch_add(1);
+        Say(o, fmt::format("soak: restarted memory node {}", victim));
+      }
+    });
+  }
+  auto stop_chaos = [&] {
+    if (!chaos.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(chaos_mu);
+      chaos_stop = true;
     }
-    if (down && now >= up_at) {
-      PULSE_RETURN_IF_ERROR(cluster::RestartMemNode(config, guard.mutable_state(), *down, lo));
-      ++res.restarts;
-      Say(o, fmt::format("soak: restarted memory node {}", *down));
-      down.reset();
-      next_kill = Clock::now() + every(o.restart_every_s);
-      soak.Resolve();
+    chaos_cv.notify_all();
+    chaos.join();
+  };
+
+  auto next_progress = t0 + every(o.progress_every_s);
+  uint32_t resolved_restarts = 0;
+  while (Clock::now() < end) {
+    if (const uint32_t r = restarts.load(); r != resolved_restarts) {
+      resolved_restarts = r;
+      soak.Resolve();  // decide the keys of failed writes while the nodes are up
     }
     soak.Step();
     if (Clock::now() >= next_progress) {
@@ -538,9 +570,12 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
       Say(o, fmt::format("soak: {:.0f}/{:.0f} s  ops {} ({:.0f}/s)  errors {}  retransmissions {}  restarts {}  "
                          "violations {}",
                          SecondsSince(t0), o.minutes * 60, res.ops, res.ops / SecondsSince(t0), errors,
-                         (*client)->counters().retransmissions, res.restarts, res.violations.size()));
+                         (*client)->counters().retransmissions, restarts.load(), res.violations.size()));
     }
   }
+  stop_chaos();  // a node it killed is restarted first
+  PULSE_RETURN_IF_ERROR(chaos_status);
+  res.restarts = restarts.load();
   res.seconds = SecondsSince(t0);
   Say(o, "soak: final check: reading every key back");
   soak.Resolve();

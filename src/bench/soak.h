@@ -5,7 +5,10 @@
 //     boundary (net::FaultInjection) in the client and, for a cluster the
 //     soak starts itself, in the switch and memory nodes;
 //   - for its own cluster, a memory node killed (SIGKILL) every
-//     restart_every_s and restarted down_s later (it re-attaches its pool).
+//     restart_every_s and restarted down_s later (it re-attaches its pool),
+//     by a thread of its own; meanwhile the client re-sends traversals to the
+//     dead node under their ids (ClientOptions::ride_out_unavailable), so
+//     the restarted node answers STORE-bearing ones from its durable record.
 // Reads are checked against the shadows as they go.  A write that fails
 // (the node is down, the retry budget ran out) is unacknowledged: its key
 // may hold the old or the new state, and the next successful read decides

@@ -55,6 +55,11 @@ struct Pending {
   Clock::time_point deadline;
   uint32_t attempts = 0;
   TraversalResult result;    // issues / retransmissions so far
+  // Riding out an unavailable memory node (ClientOptions::ride_out_unavailable):
+  // when the first "unavailable" answer came plus the ride-out time, and
+  // whether the deadline is the next re-send rather than a lost attempt.
+  Clock::time_point unavailable_until{};
+  bool resend_when_due = false;
 };
 
 }  // namespace
@@ -352,8 +357,13 @@ struct Client::Impl {
                                         at->id, m.fault_addr)));
     }
     if (m.status == TraversalStatus::kNodeUnavailable) {
-      return Complete(m.request_id, Status::Unavailable(fmt::format(
-                                        "traversal: memory node owning {:#x} is unavailable", m.cur_ptr)));
+      if (RideOutUnavailable(p)) return;
+      return Complete(m.request_id,
+                      Status::Unavailable(fmt::format(
+                          "traversal: memory node owning {:#x} is unavailable{}", m.cur_ptr,
+                          options.ride_out_unavailable.count() > 0
+                              ? fmt::format(" (re-sent for {} ms)", options.ride_out_unavailable.count())
+                              : "")));
     }
     if (m.status == TraversalStatus::kOutcomeUnknown) {
       return Complete(m.request_id, Status::Unavailable(fmt::format(
@@ -362,6 +372,18 @@ struct Client::Impl {
                                         m.request_id, m.cur_ptr)));
     }
     Complete(m.request_id, std::move(r));
+  }
+
+  // Keeps `p` pending for a re-send after a "node unavailable" answer while
+  // its ride-out time lasts.  False: the caller gets Unavailable now.
+  bool RideOutUnavailable(Pending& p) {
+    if (options.ride_out_unavailable.count() <= 0) return false;
+    const auto now = Clock::now();
+    if (p.unavailable_until == Clock::time_point{}) p.unavailable_until = now + options.ride_out_unavailable;
+    if (now >= p.unavailable_until) return false;
+    p.deadline = std::min(now + options.unavailable_retry_interval, p.unavailable_until);
+    p.resend_when_due = true;
+    return true;
   }
 
   void CheckTimeouts() {
@@ -375,6 +397,13 @@ struct Client::Impl {
       Pending& p = pending[id];
       if (!switch_status.ok()) {
         Complete(id, Status::Unavailable("traversal: " + switch_status.message()));
+      } else if (p.resend_when_due) {
+        // Same id: a restarted node answers a STORE-bearing request from
+        // its record.  A fresh attempt budget: the node may be back.
+        p.resend_when_due = false;
+        p.attempts = 0;
+        ++counters.unavailable_resends;
+        SendRequest(p, /*retransmission=*/true);
       } else if (p.attempts < options.max_attempts) {
         SendRequest(p, /*retransmission=*/true);
       } else {

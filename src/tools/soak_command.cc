@@ -29,6 +29,7 @@ nlohmann::json SoakJson(const bench::SoakResult& r) {
             {"timeouts", c.timeouts},
             {"reissues", c.reissues},
             {"stale_responses", c.stale_responses},
+            {"unavailable_resends", c.unavailable_resends},
             {"reconnections", c.reconnections}}},
           {"faults_injected", {{"client", r.client_faults_injected}, {"nodes", r.node_faults_injected}}},
           {"keys_checked", r.keys_checked},

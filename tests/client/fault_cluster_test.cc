@@ -400,6 +400,56 @@ TEST_F(NodeFailures, KilledMemoryNodeFailsClearlyTheOtherServesAndTheRestartedOn
   EXPECT_EQ(Sp0(*r), 7u);
 }
 
+// ClientOptions::ride_out_unavailable: a traversal to a dead memory node is
+// re-sent under its id until the node is back (then it is answered) or the
+// ride-out time has passed (then Unavailable says so).
+TEST_F(NodeFailures, ATraversalRidesOutAMemoryNodeRestartWithinItsRideOutTime) {
+  const uint64_t v = 4242;
+  const uint64_t a = Cell(1, v);
+  rack_.memnode(1).Signal(SIGKILL);
+  ASSERT_NE(rack_.memnode(1).Wait(10s), -1);
+  // Until the switch has noticed, a request is lost rather than refused.
+  const auto noticed_by = Clock::now() + 10s;
+  Result<TraversalResult> r = ReadByTraversal(a);
+  while (!(!r.ok() && r.status().code() == Status::Code::kUnavailable) && Clock::now() < noticed_by)
+    r = ReadByTraversal(a);
+  ASSERT_EQ(r.status().code(), Status::Code::kUnavailable) << r.status().ToString();
+  EXPECT_EQ(r.status().message().find("re-sent"), std::string::npos) << "no ride-out by default";
+
+  ClientOptions patient = options_;
+  patient.ride_out_unavailable = 20000ms;
+  patient.unavailable_retry_interval = 20ms;
+  auto c = Client::Connect(patient);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  std::optional<Result<TraversalResult>> got;
+  (*c)->TraverseAsync(read_, a, std::vector<uint8_t>(8, 0), off, [&](Result<TraversalResult> x) { got = std::move(x); });
+  // While the node is down the request stays pending and is re-sent.
+  EXPECT_EQ((*c)->WaitAll(300ms).code(), Status::Code::kTimeout);
+  EXPECT_FALSE(got.has_value()) << got->status().ToString();
+  EXPECT_GE((*c)->counters().unavailable_resends, 2u);
+  // Back (re-attaching its pool): the same request is answered.
+  rack_.StartMemNode(1, /*pool_mib=*/8);
+  ASSERT_TRUE((*c)->WaitAll(15000ms).ok());
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(got->ok()) << got->status().ToString();
+  EXPECT_EQ(Sp0(**got), v);
+
+  // A ride-out that ends with the node still down is Unavailable, and says so.
+  rack_.memnode(1).Signal(SIGKILL);
+  ASSERT_NE(rack_.memnode(1).Wait(10s), -1);
+  patient.ride_out_unavailable = 300ms;
+  auto brief = Client::Connect(patient);
+  ASSERT_TRUE(brief.ok()) << brief.status().ToString();
+  const auto gave_up_by = Clock::now() + 10s;
+  Result<TraversalResult> last = (*brief)->Traverse(read_, a, std::vector<uint8_t>(8, 0), off);
+  while (!(!last.ok() && last.status().code() == Status::Code::kUnavailable) && Clock::now() < gave_up_by)
+    last = (*brief)->Traverse(read_, a, std::vector<uint8_t>(8, 0), off);
+  ASSERT_EQ(last.status().code(), Status::Code::kUnavailable) << last.status().ToString();
+  EXPECT_NE(last.status().message().find("re-sent for 300 ms"), std::string::npos) << last.status().ToString();
+}
+
 TEST_F(NodeFailures, ClientsRejoinARestartedSwitch) {
   const uint64_t v = 4242;
   const uint64_t a = Cell(0, v);
