@@ -453,6 +453,76 @@ Status KillMemNode(cluster::ClusterState* state, uint32_t node) {
   return Status::NotFound(fmt::format("no memory node {}", node));
 }
 
+// Kills a memory node every `every_s` and restarts it `down_s` later, on a
+// thread of its own, so a request the client keeps re-sending while its
+// node is down (ClientOptions::ride_out_unavailable) can see the node come
+// back.  Reads the victim's counters into the result before each kill (the
+// result's node_* fields are its own until Quiesce() returns).  The thread
+// lives until the object is destroyed: the nodes it restarted get SIGTERM
+// when the thread that launched them exits (LaunchOptions::die_with_parent).
+class NodeChaos {
+ public:
+  NodeChaos(const SoakOptions& o, const cluster::ClusterConfig& config, const cluster::LaunchOptions& lo,
+            cluster::ClusterGuard* guard, uint32_t memory_nodes, SoakResult* res)
+      : thread_([=, this] { Run(o, config, lo, guard, memory_nodes, res); }) {}
+  ~NodeChaos() {
+    Quiesce();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      exit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  NodeChaos(const NodeChaos&) = delete;
+  NodeChaos& operator=(const NodeChaos&) = delete;
+
+  uint32_t restarts() const { return restarts_.load(); }
+
+  // Stops the kills; returns once a node it killed is back (or its restart
+  // failed: that error).
+  Status Quiesce() {
+    std::unique_lock<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return quiet_; });
+    return status_;
+  }
+
+ private:
+  void Run(const SoakOptions& o, const cluster::ClusterConfig& config, const cluster::LaunchOptions& lo,
+           cluster::ClusterGuard* guard, uint32_t memory_nodes, SoakResult* res) {
+    const auto every = [](double s) {
+      return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+    };
+    std::unique_lock<std::mutex> lock(mu_);
+    for (uint32_t i = 0; status_.ok(); ++i) {
+      if (cv_.wait_until(lock, Clock::now() + every(o.restart_every_s), [&] { return stop_; })) break;
+      const uint32_t victim = i % memory_nodes;
+      AddNodeCounters(res->switch_address, victim, res);
+      status_ = KillMemNode(guard->mutable_state(), victim);
+      if (!status_.ok()) break;
+      Say(o, fmt::format("soak: killed memory node {}", victim));
+      cv_.wait_until(lock, Clock::now() + every(o.down_s), [&] { return stop_; });
+      status_ = cluster::RestartMemNode(config, guard->mutable_state(), victim, lo);
+      if (status_.ok()) {
+        restarts_.fetch_add(1);
+        Say(o, fmt::format("soak: restarted memory node {}", victim));
+      }
+    }
+    quiet_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return exit_; });
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false, quiet_ = false, exit_ = false;
+  Status status_;
+  std::atomic<uint32_t> restarts_{0};
+  std::thread thread_;  // last: starts once the rest is constructed
+};
+
 }  // namespace
 
 Result<SoakResult> RunSoak(const SoakOptions& o) {
@@ -515,50 +585,14 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
   const auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.minutes * 60));
   const auto every = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
 
-  // Kills and restarts run on a thread of their own, so a request the
-  // client keeps re-sending while its node is down (ride_out_unavailable)
-  // can see the node come back.  It reads the victim's counters before each
-  // kill (res's node_* fields are its own until it is joined).
-  std::mutex chaos_mu;
-  std::condition_variable chaos_cv;
-  bool chaos_stop = false;
-  std::atomic<uint32_t> restarts{0};
-  Status chaos_status;
-  std::thread chaos;
-  if (res.own_cluster && o.restart_every_s > 0) {
-    const uint32_t memory_nodes = (*client)->memory_nodes();
-    chaos = std::thread([&] {
-      std::unique_lock<std::mutex> lock(chaos_mu);
-      for (uint32_t i = 0;; ++i) {
-        // Sleeps, but wakes at once when the run ends.
-        if (chaos_cv.wait_until(lock, Clock::now() + every(o.restart_every_s), [&] { return chaos_stop; })) return;
-        const uint32_t victim = i % memory_nodes;
-        AddNodeCounters(res.switch_address, victim, &res);
-        chaos_status = KillMemNode(guard.mutable_state(), victim);
-        if (!chaos_status.ok()) return;
-        Say(o, fmt::format("soak: killed memory node {}", victim));
-        chaos_cv.wait_until(lock, Clock::now() + every(o.down_s), [&] { return chaos_stop; });
-        chaos_status = cluster::RestartMemNode(config, guard.mutable_state(), victim, lo);
-        if (!chaos_status.ok()) return;
-        restarts.fetch_add(1);
-        Say(o, fmt::format("soak: restarted memory node {}", victim));
-      }
-    });
-  }
-  auto stop_chaos = [&] {
-    if (!chaos.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(chaos_mu);
-      chaos_stop = true;
-    }
-    chaos_cv.notify_all();
-    chaos.join();
-  };
+  std::optional<NodeChaos> chaos;
+  if (res.own_cluster && o.restart_every_s > 0) chaos.emplace(o, config, lo, &guard, (*client)->memory_nodes(), &res);
+  auto restarts = [&] { return chaos ? chaos->restarts() : 0u; };
 
   auto next_progress = t0 + every(o.progress_every_s);
   uint32_t resolved_restarts = 0;
   while (Clock::now() < end) {
-    if (const uint32_t r = restarts.load(); r != resolved_restarts) {
+    if (const uint32_t r = restarts(); r != resolved_restarts) {
       resolved_restarts = r;
       soak.Resolve();  // decide the keys of failed writes while the nodes are up
     }
@@ -570,12 +604,11 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
       Say(o, fmt::format("soak: {:.0f}/{:.0f} s  ops {} ({:.0f}/s)  errors {}  retransmissions {}  restarts {}  "
                          "violations {}",
                          SecondsSince(t0), o.minutes * 60, res.ops, res.ops / SecondsSince(t0), errors,
-                         (*client)->counters().retransmissions, restarts.load(), res.violations.size()));
+                         (*client)->counters().retransmissions, restarts(), res.violations.size()));
     }
   }
-  stop_chaos();  // a node it killed is restarted first
-  PULSE_RETURN_IF_ERROR(chaos_status);
-  res.restarts = restarts.load();
+  if (chaos) PULSE_RETURN_IF_ERROR(chaos->Quiesce());  // a node it killed is restarted first
+  res.restarts = restarts();
   res.seconds = SecondsSince(t0);
   Say(o, "soak: final check: reading every key back");
   soak.Resolve();
