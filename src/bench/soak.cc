@@ -19,6 +19,7 @@
 #include "bench/traverse_bench.h"
 #include "cluster/control_session.h"
 #include "cluster/launcher.h"
+#include "pulse/assembler.h"
 #include "pulse/cluster.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/list.h"
@@ -96,7 +97,8 @@ class Soak {
         rng_(o.seed),
         use_map_(Uses(o, "map")),
         use_tree_(Uses(o, "tree")),
-        use_list_(Uses(o, "list")) {}
+        use_list_(Uses(o, "list")),
+        use_counters_(Uses(o, "counter")) {}
 
   static bool Uses(const SoakOptions& o, const std::string& name) {
     return ("," + o.structures + ",").find("," + name + ",") != std::string::npos;
@@ -112,11 +114,26 @@ class Soak {
     auto l = ds::List::Create(client_, {});
     if (!l.ok()) return l.status();
     list_ = std::move(*l);
+    if (!use_counters_) return Status::Ok();
+    auto insns = Assemble(kIncrement);
+    if (!insns.ok()) return insns.status();
+    auto increment = VerifiedProgram::Create(std::move(*insns));
+    if (!increment.ok()) return increment.status();
+    increment_ = std::move(*increment);
+    for (uint32_t node = 0; node < client_->memory_nodes(); ++node) {  // one on each node
+      auto a = client_->Allocate(8, node);
+      if (!a.ok()) return a.status();
+      const uint64_t zero = 0;
+      PULSE_RETURN_IF_ERROR(client_->Write(*a, &zero, 8));
+      counters_.push_back({*a, 0, 0});
+    }
     return Status::Ok();
   }
 
   // One randomly chosen operation.
   void Step() {
+    if (use_counters_ && rng_() % 8 == 0) return CounterStep();
+    if (!use_map_ && !use_tree_ && !use_list_) return CounterStep();
     uint32_t dice = rng_() % 100;
     while ((dice < 45 && !use_map_) || (dice >= 45 && dice < 79 && !use_tree_) || (dice >= 79 && !use_list_))
       dice = rng_() % 100;
@@ -133,6 +150,7 @@ class Soak {
   // Reads every key of every structure back and compares the structures
   // with their shadows.
   void FinalCheck() {
+    for (const FarCounter& c : counters_) CheckCounter(c, "at the end");
     for (uint64_t k = 0; use_map_ && k < o_.keys; ++k) {
       ++res_->keys_checked;
       auto got = Retry([&] { return map_->Find(k); });
@@ -367,6 +385,54 @@ class Soak {
       Violation(fmt::format("list.find({}) = {}, expected position {}", v, r->has_value() ? std::to_string(**r) : "none", want));
   }
 
+  // Far counters incremented by an offloaded STORE-bearing program: each
+  // must end up incremented exactly once per acknowledged increment, plus at
+  // most once per failed one (lost or "outcome unknown"): a duplicate run
+  // of a retransmitted request shows as a value above that range.
+  struct FarCounter {
+    uint64_t addr;
+    uint64_t acknowledged;
+    uint64_t unacknowledged;
+  };
+
+  void CounterStep() {
+    FarCounter& c = counters_[rng_() % counters_.size()];
+    if (rng_() % 4 == 0) {
+      Count("counter.read");
+      return CheckCounter(c, "");
+    }
+    Count("counter.add");
+    TraverseOptions off;
+    off.mode = ExecutionMode::kOffload;
+    auto r = client_->Traverse(increment_, c.addr, std::vector<uint8_t>(8, 0), off);
+    if (r.ok() && r->status == TraversalStatus::kDone) {
+      ++c.acknowledged;
+      return;
+    }
+    if (r.ok()) {
+      Violation(fmt::format("counter.add at {:#x} ended {}", c.addr, TraversalStatusName(r->status)));
+      return;
+    }
+    Error(r.status());
+    ++res_->unacknowledged_writes;
+    ++c.unacknowledged;
+  }
+
+  void CheckCounter(const FarCounter& c, const char* when) {
+    uint64_t v = 0;
+    Status s = Retry([&] { return client_->Read(c.addr, &v, 8); });
+    if (!s.ok()) {
+      if (*when) Violation(fmt::format("counter at {:#x} unreadable {}: {}", c.addr, when, s.ToString()));
+      else Error(s);
+      return;
+    }
+    if (*when) ++res_->keys_checked;
+    if (v < c.acknowledged || v > c.acknowledged + c.unacknowledged)
+      Violation(fmt::format("counter at {:#x} holds {}{}{}, expected {} acknowledged increments plus at most {} "
+                            "unacknowledged",
+                            c.addr, v, *when ? " " : "", when, c.acknowledged, c.unacknowledged));
+  }
+
   // Reads the whole list: it must be the shadow with each undecided value
   // present or not; then that is the shadow.
   Status ResolveList() {
@@ -403,7 +469,11 @@ class Soak {
   std::vector<uint64_t> list_shadow_;
   std::set<uint64_t> list_unsure_;
   uint64_t next_list_value_ = 1;
-  const bool use_map_, use_tree_, use_list_;
+  const bool use_map_, use_tree_, use_list_, use_counters_;
+  static constexpr const char* kIncrement =
+      "LOAD data, 8\nMOVE r1, cur_ptr\nADD sp[0], data[0]\nADD sp[0], 1\nSTORE [r1], sp[0]\nRETURN";
+  ProgramRef increment_;
+  std::vector<FarCounter> counters_;
 };
 
 void Say(const SoakOptions& o, const std::string& line) {
@@ -528,8 +598,8 @@ class NodeChaos {
 Result<SoakResult> RunSoak(const SoakOptions& o) {
   if (o.minutes <= 0 || o.keys == 0 || o.max_list == 0 || o.memnodes == 0)
     return Status::InvalidArgument("bench soak: minutes, keys, max_list and memnodes must be positive");
-  if (!Soak::Uses(o, "map") && !Soak::Uses(o, "tree") && !Soak::Uses(o, "list"))
-    return Status::InvalidArgument("bench soak: --structures names none of map, tree, list");
+  if (!Soak::Uses(o, "map") && !Soak::Uses(o, "tree") && !Soak::Uses(o, "list") && !Soak::Uses(o, "counter"))
+    return Status::InvalidArgument("bench soak: --structures names none of map, tree, list, counter");
   std::string spec = o.faults;
   // Traversal messages only, so soaks stay comparable run to run; control
   // calls and one-sided access under faults have their own cluster tests.

@@ -42,8 +42,9 @@ struct SoakOptions {
   double restart_every_s = 30;  // own cluster: kill a memory node this often (0: never)
   double down_s = 2;            // ... and restart it this much later
   // Which structures the workload uses: any of "map", "tree", "list",
-  // comma-separated.
-  std::string structures = "map,tree,list";
+  // "counter" (a far counter on each memory node, incremented by an
+  // offloaded STORE-bearing program), comma-separated.
+  std::string structures = "map,tree,list,counter";
   uint64_t keys = 4096;         // key space of the map and the tree
   uint32_t max_list = 256;      // longest list
   uint64_t seed = 1;

@@ -68,7 +68,9 @@ void AddSoakBench(CLI::App& bench) {
   cmd->add_option("--restart-every-s", o->restart_every_s, "Kill a memory node this often (0: never)")
       ->capture_default_str();
   cmd->add_option("--down-s", o->down_s, "Restart it this much later")->capture_default_str();
-  cmd->add_option("--structures", o->structures, "Structures to use: map, tree, list (comma-separated)")
+  cmd->add_option("--structures", o->structures, "Structures to use (comma-separated): map, tree, list, counter (a far counter per\n"
+                  "memory node incremented by an offloaded STORE-bearing program: exactly-once under\n"
+                  "faults and restarts)")
       ->capture_default_str();
   cmd->add_option("--keys", o->keys, "Key space of the map and the tree")->capture_default_str();
   cmd->add_option("--max-list", o->max_list, "Longest list")->capture_default_str();
