@@ -110,17 +110,18 @@ Status MakeDirectories(const std::string& dir) {
   return Status::Ok();
 }
 
-// The port file of a node launched with port 0 (see WritePortFile).
-std::string PortFileOf(const ClusterConfig& c, const NodeConfig& n) {
-  return fmt::format("{}/{}.port", c.ClusterDir(), n.Name());
+// The port file of node `name` launched with port 0 (see WritePortFile).
+std::string PortFileOf(const std::string& cluster_dir, const std::string& name) {
+  return fmt::format("{}/{}.port", cluster_dir, name);
 }
 
 // Is the node up?  A node launched with port 0 first has to have written its
-// port file (its address in `n` then gets the port).  Then the switch:
-// answers stats.  A memory node: answers stats and is connected to the switch.
-Status Probe(ControlSession& session, NodeProcess& n, const std::string& port_file, Clock::time_point deadline) {
-  if (!port_file.empty() && n.address.ends_with(":0")) {
-    auto port = ReadPortFile(port_file);
+// port file in `cluster_dir` (its address in `n` then gets the port).  Then
+// the switch: answers stats.  A memory node: answers stats and is connected
+// to the switch.
+Status Probe(ControlSession& session, NodeProcess& n, const std::string& cluster_dir, Clock::time_point deadline) {
+  if (n.address.ends_with(":0")) {
+    auto port = ReadPortFile(PortFileOf(cluster_dir, n.name));
     if (!port.ok()) return port.status().code() == Status::Code::kNotFound
                                ? Status::Unavailable("has not written its port file yet")
                                : port.status();
@@ -133,13 +134,12 @@ Status Probe(ControlSession& session, NodeProcess& n, const std::string& port_fi
   return Status::Ok();
 }
 
-// Waits until the nodes `which` of `st` (index -> its port file, "" when its
-// port was given) are up, each of them still running; fills in the ports
-// the nodes chose.
-Status WaitForNodes(ControlSession& session, ClusterState* st, const std::map<size_t, std::string>& which,
-                    Clock::time_point deadline, milliseconds timeout, const LaunchOptions& options) {
-  std::set<size_t> waiting;
-  for (const auto& [index, port_file] : which) waiting.insert(index);
+// Waits until the nodes `which` of `st` are up, each of them still running;
+// fills in the ports the nodes launched with port 0 chose.
+Status WaitForNodes(ControlSession& session, ClusterState* st, const std::vector<size_t>& which,
+                    const std::string& cluster_dir, Clock::time_point deadline, milliseconds timeout,
+                    const LaunchOptions& options) {
+  std::set<size_t> waiting(which.begin(), which.end());
   std::map<size_t, std::string> last_error;
   for (;;) {
     for (auto it = waiting.begin(); it != waiting.end();) {
@@ -150,7 +150,7 @@ Status WaitForNodes(ControlSession& session, ClusterState* st, const std::map<si
         return Status::Unavailable(fmt::format("{} {} while starting; its log {}:\n{}", n.name, how, n.log,
                                                TailOfFile(n.log, 8)));
       }
-      Status s = Probe(session, n, which.at(*it), deadline);
+      Status s = Probe(session, n, cluster_dir, deadline);
       if (s.ok()) {
         Progress(options, fmt::format("{} is up at {}", n.name, n.address));
         it = waiting.erase(it);
@@ -210,7 +210,7 @@ Result<NodeProcess> Launch(const std::string& binary, const ClusterConfig& c, co
     // The node binds port 0 itself and reports the port: choosing a free
     // port here and passing it on would race every other process on the
     // host for it between our check and the node's bind.
-    const std::string port_file = PortFileOf(c, n);
+    const std::string port_file = PortFileOf(c.ClusterDir(), p.name);
     std::remove(port_file.c_str());
     so.argv.insert(so.argv.end(), {"--port-file", port_file});
   }
@@ -279,15 +279,12 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
   if (!session.ok()) return session.status();
   const auto deadline = Clock::now() + config.start_timeout;
 
-  // The port file of each node launched with port 0, by index in st.nodes.
-  auto port_file = [&](const NodeConfig& n) { return n.port == 0 ? PortFileOf(config, n) : std::string(); };
   auto sw = Launch(*binary, config, config.switch_node, options);
   if (!sw.ok()) return fail(sw.status());
   st.nodes.push_back(std::move(*sw));
   st.switch_address = st.nodes[0].address;
   if (Status s = WriteState(st); !s.ok()) return fail(s);
-  if (Status s = WaitForNodes(**session, &st, {{0, port_file(config.switch_node)}}, deadline, config.start_timeout,
-                              options);
+  if (Status s = WaitForNodes(**session, &st, {0}, config.ClusterDir(), deadline, config.start_timeout, options);
       !s.ok())
     return fail(s);
   st.switch_address = st.nodes[0].address;
@@ -295,15 +292,16 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
   if (!switch_port.ok()) return fail(switch_port.status());
   config.switch_node.port = switch_port->second;  // the memory nodes connect to it
 
-  std::map<size_t, std::string> memnodes;
+  std::vector<size_t> memnodes;
   for (const NodeConfig& n : config.memnodes) {
     auto p = Launch(*binary, config, n, options);
     if (!p.ok()) return fail(p.status());
-    memnodes[st.nodes.size()] = port_file(n);
+    memnodes.push_back(st.nodes.size());
     st.nodes.push_back(std::move(*p));
   }
   if (Status s = WriteState(st); !s.ok()) return fail(s);
-  if (Status s = WaitForNodes(**session, &st, memnodes, deadline, config.start_timeout, options); !s.ok())
+  if (Status s = WaitForNodes(**session, &st, memnodes, config.ClusterDir(), deadline, config.start_timeout, options);
+      !s.ok())
     return fail(s);
   if (Status s = WriteState(st); !s.ok()) return fail(s);  // with the ports the nodes chose
   if (Status s = WaitForRegistrations(**session, st, deadline, config.start_timeout); !s.ok()) return fail(s);
@@ -339,7 +337,8 @@ Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t
   state->nodes[index] = std::move(*p);
   auto session = ControlSession::Create(c.ucx_tls);
   if (!session.ok()) return session.status();
-  return WaitForNodes(**session, state, {{index, ""}}, Clock::now() + c.start_timeout, c.start_timeout, options);
+  return WaitForNodes(**session, state, {index}, c.ClusterDir(), Clock::now() + c.start_timeout, c.start_timeout,
+                      options);
 }
 
 Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, milliseconds stage_timeout) {
