@@ -14,8 +14,19 @@ std::string_view StatusCodeName(Status::Code code) {
     case Status::Code::kUnavailable: return "unavailable";
     case Status::Code::kIoError: return "I/O error";
     case Status::Code::kInternal: return "internal error";
+    case Status::Code::kFailedPrecondition: return "failed precondition";
+    case Status::Code::kAlreadyExists: return "already exists";
+    case Status::Code::kAborted: return "aborted";
+    case Status::Code::kOutcomeUnknown: return "outcome unknown";
   }
   return "unknown";
+}
+
+Status StatusFromWire(uint32_t code, std::string msg) {
+  if (code > static_cast<uint32_t>(Status::Code::kOutcomeUnknown) || code == 0) {
+    return Status::Internal("peer error code " + std::to_string(code) + ": " + msg);
+  }
+  return Status::FromCode(static_cast<Status::Code>(code), std::move(msg));
 }
 
 std::string Status::ToString() const {
