@@ -8,7 +8,8 @@
 #                      [DEFINITIONS <NAME[=VALUE]>...]
 #                      [SCRATCH_PAD_BYTES <n>])
 #
-# At build time pulse_iterc (built from src/compiler) runs
+# At build time pulse_iterc (built from src/compiler; pulse::iterc in an
+# installed package, whose config includes this file) runs
 # `clang -O2 -target bpf` on <source.c>, translates end()/next() into the pulse
 # ISA and verifies the result; a rejected iterator fails the build with the
 # compiler's diagnostics (file:line, function, BPF instruction).  It writes
@@ -75,6 +76,17 @@ function(pulse_add_iterator target source)
     list(APPEND args -D "${def}")
   endforeach()
 
+  # Inside pulse's build the compiler is the pulse_iterc target; a user
+  # project gets pulse::iterc and the installed headers from find_package.
+  if(TARGET pulse_iterc)
+    set(iterc pulse_iterc)
+  else()
+    set(iterc pulse::iterc)
+  endif()
+  if(PULSE_ITERATOR_INCLUDE_DIR)
+    list(APPEND args -I "${PULSE_ITERATOR_INCLUDE_DIR}")
+  endif()
+
   set(depfile_args)
   if(CMAKE_GENERATOR MATCHES "Ninja|Makefiles")
     list(APPEND args --depfile "${out_dep}" --depfile-target "${out_cc}")
@@ -84,16 +96,16 @@ function(pulse_add_iterator target source)
   file(MAKE_DIRECTORY "${outdir}/pulse/iterators")
   add_custom_command(
     OUTPUT "${out_cc}" "${out_h}" "${out_pulse}"
-    COMMAND "$<TARGET_FILE:pulse_iterc>" ${args}
-    DEPENDS pulse_iterc "${src}"
+    COMMAND "$<TARGET_FILE:${iterc}>" ${args}
+    DEPENDS ${iterc} "${src}"
     ${depfile_args}
     COMMENT "Compiling pulse iterator ${name} (${source})"
     VERBATIM)
   target_sources(${target} PRIVATE "${out_cc}" "${out_h}")
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${outdir}>")
   # A custom command's rule lives in the directory that declares it.  When
-  # the target was created elsewhere (e.g. the `pulse` library, extended from
-  # src/ds), a target here owns the rule and the target waits for it.
+  # the target was created elsewhere (e.g. the pulse_client layer, extended
+  # from src/ds), a target here owns the rule and the target waits for it.
   get_target_property(target_dir ${target} SOURCE_DIR)
   if(NOT target_dir STREQUAL CMAKE_CURRENT_SOURCE_DIR)
     add_custom_target(${target}_iterator_${name} DEPENDS "${out_cc}" "${out_h}" "${out_pulse}")

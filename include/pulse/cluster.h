@@ -51,7 +51,7 @@ inline constexpr uint16_t kAmControlReply = 3;  // payload: JSON answer
 // The RPC baseline (include/pulse/rpc.h): a CPU node calls a native handler
 // on a memory node directly, or through the switch, which only forwards
 // (RpcPath::kSwitch).
-inline constexpr uint16_t kAmRpcRequest = 20;   // payload: EncodeRpcRequest (src/rpc/rpc_message.h)
+inline constexpr uint16_t kAmRpcRequest = 20;   // payload: EncodeRpcRequest (src/protocol/rpc_message.h)
 inline constexpr uint16_t kAmRpcReply = 21;     // payload: EncodeRpcReply
 
 // Memory node N owns far addresses [FarBase(N), FarBase(N) + pool size).

@@ -98,7 +98,7 @@ enum class RmaPath {
 // 13-18 us over shared memory and 18-31 us over TCP, against 15-30 and
 // 26-39 us with 10-20 us windows, for ~75 us of server CPU per isolated
 // message and no CPU when idle.  Longer windows add CPU (about the window
-// per isolated message) and little speed.  Table in src/net/net_bench.h.
+// per isolated message) and little speed.  Table in src/bench/net_bench.h.
 inline constexpr uint32_t kDefaultPollWindowUs = 50;
 
 // TEST HOOK, not for production: faults injected at the transport boundary

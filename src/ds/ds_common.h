@@ -13,38 +13,28 @@
 #include "pulse/client.h"
 #include "pulse/program.h"
 #include "pulse/status.h"
+#include "pulse/typed_traversal.h"
 
 namespace pulse::ds::internal {
 
-// Decodes and verifies an embedded iterator (once per process per program).
-Result<ProgramRef> LoadProgram(std::span<const uint8_t> bytes, std::string_view name);
-// The verified program of an embedded iterator (pulse::iterators::<name>),
-// decoded once per process: EmbeddedProgram<iterators::ds_list_find>("ds_list_find").
-template <std::span<const uint8_t> (*Bytes)()>
-Result<ProgramRef> EmbeddedProgram(std::string_view name) {
-  static const Result<ProgramRef> program = LoadProgram(Bytes(), name);
-  return program;
+// The public helpers for user traversals (include/pulse/typed_traversal.h),
+// under the names and argument order this library uses.
+using ::pulse::EmbeddedProgram;
+inline Result<ProgramRef> LoadProgram(std::span<const uint8_t> bytes, std::string_view name) {
+  return LoadEmbeddedProgram(bytes, name);
 }
 // Assembles and verifies a program written in pulse assembly (for traversals
 // the C compiler cannot express, e.g. ALLOC).
 Result<ProgramRef> LoadAssembly(std::string_view text, std::string_view name);
 
-// Runs `program` from cur_ptr with `state` as the scratch pad (padded to the
-// program's scratch_bytes) and copies the final scratch pad back into state.
-// `mode` overrides the client's dispatch policy when set.  A traversal that
-// does not end with kDone is an Internal error naming `what`.
-template <typename State>
-Status RunTraversal(Client* client, const ProgramRef& program, uint64_t cur_ptr, State& state,
-                    std::optional<ExecutionMode> mode, std::string_view what);
-
-Status RunTraversalBytes(Client* client, const ProgramRef& program, uint64_t cur_ptr,
-                         void* state, size_t state_bytes, std::optional<ExecutionMode> mode,
-                         std::string_view what);
-
+// RunTypedTraversal with the state updated in place; `mode` overrides the
+// client's dispatch policy when set.  Errors as RunTraversalBytes's.
 template <typename State>
 Status RunTraversal(Client* client, const ProgramRef& program, uint64_t cur_ptr, State& state,
                     std::optional<ExecutionMode> mode, std::string_view what) {
-  return RunTraversalBytes(client, program, cur_ptr, &state, sizeof(State), mode, what);
+  TraverseOptions options;
+  options.mode = mode;
+  return RunTraversalBytes(*client, program, cur_ptr, &state, sizeof(State), options, what);
 }
 
 // Every element from `begin` to the end of a CPU-node range iterator (done(),

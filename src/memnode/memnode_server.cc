@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "memnode/node_control.h"
+#include "node/node_control.h"
 #include "protocol/control_reply.h"
-#include "rpc/core_clock.h"
 #include "pulse/cluster.h"
 
 namespace pulse::memnode {
@@ -53,7 +52,6 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
       log_(log),
       worker_(std::move(worker)),
       service_(&table_, options.service),
-      rpc_(&table_, FarBase(options.node), options.pool_bytes, options.rpc),
       far_base_(FarBase(options.node)) {
   send_ = [this](TraversalMessage&& m) { SendToSwitch(std::move(m)); };
   worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
@@ -65,10 +63,14 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
   worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnTraversal(from, p);
   });
-  worker_->SetHandler(kAmRpcRequest, [this](net::EndpointId from, std::span<const uint8_t> p) {
-    auto reply = rpc_.Handle(p);
-    if (reply) (void)worker_->Send(from, kAmRpcReply, std::move(*reply));
-  });
+  const ExtensionContext context{&table_, far_base_, options.pool_bytes};
+  for (const MemNodeExtensionFactory& make : options.extensions) {
+    MemNodeExtension* e = extensions_.emplace_back(make(context)).get();
+    worker_->SetHandler(e->request_am(), [this, e](net::EndpointId from, std::span<const uint8_t> p) {
+      auto reply = e->Handle(p);
+      if (reply) (void)worker_->Send(from, e->reply_am(), std::move(*reply));
+    });
+  }
   worker_->SetDisconnectHandler([this](net::EndpointId ep, const Status& why) { OnDisconnect(ep, why); });
   worker_->SetAcceptHandler([this](net::EndpointId ep, const std::string& peer) {
     log_->Debug("connection {} from {}", ep, peer);
@@ -125,8 +127,10 @@ Status MemNodeServer::Start() {
       log_->Warn("engine calibration failed: {}", c.status().message());
     }
   }
-  log_->Info("rpc: host core {:.2f} GHz (dependent-add chain; /proc/cpuinfo: {:.2f}); wimpy calls emulate {:.2f} GHz",
-             rpc_.host_ghz(), rpc::CpuinfoGhz(), rpc_.core_ghz());
+  for (const auto& e : extensions_) {
+    const std::string line = e->StartupLine();
+    if (!line.empty()) log_->Info("{}", line);
+  }
   log_->Info("listening on {} (advertised as {}); pool {} MiB in {} at far [{:#x}, {:#x}), granularity {} KiB{}",
              fmt::format("{}:{}", options_.listen_host, port_), Address(), pool_->size() >> 20, shm_name_,
              far_base_, far_base_ + pool_->size(), options_.granularity_bytes >> 10,
@@ -349,8 +353,7 @@ Result<json> MemNodeServer::Hello() {
               {"rkey", node::HexEncode(region_.rkey())},
               {"remote_base", region_.remote_address()},
               {"granularity", allocator_->granularity()}};
-  reply["rpc_host_ghz"] = rpc_.host_ghz();
-  reply["rpc_core_ghz"] = rpc_.core_ghz();
+  for (const auto& e : extensions_) e->AddHelloFields(&reply);
   if (calibration_.t_d_ns > 0) {
     reply["t_i_ns"] = calibration_.t_i_ns;
     reply["t_d_ns"] = calibration_.t_d_ns;
@@ -451,19 +454,13 @@ Result<json> MemNodeServer::LockOp(const std::string& op, const json& body) {
 
 json MemNodeServer::Stats() const {
   const MemNodeCounters& c = service_.counters();
-  const rpc::RpcServiceCounters& r = rpc_.counters();
-  json rpc{{"calls", r.calls},           {"wimpy_calls", r.wimpy_calls}, {"bad_requests", r.bad_requests},
-           {"malformed", r.malformed},   {"not_local", r.not_local},     {"continues", r.continues},
-           {"faults", r.faults},         {"steps", r.steps},             {"exec_ns", r.exec_ns},
-           {"spin_ns", r.spin_ns},       {"host_ghz", rpc_.host_ghz()},  {"core_ghz", rpc_.core_ghz()}};
   // CPU time of the whole process (engine, fabric, control): the benchmarks'
   // memory-node CPU per operation.
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   const uint64_t cpu_us = static_cast<uint64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
                           static_cast<uint64_t>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-  return json{{"rpc", std::move(rpc)},
-              {"cpu_us", cpu_us},
+  json stats{{"cpu_us", cpu_us},
               {"requests", c.requests},
               {"responses", c.responses},
               {"iterations", c.iterations},
@@ -496,6 +493,8 @@ json MemNodeServer::Stats() const {
               {"switch_connected", switch_ep_ != net::kInvalidEndpoint},
               {"cpu_seconds", node::ProcessCpuSeconds()},
               {"net", node::NetCountersJson(worker_->counters())}};
+  for (const auto& e : extensions_) stats[e->stats_key()] = e->Stats();
+  return stats;
 }
 
 }  // namespace pulse::memnode

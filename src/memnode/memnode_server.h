@@ -13,8 +13,10 @@
 //   kAmTraversal requests from the switch: decoded, run on the engine, and
 //                answered to the switch (malformed ones are counted and
 //                dropped);
-//   kAmRpcRequest the RPC baselines: a native handler run to completion on
-//                this thread, answered to the caller (src/rpc/rpc_service.h).
+//   extensions   the services a higher layer registered in
+//                options.extensions (memnode/extension.h; `pulse memnode`
+//                registers the RPC baselines' service, src/rpc), each on its
+//                own active-message id, answered to the caller.
 // Event loop: while the engine has work it alternates one non-blocking
 // progress of the network with an engine slice; when it has none it waits
 // for the network per the Worker's poll mode (adaptive by default: poll a
@@ -42,20 +44,21 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "memnode/allocation_journal.h"
 #include "memnode/allocator.h"
+#include "memnode/extension.h"
 #include "memnode/lock_table.h"
-#include "memnode/node_log.h"
+#include "node/node_log.h"
 #include "memnode/pool.h"
 #include "memnode/service.h"
 #include "memnode/store_record.h"
 #include "protocol/control_replay.h"
 #include "pulse/calibration.h"
 #include "pulse/net.h"
-#include "rpc/rpc_service.h"
 
 namespace pulse::memnode {
 
@@ -77,8 +80,9 @@ struct MemNodeServerOptions {
   // Measure the engine's t_i and t_d at start (about 0.3 s) and report them
   // in "hello" for the CPU nodes' offload rule (include/pulse/calibration.h).
   bool calibrate = true;
-  // The RPC baselines' service (kAmRpcRequest from CPU nodes, src/rpc).
-  rpc::RpcServiceOptions rpc;
+  // The extension registry: services of higher layers (e.g. the RPC
+  // baselines, src/rpc/rpc_extension.h) the node builds and hosts.
+  std::vector<MemNodeExtensionFactory> extensions;
   // A pool object of the same name left by a node of this id that died
   // (SIGKILL, crash) is re-attached: its data and allocations (the
   // AllocationJournal in its metadata area) are kept, so a restarted node
@@ -164,7 +168,7 @@ class MemNodeServer {
   std::unique_ptr<StoreRecord> store_record_;  // in the metadata area after the journal
   RangeTable table_;
   MemNodeService service_;
-  rpc::RpcService rpc_;
+  std::vector<std::unique_ptr<MemNodeExtension>> extensions_;
   LockTable locks_;
   ControlReplay control_replay_;  // answers of alloc/free/unlock, for re-sent requests
   MemNodeService::SendFn send_;

@@ -2,7 +2,7 @@
 // side.  A node answers {"seq":..,"ok":true,...} or
 // {"seq":..,"ok":false,"error":"msg","code":N} where N is
 // StatusCodeToWire(code) of the node's Status (the builder is
-// node::ControlError in src/memnode/node_control.h).  Decisions are made on
+// node::ControlError in src/node/node_control.h).  Decisions are made on
 // the code, never on "error"'s text.
 #pragma once
 

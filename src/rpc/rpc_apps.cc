@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "pulse/apps/wiredtiger.h"
-#include "rpc/handlers/rpc_states.h"
+#include "rpc/handlers/app_states.h"
 #include "rpc/rpc_call_typed.h"
 #include "rpc/rpc_apps_internal.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "pulse/ds/aggregate.h"
-#include "rpc/handlers/rpc_states.h"
+#include "rpc/handlers/app_states.h"
 
 namespace pulse::rpc {
 

@@ -13,8 +13,8 @@
 // must therefore keep everything it needs to go on in its state.
 //
 // Adding a handler (e.g. the time-series tree of src/apps): write one .cc
-// file defining `extern const pulse::rpc::RpcHandler kRpcHandler_<name>`
-// (any folder; add it to that folder's target_sources), and add one line
+// file in src/rpc/handlers/ defining `extern const pulse::rpc::RpcHandler kRpcHandler_<name>`
+// (add it to src/rpc/CMakeLists.txt: the rpc layer), and add one line
 // `X(<name>)` to PULSE_RPC_HANDLERS in src/rpc/handlers/handler_table.cc.
 // Pick an id not used in that list; clients name the handler by that id.
 #pragma once

@@ -1,8 +1,8 @@
 #include "switch/switch_server.h"
 
-#include "memnode/node_control.h"
+#include "node/node_control.h"
 #include "pulse/cluster.h"
-#include "rpc/rpc_message.h"
+#include "protocol/rpc_message.h"
 
 namespace pulse::switchd {
 

@@ -42,7 +42,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memnode/node_log.h"
+#include "node/node_log.h"
 #include "pulse/net.h"
 #include "switch/router.h"
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/engine_bench.h"
-#include "net/net_bench.h"
+#include "bench/net_bench.h"
 #include "pulse/calibration.h"
 #include "tools/commands.h"
 

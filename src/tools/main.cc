@@ -10,10 +10,12 @@ int main(int argc, char** argv) {
   pulse::tools::AddCompileCommand(app);
   pulse::tools::AddNodeCommands(app);
   pulse::tools::AddClusterCommands(app);
+#ifdef PULSE_WITH_BENCHMARKS  // PULSE_BUILD_BENCHMARKS
   pulse::tools::AddDemoCommand(app);
   CLI::App* bench = app.add_subcommand("bench", "Run a benchmark and print its figures");
   bench->require_subcommand(1);
   pulse::tools::AddBenchCommands(*bench);
+#endif
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

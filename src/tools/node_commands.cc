@@ -23,9 +23,10 @@
 
 #include "cluster/process.h"
 #include "memnode/memnode_server.h"
-#include "memnode/node_log.h"
+#include "node/node_log.h"
 #include "pulse/cluster.h"
 #include "pulse/net.h"
+#include "rpc/rpc_extension.h"
 #include "switch/switch_server.h"
 #include "tools/commands.h"
 
@@ -251,7 +252,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.service.program_cache_entries = args.program_cache_entries;
   options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
   options.calibrate = !args.no_calibrate;
-  options.rpc.core_ghz = args.rpc_core_ghz;
+  options.extensions.push_back(rpc::RpcExtension({.core_ghz = args.rpc_core_ghz}));
   options.reattach_pool = !args.fresh_pool;
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();

@@ -17,7 +17,7 @@
 #include "pulse/apps/wiredtiger.h"
 #include "pulse/cluster.h"
 #include "pulse/rpc.h"
-#include "rpc/rpc_message.h"
+#include "protocol/rpc_message.h"
 #include "switch/local_rack.h"
 
 namespace pulse::bench {

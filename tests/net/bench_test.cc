@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "net/net_bench.h"
+#include "bench/net_bench.h"
 
 namespace pulse::net {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memnode/node_control.h"
+#include "node/node_control.h"
 #include "protocol/control_reply.h"
 
 namespace pulse {

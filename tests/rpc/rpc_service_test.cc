@@ -14,7 +14,7 @@
 #include "rpc/core_clock.h"
 #include "rpc/handlers/rpc_states.h"
 #include "rpc/rpc_handler.h"
-#include "rpc/rpc_message.h"
+#include "protocol/rpc_message.h"
 
 namespace pulse::rpc {
 namespace {

@@ -9,9 +9,11 @@
 // offloaded to the memory nodes, at the CPU node through a cache, or as a
 // native handler on the memory node.
 //
-// Adding a system: one file src/bench/app_system_<name>.cc defining a
-// factory (see src/bench/app_systems.h) and one line in the registry table
-// in src/bench/app_systems.cc.
+// This header is the interface only: the applications use a system without
+// knowing which one runs.  The six systems themselves belong to the
+// evaluation harness (`pulse bench app`, built with PULSE_BUILD_BENCHMARKS),
+// whose developer notes say how to add one; a program of your own implements
+// AppSystem directly.
 //
 // Thread-safety: a system is used by one thread (its Client is
 // single-threaded).

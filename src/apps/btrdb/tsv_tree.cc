@@ -22,7 +22,7 @@ constexpr uint64_t kWriteChunk = 64 * 1024;
 
 Result<ProgramRef> AggregateProgram() {
   static const Result<ProgramRef> program =
-      ds::internal::LoadProgram(iterators::tsv_aggregate(), "tsv_aggregate");
+      LoadEmbeddedProgram(iterators::tsv_aggregate(), "tsv_aggregate");
   return program;
 }
 

@@ -17,7 +17,7 @@ namespace {
 static_assert(kWiredTigerMaxScan == PULSE_WT_MAX_SCAN);
 
 Result<ProgramRef> ScanProgram() {
-  static const Result<ProgramRef> program = ds::internal::LoadProgram(iterators::wt_scan(), "wt_scan");
+  static const Result<ProgramRef> program = LoadEmbeddedProgram(iterators::wt_scan(), "wt_scan");
   return program;
 }
 

@@ -3,21 +3,15 @@
  * C++ code that builds the structures with Client::Read/Write.  In C a far
  * pointer is a typed pointer (next() can `return cur_ptr->next;`); in C++ it
  * is the far address as a number.  Every layout is fixed-size, 8-byte
- * aligned and at most 256 bytes (one iteration's window). */
+ * aligned and at most 256 bytes (one iteration's window).  The macros are
+ * the public ones of pulse/far_ptr.h under this library's names. */
 #ifndef PULSE_SRC_DS_ITERATORS_DS_NODES_H_
 #define PULSE_SRC_DS_ITERATORS_DS_NODES_H_
 
-#ifdef __cplusplus
-#include <cstdint>
-#define PULSE_DS_U32 std::uint32_t
-#define PULSE_DS_U64 std::uint64_t
-#define PULSE_DS_FAR(type) std::uint64_t
-#else
-#include <pulse/iterator.h>
-#define PULSE_DS_U32 pulse_u32
-#define PULSE_DS_U64 pulse_u64
-#define PULSE_DS_FAR(type) type *
-#endif
+#include <pulse/far_ptr.h>
+#define PULSE_DS_U32 PULSE_U32
+#define PULSE_DS_U64 PULSE_U64
+#define PULSE_DS_FAR(type) PULSE_FAR(type)
 
 /* ---- UnorderedMap: a bucket chain node. ---- */
 struct pulse_ds_umap_node {

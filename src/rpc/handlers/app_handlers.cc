@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "pulse/rpc.h"
-#include "rpc/handlers/rpc_states.h"
+#include "rpc/handlers/app_states.h"
 #include "rpc/handlers/tsv_step.h"
 #include "rpc/rpc_handler.h"
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memnode/node_log.h"
+#include "node/node_log.h"
 #include "pulse/net.h"
 #include "pulse/status.h"
 

@@ -1,4 +1,4 @@
-#include "memnode/node_log.h"
+#include "node/node_log.h"
 
 #include <sys/time.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Poll-window benchmark: AM ping-pong against forked server processes.
-#include "net/net_bench.h"
+#include "bench/net_bench.h"
 
 #include <fcntl.h>
 #include <poll.h>

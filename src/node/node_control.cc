@@ -1,4 +1,4 @@
-#include "memnode/node_control.h"
+#include "node/node_control.h"
 
 #include <sys/resource.h>
 

@@ -1,4 +1,4 @@
-#include "rpc/rpc_message.h"
+#include "protocol/rpc_message.h"
 
 #include <cstring>
 #include <string>

@@ -1,0 +1,59 @@
+// Services a memory node hosts without knowing them: the registry through
+// which a higher layer (the RPC baselines of src/rpc, say) adds a
+// request/answer service on an active-message id of its own.  The server
+// layer never includes the code it runs; the program that starts the node
+// (`pulse memnode`, which links every layer) fills
+// MemNodeServerOptions::extensions before Create().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pulse/memory.h"
+
+namespace pulse::memnode {
+
+// What the node lends an extension: its range table (the extension reads
+// far memory only through it, with each caller's tenant) and its far span
+// [span_base, span_base + span_size).  The table outlives the extension.
+struct ExtensionContext {
+  const RangeTable* table = nullptr;
+  uint64_t span_base = 0;
+  uint64_t span_size = 0;
+};
+
+// One service.  Its calls all come from the node's network thread, so it
+// need not be thread-safe.
+class MemNodeExtension {
+ public:
+  virtual ~MemNodeExtension() = default;
+
+  // The active-message ids it answers on: a message `request_am()` from any
+  // connection is passed to Handle, whose answer goes back as `reply_am()`.
+  virtual uint16_t request_am() const = 0;
+  virtual uint16_t reply_am() const = 0;
+  // The answer to one request, or nullopt to drop it (too malformed to
+  // answer).
+  virtual std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload) = 0;
+
+  // Fields it adds to the node's "hello" answer (include/pulse/cluster.h).
+  virtual void AddHelloFields(nlohmann::json* reply) const {}
+  // Its counters under "stats": key and object.
+  virtual std::string stats_key() const = 0;
+  virtual nlohmann::json Stats() const = 0;
+  // A line for the node's log at start (empty: none).
+  virtual std::string StartupLine() const { return {}; }
+};
+
+// Builds an extension for one node; called once, from MemNodeServer's
+// constructor.
+using MemNodeExtensionFactory = std::function<std::unique_ptr<MemNodeExtension>(const ExtensionContext&)>;
+
+}  // namespace pulse::memnode
