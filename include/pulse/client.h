@@ -200,18 +200,26 @@ class Client {
   // this tenant's memory), used by pulse::ds::FarLock: one attempt to take
   // the reader-writer lock named by lock_addr for `holder` (any 64-bit id)
   // until `lease` from now; never waits for the lock.  Returns whether it
-  // was granted.  Errors: InvalidArgument / NotFound / PermissionDenied
-  // (no memory of this tenant at lock_addr), Unavailable, Timeout.
+  // was granted.  Errors: InvalidArgument (lock_addr outside every memory
+  // node or a bad lease), NotFound (lock_addr in no allocation of its
+  // node), PermissionDenied (lock_addr is another tenant's memory),
+  // Unavailable, Timeout.
   Result<bool> TryLock(uint64_t lock_addr, uint64_t holder, bool exclusive, std::chrono::milliseconds lease);
-  // Extends the lease; NotFound if holder no longer holds the lock.
+  // Extends the lease.  FailedPrecondition if holder no longer holds the
+  // lock (its lease expired, or it never held it): the memory node is not
+  // in the state the call needs, while NotFound keeps meaning that
+  // lock_addr is in no allocation.  Otherwise the errors of TryLock.
   Status RenewLock(uint64_t lock_addr, uint64_t holder, std::chrono::milliseconds lease);
-  // Releases holder's hold; NotFound if it holds none (e.g. it expired).
+  // Releases holder's hold.  FailedPrecondition if it holds none (e.g. it
+  // expired); otherwise the errors of TryLock.
   Status Unlock(uint64_t lock_addr, uint64_t holder);
 
   // Runs a traversal from (cur_ptr, scratch) and waits for its end.  The
   // result's status says how it ended (kDone, a fault, ...); the Status is
   // non-OK only when the cluster could not answer (Timeout after the retry
-  // budget, Unavailable).
+  // budget, Unavailable) or when a STORE-bearing traversal re-sent to a
+  // memory node that restarted while running it may or may not have taken
+  // effect (OutcomeUnknown; it is not run again).
   Result<TraversalResult> Traverse(const ProgramRef& program, uint64_t cur_ptr,
                                    std::vector<uint8_t> scratch, const TraverseOptions& options = {});
   // Starts a traversal; `done` runs inside a later Poll/WaitAll/sync call.

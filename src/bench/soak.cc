@@ -248,7 +248,7 @@ class Soak {
   }
   void Error(const Status& s) {
     ++res_->errors_by_kind[std::string(StatusCodeName(s.code()))];
-    if (s.message().find("outcome unknown") != std::string::npos) ++res_->outcome_unknown;
+    if (s.code() == Status::Code::kOutcomeUnknown) ++res_->outcome_unknown;
   }
   void TreeFailed(const Status& s) {
     Error(s);

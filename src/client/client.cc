@@ -366,7 +366,7 @@ struct Client::Impl {
                               : "")));
     }
     if (m.status == TraversalStatus::kOutcomeUnknown) {
-      return Complete(m.request_id, Status::Unavailable(fmt::format(
+      return Complete(m.request_id, Status::OutcomeUnknown(fmt::format(
                                         "traversal {:#x}: outcome unknown: the memory node owning {:#x} restarted "
                                         "after it began running this STORE-bearing request (not run again)",
                                         m.request_id, m.cur_ptr)));
@@ -539,11 +539,7 @@ Result<std::unique_ptr<Client::Impl>> ConnectImpl(const ClientOptions& options) 
         auto r = raw->control->Call(raw->nodes[node].ep,
                                     json{{"op", "alloc"}, {"bytes", bytes}, {"tenant", raw->options.tenant}, {"perms", "rw"}},
                                     raw->rma_timeout());
-        if (!r.ok()) {
-          if (r.status().message().find("exhausted") != std::string::npos)
-            return Status::ResourceExhausted(r.status().message());
-          return r.status();
-        }
+        if (!r.ok()) return r.status();  // a full pool arrives as ResourceExhausted
         return std::make_pair((*r)["base"].get<uint64_t>(), (*r)["length"].get<uint64_t>());
       });
   return impl;
@@ -594,12 +590,10 @@ Result<bool> Client::TryLock(uint64_t lock_addr, uint64_t holder, bool exclusive
 }
 
 namespace {
-// The control path reports the memory node's errors as InvalidArgument; a
-// hold that is gone is NotFound to the caller.
+// The memory node's code arrives with its error: a hold that is gone is
+// FailedPrecondition.
 Status LockHoldStatus(Result<json> answer) {
   if (answer.ok()) return Status::Ok();
-  if (answer.status().message().find("holds no lease") != std::string::npos)
-    return Status::NotFound(answer.status().message());
   return answer.status();
 }
 }  // namespace

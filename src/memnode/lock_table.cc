@@ -59,13 +59,13 @@ Status LockTable::Renew(uint64_t addr, uint64_t holder, std::chrono::millisecond
       return Status::Ok();
     }
   }
-  return Status::NotFound(fmt::format("lock {:#x}: holder {:#x} holds no lease (expired?)", addr, holder));
+  return Status::FailedPrecondition(fmt::format("lock {:#x}: holder {:#x} holds no lease (expired?)", addr, holder));
 }
 
 Status LockTable::Release(uint64_t addr, uint64_t holder, Clock::time_point now) {
   Lock* l = Live(addr, now);
   if (l == nullptr || l->holders.erase(holder) == 0)
-    return Status::NotFound(fmt::format("lock {:#x}: holder {:#x} holds no lease (expired?)", addr, holder));
+    return Status::FailedPrecondition(fmt::format("lock {:#x}: holder {:#x} holds no lease (expired?)", addr, holder));
   if (l->holders.empty()) l->exclusive = false;
   Live(addr, now);  // forget the lock if nothing is left of it
   return Status::Ok();

@@ -34,10 +34,10 @@ class LockTable {
   // is the only one may upgrade to exclusive).
   bool TryAcquire(uint64_t addr, uint64_t holder, bool exclusive, std::chrono::milliseconds lease,
                   Clock::time_point now);
-  // Extends a held lease.  NotFound if holder does not hold the lock (its
-  // lease may have expired).
+  // Extends a held lease.  FailedPrecondition if holder does not hold the
+  // lock (its lease may have expired).
   Status Renew(uint64_t addr, uint64_t holder, std::chrono::milliseconds lease, Clock::time_point now);
-  // Releases holder's hold.  NotFound if it holds none.
+  // Releases holder's hold.  FailedPrecondition if it holds none.
   Status Release(uint64_t addr, uint64_t holder, Clock::time_point now);
 
   // Locks with at least one live holder or a waiting writer.

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "memnode/node_control.h"
+#include "protocol/control_reply.h"
 #include "rpc/core_clock.h"
 #include "pulse/cluster.h"
 
@@ -139,7 +140,7 @@ Status MemNodeServer::Start() {
       kRegistrationTimeout);
   if (stopping()) return Status::Unavailable("stopped");
   if (registration_state_ < 0)
-    return Status::InvalidArgument("the switch refused the registration: " + registration_error_);
+    return registration_refusal_;
   if (registration_state_ == 0)
     return Status::Unavailable(fmt::format("the switch at {}:{} did not confirm the registration ({})",
                                            options_.switch_host, options_.switch_port,
@@ -297,14 +298,9 @@ void MemNodeServer::OnControlReply(net::EndpointId from, std::span<const uint8_t
   if (from != switch_ep_ || !reply.is_object()) return;
   auto seq = reply.find("seq");
   if (seq == reply.end() || !seq->is_number_unsigned() || seq->get<uint64_t>() != registration_seq_) return;
-  if (reply.value("ok", false)) {
-    registration_state_ = 1;
-    return;
-  }
-  registration_state_ = -1;
-  auto error = reply.find("error");
-  registration_error_ = error != reply.end() && error->is_string() ? error->get<std::string>() : reply.dump();
-  log_->Error("the switch refused the registration: {}", registration_error_);
+  registration_refusal_ = ControlReplyStatus(reply, "the switch refused the registration");
+  registration_state_ = registration_refusal_.ok() ? 1 : -1;
+  if (!registration_refusal_.ok()) log_->Error("{}", registration_refusal_.ToString());
 }
 
 void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> payload) {

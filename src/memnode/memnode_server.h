@@ -109,8 +109,9 @@ class MemNodeServer {
 
   // Listens, creates the pool, connects to the switch and registers there.
   // Errors: the address is in use, the pool cannot be created, the switch
-  // is unreachable until the deadline or refuses the registration, or
-  // RequestStop() came first (kUnavailable "stopped").
+  // is unreachable until the deadline or refuses the registration (the
+  // switch's error with its code, e.g. InvalidArgument for an overlapping
+  // range), or RequestStop() came first (kUnavailable "stopped").
   Status Start();
   // Serves until a shutdown operation or RequestStop().  Errors only if the
   // network fails.
@@ -174,7 +175,7 @@ class MemNodeServer {
   net::EndpointId switch_ep_ = net::kInvalidEndpoint;
   uint64_t registration_seq_ = 0;    // seq of the register_memnode in flight
   int registration_state_ = 0;       // 0 waiting, 1 accepted, -1 refused
-  std::string registration_error_;
+  Status registration_refusal_;      // the switch's error, with its code
   std::chrono::steady_clock::time_point next_reconnect_{};
   uint64_t next_seq_ = 1;
   MemNodeServerCounters counters_;

@@ -62,8 +62,9 @@ std::vector<uint8_t> ControlOk(const json& seq, json fields) {
   return Bytes(fields);
 }
 
-std::vector<uint8_t> ControlError(const json& seq, std::string_view error) {
-  return Bytes(json{{"seq", seq}, {"ok", false}, {"error", error}});
+std::vector<uint8_t> ControlError(const json& seq, const Status& error) {
+  const Status::Code code = error.ok() ? Status::Code::kInternal : error.code();
+  return Bytes(json{{"seq", seq}, {"ok", false}, {"error", error.message()}, {"code", StatusCodeToWire(code)}});
 }
 
 json NetCountersJson(const net::Counters& c) {
@@ -103,8 +104,8 @@ bool SendControlReply(net::Worker& worker, net::EndpointId to, const nlohmann::j
   if (ok) {
     reply = ControlOk(seq, std::move(answer).value());
   } else {
-    log.Debug("control request from connection {} failed: {}", to, answer.status().message());
-    reply = ControlError(seq, answer.status().message());
+    log.Debug("control request from connection {} failed: {}", to, answer.status().ToString());
+    reply = ControlError(seq, answer.status());
   }
   Status s = worker.Send(to, kAmControlReply, std::move(reply));
   if (!s.ok()) log.Debug("control reply to connection {}: {}", to, s.ToString());

@@ -37,11 +37,15 @@ Result<std::string> GetString(const nlohmann::json& body, const char* field, std
 
 // {"seq":seq,"ok":true, ...fields}.
 std::vector<uint8_t> ControlOk(const nlohmann::json& seq, nlohmann::json fields = nlohmann::json::object());
-// {"seq":seq,"ok":false,"error":error}.
-std::vector<uint8_t> ControlError(const nlohmann::json& seq, std::string_view error);
+// {"seq":seq,"ok":false,"error":message,"code":StatusCodeToWire(code)} for
+// a non-OK `error`: the caller rebuilds the same Status with
+// ControlReplyStatus (src/protocol/control_reply.h).  An OK `error` is a
+// programming error; it is sent as kInternal so that it cannot read as
+// success.
+std::vector<uint8_t> ControlError(const nlohmann::json& seq, const Status& error);
 
 // Sends the answer to control request `seq` to `to`: ControlOk with the
-// value, or ControlError with the status message (logged at debug level).
+// value, or ControlError with the status (logged at debug level).
 // Returns false if the answer was an error.
 bool SendControlReply(net::Worker& worker, net::EndpointId to, const nlohmann::json& seq,
                       Result<nlohmann::json> answer, const NodeLog& log);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/control_reply.h"
 #include "pulse/cluster.h"
 
 namespace pulse {
@@ -57,8 +58,7 @@ Result<nlohmann::json> ControlClient::Call(net::EndpointId ep, nlohmann::json re
   }
   nlohmann::json reply = std::move(it->second);
   replies_.erase(it);
-  if (!reply.value("ok", false))
-    return Status::InvalidArgument(fmt::format("control {}: {}", op, reply.value("error", std::string("refused"))));
+  PULSE_RETURN_IF_ERROR(ControlReplyStatus(reply, "control " + op));
   return reply;
 }
 

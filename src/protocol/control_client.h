@@ -24,8 +24,8 @@ class ControlClient {
   // not answered is re-sent with the same "seq" after 1/8, 3/8 and 7/8 of
   // `timeout` (a lost request or answer; the peer answers a copy of alloc,
   // free or unlock from a record, ControlReplay).  Returns the answer when
-  // it has "ok": true; otherwise the peer's "error" as FailedPrecondition-
-  // like InvalidArgument, Timeout, or the transport's error.  Must not be
+  // it has "ok": true; otherwise the peer's error with the peer's code
+  // (ControlReplyStatus), Timeout, or the transport's error.  Must not be
   // called from a Worker handler.
   Result<nlohmann::json> Call(net::EndpointId ep, nlohmann::json request, net::Duration timeout);
 

@@ -278,9 +278,9 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
   if (!size.ok()) return size.status();
   if (*size == 0) return Status::InvalidArgument("register_memnode: size must be positive");
   if (cpu_of_.count(from) != 0)
-    return Status::InvalidArgument("register_memnode: this connection joined as a CPU node");
+    return Status::FailedPrecondition("register_memnode: this connection joined as a CPU node");
   if (auto other = memnode_of_.find(from); other != memnode_of_.end() && other->second != *id)
-    return Status::InvalidArgument(
+    return Status::FailedPrecondition(
         fmt::format("register_memnode: this connection is memory node {} already", other->second));
 
   auto it = memnodes_.find(*id);
@@ -290,7 +290,7 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
     // replaces its earlier self.  The router has no removal, so the range
     // must be the same.
     if (n.base != *base || n.size != *size)
-      return Status::InvalidArgument(fmt::format(
+      return Status::FailedPrecondition(fmt::format(
           "register_memnode: node {} was registered with [{:#x}, +{}) and now announces [{:#x}, +{}); "
           "restart the switch to change a node's pool",
           *id, n.base, n.size, *base, *size));
@@ -303,7 +303,7 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
     n.ep = from;
   } else {
     Status s = router_.AddRange(*base, *size, *id);
-    if (!s.ok()) return Status::InvalidArgument("register_memnode: node " + std::to_string(*id) + ": " + s.message());
+    if (!s.ok()) return Status::FromCode(s.code(), "register_memnode: node " + std::to_string(*id) + ": " + s.message());
     memnodes_.emplace(*id, MemNode{*id, *address, *base, *size, from});
   }
   memnode_of_[from] = *id;

@@ -146,6 +146,34 @@ TEST_F(DsLock, SharedHoldsCoexistAndExcludeWriters) {
   EXPECT_EQ(bogus->LockShared(100ms).code(), Status::Code::kInvalidArgument);
 }
 
+// The memory node's lock service and allocator answer over the control
+// path; each error arrives at the Client with the code the node chose.
+TEST_F(DsLock, ControlErrorsArriveWithTheirCodes) {
+  auto mine = client_->Allocate(64);
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  Status s = client_->Unlock(*mine, 77);
+  EXPECT_EQ(s.code(), Status::Code::kFailedPrecondition) << s.ToString();
+  s = client_->RenewLock(*mine, 77, 1s);
+  EXPECT_EQ(s.code(), Status::Code::kFailedPrecondition) << s.ToString();
+  auto granted = client_->TryLock(*mine, 77, true, 0ms);
+  EXPECT_EQ(granted.status().code(), Status::Code::kInvalidArgument) << "lease 0: " << granted.status().ToString();
+
+  // The last word of node 1's pool: inside the node, in no allocation.
+  const auto& node1 = rack_.view(1);
+  granted = client_->TryLock(node1.base + node1.size - 8, 77, true, 1s);
+  EXPECT_EQ(granted.status().code(), Status::Code::kNotFound) << granted.status().ToString();
+
+  ClientOptions other_tenant = RackClientOptions();
+  other_tenant.tenant = 2;
+  std::unique_ptr<Client> other = ConnectClient(other_tenant);
+  ASSERT_NE(other, nullptr);
+  granted = other->TryLock(*mine, 78, false, 1s);
+  EXPECT_EQ(granted.status().code(), Status::Code::kPermissionDenied) << granted.status().ToString();
+
+  auto huge = client_->Allocate(uint64_t{64} << 20);  // each pool has 16 MiB
+  EXPECT_EQ(huge.status().code(), Status::Code::kResourceExhausted) << huge.status().ToString();
+}
+
 TEST_F(DsLock, LeaseOfADeadHolderExpires) {
   auto creator = FarLock::Create(client_.get());
   ASSERT_TRUE(creator.ok());
@@ -171,8 +199,8 @@ TEST_F(DsLock, LeaseOfADeadHolderExpires) {
   auto late = FarLock::Attach(client_.get(), addr, {.lease = 50ms});
   ASSERT_TRUE(late->LockExclusive(1s).ok());
   std::this_thread::sleep_for(150ms);  // the lease runs out (what is tested)
-  EXPECT_EQ(late->Renew().code(), Status::Code::kNotFound);
-  EXPECT_EQ(late->Unlock().code(), Status::Code::kNotFound);
+  EXPECT_EQ(late->Renew().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(late->Unlock().code(), Status::Code::kFailedPrecondition);
 }
 
 }  // namespace

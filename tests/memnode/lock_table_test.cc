@@ -24,7 +24,7 @@ TEST(LockTable, SharedCoexistExclusiveExcludes) {
   EXPECT_FALSE(t.TryAcquire(100, 1, false, 1s, now));
   EXPECT_FALSE(t.TryAcquire(100, 4, true, 1s, now));
   EXPECT_TRUE(t.Release(100, 3, now).ok());
-  EXPECT_EQ(t.Release(100, 3, now).code(), Status::Code::kNotFound);
+  EXPECT_EQ(t.Release(100, 3, now).code(), Status::Code::kFailedPrecondition);
   EXPECT_TRUE(t.Release(200, 3, now).ok());
   EXPECT_EQ(t.size(), 1u) << "only the waiting writer's intent on 100 is left";
 }
@@ -36,7 +36,7 @@ TEST(LockTable, LeasesExpire) {
   EXPECT_FALSE(t.TryAcquire(100, 2, true, 1s, now + 99ms));
   EXPECT_TRUE(t.TryAcquire(100, 2, true, 1s, now + 100ms)) << "the dead holder's lease ended";
   EXPECT_EQ(t.expired_leases(), 1u);
-  EXPECT_EQ(t.Renew(100, 1, 1s, now + 100ms).code(), Status::Code::kNotFound);
+  EXPECT_EQ(t.Renew(100, 1, 1s, now + 100ms).code(), Status::Code::kFailedPrecondition);
   EXPECT_TRUE(t.Renew(100, 2, 1s, now + 900ms).ok());
   EXPECT_FALSE(t.TryAcquire(100, 3, false, 1s, now + 1500ms)) << "renewed until 1900 ms";
   EXPECT_TRUE(t.TryAcquire(100, 3, false, 1s, now + 1900ms));

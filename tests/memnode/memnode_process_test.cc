@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "protocol/control_reply.h"
 #include "pulse/assembler.h"
 #include "pulse/program.h"
 #include "switch/local_rack.h"
@@ -35,11 +36,13 @@ TEST(MemNodeProcess, HelloAllocAndFree) {
   json f = rack.cpu().Call(v.ep, {{"op", "free"}, {"base", a["base"]}, {"tenant", 2}});
   EXPECT_FALSE(f.value("ok", true));
   EXPECT_EQ(f.value("error", ""), fmt::format("free: the range at {:#x} belongs to tenant 1, not 2", FarBase(0)));
+  EXPECT_EQ(ControlReplyStatus(f).code(), Status::Code::kPermissionDenied) << f.dump();
   f = rack.cpu().Call(v.ep, {{"op", "free"}, {"base", a["base"]}, {"tenant", 1}});
   EXPECT_TRUE(f.value("ok", false)) << f.dump();
   f = rack.cpu().Call(v.ep, {{"op", "free"}, {"base", a["base"]}, {"tenant", 1}});
   EXPECT_FALSE(f.value("ok", true));
   EXPECT_NE(f.value("error", "").find("no allocation starts at"), std::string::npos) << f.dump();
+  EXPECT_EQ(ControlReplyStatus(f).code(), Status::Code::kNotFound) << f.dump();
 
   json s = rack.MemNodeStats(0);
   EXPECT_EQ(s["counters"]["pool_used"], 128 * 1024) << s.dump();
@@ -52,10 +55,12 @@ TEST(MemNodeProcess, AllocErrorsNameTheField) {
   const net::EndpointId ep = rack.view(0).ep;
   json r = rack.Alloc(0, 0);
   EXPECT_EQ(r.value("error", ""), "alloc: bytes must be positive") << r.dump();
+  EXPECT_EQ(ControlReplyStatus(r).code(), Status::Code::kInvalidArgument) << r.dump();
   r = rack.cpu().Call(ep, {{"op", "alloc"}, {"bytes", -5}, {"tenant", 1}});
   EXPECT_EQ(r.value("error", ""), "alloc: bytes must be positive") << r.dump();
   r = rack.Alloc(0, 9u << 20);
   EXPECT_EQ(r.value("error", ""), "alloc: pool exhausted (asked 9437184, largest free 8388608)") << r.dump();
+  EXPECT_EQ(ControlReplyStatus(r).code(), Status::Code::kResourceExhausted) << r.dump();
   r = rack.cpu().Call(ep, {{"op", "alloc"}, {"bytes", 10}});
   EXPECT_EQ(r.value("error", ""), "alloc: tenant is missing") << r.dump();
   r = rack.Alloc(0, 10, 1, "x");

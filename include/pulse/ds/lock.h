@@ -56,12 +56,12 @@ class FarLock {
   Status LockShared(std::chrono::milliseconds timeout);
   Status LockExclusive(std::chrono::milliseconds timeout);
   // Writes the cache back and releases the hold.  InvalidArgument if
-  // nothing is held; NotFound if the lease had expired (the lock may have
-  // been taken by someone else meanwhile: what was done under it was not
-  // protected).
+  // nothing is held; FailedPrecondition if the lease had expired (the lock
+  // may have been taken by someone else meanwhile: what was done under it
+  // was not protected).
   Status Unlock();
-  // Extends the lease by the configured length from now.  NotFound if it
-  // had expired already.
+  // Extends the lease by the configured length from now.
+  // FailedPrecondition if it had expired already.
   Status Renew();
 
   // Forgets the hold without releasing it, as a CPU node that dies does:
