@@ -5,10 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "common/request_tracker.h"
 #include "pulse/net.h"
 #include "pulse/status.h"
 
@@ -38,11 +39,22 @@ class ControlClient {
   uint64_t retransmissions() const { return retransmissions_; }
 
  private:
+  // A call in flight: what to send again and where.
+  struct Outgoing {
+    net::EndpointId ep = net::kInvalidEndpoint;
+    std::string op;
+    std::string text;  // the request as sent, "seq" included
+    net::Duration timeout{};
+  };
+
+  void Resend(uint64_t seq, Outgoing& call);
+
   net::Worker* worker_;
   uint64_t next_seq_ = 1;
-  uint64_t awaited_ = 0;  // the seq Call waits for (0: none)
   uint64_t retransmissions_ = 0;
-  std::unordered_map<uint64_t, nlohmann::json> replies_;
+  // The call under way (one at a time: Call waits for it); answers to
+  // finished calls are stale.
+  RequestTracker<Outgoing, nlohmann::json> tracker_;
 };
 
 // Parses "host:port".  InvalidArgument naming the text otherwise.
