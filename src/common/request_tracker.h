@@ -147,6 +147,10 @@ class RequestTracker {
     Remember(id);
   }
 
+  // Queues `done` with `result` for a request that was never tracked (it
+  // ended before reaching the network), so that it completes like the rest.
+  void Post(Done done, Result<Answer> result) { ready_.emplace_back(std::move(done), std::move(result)); }
+
   // Ends `id` (pending) without completing it, e.g. to continue under a new
   // id: its request and callback go to the caller.
   std::pair<Request, Done> Take(uint64_t id) {
