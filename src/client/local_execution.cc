@@ -51,6 +51,13 @@ class RemoteMemory : public FarMemory {
 };
 
 
+// The result of a traversal that ended here.
+TraversalResult ResultHere(TraversalStatus status, TraversalState& state, const TraversalOutcome& out) {
+  return TraversalResult{.status = status, .cur_ptr = state.cur_ptr, .scratch = std::move(state.scratch),
+                         .iterations = state.iterations, .fault_pc = out.fault_pc, .fault_addr = out.fault_addr,
+                         .offloaded = false, .issues = 0, .retransmissions = 0};
+}
+
 }  // namespace
 
 Result<TraversalResult> LocalExecution::Run(const VerifiedProgram& program, uint64_t cur_ptr,
@@ -60,22 +67,15 @@ Result<TraversalResult> LocalExecution::Run(const VerifiedProgram& program, uint
   TraversalState state;
   state.cur_ptr = cur_ptr;
   state.scratch = std::move(scratch);
-  TraversalResult r;
-  r.offloaded = false;
   TraversalOutcome out;
   do {  // follow_continue is implicit here: nothing to re-issue to
     out = InterpretTraversal(program, memory, options.max_iterations ? options.max_iterations : 4096, &state);
   } while (out.status == TraversalStatus::kContinue && options.follow_continue);
   if (out.status == TraversalStatus::kNodeUnavailable)
     return Status::Unavailable(fmt::format("traversal: remote read near {:#x} failed", state.cur_ptr));
-  r.status = out.status == TraversalStatus::kNotLocal ? TraversalStatus::kFaultInvalidPointer : out.status;
-  r.cur_ptr = state.cur_ptr;
-  r.scratch = std::move(state.scratch);
-  r.iterations = state.iterations;
-  r.fault_pc = out.fault_pc;
-  r.fault_addr = out.fault_addr;
   counters_->traversal_iterations += state.iterations;
-  return r;
+  return ResultHere(out.status == TraversalStatus::kNotLocal ? TraversalStatus::kFaultInvalidPointer : out.status,
+                    state, out);
 }
 
 std::variant<TraversalResult, LocalExecution::Stopped> LocalExecution::RunCached(const VerifiedProgram& program,
@@ -95,15 +95,7 @@ std::variant<TraversalResult, LocalExecution::Stopped> LocalExecution::RunCached
   ++counters_->cache_only_traversals;
   ++counters_->executed_locally;
   counters_->traversal_iterations += state.iterations;
-  TraversalResult r;
-  r.offloaded = false;
-  r.status = out.status;
-  r.cur_ptr = state.cur_ptr;
-  r.scratch = std::move(state.scratch);
-  r.iterations = state.iterations;
-  r.fault_pc = out.fault_pc;
-  r.fault_addr = out.fault_addr;
-  return r;
+  return ResultHere(out.status, state, out);
 }
 
 }  // namespace pulse

@@ -144,14 +144,10 @@ void TraversalTracker::OnMessage(std::span<const uint8_t> payload) {
                      (m.status == TraversalStatus::kNotLocal && (p.request.flags & kFlagPulseAcc) &&
                       path_->NodeOf(m.cur_ptr).has_value());
   if (again) return Reissue(id, m);
-  TraversalResult r = p.result;
-  r.status = m.status == TraversalStatus::kNotLocal ? TraversalStatus::kFaultInvalidPointer : m.status;
-  r.cur_ptr = m.cur_ptr;
-  r.scratch = std::move(m.scratch);
-  r.iterations = m.iterations;
-  r.fault_pc = m.fault_pc;
-  r.fault_addr = m.fault_addr;
-  r.offloaded = true;
+  TraversalResult r{.status = m.status == TraversalStatus::kNotLocal ? TraversalStatus::kFaultInvalidPointer : m.status,
+                    .cur_ptr = m.cur_ptr, .scratch = std::move(m.scratch), .iterations = m.iterations,
+                    .fault_pc = m.fault_pc, .fault_addr = m.fault_addr, .offloaded = true,
+                    .issues = p.result.issues, .retransmissions = p.result.retransmissions};
   counters_->traversal_iterations += m.iterations;
   if (p.program->info().has_store) path_->StoresDone();
   if (auto at = path_->NodeOf(m.fault_addr);

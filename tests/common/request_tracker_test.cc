@@ -12,22 +12,15 @@
 
 #include <gtest/gtest.h>
 
+#include "common/fake_clock.h"
+
 namespace pulse {
 namespace {
 
 using std::chrono::milliseconds;
 using time_point = TrackerClock::time_point;
 
-class FakeClock final : public TrackerClock {
- public:
-  time_point Now() const override { return now_; }
-  void Advance(duration d) { now_ += d; }
-  void Set(time_point t) { now_ = t; }
-  time_point start() const { return time_point{} + std::chrono::hours(1); }
-
- private:
-  time_point now_ = time_point{} + std::chrono::hours(1);
-};
+using testing::FakeClock;
 
 // What a request carries: its own answer is `id * 7`.
 struct Req {
