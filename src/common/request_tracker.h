@@ -288,7 +288,7 @@ class RequestTracker {
   static void Arm(Entry& e, time_point now) {
     e.attempts = 1;
     e.fresh_budget = false;
-    e.wait = std::min(e.policy.interval, e.policy.max_interval);
+    e.wait = e.policy.interval;  // the cap applies to the grown waits
     e.give_up_at = Add(now, e.policy.total);
     e.next_at = std::min(Add(now, e.wait), e.give_up_at);
   }
