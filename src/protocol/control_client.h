@@ -23,8 +23,8 @@ class ControlClient {
   // Sends `request` (an object with "op") to `ep` and waits up to `timeout`
   // for the answer.  A request that may be sent again (Resendable) and is
   // not answered is re-sent with the same "seq" after 1/8, 3/8 and 7/8 of
-  // `timeout` (a lost request or answer; the peer answers a copy of alloc,
-  // free or unlock from a record, ControlReplay).  Returns the answer when
+  // `timeout` (RetryPolicy::Spread; a lost request or answer: the peer
+  // answers a copy of alloc, free or unlock from a record, ControlReplay).  Returns the answer when
   // it has "ok": true; otherwise the peer's error with the peer's code
   // (ControlReplyStatus), Timeout, or the transport's error.  Must not be
   // called from a Worker handler.
