@@ -247,35 +247,12 @@ class Client {
   const ClientCounters& counters() const;
   const net::Counters& net_counters() const;
 
-  // For layers that carry their own messages over this client's fabric
-  // (pulse::RpcClient): the Worker this client drives (handlers installed on
-  // it also run inside this client's calls), the direct endpoint of memory
-  // node `node` (kInvalidEndpoint if unknown or down), and the tenant.
-  net::Worker& worker();
-  net::EndpointId memnode_endpoint(uint32_t node) const;
+  // The tenant this client acts for.
   TenantId tenant() const;
-  // Drives the fabric, with this client's timers and callbacks, until
-  // pred() is true (OK) or `timeout` passed (Timeout): how such layers wait.
-  Status DriveUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
-  // Such a layer's own timers and completions, serviced wherever this
-  // client services its own (Poll() and every wait: synchronous calls,
-  // WaitAll, DriveUntil), so that one wait loop serves both.  `service`
-  // handles the layer's expired timers, runs its finished callbacks and
-  // returns its next deadline (time_point::max() if none), which bounds how
-  // long a wait sleeps; `has_ready` says whether finished callbacks wait to
-  // run (a wait wakes for them).  One layer at a time; empty hooks remove it.
-  struct LayerHooks {
-    std::function<std::chrono::steady_clock::time_point()> service;
-    std::function<bool()> has_ready;
-  };
-  void SetLayerHooks(LayerHooks hooks);
-  // The switch's endpoint (kInvalidEndpoint while it is lost), for layers
-  // that route their messages through the switch.
-  net::EndpointId switch_endpoint() const;
-
-  struct Impl;
 
  private:
+  struct Impl;
+  friend struct ClientInternal;  // layers above the client (src/client/client_internal.h)
   explicit Client(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -25,7 +25,7 @@
 // Thread-safety: an RpcClient is not thread-safe and shares its Client's
 // thread.  One RpcClient per Client at a time (it installs the reply
 // handler on the Client's fabric, and its timers and callbacks in the
-// Client's waits, Client::SetLayerHooks).  Asynchronous calls complete
+// Client's wait loop).  Asynchronous calls complete
 // inside Poll(), WaitAll() or a synchronous Call() of this RpcClient or of
 // its Client (e.g. while a Traverse() waits), never inside a fabric handler.
 #pragma once
@@ -112,8 +112,7 @@ class RpcClient {
   // Installs the reply handler on client's fabric.  `client` must outlive
   // the RpcClient.  Errors: InvalidArgument (no client).
   static Result<std::unique_ptr<RpcClient>> Create(Client* client, const RpcOptions& options = {});
-  // Also hooks its timers and callbacks into the Client's waits
-  // (Client::SetLayerHooks).
+  // Also hooks its timers and callbacks into the Client's wait loop.
   // Removes the reply handler; pending calls are dropped without callbacks.
   ~RpcClient();
   RpcClient(const RpcClient&) = delete;

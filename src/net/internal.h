@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/request_tracker.h"
 #include "pulse/net.h"
 
 namespace pulse::net {
@@ -127,8 +128,6 @@ struct Op {
   // The request as sent (header type and payload), kept to re-send it.
   uint16_t sw_type = 0;
   std::vector<uint8_t> sw_request;
-  Clock::time_point sw_resend_at = Clock::time_point::max();
-  Duration sw_interval{};
 };
 
 // A message FaultInjection holds back (faults.cc).
@@ -159,7 +158,9 @@ struct Worker::Impl {
   DisconnectHandler on_disconnect;
 
   std::shared_ptr<RegionTable> regions;
-  std::unordered_map<uint64_t, Op*> sw_ops;  // kMessages requests by id
+  // kMessages requests in flight by id: re-sent on silence (rma_sw.cc).
+  RequestTracker<Op*, bool> sw_ops{&TrackerClock::Steady(),
+                                   [this](uint64_t id, Op*& op, ResendReason) { ResendSwOp(id, op); }};
   uint64_t next_sw_id = 1;
 
   Counters counters;
@@ -238,6 +239,8 @@ struct Worker::Impl {
   Status SendSwRequest(Endpoint* e, Op* op);
   // Re-sends the kMessages requests whose answer is overdue.  True if any.
   bool RetransmitSwOps();
+  // sw_ops' re-send of request `id`.
+  void ResendSwOp(uint64_t id, Op* op);
   // When the next kMessages request is due to be re-sent (max() if none).
   Clock::time_point NextSwResend() const;
   // Whether one-sided requests and replies go through FaultInjection.

@@ -115,12 +115,13 @@ Status Worker::Impl::StartSwRma(Endpoint* e, const RemoteKey& rkey, uint64_t add
     if (op->length != 0) std::memcpy(&msg[32], op->local, op->length);
   }
   PULSE_RETURN_IF_ERROR(SendSwRequest(e, op));
-  sw_ops[op->sw_id] = op;
+  // Re-sent after rma_retransmit_us, doubling up to a second, until the
+  // waiter gives up or the endpoint fails; 0: never re-sent.
+  RetryPolicy policy;
+  if (options.rma_retransmit_us > 0)
+    policy = RetryPolicy::Doubling(std::chrono::microseconds(options.rma_retransmit_us), std::chrono::seconds(1));
+  sw_ops.Track(op->sw_id, op, policy, [this, op](Result<bool> r) { CompleteOp(op, r.ok() ? Status::Ok() : r.status()); });
   ++e->sw_pending;
-  if (options.rma_retransmit_us > 0) {
-    op->sw_interval = std::chrono::microseconds(options.rma_retransmit_us);
-    op->sw_resend_at = Clock::now() + op->sw_interval;
-  }
   return Status::Ok();
 }
 
@@ -128,41 +129,34 @@ Status Worker::Impl::SendSwRequest(Endpoint* e, Op* op) {
   std::vector<uint8_t> msg = op->sw_request;
   if (op->sw_type == kCtlWriteReq) {
     uint64_t floor = op->sw_id;
-    for (const auto& [id, other] : sw_ops)
+    sw_ops.ForEach([&](uint64_t id, Op* other) {
       if (other->ep == e->id && id < floor) floor = id;
+    });
     Store64(&msg[8], floor);
   }
   if (FaultsOneSided()) return SendWithFaults(e, op->sw_type, std::move(msg), kCtlAmId);
   return SendNow(e, op->sw_type, std::move(msg), kCtlAmId);
 }
 
-bool Worker::Impl::RetransmitSwOps() {
-  if (options.rma_retransmit_us == 0) return false;
-  const Clock::time_point now = Clock::now();
-  constexpr Duration kMaxInterval = std::chrono::seconds(1);
-  bool any = false;
-  for (auto& [id, op] : sw_ops) {
-    if (op->sw_resend_at > now) continue;
-    Endpoint* e = Find(op->ep);
-    if (e == nullptr || e->state != EpState::kReady || e->ep == nullptr) {
-      op->sw_resend_at = Clock::time_point::max();  // FailSwOps completes it
-      continue;
-    }
-    // A failed send fails the endpoint, and with it this op.
-    (void)SendSwRequest(e, op);
-    ++counters.rma_retransmissions;
-    op->sw_interval = std::min(op->sw_interval * 2, kMaxInterval);
-    op->sw_resend_at = now + op->sw_interval;
-    any = true;
+void Worker::Impl::ResendSwOp(uint64_t id, Op* op) {
+  Endpoint* e = Find(op->ep);
+  if (e == nullptr || e->state != EpState::kReady || e->ep == nullptr) {
+    sw_ops.Hold(id);  // FailSwOps completes it
+    return;
   }
-  return any;
+  // A failed send fails the endpoint, and with it this op.
+  (void)SendSwRequest(e, op);
+  ++counters.rma_retransmissions;
 }
 
-Clock::time_point Worker::Impl::NextSwResend() const {
-  Clock::time_point next = Clock::time_point::max();
-  for (const auto& [id, op] : sw_ops) next = std::min(next, op->sw_resend_at);
-  return next;
+bool Worker::Impl::RetransmitSwOps() {
+  if (options.rma_retransmit_us == 0) return false;
+  const uint64_t before = counters.rma_retransmissions;
+  sw_ops.Service();
+  return counters.rma_retransmissions != before;
 }
+
+Clock::time_point Worker::Impl::NextSwResend() const { return sw_ops.NextDeadline(); }
 
 void Worker::Impl::HandleControlData(EndpointId from, uint16_t type, const uint8_t* data,
                                      size_t length) {
@@ -218,13 +212,12 @@ void Worker::Impl::HandleControlData(EndpointId from, uint16_t type, const uint8
         ++counters.messages_dropped;
         return;
       }
-      auto it = sw_ops.find(Load64(data));
-      if (it == sw_ops.end() || it->second->ep != from ||
-          it->second->is_get != (type == kCtlReadRep)) {
+      const uint64_t id = Load64(data);
+      Op** found = sw_ops.OnAnswer(id);
+      if (found == nullptr || (*found)->ep != from || (*found)->is_get != (type == kCtlReadRep)) {
         return;  // a late reply to an operation that was given up
       }
-      Op* op = it->second;
-      sw_ops.erase(it);
+      Op* op = *found;
       if (e->sw_pending > 0) --e->sw_pending;
       Status s = CodeToStatus(data[8], e->peer);
       if (s.ok() && op->is_get) {
@@ -235,7 +228,8 @@ void Worker::Impl::HandleControlData(EndpointId from, uint16_t type, const uint8
           std::memcpy(op->local, data + 9, op->length);
         }
       }
-      CompleteOp(op, std::move(s));
+      sw_ops.Complete(id, s.ok() ? Result<bool>(true) : Result<bool>(std::move(s)));
+      sw_ops.RunReady();
       return;
     }
     default:
@@ -245,17 +239,13 @@ void Worker::Impl::HandleControlData(EndpointId from, uint16_t type, const uint8
 }
 
 void Worker::Impl::FailSwOps(EndpointId ep, const Status& why) {
-  std::vector<Op*> ops;
-  for (auto it = sw_ops.begin(); it != sw_ops.end();) {
-    if (it->second->ep == ep) {
-      ops.push_back(it->second);
-      it = sw_ops.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  std::vector<uint64_t> ids;
+  sw_ops.ForEach([&](uint64_t id, Op* op) {
+    if (op->ep == ep) ids.push_back(id);
+  });
   if (Endpoint* e = Find(ep); e != nullptr) e->sw_pending = 0;
-  for (Op* op : ops) CompleteOp(op, why);
+  for (uint64_t id : ids) sw_ops.Complete(id, why);
+  sw_ops.RunReady();
 }
 
 }  // namespace pulse::net

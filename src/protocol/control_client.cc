@@ -1,6 +1,7 @@
 #include "protocol/control_client.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -9,14 +10,28 @@
 
 namespace pulse {
 
-ControlClient::ControlClient(net::Worker* worker) : worker_(worker) {
+namespace {
+std::span<const uint8_t> Bytes(const std::string& text) {
+  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
+}  // namespace
+
+ControlClient::ControlClient(net::Worker* worker)
+    : worker_(worker),
+      tracker_(
+          &TrackerClock::Steady(), [this](uint64_t seq, Outgoing& call, ResendReason) { Resend(seq, call); },
+          [](uint64_t, const Outgoing& call, uint32_t) {
+            return Status::Timeout(fmt::format(
+                "control {}: no answer within {} ms", call.op,
+                std::chrono::duration_cast<std::chrono::milliseconds>(call.timeout).count()));
+          }) {
   worker_->SetHandler(kAmControlReply, [this](net::EndpointId, std::span<const uint8_t> payload) {
     auto reply = nlohmann::json::parse(payload.begin(), payload.end(), nullptr, /*allow_exceptions=*/false);
     if (reply.is_discarded() || !reply.is_object() || !reply.contains("seq") || !reply["seq"].is_number_unsigned())
       return;  // not an answer we can match: drop it
     const uint64_t seq = reply["seq"].get<uint64_t>();  // before the move below
-    if (seq != awaited_) return;  // a late or duplicated answer to a finished call
-    replies_[seq] = std::move(reply);
+    if (tracker_.OnAnswer(seq) == nullptr) return;  // a late or duplicated answer to a finished call
+    tracker_.Complete(seq, std::move(reply));
   });
 }
 
@@ -25,39 +40,41 @@ bool ControlClient::Resendable(const std::string& op) {
          op == "lock_renew" || op == "unlock";
 }
 
+void ControlClient::Resend(uint64_t seq, Outgoing& call) {
+  if (worker_->Send(call.ep, kAmControl, Bytes(call.text)).ok()) {
+    ++retransmissions_;
+    return;
+  }
+  // The connection failed: no further re-sends.
+  tracker_.Complete(seq, worker_->IsConnected(call.ep)
+                             ? Status::Timeout(fmt::format("control {}: re-sending failed", call.op))
+                             : Status::Unavailable(fmt::format("control {}: the peer disconnected", call.op)));
+}
+
 Result<nlohmann::json> ControlClient::Call(net::EndpointId ep, nlohmann::json request, net::Duration timeout) {
   const uint64_t seq = next_seq_++;
   request["seq"] = seq;
-  const std::string op = request.value("op", "?");
-  const std::string text = request.dump();
-  const auto bytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size());
-  awaited_ = seq;
-  Status s = worker_->Send(ep, kAmControl, bytes);
-  if (!s.ok()) {
-    awaited_ = 0;
-    return s;
+  Outgoing call{ep, request.value("op", "?"), request.dump(), timeout};
+  const std::string op = call.op;
+  PULSE_RETURN_IF_ERROR(worker_->Send(ep, kAmControl, Bytes(call.text)));
+  // A lost request or answer: re-sent at 1/8, 3/8, 7/8 of the timeout.
+  const RetryPolicy policy = Resendable(op) ? RetryPolicy::Spread(timeout) : RetryPolicy::Once(timeout);
+  std::optional<Result<nlohmann::json>> out;
+  tracker_.Track(seq, std::move(call), policy, [&out](Result<nlohmann::json> r) { out.emplace(std::move(r)); });
+  for (;;) {
+    tracker_.RunReady();
+    if (out) break;
+    if (!worker_->IsConnected(ep)) {
+      tracker_.Complete(seq, Status::Unavailable(fmt::format("control {}: the peer disconnected", op)));
+      continue;
+    }
+    const auto wait = tracker_.NextDeadline() - net::Clock::now();
+    (void)worker_->RunUntil([&] { return tracker_.has_ready() || !worker_->IsConnected(ep); },
+                            std::max<net::Duration>(std::chrono::duration_cast<net::Duration>(wait), net::Duration::zero()));
+    tracker_.Service();
   }
-  const auto start = net::Clock::now();
-  const auto deadline = start + timeout;
-  const bool resend = Resendable(op);
-  net::Duration wait = resend ? timeout / 8 : timeout;  // then 1/4, 1/2: re-sent at 1/8, 3/8, 7/8
-  for (auto at = start + wait;; wait *= 2, at += wait) {
-    const auto until = std::min(at, deadline);
-    (void)worker_->RunUntil([&] { return replies_.count(seq) > 0 || !worker_->IsConnected(ep); },
-                            std::max<net::Duration>(until - net::Clock::now(), net::Duration::zero()));
-    if (replies_.count(seq) > 0 || !worker_->IsConnected(ep) || until >= deadline) break;
-    if (!worker_->Send(ep, kAmControl, bytes).ok()) break;  // the connection failed
-    ++retransmissions_;
-  }
-  awaited_ = 0;
-  auto it = replies_.find(seq);
-  if (it == replies_.end()) {
-    if (!worker_->IsConnected(ep)) return Status::Unavailable(fmt::format("control {}: the peer disconnected", op));
-    return Status::Timeout(fmt::format("control {}: no answer within {} ms", op,
-                                       std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
-  }
-  nlohmann::json reply = std::move(it->second);
-  replies_.erase(it);
+  if (!out->ok()) return out->status();
+  nlohmann::json reply = std::move(out->value());
   PULSE_RETURN_IF_ERROR(ControlReplyStatus(reply, "control " + op));
   return reply;
 }

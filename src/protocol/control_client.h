@@ -5,10 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "common/request_tracker.h"
 #include "pulse/net.h"
 #include "pulse/status.h"
 
@@ -22,8 +23,8 @@ class ControlClient {
   // Sends `request` (an object with "op") to `ep` and waits up to `timeout`
   // for the answer.  A request that may be sent again (Resendable) and is
   // not answered is re-sent with the same "seq" after 1/8, 3/8 and 7/8 of
-  // `timeout` (a lost request or answer; the peer answers a copy of alloc,
-  // free or unlock from a record, ControlReplay).  Returns the answer when
+  // `timeout` (RetryPolicy::Spread; a lost request or answer: the peer
+  // answers a copy of alloc, free or unlock from a record, ControlReplay).  Returns the answer when
   // it has "ok": true; otherwise the peer's error with the peer's code
   // (ControlReplyStatus), Timeout, or the transport's error.  Must not be
   // called from a Worker handler.
@@ -38,11 +39,22 @@ class ControlClient {
   uint64_t retransmissions() const { return retransmissions_; }
 
  private:
+  // A call in flight: what to send again and where.
+  struct Outgoing {
+    net::EndpointId ep = net::kInvalidEndpoint;
+    std::string op;
+    std::string text;  // the request as sent, "seq" included
+    net::Duration timeout{};
+  };
+
+  void Resend(uint64_t seq, Outgoing& call);
+
   net::Worker* worker_;
   uint64_t next_seq_ = 1;
-  uint64_t awaited_ = 0;  // the seq Call waits for (0: none)
   uint64_t retransmissions_ = 0;
-  std::unordered_map<uint64_t, nlohmann::json> replies_;
+  // The call under way (one at a time: Call waits for it); answers to
+  // finished calls are stale.
+  RequestTracker<Outgoing, nlohmann::json> tracker_;
 };
 
 // Parses "host:port".  InvalidArgument naming the text otherwise.

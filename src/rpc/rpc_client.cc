@@ -1,25 +1,25 @@
 // The CPU-node side of the RPC baseline.  Each attempt has a request id, a
-// timer and a retry budget, like a traversal's; a reply that stops at a node
-// boundary is re-issued under a fresh id to the memory node that owns the
-// next pointer, carrying the handler's state.  Callbacks are queued and run
-// outside the fabric's handlers.  There is no wait loop here: the Client's
-// own (DriveUntil) services this client's timers and callbacks through
-// Client::SetLayerHooks.
+// timer and a retry budget, like a traversal's (RequestTracker with
+// RetryPolicy::Fixed); a reply that stops at a node boundary is re-issued
+// under a fresh id to the memory node that owns the next pointer, carrying
+// the handler's state.  Callbacks are queued and run outside the fabric's
+// handlers.  There is no wait loop here: the RpcClient is an EventSource of
+// its Client's EventLoop (src/client/client_internal.h), so one loop
+// services both.
 #include "pulse/rpc.h"
 
 #include <algorithm>
-#include <deque>
 #include <string>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "client/client_internal.h"
+#include "common/request_tracker.h"
 #include "pulse/cluster.h"
-#include "rpc/rpc_message.h"
+#include "protocol/rpc_message.h"
 
 namespace pulse {
 
-using Clock = std::chrono::steady_clock;
 using rpc::RpcReply;
 using rpc::RpcRequest;
 
@@ -32,33 +32,40 @@ constexpr uint32_t kMaxReplyBytes = 64u << 20;
 struct PendingCall {
   RpcRequest request;    // as last sent
   uint32_t node = 0;     // where it was sent
-  Clock::time_point deadline;
-  uint32_t attempts = 0;
   uint32_t reissues = 0;
   RpcResult result;      // accumulated over the legs
-  RpcClient::Callback done;
 };
 
 }  // namespace
 
-struct RpcClient::Impl {
+struct RpcClient::Impl final : EventSource {
+  explicit Impl(Client* c, const RpcOptions& o)
+      : client(c),
+        options(o),
+        tracker(
+            &TrackerClock::Steady(), [this](uint64_t id, PendingCall&, ResendReason) { Send(id, true); },
+            [this](uint64_t id, const PendingCall& p, uint32_t attempts) {
+              ++counters.timeouts;
+              return Status::Timeout(fmt::format(
+                  "rpc {:#x}: no reply from memory node {} for start {:#x} after {} attempts of {} ms", id, p.node,
+                  p.request.start, attempts, options.request_timeout.count()));
+            }) {}
+
   Client* client = nullptr;
   RpcOptions options;
   uint64_t next_counter = 1;
-  std::unordered_map<uint64_t, PendingCall> pending;
-  std::deque<std::pair<Callback, Result<RpcResult>>> ready;
+  RequestTracker<PendingCall, RpcResult> tracker;
   RpcCounters counters;
 
-  void Finish(uint64_t id, Result<RpcResult> r) {
-    auto it = pending.find(id);
-    ready.emplace_back(std::move(it->second.done), std::move(r));
-    pending.erase(it);
-  }
+  RetryPolicy policy() const { return RetryPolicy::Fixed(options.request_timeout, options.max_attempts); }
+  net::Worker& worker() { return ClientInternal::worker(*client); }
+
+  void Finish(uint64_t id, Result<RpcResult> r) { tracker.Complete(id, std::move(r)); }
 
   // Sends the call's request to the owner of its start pointer.  Completes
   // it instead when no node owns the pointer or the owner is down.
   void Send(uint64_t id, bool retransmission) {
-    PendingCall& p = pending.at(id);
+    PendingCall& p = *tracker.Find(id);
     const std::optional<uint32_t> owner = client->NodeOf(p.request.start);
     if (!owner) {
       p.result.status = TraversalStatus::kFaultInvalidPointer;
@@ -67,22 +74,28 @@ struct RpcClient::Impl {
       return Finish(id, std::move(p.result));
     }
     const bool via_switch = options.path == RpcPath::kSwitch;
-    const net::EndpointId ep = via_switch ? client->switch_endpoint() : client->memnode_endpoint(*owner);
-    if (ep == net::kInvalidEndpoint || !client->worker().IsConnected(ep))
+    const net::EndpointId ep = via_switch ? ClientInternal::switch_endpoint(*client)
+                                          : ClientInternal::memnode_endpoint(*client, *owner);
+    if (ep == net::kInvalidEndpoint || !worker().IsConnected(ep))
       return Finish(id, Status::Unavailable(fmt::format("rpc: {} (for memory node {}, owner of {:#x}) is unavailable",
                                                         via_switch ? "the switch" : "the memory node", *owner,
                                                         p.request.start)));
     p.node = *owner;
-    p.deadline = Clock::now() + options.request_timeout;
-    ++p.attempts;
     ++p.result.issues;
     ++counters.requests_sent;
     if (retransmission) {
       ++p.result.retransmissions;
       ++counters.retransmissions;
     }
-    Status s = client->worker().Send(ep, kAmRpcRequest, rpc::EncodeRpcRequest(p.request));
-    if (!s.ok()) p.deadline = Clock::now();  // the timer path retries or fails it
+    Status s = worker().Send(ep, kAmRpcRequest, rpc::EncodeRpcRequest(p.request));
+    if (!s.ok()) tracker.ExpireNow(id);  // the timer path retries or fails it
+  }
+
+  // Tracks `p` under its request id and sends it.
+  void Start(PendingCall p, Callback done) {
+    const uint64_t id = p.request.request_id;
+    tracker.Track(id, std::move(p), policy(), std::move(done));
+    Send(id, false);
   }
 
   void OnReply(std::span<const uint8_t> payload) {
@@ -92,12 +105,12 @@ struct RpcClient::Impl {
       return;
     }
     RpcReply& m = *decoded;
-    auto it = pending.find(m.request_id);
-    if (it == pending.end()) {
+    PendingCall* found = tracker.OnAnswer(m.request_id);
+    if (found == nullptr) {
       ++counters.stale_replies;
       return;
     }
-    PendingCall& p = it->second;
+    PendingCall& p = *found;
     if (m.status == TraversalStatus::kFaultBadRequest) {
       return Finish(m.request_id,
                     Status::InvalidArgument(fmt::format("rpc to memory node {} rejected: {}", p.node,
@@ -114,8 +127,7 @@ struct RpcClient::Impl {
     const bool resume = m.status == TraversalStatus::kNotLocal || m.status == TraversalStatus::kContinue;
     if (resume && p.reissues < options.max_reissues && client->NodeOf(m.next_ptr).has_value()) {
       // A new attempt from where it stopped, under a fresh id.
-      PendingCall next = std::move(p);
-      pending.erase(it);
+      auto [next, done] = tracker.Take(m.request_id);
       if (m.status == TraversalStatus::kNotLocal) {
         ++next.result.node_crossings;
         ++counters.node_crossings;
@@ -123,13 +135,10 @@ struct RpcClient::Impl {
         ++counters.continues;
       }
       ++next.reissues;
-      next.attempts = 0;
       next.request.request_id = MakeRequestId(client->cpu_node(), next_counter++);
       next.request.start = m.next_ptr;
       next.request.state = std::move(m.state);
-      const uint64_t id = next.request.request_id;
-      pending.emplace(id, std::move(next));
-      return Send(id, false);
+      return Start(std::move(next), std::move(done));
     }
     r.status = resume ? TraversalStatus::kFaultInvalidPointer : m.status;
     r.state = std::move(m.state);
@@ -138,49 +147,19 @@ struct RpcClient::Impl {
     Finish(m.request_id, std::move(r));
   }
 
-  // Retransmits, or fails, the calls whose attempt has timed out.
-  void ServiceTimers() {
-    const auto now = Clock::now();
-    std::vector<uint64_t> expired;
-    for (auto& [id, p] : pending)
-      if (p.deadline <= now) expired.push_back(id);
-    for (uint64_t id : expired) {
-      PendingCall& p = pending.at(id);
-      if (p.attempts < options.max_attempts) {
-        Send(id, /*retransmission=*/true);
-      } else {
-        ++counters.timeouts;
-        Finish(id, Status::Timeout(fmt::format(
-                       "rpc {:#x}: no reply from memory node {} for start {:#x} after {} attempts of {} ms", id,
-                       p.node, p.request.start, p.attempts, options.request_timeout.count())));
-      }
-    }
-  }
-
-  // Runs the callbacks of finished calls (a callback may start new calls).
-  void DeliverReady() {
-    while (!ready.empty()) {
-      auto item = std::move(ready.front());
-      ready.pop_front();
-      if (item.first) item.first(std::move(item.second));
-    }
-  }
-
-  // The Client's layer hook: timers, then callbacks; the next deadline.
-  Clock::time_point Service() {
-    ServiceTimers();
-    DeliverReady();
-    Clock::time_point next = Clock::time_point::max();
-    for (const auto& entry : pending) next = std::min(next, entry.second.deadline);
-    return next;
-  }
+  // EventSource: re-sends or fails the calls whose attempt timed out; runs
+  // the callbacks of finished calls (a callback may start new calls).
+  void Service() override { tracker.Service(); }
+  time_point NextDeadline() const override { return tracker.NextDeadline(); }
+  bool RunReady() override { return tracker.RunReady() > 0; }
+  bool has_ready() const override { return tracker.has_ready(); }
 };
 
 RpcClient::RpcClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 RpcClient::~RpcClient() {
-  impl_->client->worker().SetHandler(kAmRpcReply, {});
-  impl_->client->SetLayerHooks({});
+  impl_->worker().SetHandler(kAmRpcReply, {});
+  ClientInternal::loop(*impl_->client).Remove(impl_.get());
 }
 
 Result<std::unique_ptr<RpcClient>> RpcClient::Create(Client* client, const RpcOptions& options) {
@@ -189,12 +168,10 @@ Result<std::unique_ptr<RpcClient>> RpcClient::Create(Client* client, const RpcOp
   if (options.core_ghz < 0 || options.core_ghz * 1000.0 > rpc::kRpcMaxCoreMhz)
     return Status::InvalidArgument(fmt::format("RpcClient: core_ghz {} is outside [0, {}]", options.core_ghz,
                                                rpc::kRpcMaxCoreMhz / 1000.0));
-  auto impl = std::make_unique<Impl>();
-  impl->client = client;
-  impl->options = options;
+  auto impl = std::make_unique<Impl>(client, options);
   Impl* raw = impl.get();
-  client->worker().SetHandler(kAmRpcReply, [raw](net::EndpointId, std::span<const uint8_t> p) { raw->OnReply(p); });
-  client->SetLayerHooks({[raw] { return raw->Service(); }, [raw] { return !raw->ready.empty(); }});
+  raw->worker().SetHandler(kAmRpcReply, [raw](net::EndpointId, std::span<const uint8_t> p) { raw->OnReply(p); });
+  ClientInternal::loop(*client).Add(raw);
   return std::unique_ptr<RpcClient>(new RpcClient(std::move(impl)));
 }
 
@@ -212,10 +189,7 @@ void RpcClient::CallAsync(uint16_t handler, uint64_t start, std::span<const uint
   p.request.tenant = im.client->tenant();
   p.request.start = start;
   p.request.state.assign(state.begin(), state.end());
-  p.done = std::move(done);
-  const uint64_t id = p.request.request_id;
-  im.pending.emplace(id, std::move(p));
-  im.Send(id, false);
+  im.Start(std::move(p), std::move(done));
 }
 
 Result<RpcResult> RpcClient::Call(uint16_t handler, uint64_t start, std::span<const uint8_t> state,
@@ -225,23 +199,26 @@ Result<RpcResult> RpcClient::Call(uint16_t handler, uint64_t start, std::span<co
   // Every attempt times out, so the loop ends; the bound per wait covers one
   // leg's retry budget.
   const auto budget = impl_->options.request_timeout * (impl_->options.max_attempts + 1) + std::chrono::seconds(1);
+  EventLoop& loop = ClientInternal::loop(*impl_->client);
   while (!out) {
-    Status s = impl_->client->DriveUntil([&] { return out.has_value(); },
-                                         std::chrono::duration_cast<std::chrono::milliseconds>(budget));
-    if (!out && !s.ok() && impl_->pending.empty()) return s;
+    Status s = loop.DriveUntil([&] { return out.has_value(); },
+                               std::chrono::duration_cast<std::chrono::milliseconds>(budget));
+    if (!out && !s.ok() && impl_->tracker.empty()) return s;
   }
   return std::move(*out);
 }
 
-void RpcClient::Poll() { impl_->client->Poll(); }  // services this client through its hooks
+void RpcClient::Poll() { impl_->client->Poll(); }  // the Client's loop services this client too
 
 Status RpcClient::WaitAll(std::chrono::milliseconds timeout) {
-  Status s = impl_->client->DriveUntil([&] { return impl_->pending.empty() && impl_->ready.empty(); }, timeout);
-  if (!s.ok()) return Status::Timeout(fmt::format("rpc: {} calls still pending", impl_->pending.size()));
+  Impl& im = *impl_;
+  Status s = ClientInternal::loop(*im.client).DriveUntil([&] { return im.tracker.empty() && !im.tracker.has_ready(); },
+                                                         timeout);
+  if (!s.ok()) return Status::Timeout(fmt::format("rpc: {} calls still pending", im.tracker.size()));
   return s;
 }
 
-size_t RpcClient::pending() const { return impl_->pending.size(); }
+size_t RpcClient::pending() const { return impl_->tracker.size(); }
 const RpcCounters& RpcClient::counters() const { return impl_->counters; }
 Client* RpcClient::client() const { return impl_->client; }
 

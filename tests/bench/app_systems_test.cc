@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bench/app_systems.h"
+#include "client/client_internal.h"
 #include "ds/ds_cluster.h"
 #include "pulse/apps/btrdb.h"
 #include "pulse/apps/webservice.h"
@@ -244,7 +245,7 @@ TEST_F(TwoMemoryNodes, TheSwitchAnswersRpcsItCannotForward) {
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   Client& c = **client;
   std::optional<rpc::RpcReply> reply;
-  c.worker().SetHandler(kAmRpcReply, [&](net::EndpointId, std::span<const uint8_t> p) {
+  ClientInternal::worker(c).SetHandler(kAmRpcReply, [&](net::EndpointId, std::span<const uint8_t> p) {
     auto r = rpc::DecodeRpcReply(p, 1 << 20);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     reply = std::move(*r);
@@ -256,8 +257,8 @@ TEST_F(TwoMemoryNodes, TheSwitchAnswersRpcsItCannotForward) {
   req.start = FarBase(40);
   req.state.assign(40, 0);
   const uint64_t answered0 = SwitchCounter("rpc_answered");
-  ASSERT_TRUE(c.worker().Send(c.switch_endpoint(), kAmRpcRequest, rpc::EncodeRpcRequest(req)).ok());
-  ASSERT_TRUE(c.DriveUntil([&] { return reply.has_value(); }, std::chrono::seconds(5)).ok());
+  ASSERT_TRUE(ClientInternal::worker(c).Send(ClientInternal::switch_endpoint(c), kAmRpcRequest, rpc::EncodeRpcRequest(req)).ok());
+  ASSERT_TRUE(ClientInternal::loop(c).DriveUntil([&] { return reply.has_value(); }, std::chrono::seconds(5)).ok());
   EXPECT_EQ(reply->status, TraversalStatus::kFaultInvalidPointer);
   EXPECT_EQ(reply->request_id, MakeRequestId(c.cpu_node(), 1234));
   EXPECT_EQ(reply->fault_addr, req.start);
@@ -266,12 +267,12 @@ TEST_F(TwoMemoryNodes, TheSwitchAnswersRpcsItCannotForward) {
   // a connection's messages in order: once the request sent after it is
   // answered, the reply has been dropped.
   const uint64_t dropped0 = SwitchCounter("rpc_dropped");
-  ASSERT_TRUE(c.worker().Send(c.switch_endpoint(), kAmRpcReply, rpc::EncodeRpcReply(*reply)).ok());
+  ASSERT_TRUE(ClientInternal::worker(c).Send(ClientInternal::switch_endpoint(c), kAmRpcReply, rpc::EncodeRpcReply(*reply)).ok());
   reply.reset();
-  ASSERT_TRUE(c.worker().Send(c.switch_endpoint(), kAmRpcRequest, rpc::EncodeRpcRequest(req)).ok());
-  ASSERT_TRUE(c.DriveUntil([&] { return reply.has_value(); }, std::chrono::seconds(5)).ok());
+  ASSERT_TRUE(ClientInternal::worker(c).Send(ClientInternal::switch_endpoint(c), kAmRpcRequest, rpc::EncodeRpcRequest(req)).ok());
+  ASSERT_TRUE(ClientInternal::loop(c).DriveUntil([&] { return reply.has_value(); }, std::chrono::seconds(5)).ok());
   EXPECT_EQ(SwitchCounter("rpc_dropped"), dropped0 + 1);
-  c.worker().SetHandler(kAmRpcReply, {});
+  ClientInternal::worker(c).SetHandler(kAmRpcReply, {});
 }
 
 TEST_F(TwoMemoryNodes, CacheRpcRefusesMoreThanOneMemoryNode) {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/client_internal.h"
 #include "ds/ds_cluster.h"
 #include "pulse/cluster.h"
 #include "pulse/ds/btree.h"
@@ -232,9 +233,9 @@ TEST_F(RpcCluster, BadRequestsGetClearErrors) {
   EXPECT_EQ(unmapped->status, TraversalStatus::kFaultInvalidPointer);
   // Bytes that are not a request at all are dropped and counted.
   const uint64_t before = NodeRpcCounter("malformed");
-  const net::EndpointId ep = client_->memnode_endpoint(0);
-  ASSERT_TRUE(client_->worker().Send(ep, kAmRpcRequest, std::vector<uint8_t>{1, 2, 3}).ok());
-  ASSERT_TRUE(client_->worker().Flush(ep, 5s).ok());
+  const net::EndpointId ep = ClientInternal::memnode_endpoint(*client_, 0);
+  ASSERT_TRUE(ClientInternal::worker(*client_).Send(ep, kAmRpcRequest, std::vector<uint8_t>{1, 2, 3}).ok());
+  ASSERT_TRUE(ClientInternal::worker(*client_).Flush(ep, 5s).ok());
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (NodeRpcCounter("malformed") == before) ASSERT_LT(std::chrono::steady_clock::now(), deadline);
 }

@@ -1,0 +1,205 @@
+#include "client/connections.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "pulse/cluster.h"
+
+namespace pulse {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+Status Connections::Open() {
+  auto created = net::Worker::Create(options.worker);
+  if (!created.ok()) return created.status();
+  worker = std::move(*created);
+  control = std::make_unique<ControlClient>(worker.get());
+  auto addr = ParseAddress(options.switch_address);
+  if (!addr.ok()) return addr.status();
+  auto ep = worker->Connect(addr->first, addr->second, options.connect_timeout);
+  if (!ep.ok())
+    return Status::Unavailable(fmt::format("cannot reach the switch at {}: {}", options.switch_address,
+                                           ep.status().ToString()));
+  switch_ep = *ep;
+  auto hello = control->Call(switch_ep, json{{"op", "hello"}}, options.connect_timeout);
+  if (!hello.ok()) return hello.status();
+  cpu_node = (*hello)["cpu_node"].get<uint32_t>();
+  for (const auto& n : (*hello)["memnodes"]) {
+    MemNode node;
+    node.id = n["node"].get<uint32_t>();
+    node.address = n["address"].get<std::string>();
+    node.base = n["base"].get<uint64_t>();
+    node.size = n["size"].get<uint64_t>();
+    if (!n.value("alive", true)) {  // known but down: reachable later, not now
+      nodes.push_back(std::move(node));
+      continue;
+    }
+    auto nh = ConnectNode(node);
+    if (!nh.ok()) return nh.status();
+    if (options.dispatch.use_cluster_calibration && nh->contains("t_i_ns") && nh->contains("t_d_ns")) {
+      // The slowest node's figures: offloading must not overload any of them.
+      const double t_i = (*nh)["t_i_ns"].get<double>(), t_d = (*nh)["t_d_ns"].get<double>();
+      if (nodes.empty() || t_i / t_d > options.dispatch.t_i_ns / options.dispatch.t_d_ns) {
+        options.dispatch.t_i_ns = t_i;
+        options.dispatch.t_d_ns = t_d;
+      }
+    }
+    nodes.push_back(std::move(node));
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const MemNode& a, const MemNode& b) { return a.id < b.id; });
+  return Status::Ok();
+}
+
+bool Connections::OnDisconnect(net::EndpointId ep) {
+  for (auto& n : nodes)  // cleaned up outside the handler (EnsureNode)
+    if (n.ep == ep) n.lost = true;
+  if (ep != switch_ep) return false;
+  switch_down = true;
+  return true;
+}
+
+MemNode* Connections::NodeFor(uint64_t addr) {
+  for (auto& n : nodes)
+    if (addr - n.base < n.size) return &n;
+  return nullptr;
+}
+
+// Connects to memory node `n` at n.address: endpoint, hello, remote key.
+// Returns the node's hello answer.
+Result<json> Connections::ConnectNode(MemNode& n) {
+  auto naddr = ParseAddress(n.address);
+  if (!naddr.ok()) return naddr.status();
+  auto nep = worker->Connect(naddr->first, naddr->second, options.connect_timeout);
+  if (!nep.ok())
+    return Status::Unavailable(fmt::format("cannot reach memory node {} at {}: {}", n.id, n.address,
+                                           nep.status().ToString()));
+  n.ep = *nep;
+  auto nh = control->Call(n.ep, json{{"op", "hello"}}, options.connect_timeout);
+  if (!nh.ok()) return nh.status();
+  std::vector<uint8_t> rkey;
+  const std::string hex = (*nh)["rkey"].get<std::string>();
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) rkey.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  auto key = worker->ImportRkey(n.ep, rkey);
+  if (!key.ok()) return key.status();
+  n.rkey = std::move(*key);
+  n.remote_base = (*nh)["remote_base"].get<uint64_t>();
+  return nh;
+}
+
+// Ready to use memory node `n`: reconnects a lost connection if the
+// switch lists the node as alive (it may have restarted elsewhere).
+Status Connections::EnsureNode(MemNode& n) {
+  if (n.ep != net::kInvalidEndpoint && !n.lost && worker->IsConnected(n.ep)) return Status::Ok();
+  n.rkey = net::RemoteKey();  // before its endpoint goes
+  if (n.ep != net::kInvalidEndpoint) (void)worker->Close(n.ep, std::chrono::milliseconds(0));
+  n.ep = net::kInvalidEndpoint;
+  n.lost = false;
+  const std::string what = fmt::format("memory node {} (far [{:#x}, {:#x}))", n.id, n.base, n.base + n.size);
+  if (switch_down) return Status::Unavailable(fmt::format("{} is unreachable and so is the switch", what));
+  auto hello = control->Call(switch_ep, json{{"op", "hello"}}, options.request_timeout);
+  if (!hello.ok()) return Status::Unavailable(fmt::format("{} is unreachable: {}", what, hello.status().message()));
+  bool alive = false;
+  try {
+    for (const auto& m : (*hello)["memnodes"]) {
+      if (m["node"].get<uint32_t>() != n.id) continue;
+      alive = m.value("alive", false);
+      n.address = m["address"].get<std::string>();
+    }
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(fmt::format("the switch answered a malformed hello: {}", e.what()));
+  }
+  if (!alive) return Status::Unavailable(fmt::format("{} is down (the switch has no live connection to it)", what));
+  Status connected;
+  try {
+    auto r = ConnectNode(n);
+    if (!r.ok()) connected = r.status();
+  } catch (const std::exception& e) {
+    connected = Status::InvalidArgument(fmt::format("{} answered a malformed hello: {}", what, e.what()));
+  }
+  if (!connected.ok()) {
+    n.rkey = net::RemoteKey();
+    if (n.ep != net::kInvalidEndpoint) (void)worker->Close(n.ep, std::chrono::milliseconds(0));
+    n.ep = net::kInvalidEndpoint;
+    return Status::Unavailable(fmt::format("{} at {}: reconnecting: {}", what, n.address, connected.message()));
+  }
+  ++counters.reconnections;
+  return Status::Ok();
+}
+
+// Ready to send through the switch: reconnects a lost one (bounded by
+// reconnect_timeout; see ClientOptions).
+Status Connections::EnsureSwitch() {
+  if (!switch_down) return Status::Ok();
+  auto down = [&](const std::string& why) {
+    return Status::Unavailable(fmt::format("the switch at {} is down ({})", options.switch_address, why));
+  };
+  if (options.reconnect_timeout.count() <= 0) return down("reconnection is off");
+  if (Clock::now() < next_switch_attempt) return down(switch_error);
+  auto addr = ParseAddress(options.switch_address);
+  if (!addr.ok()) return addr.status();
+  if (switch_ep != net::kInvalidEndpoint) (void)worker->Close(switch_ep, std::chrono::milliseconds(0));
+  switch_ep = net::kInvalidEndpoint;
+  const auto deadline = Clock::now() + options.reconnect_timeout;
+  auto left = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+  };
+  std::string why = "no attempt";
+  while (Clock::now() < deadline) {
+    auto ep = worker->Connect(addr->first, addr->second, std::min(left(), options.connect_timeout));
+    if (!ep.ok()) {
+      why = ep.status().message();
+      (void)worker->RunUntil([] { return false; }, std::min(left(), std::chrono::milliseconds(50)));
+      continue;
+    }
+    // Memory nodes re-register with a new switch within about a second:
+    // wait (bounded) until it knows every node we know.
+    for (;;) {
+      auto hello = control->Call(*ep, json{{"op", "hello"}}, std::min(left(), options.connect_timeout));
+      if (!hello.ok()) {
+        why = hello.status().message();
+        break;
+      }
+      std::set<uint32_t> listed;
+      for (const auto& m : (*hello)["memnodes"])
+        if (m.is_object() && m.contains("node") && m["node"].is_number_unsigned()) listed.insert(m["node"].get<uint32_t>());
+      std::set<uint32_t> missing;
+      for (const auto& n : nodes)
+        if (!listed.count(n.id)) missing.insert(n.id);
+      if (missing.empty() || Clock::now() >= deadline) {
+        switch_ep = *ep;
+        switch_down = false;
+        unrouted = std::move(missing);
+        if ((*hello).contains("cpu_node") && (*hello)["cpu_node"].is_number_unsigned())
+          cpu_node = (*hello)["cpu_node"].get<uint32_t>();
+        ++counters.reconnections;
+        return Status::Ok();
+      }
+      why = fmt::format("it does not know {} memory node(s) yet", missing.size());
+      (void)worker->RunUntil([] { return false; }, std::min(left(), std::chrono::milliseconds(50)));
+    }
+    (void)worker->Close(*ep, std::chrono::milliseconds(0));
+  }
+  switch_error = fmt::format("reconnecting for {} ms failed: {}", options.reconnect_timeout.count(), why);
+  next_switch_attempt = Clock::now() + options.reconnect_timeout;
+  return down(switch_error);
+}
+
+// A traversal starting on a node the (restarted) switch did not list.
+Status Connections::CheckRouted(uint64_t cur_ptr) {
+  MemNode* n = NodeFor(cur_ptr);
+  if (n == nullptr || !unrouted.count(n->id)) return Status::Ok();
+  auto hello = control->Call(switch_ep, json{{"op", "hello"}}, options.request_timeout);
+  if (hello.ok()) {
+    for (const auto& m : (*hello)["memnodes"])
+      if (m.is_object() && m.value("node", UINT32_MAX) == n->id) unrouted.erase(n->id);
+  }
+  if (!unrouted.count(n->id)) return Status::Ok();
+  return Status::Unavailable(fmt::format("traversal: memory node {} owning {:#x} has not registered with the switch",
+                                         n->id, cur_ptr));
+}
+
+
+}  // namespace pulse

@@ -1,0 +1,79 @@
+// The client's connections: the switch and every memory node, the cluster
+// membership the switch reports (which nodes exist, which are alive, which
+// a restarted switch has not listed yet), and recovery of lost connections
+// (ClientOptions::reconnect_timeout).  Owns the client's Worker (the
+// fabric) and its ControlClient.
+//
+// Thread-safety: none; it belongs to its Client's thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/control_client.h"
+#include "pulse/client.h"
+#include "pulse/net.h"
+
+namespace pulse {
+
+struct MemNode {
+  uint32_t id = 0;
+  std::string address;
+  uint64_t base = 0;
+  uint64_t size = 0;
+  net::EndpointId ep = net::kInvalidEndpoint;
+  net::RemoteKey rkey;
+  uint64_t remote_base = 0;
+  bool lost = false;  // the connection failed; EnsureNode reconnects
+};
+
+struct Connections {
+  // `options` and `counters` must outlive this (reconnections are counted).
+  Connections(ClientOptions& options, ClientCounters& counters) : options(options), counters(counters) {}
+
+  // Creates the worker, connects to the switch and to every live memory
+  // node it lists (adopting their engine calibration unless told not to).
+  // Errors: Unavailable / Timeout naming the address that failed.  May
+  // throw on a malformed answer (Client::Connect turns that into a value).
+  Status Open();
+
+  // Connects to memory node `n` at n.address: endpoint, hello, remote key.
+  // Returns the node's hello answer.
+  Result<nlohmann::json> ConnectNode(MemNode& n);
+  // Ready to use memory node `n`: reconnects a lost connection if the
+  // switch lists the node as alive (it may have restarted elsewhere).
+  Status EnsureNode(MemNode& n);
+  // Ready to send through the switch: reconnects a lost one (bounded by
+  // reconnect_timeout; see ClientOptions).
+  Status EnsureSwitch();
+  // A traversal starting on a node the (restarted) switch did not list.
+  Status CheckRouted(uint64_t cur_ptr);
+  // A connection failed (the worker's disconnect handler): true if it was
+  // the switch.
+  bool OnDisconnect(net::EndpointId ep);
+
+  MemNode* NodeFor(uint64_t addr);
+  const MemNode* NodeFor(uint64_t addr) const { return const_cast<Connections*>(this)->NodeFor(addr); }
+  // How long a one-sided operation or a control call waits.
+  std::chrono::milliseconds rma_timeout() const { return options.request_timeout * options.max_attempts; }
+
+  ClientOptions& options;
+  ClientCounters& counters;
+  std::unique_ptr<net::Worker> worker;
+  std::unique_ptr<ControlClient> control;
+  net::EndpointId switch_ep = net::kInvalidEndpoint;
+  bool switch_down = false;
+  uint32_t cpu_node = 0;
+  std::vector<MemNode> nodes;  // by node id
+  std::chrono::steady_clock::time_point next_switch_attempt{};  // after a failed reconnection
+  std::string switch_error;                 // why the last one failed
+  std::set<uint32_t> unrouted;              // known nodes the switch did not list
+};
+
+}  // namespace pulse

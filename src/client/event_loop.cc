@@ -1,0 +1,54 @@
+#include "client/event_loop.h"
+
+#include <algorithm>
+
+namespace pulse {
+
+using Clock = std::chrono::steady_clock;
+
+void EventLoop::Add(EventSource* source) { sources_.push_back(source); }
+
+void EventLoop::Remove(EventSource* source) {
+  sources_.erase(std::remove(sources_.begin(), sources_.end(), source), sources_.end());
+}
+
+bool EventLoop::RunAllReady() {
+  bool any = false;
+  // A callback may add or remove sources: iterate over a copy.
+  const std::vector<EventSource*> sources = sources_;
+  for (EventSource* s : sources)
+    if (std::find(sources_.begin(), sources_.end(), s) != sources_.end() && s->RunReady()) any = true;
+  return any;
+}
+
+bool EventLoop::AnyReady() const {
+  return std::any_of(sources_.begin(), sources_.end(), [](const EventSource* s) { return s->has_ready(); });
+}
+
+void EventLoop::Poll() {
+  worker_->Progress();
+  const std::vector<EventSource*> sources = sources_;
+  for (EventSource* s : sources) s->Service();
+  RunAllReady();
+}
+
+Status EventLoop::DriveUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto end = Clock::now() + timeout;
+  for (;;) {
+    RunAllReady();
+    if (pred()) return Status::Ok();
+    const std::vector<EventSource*> sources = sources_;
+    for (EventSource* s : sources) s->Service();
+    RunAllReady();
+    if (pred()) return Status::Ok();
+    Clock::time_point next = Clock::time_point::max();
+    for (const EventSource* s : sources_) next = std::min(next, s->NextDeadline());
+    const auto now = Clock::now();
+    if (now >= end) return Status::Timeout("client: gave up waiting");
+    auto slice = std::min<Clock::duration>(end - now, next - std::min(next, now));
+    slice = std::max<Clock::duration>(slice, std::chrono::microseconds(100));
+    worker_->RunUntil([&] { return AnyReady() || pred(); }, slice);
+  }
+}
+
+}  // namespace pulse

@@ -1,0 +1,61 @@
+// The one wait loop of a Client's thread: drives the fabric and services
+// every registered source of timers and completions (the client's
+// traversals, and layers above the client such as pulse::RpcClient) so
+// that any wait (a synchronous call, WaitAll, Poll) makes progress for all
+// of them.  Nothing spins: a wait sleeps in the fabric until a message, a
+// source's next deadline or the caller's timeout.
+//
+// Thread-safety: none; it belongs to its Client's thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "pulse/net.h"
+#include "pulse/status.h"
+
+namespace pulse {
+
+// Timers and completion callbacks serviced by an EventLoop.
+class EventSource {
+ public:
+  using time_point = std::chrono::steady_clock::time_point;
+  virtual ~EventSource() = default;
+  // Handles expired timers (re-sends, timeouts).
+  virtual void Service() = 0;
+  // The next deadline (time_point::max() if none), which bounds how long a
+  // wait sleeps.
+  virtual time_point NextDeadline() const = 0;
+  // Runs finished requests' callbacks (which may start or wait for new
+  // work); true if any ran.
+  virtual bool RunReady() = 0;
+  // Whether callbacks wait to run (a wait wakes for them).
+  virtual bool has_ready() const = 0;
+};
+
+class EventLoop {
+ public:
+  // `worker` must outlive the loop.
+  explicit EventLoop(net::Worker* worker) : worker_(worker) {}
+
+  // Sources are serviced in the order added; each must stay alive until
+  // removed.
+  void Add(EventSource* source);
+  void Remove(EventSource* source);
+
+  // Progress without blocking: fabric, timers, callbacks.
+  void Poll();
+  // Drives everything until pred() is true (OK) or `timeout` passed
+  // (Timeout).
+  Status DriveUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+
+ private:
+  bool RunAllReady();
+  bool AnyReady() const;
+
+  net::Worker* worker_;
+  std::vector<EventSource*> sources_;
+};
+
+}  // namespace pulse
