@@ -11,14 +11,14 @@
 #include <string>
 
 #include "bench/app_systems.h"
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "pulse/apps/btrdb.h"
 #include "pulse/apps/webservice.h"
 #include "pulse/apps/wiredtiger.h"
 #include "pulse/cluster.h"
 #include "pulse/rpc.h"
 #include "rpc/rpc_message.h"
-#include "switch/local_rack.h"
+#include "support/local_rack.h"
 
 namespace pulse::bench {
 namespace {

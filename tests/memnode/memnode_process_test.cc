@@ -2,15 +2,17 @@
 // its shared-memory pool, clean shutdown, idle CPU use, bad flags, and a
 // STORE-bearing request retransmitted across a crash and restart.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "pulse/assembler.h"
 #include "pulse/program.h"
-#include "switch/local_rack.h"
+#include "support/local_rack.h"
 
 namespace pulse::testing {
 namespace {

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "pulse/cluster.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/list.h"
