@@ -1,7 +1,5 @@
 #include "bench/bench_cluster.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 
@@ -10,25 +8,11 @@
 namespace pulse::bench {
 
 cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& o) {
-  cluster::ClusterConfig c;
-  c.source = fmt::format("pulse {}", o.name);
-  c.name = fmt::format("{}-{}", o.name, getpid());
-  const char* env_dir = std::getenv("PULSE_RUN_DIR");
-  c.run_dir = !o.run_dir.empty() ? o.run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
+  cluster::ClusterConfig c = cluster::LocalClusterConfig(o.name, o.memory_nodes, o.pool_mib, o.run_dir);
   c.binary = o.binary;
   c.ucx_tls = o.ucx_tls;
   c.poll.window_us = o.poll_window_us;
   c.poll.busy = o.busy_poll;
-  c.switch_node.role = cluster::Role::kSwitch;
-  c.switch_node.port = 0;
-  for (uint32_t i = 0; i < o.memory_nodes; ++i) {
-    cluster::NodeConfig n;
-    n.role = cluster::Role::kMemNode;
-    n.node = i;
-    n.port = 0;
-    n.pool_mib = o.pool_mib;
-    c.memnodes.push_back(n);
-  }
   return c;
 }
 

@@ -508,21 +508,6 @@ void AddNodeCounters(const std::string& switch_address, std::optional<uint32_t> 
   }
 }
 
-// Kills memory node `node` of the cluster and waits until it is gone.
-Status KillMemNode(cluster::ClusterState* state, uint32_t node) {
-  for (const cluster::NodeProcess& p : state->nodes) {
-    if (p.role != cluster::Role::kMemNode || p.node != node) continue;
-    cluster::SignalProcess(p.process, SIGKILL);
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (cluster::IsRunning(p.process)) {
-      if (Clock::now() >= deadline) return Status::Timeout(fmt::format("memory node {} survived SIGKILL", node));
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return Status::Ok();
-  }
-  return Status::NotFound(fmt::format("no memory node {}", node));
-}
-
 // Kills a memory node every `every_s` and restarts it `down_s` later, on a
 // thread of its own, so a request the client keeps re-sending while its
 // node is down (ClientOptions::ride_out_unavailable) can see the node come
@@ -570,7 +555,7 @@ class NodeChaos {
       if (cv_.wait_until(lock, Clock::now() + every(o.restart_every_s), [&] { return stop_; })) break;
       const uint32_t victim = i % memory_nodes;
       AddNodeCounters(res->switch_address, victim, res);
-      status_ = KillMemNode(guard->mutable_state(), victim);
+      status_ = cluster::KillMemNode(*guard->state(), victim, std::chrono::seconds(10));
       if (!status_.ok()) break;
       Say(o, fmt::format("soak: killed memory node {}", victim));
       cv_.wait_until(lock, Clock::now() + every(o.down_s), [&] { return stop_; });

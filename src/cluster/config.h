@@ -41,6 +41,12 @@ struct NodeConfig {
   uint32_t max_iterations = 0;  // 0: the engine's default
   std::string shm_name;         // empty: a name unique to each start of the cluster
   std::optional<PollConfig> poll;  // overrides ClusterConfig::poll
+  // Set in code only (tests, benchmarks), not read from TOML: flags appended
+  // to the node's command line after the launcher's own (do not repeat one
+  // of those), and variables for this node's environment on top of
+  // ClusterConfig::env (e.g. $PULSE_NET_FAULTS for one node).
+  std::vector<std::string> extra_args;
+  std::vector<std::pair<std::string, std::string>> env;
 
   // "switch" or "memnode-<id>": the name in tables, logs and errors.
   std::string Name() const;

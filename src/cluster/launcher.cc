@@ -92,6 +92,13 @@ std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterCo
   return env;
 }
 
+// The variables node `n` gets: those of every node, then its own.
+std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterConfig& c, const NodeConfig& n) {
+  auto env = NodeEnvironment(c);
+  env.insert(env.end(), n.env.begin(), n.env.end());
+  return env;
+}
+
 // A pool name of its own for each memory node that has none, unique to this
 // start: a memory node re-attaches a pool it finds under its name, so a
 // name must never lead to the pool of another cluster.
@@ -113,6 +120,12 @@ Status MakeDirectories(const std::string& dir) {
 // The port file of node `name` launched with port 0 (see WritePortFile).
 std::string PortFileOf(const std::string& cluster_dir, const std::string& name) {
   return fmt::format("{}/{}.port", cluster_dir, name);
+}
+
+// How node `n` ended (for messages); "exited" if it is not our child.
+std::string HowItEnded(const ProcessId& p) {
+  std::string how = ReapChild(p);
+  return how.empty() ? "exited" : how;
 }
 
 // Is the node up?  A node launched with port 0 first has to have written its
@@ -144,12 +157,9 @@ Status WaitForNodes(ControlSession& session, ClusterState* st, const std::vector
   for (;;) {
     for (auto it = waiting.begin(); it != waiting.end();) {
       NodeProcess& n = st->nodes[*it];
-      if (!IsRunning(n.process)) {
-        std::string how = ReapChild(n.process);
-        if (how.empty()) how = "exited";
-        return Status::Unavailable(fmt::format("{} {} while starting; its log {}:\n{}", n.name, how, n.log,
-                                               TailOfFile(n.log, 8)));
-      }
+      if (!IsRunning(n.process))
+        return Status::Unavailable(fmt::format("{} {} while starting; its log {}:\n{}", n.name,
+                                               HowItEnded(n.process), n.log, TailOfFile(n.log, 8)));
       Status s = Probe(session, n, cluster_dir, deadline);
       if (s.ok()) {
         Progress(options, fmt::format("{} is up at {}", n.name, n.address));
@@ -195,6 +205,26 @@ Status WaitForRegistrations(ControlSession& session, const ClusterState& st, Clo
   }
 }
 
+SpawnOptions SpawnOptionsOf(const std::string& binary, const ClusterConfig& c, const NodeConfig& n,
+                            const LaunchOptions& options) {
+  SpawnOptions so;
+  so.argv = n.role == Role::kSwitch ? SwitchArgs(binary, c) : MemNodeArgs(binary, c, n);
+  if (n.port == 0) {
+    // The node binds port 0 itself and reports the port: choosing a free
+    // port here and passing it on would race every other process on the
+    // host for it between our check and the node's bind.
+    const std::string port_file = PortFileOf(c.ClusterDir(), n.Name());
+    std::remove(port_file.c_str());
+    so.argv.insert(so.argv.end(), {"--port-file", port_file});
+  }
+  so.argv.insert(so.argv.end(), n.extra_args.begin(), n.extra_args.end());
+  so.env = NodeEnvironment(c, n);
+  so.log_path = fmt::format("{}/{}.log", c.ClusterDir(), n.Name());
+  so.die_with_parent = options.die_with_parent;
+  so.parent_death_signal = options.parent_death_signal;
+  return so;
+}
+
 Result<NodeProcess> Launch(const std::string& binary, const ClusterConfig& c, const NodeConfig& n,
                            const LaunchOptions& options) {
   NodeProcess p;
@@ -202,21 +232,9 @@ Result<NodeProcess> Launch(const std::string& binary, const ClusterConfig& c, co
   p.role = n.role;
   p.node = n.node;
   p.address = fmt::format("{}:{}", ConnectHost(n.host), n.port);
-  p.log = fmt::format("{}/{}.log", c.ClusterDir(), p.name);
   if (n.role == Role::kMemNode) p.shm_name = n.shm_name;
-  SpawnOptions so;
-  so.argv = n.role == Role::kSwitch ? SwitchArgs(binary, c) : MemNodeArgs(binary, c, n);
-  if (n.port == 0) {
-    // The node binds port 0 itself and reports the port: choosing a free
-    // port here and passing it on would race every other process on the
-    // host for it between our check and the node's bind.
-    const std::string port_file = PortFileOf(c.ClusterDir(), p.name);
-    std::remove(port_file.c_str());
-    so.argv.insert(so.argv.end(), {"--port-file", port_file});
-  }
-  so.env = NodeEnvironment(c);
-  so.log_path = p.log;
-  so.die_with_parent = options.die_with_parent;
+  const SpawnOptions so = SpawnOptionsOf(binary, c, n, options);
+  p.log = so.log_path;
   auto pid = Spawn(so);
   if (!pid.ok()) return Status::IoError(fmt::format("{}: {}", p.name, pid.status().message()));
   p.process = *pid;
@@ -225,6 +243,62 @@ Result<NodeProcess> Launch(const std::string& binary, const ClusterConfig& c, co
 }
 
 }  // namespace
+
+Result<SpawnOptions> NodeSpawnOptions(const ClusterConfig& config, const NodeConfig& n, const LaunchOptions& options) {
+  auto binary = NodeBinary(config);
+  if (!binary.ok()) return binary.status();
+  return SpawnOptionsOf(*binary, config, n, options);
+}
+
+std::string PortFileOf(const ClusterConfig& config, const NodeConfig& n) {
+  return PortFileOf(config.ClusterDir(), n.Name());
+}
+
+Result<uint16_t> WaitForPortFile(const ProcessId& process, const std::string& name, const std::string& port_file,
+                                 const std::string& log, milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    auto port = ReadPortFile(port_file);
+    if (port.ok() || port.status().code() != Status::Code::kNotFound) return port;
+    if (!IsRunning(process))
+      return Status::Unavailable(fmt::format("{} {} before writing its port file; its log {}:\n{}", name,
+                                             HowItEnded(process), log, TailOfFile(log, 8)));
+    if (Clock::now() >= deadline)
+      return Status::Timeout(fmt::format("{} wrote no port file {} within {} ms; its log {}:\n{}", name, port_file,
+                                         timeout.count(), log, TailOfFile(log, 8)));
+    std::this_thread::sleep_for(std::min(kCheckInterval, Left(deadline) + milliseconds(1)));
+  }
+}
+
+ClusterConfig LocalClusterConfig(const std::string& name, uint32_t memory_nodes, uint64_t pool_mib,
+                                 const std::string& run_dir) {
+  ClusterConfig c;
+  c.source = fmt::format("pulse {}", name);
+  c.name = fmt::format("{}-{}", name, getpid());
+  const char* env_dir = std::getenv("PULSE_RUN_DIR");
+  c.run_dir = !run_dir.empty() ? run_dir : env_dir != nullptr && *env_dir ? env_dir : "run";
+  c.switch_node.role = Role::kSwitch;
+  c.switch_node.port = 0;
+  for (uint32_t i = 0; i < memory_nodes; ++i) {
+    NodeConfig n;
+    n.role = Role::kMemNode;
+    n.node = i;
+    n.port = 0;
+    n.pool_mib = pool_mib;
+    c.memnodes.push_back(n);
+  }
+  return c;
+}
+
+Status KillMemNode(const ClusterState& state, uint32_t node, milliseconds timeout) {
+  for (const NodeProcess& p : state.nodes) {
+    if (p.role != Role::kMemNode || p.node != node) continue;
+    SignalProcess(p.process, SIGKILL);
+    if (!WaitForExit(p.process, timeout)) return Status::Timeout(fmt::format("memory node {} survived SIGKILL", node));
+    return Status::Ok();
+  }
+  return Status::NotFound(fmt::format("no memory node {}", node));
+}
 
 Result<std::string> NodeBinary(const ClusterConfig& config) {
   if (!config.binary.empty()) return config.binary;

@@ -11,6 +11,13 @@
 // before the config's start_timeout, or a node exits, it stops what it
 // started and names the node and its log.
 //
+// The pieces StartCluster is made of are public for callers that own their
+// nodes instead (the test harness, tests/support/local_rack.h):
+// NodeSpawnOptions gives a node's command line, environment and log, and
+// WaitForPortFile the port a node started on port 0 chose; ChildProcess
+// (process.h) runs it.  LocalClusterConfig is the config of a throw-away
+// cluster on this host (benchmarks, tests).
+//
 // StopCluster asks each node to `shutdown`, then sends SIGTERM, then
 // SIGKILL, each stage bounded by a deadline; it never signals a pid that no
 // longer belongs to the node (see process.h).
@@ -52,9 +59,11 @@ struct ClusterState {
 };
 
 struct LaunchOptions {
-  // Children get SIGTERM when the launching thread exits (a benchmark's own
-  // cluster must not outlive it); `pulse cluster up` leaves this off.
+  // Children get parent_death_signal when the launching thread exits (a
+  // benchmark's or a test's own cluster must not outlive it); `pulse cluster
+  // up` leaves this off.
   bool die_with_parent = false;
+  int parent_death_signal = SIGTERM;
   // Progress lines ("started memnode-1 (pid 1234)"), optional.
   std::function<void(const std::string&)> progress;
 };
@@ -84,6 +93,37 @@ Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, std::chr
 // starting a node.
 Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t node,
                       const LaunchOptions& options = {});
+
+// Kills (SIGKILL) memory node `node` of `state` and waits until it has
+// ended, at most `timeout`; its pool stays (a restarted node re-attaches
+// it).  Errors: NotFound (no such memory node), Timeout (it survived).
+Status KillMemNode(const ClusterState& state, uint32_t node, std::chrono::milliseconds timeout);
+
+// How the launcher starts node `n` of `config`: the pulse binary
+// (NodeBinary) with the node's flags then n.extra_args, the environment
+// (ClusterConfig::env, UCX_TLS, n.env), the log <ClusterDir>/<name>.log,
+// and, for port 0, `--port-file PortFileOf(config, n)` (removed first).
+// Does not create ClusterDir.  Errors: those of NodeBinary.
+Result<SpawnOptions> NodeSpawnOptions(const ClusterConfig& config, const NodeConfig& n,
+                                      const LaunchOptions& options = {});
+
+// Where node `n` launched with port 0 reports its port.
+std::string PortFileOf(const ClusterConfig& config, const NodeConfig& n);
+
+// Waits until `process` (node `name`) has written `port_file`; the port.
+// A switch writes it once listening, a memory node once also registered
+// with the switch.  Re-checks every 25 ms.  Errors: Unavailable naming the
+// node, how it ended and its log's tail if it ends first; Timeout after
+// `timeout`; InvalidArgument if the file holds no port.
+Result<uint16_t> WaitForPortFile(const ProcessId& process, const std::string& name, const std::string& port_file,
+                                 const std::string& log, std::chrono::milliseconds timeout);
+
+// A cluster on this host named "<name>-<pid>": a switch and memory nodes
+// 0..memory_nodes-1 with `pool_mib` each, every node on port 0 (it picks a
+// free port and reports it: no port is chosen in advance and raced for), the
+// run directory $PULSE_RUN_DIR else "run" (or `run_dir` if not empty).
+ClusterConfig LocalClusterConfig(const std::string& name, uint32_t memory_nodes, uint64_t pool_mib,
+                                 const std::string& run_dir = "");
 
 // The state file.  ReadState: NotFound if there is none, InvalidArgument if
 // it does not parse.

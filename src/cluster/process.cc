@@ -2,16 +2,21 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <map>
+#include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -49,10 +54,30 @@ std::string DescribeWait(int status) {
   return "ended";
 }
 
-// Exit descriptions of children reaped by IsRunning, for a later ReapChild.
-std::map<pid_t, std::string>& ReapedChildren() {
-  static std::map<pid_t, std::string> reaped;
+// Wait statuses of children reaped by IsRunning or WaitForExit, for a later
+// ReapChild or WaitForExit.  An entry goes when Spawn gets the pid again.
+std::map<pid_t, int>& ReapedChildren() {
+  static std::map<pid_t, int> reaped;
   return reaped;
+}
+
+// Reaps the child if it has ended: true (and *status) if it was reaped now
+// or before.
+bool TryReap(pid_t pid, int* status) {
+  auto& reaped = ReapedChildren();
+  if (auto it = reaped.find(pid); it != reaped.end()) {
+    *status = it->second;
+    return true;
+  }
+  int s = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid, &s, WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r != pid) return false;
+  reaped[pid] = s;
+  *status = s;
+  return true;
 }
 
 }  // namespace
@@ -118,7 +143,7 @@ Result<ProcessId> Spawn(const SpawnOptions& options) {
     signal(SIGPIPE, SIG_DFL);
     setsid();
     if (options.die_with_parent) {
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      prctl(PR_SET_PDEATHSIG, options.parent_death_signal);
       if (getppid() != parent) _exit(127);
     }
     dup2(null_fd, 0);
@@ -147,29 +172,21 @@ Result<ProcessId> Spawn(const SpawnOptions& options) {
     waitpid(pid, nullptr, 0);
     return Status::IoError(fmt::format("cannot run '{}': {}", args[0], strerror(child_errno)));
   }
+  ReapedChildren().erase(pid);  // a pid of an earlier child, reused
   id.start_ticks = StartTicks(pid);
   return id;
 }
 
 std::string ReapChild(const ProcessId& p) {
-  auto& reaped = ReapedChildren();
-  if (auto it = reaped.find(p.pid); it != reaped.end()) return it->second;
   int status = 0;
-  const pid_t r = waitpid(p.pid, &status, WNOHANG);
-  if (r == p.pid) return reaped[p.pid] = DescribeWait(status);
-  return "";
+  return p.pid > 0 && TryReap(p.pid, &status) ? DescribeWait(status) : "";
 }
 
 bool IsRunning(const ProcessId& p) {
   if (p.pid <= 0) return false;
-  if (ReapedChildren().count(p.pid)) return false;
   int status = 0;
-  const pid_t r = waitpid(p.pid, &status, WNOHANG);
-  if (r == p.pid) {
-    ReapedChildren()[p.pid] = DescribeWait(status);
-    return false;
-  }
-  // r == 0: a child of ours that runs; r < 0 (ECHILD): someone else's.
+  if (TryReap(p.pid, &status)) return false;
+  // A child of ours that runs, or someone else's process.
   const uint64_t ticks = StartTicks(p.pid);
   return ticks != 0 && (p.start_ticks == 0 || ticks == p.start_ticks);
 }
@@ -177,6 +194,125 @@ bool IsRunning(const ProcessId& p) {
 bool SignalProcess(const ProcessId& p, int sig) {
   if (!IsRunning(p)) return false;
   return kill(p.pid, sig) == 0;
+}
+
+std::optional<int> WaitForExit(const ProcessId& p, std::chrono::milliseconds timeout) {
+  if (!IsRunning(p)) {
+    int status = 0;
+    return TryReap(p.pid, &status) ? status : 0;
+  }
+  // A pidfd turns readable when the process ends: poll sleeps until then.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, p.pid, 0));
+  if (pidfd < 0) return IsRunning(p) ? std::nullopt : WaitForExit(p, std::chrono::milliseconds(0));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd pfd{pidfd, POLLIN, 0};
+    const int rc = poll(&pfd, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+    if (rc < 0 && errno == EINTR) continue;
+    close(pidfd);
+    if (rc <= 0) return std::nullopt;
+    break;
+  }
+  int status = 0;
+  if (TryReap(p.pid, &status)) return status;
+  // Readable but not reapable: not a child of ours (or reaped elsewhere).
+  if (waitpid(p.pid, &status, 0) == p.pid) {
+    ReapedChildren()[p.pid] = status;
+    return status;
+  }
+  return 0;
+}
+
+double CpuSeconds(const ProcessId& p) {
+  if (!IsRunning(p)) return -1;
+  std::ifstream in(fmt::format("/proc/{}/stat", p.pid));
+  std::string text;
+  if (!std::getline(in, text)) return -1;
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos) return -1;
+  // After ") " come field 3 (state) ... field 14 (utime), 15 (stime).
+  std::istringstream fields(text.substr(paren + 2));
+  std::string f;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; fields >> f; ++i) {
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) {
+      stime = std::stoull(f);
+      break;
+    }
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+Result<ChildProcess> ChildProcess::Start(const SpawnOptions& options) {
+  auto id = Spawn(options);
+  if (!id.ok()) return id.status();
+  ChildProcess c;
+  c.id_ = *id;
+  c.log_path_ = options.log_path;
+  return c;
+}
+
+ChildProcess::ChildProcess(ChildProcess&& o) noexcept
+    : id_(std::exchange(o.id_, ProcessId{})),
+      log_path_(std::move(o.log_path_)),
+      wait_status_(std::exchange(o.wait_status_, std::nullopt)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
+  if (this != &o) {
+    Kill();
+    id_ = std::exchange(o.id_, ProcessId{});
+    log_path_ = std::move(o.log_path_);
+    wait_status_ = std::exchange(o.wait_status_, std::nullopt);
+  }
+  return *this;
+}
+
+void ChildProcess::Signal(int sig) {
+  if (id_.pid > 0 && !wait_status_) kill(id_.pid, sig);
+}
+
+void ChildProcess::Kill() {
+  if (id_.pid <= 0 || wait_status_) return;
+  kill(id_.pid, SIGKILL);
+  // SIGKILL cannot be caught; the bound only guards against a process stuck
+  // in the kernel (D state).
+  (void)Wait(std::chrono::seconds(30));
+}
+
+int ChildProcess::Wait(std::chrono::milliseconds timeout) {
+  if (wait_status_) return *wait_status_;
+  if (id_.pid <= 0) return -1;
+  // Not through IsRunning: that compares start times, and a zombie has none.
+  int status = 0;
+  if (!TryReap(id_.pid, &status)) {
+    auto s = timeout.count() > 0 ? WaitForExit(id_, timeout) : std::nullopt;
+    if (!s) return -1;
+    status = *s;
+  }
+  wait_status_ = status;
+  return status;
+}
+
+int ChildProcess::ExitCode(int wait_status) {
+  return wait_status != -1 && WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+}
+
+std::string ChildProcess::Log() const {
+  std::ifstream in(log_path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool ChildProcess::WaitForLog(const std::string& text, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (Log().find(text) != std::string::npos) return true;
+    if (Exited() || std::chrono::steady_clock::now() >= deadline) return Log().find(text) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a poll interval, not a guess
+  }
 }
 
 std::string TailOfFile(const std::string& path, size_t lines) {

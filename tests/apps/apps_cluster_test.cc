@@ -8,7 +8,7 @@
 #include <random>
 
 #include "bench/app_systems.h"
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "pulse/apps/btrdb.h"
 #include "pulse/apps/webservice.h"
 #include "pulse/apps/wiredtiger.h"

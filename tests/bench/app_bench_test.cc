@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 
 namespace pulse::bench {
 namespace {

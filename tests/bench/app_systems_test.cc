@@ -12,14 +12,14 @@
 
 #include "bench/app_systems.h"
 #include "client/client_internal.h"
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "pulse/apps/btrdb.h"
 #include "pulse/apps/webservice.h"
 #include "pulse/apps/wiredtiger.h"
 #include "pulse/cluster.h"
 #include "pulse/rpc.h"
 #include "protocol/rpc_message.h"
-#include "switch/local_rack.h"
+#include "support/local_rack.h"
 
 namespace pulse::bench {
 namespace {

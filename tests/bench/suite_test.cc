@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/app_systems.h"
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 
 namespace pulse::bench {
 namespace {

@@ -2,6 +2,7 @@
 // Listing 3 compiled from C, run offloaded and at the CPU node, checked
 // against std::unordered_map; many traversals in flight; the offload rule;
 // dead nodes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -11,7 +12,7 @@
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "pulse/iterators/unordered_map_find.h"
-#include "switch/local_rack.h"
+#include "support/local_rack.h"
 
 namespace pulse {
 namespace {

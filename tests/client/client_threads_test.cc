@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/unordered_map.h"
-#include "switch/local_rack.h"
+#include "support/local_rack.h"
 
 namespace pulse::testing {
 namespace {

@@ -19,8 +19,8 @@
 #include "pulse/client.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/unordered_map.h"
-#include "ds/ds_cluster.h"
-#include "switch/local_rack.h"
+#include "support/ds_cluster.h"
+#include "support/local_rack.h"
 
 namespace pulse {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/ops_tally.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/list.h"

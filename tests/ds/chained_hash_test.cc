@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "ds/chained_hash.h"
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/iterators/ds_nodes.h"
 #include "ds/lists_test_util.h"
 #include "pulse/ds/bimap.h"

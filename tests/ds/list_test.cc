@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/ops_tally.h"
 
 namespace pulse::ds::testing {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "bench/ds_bench_targets_lists.h"
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/lists_test_util.h"
 
 namespace pulse::ds::testing {

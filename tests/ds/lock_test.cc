@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/ops_tally.h"
 #include "pulse/ds/btree.h"
 

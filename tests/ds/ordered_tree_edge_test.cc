@@ -5,7 +5,7 @@
 
 #include "bench/ds_bench_targets_trees.h"
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/iterators/ds_nodes.h"
 #include "ds/tree_checks.h"
 #include "pulse/ds/avl_tree.h"

@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/iterators/ds_nodes.h"
 #include "ds/tree_checks.h"
 #include "pulse/ds/avl_tree.h"

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/lists_test_util.h"
 
 namespace pulse::ds::testing {

@@ -6,7 +6,7 @@
 #include <random>
 #include <unordered_map>
 
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "ds/ops_tally.h"
 
 namespace pulse::ds::testing {

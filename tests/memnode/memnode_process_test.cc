@@ -2,8 +2,10 @@
 // its shared-memory pool, clean shutdown, idle CPU use, bad flags, and a
 // STORE-bearing request retransmitted across a crash and restart.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,7 +13,7 @@
 #include "protocol/control_reply.h"
 #include "pulse/assembler.h"
 #include "pulse/program.h"
-#include "switch/local_rack.h"
+#include "support/local_rack.h"
 
 namespace pulse::testing {
 namespace {

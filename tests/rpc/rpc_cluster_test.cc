@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "client/client_internal.h"
-#include "ds/ds_cluster.h"
+#include "support/ds_cluster.h"
 #include "pulse/cluster.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/list.h"

@@ -2,6 +2,9 @@
 // CPU node: distributed traversals through the switch, malformed messages,
 // invalid pointers, a memory node killed and restarted, counters, and clean
 // shutdown.
+#include <signal.h>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,7 +12,7 @@
 #include "engine/sum_list_program.h"
 #include "pulse/assembler.h"
 #include "pulse/program.h"
-#include "switch/local_rack.h"
+#include "support/local_rack.h"
 
 namespace pulse::testing {
 namespace {

@@ -1,4 +1,5 @@
-// A fixture for the data-structure tests: a LocalRack with two memory nodes
+// A fixture for tests of the client library and what is built on it (data
+// structures, applications, benchmarks): a LocalRack with two memory nodes
 // and a connected client whose small slabs make structures span both nodes.
 #pragma once
 
@@ -11,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "pulse/client.h"
-#include "switch/local_rack.h"
+#include "support/local_rack.h"
 
 namespace pulse::ds::testing {
 
@@ -44,7 +45,7 @@ class DsCluster : public ::testing::Test {
   // memory nodes.
   ClientOptions RackClientOptions() const {
     ClientOptions options;
-    options.switch_address = fmt::format("127.0.0.1:{}", rack_.switch_port());
+    options.switch_address = rack_.switch_address();
     options.slab_bytes = 4096;
     options.request_timeout = std::chrono::milliseconds(1000);
     return options;

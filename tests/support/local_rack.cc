@@ -1,0 +1,200 @@
+#include "support/local_rack.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "cluster/launcher.h"
+
+namespace pulse::testing {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// A fresh directory for the rack's logs and port files.
+std::string TemporaryRunDirectory() {
+  char path[] = "/tmp/pulse-rack-XXXXXX";
+  if (mkdtemp(path) == nullptr) ADD_FAILURE() << "cannot create a directory under /tmp";
+  return path;
+}
+
+}  // namespace
+
+LocalRack::LocalRack()
+    : tag_(RandomNumber() % 1000000), config_(cluster::LocalClusterConfig("rack", 0, 8, TemporaryRunDirectory())) {
+  config_.binary = PULSE_BINARY;
+  // The nodes' own defaults, so a test sees the node the command line gives:
+  // the launcher passes these as flags.
+  config_.poll.window_us = net::kDefaultPollWindowUs;
+  config_.log_level = "info";
+  config_.start_timeout = 10s;  // a memory node's --connect-timeout-s (its default)
+}
+
+LocalRack::~LocalRack() {
+  for (auto& [id, v] : views_) v.rkey = net::RemoteKey();
+  cpu_.reset();
+  for (auto& [id, p] : memnodes_) p.reset();
+  switch_.reset();
+  for (const auto& name : shm_names_) shm_unlink(name.c_str());
+  if (::testing::Test::HasFailure()) {
+    std::fprintf(stderr, "the rack's logs are kept in %s\n", config_.ClusterDir().c_str());
+  } else {
+    std::error_code ec;
+    std::filesystem::remove_all(config_.run_dir, ec);
+  }
+}
+
+std::unique_ptr<NodeProcess> LocalRack::Launch(const cluster::NodeConfig& n) {
+  std::error_code ec;
+  std::filesystem::create_directories(config_.ClusterDir(), ec);
+  cluster::LaunchOptions lo;
+  lo.die_with_parent = true;
+  lo.parent_death_signal = SIGKILL;
+  auto so = cluster::NodeSpawnOptions(config_, n, lo);
+  if (!so.ok()) {
+    ADD_FAILURE() << n.Name() << ": " << so.status().ToString();
+    return nullptr;
+  }
+  // A log per start: a restarted node's log does not replace its old one.
+  so->log_path = fmt::format("{}/{}-{}.log", config_.ClusterDir(), n.Name(), ++launches_);
+  auto p = cluster::ChildProcess::Start(*so);
+  if (!p.ok()) {
+    ADD_FAILURE() << n.Name() << ": " << p.status().ToString();
+    return nullptr;
+  }
+  return std::make_unique<NodeProcess>(std::move(*p));
+}
+
+bool LocalRack::StartSwitch(const std::vector<std::string>& extra) {
+  cluster::NodeConfig& n = config_.switch_node;
+  n.port = 0;
+  n.extra_args = extra;
+  switch_ = Launch(n);
+  if (switch_ == nullptr) return false;
+  auto port = cluster::WaitForPortFile(switch_->id(), n.Name(), cluster::PortFileOf(config_, n), switch_->log_path(),
+                                       20s);
+  if (!port.ok()) {
+    ADD_FAILURE() << "the switch did not start: " << port.status().ToString();
+    return false;
+  }
+  switch_port_ = *port;
+  return true;
+}
+
+std::string LocalRack::shm_name(uint32_t node) const {
+  return fmt::format("/pulse-test-{}-{}-{}", getpid(), tag_, node);
+}
+
+void LocalRack::StartMemNode(uint32_t node, uint64_t pool_mib, const std::vector<std::string>& extra) {
+  cluster::NodeConfig n;
+  n.role = cluster::Role::kMemNode;
+  n.node = node;
+  n.port = 0;
+  n.pool_mib = pool_mib;
+  n.shm_name = shm_name(node);
+  n.extra_args = extra;
+  config_.switch_node.port = switch_port_;  // where the memory node registers
+  shm_names_.push_back(n.shm_name);
+  memnodes_[node] = Launch(n);
+  if (memnodes_[node] == nullptr) memnodes_.erase(node);
+}
+
+bool LocalRack::Start(int n, uint64_t pool_mib) {
+  if (!StartSwitch()) return false;
+  for (int i = 0; i < n; ++i) StartMemNode(static_cast<uint32_t>(i), pool_mib);
+  return Join(n);
+}
+
+bool LocalRack::Join(int n, Clock::duration timeout) {
+  if (cpu_ == nullptr) {
+    cpu_ = std::make_unique<TestCpuNode>();
+    if (!cpu_->ok()) return false;
+    auto ep = cpu_->Connect(switch_address());
+    if (!ep.ok()) {
+      ADD_FAILURE() << "connecting to the switch: " << ep.status().ToString();
+      return false;
+    }
+    switch_ep_ = *ep;
+  }
+  const auto deadline = Clock::now() + timeout;
+  json hello;
+  for (;;) {
+    hello = cpu_->Call(switch_ep_, {{"op", "hello"}});
+    int alive = 0;
+    if (hello.value("ok", false))
+      for (const auto& m : hello["memnodes"]) alive += m.value("alive", false);
+    if (alive >= n) break;
+    for (auto& [id, p] : memnodes_) {
+      if (p->Exited()) {
+        ADD_FAILURE() << "memory node " << id << " exited:\n" << p->Log();
+        return false;
+      }
+    }
+    if (Clock::now() >= deadline) {
+      ADD_FAILURE() << "memory nodes did not register in time; last hello: " << hello.dump();
+      return false;
+    }
+    cpu_->Pump(10ms);
+  }
+  cpu_node_ = hello["cpu_node"].get<uint32_t>();
+  for (const auto& m : hello["memnodes"]) {
+    if (!m.value("alive", false)) continue;
+    const uint32_t id = m["node"].get<uint32_t>();
+    if (views_.count(id) && views_[id].address == m["address"].get<std::string>()) continue;
+    if (!ConnectMemNode(id, m["address"].get<std::string>())) return false;
+  }
+  return true;
+}
+
+bool LocalRack::ConnectMemNode(uint32_t id, const std::string& address) {
+  MemNodeView v;
+  v.node = id;
+  v.address = address;
+  auto ep = cpu_->Connect(address);
+  if (!ep.ok()) {
+    ADD_FAILURE() << "connecting to memory node " << id << ": " << ep.status().ToString();
+    return false;
+  }
+  v.ep = *ep;
+  json h = cpu_->Call(v.ep, {{"op", "hello"}});
+  if (!h.value("ok", false)) {
+    ADD_FAILURE() << "hello to memory node " << id << ": " << h.dump();
+    return false;
+  }
+  v.base = h["base"].get<uint64_t>();
+  v.size = h["size"].get<uint64_t>();
+  v.remote_base = h["remote_base"].get<uint64_t>();
+  auto key = cpu_->worker().ImportRkey(v.ep, HexDecode(h["rkey"].get<std::string>()));
+  if (!key.ok()) {
+    ADD_FAILURE() << "rkey of memory node " << id << ": " << key.status().ToString();
+    return false;
+  }
+  v.rkey = std::move(key).value();
+  views_[id] = std::move(v);
+  return true;
+}
+
+json LocalRack::Alloc(uint32_t node, uint64_t bytes, uint32_t tenant, const std::string& perms) {
+  return cpu_->Call(views_.at(node).ep, {{"op", "alloc"}, {"bytes", bytes}, {"tenant", tenant}, {"perms", perms}});
+}
+
+Status LocalRack::Put(uint32_t node, uint64_t far, const void* data, size_t n) {
+  MemNodeView& v = views_.at(node);
+  return cpu_->worker().Put(v.rkey, v.Remote(far), data, n, 10s);
+}
+
+Status LocalRack::Get(uint32_t node, uint64_t far, void* data, size_t n) {
+  MemNodeView& v = views_.at(node);
+  return cpu_->worker().Get(v.rkey, v.Remote(far), data, n, 10s);
+}
+
+std::string LocalRack::switch_address() const { return fmt::format("127.0.0.1:{}", switch_port_); }
+
+}  // namespace pulse::testing
