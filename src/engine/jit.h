@@ -59,6 +59,8 @@ class JitProgram {
   JitExit Run(Frame* frame) const { return JitExit{entry_(frame)}; }
 
   size_t code_bytes() const { return code_bytes_; }
+  // The generated code's first byte (tests check its page protection).
+  const void* code() const { return reinterpret_cast<const void*>(entry_); }
 
  private:
   struct Code;
