@@ -458,11 +458,13 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
 
   const bool list = o.program == "list";
   std::vector<double> native;
-  std::vector<std::vector<double>> engine(counts.size()), mlp(counts.size());
+  std::vector<std::vector<double>> engine(counts.size()), mlp(counts.size()), interp(counts.size());
+  const bool with_interp = kind == EngineKind::kJit && o.compare_interpreter;
   uint64_t requests = 0, iterations = 0;
   for (uint32_t round = 0; round < std::max<uint32_t>(o.rounds, 1); ++round) {
-    say(fmt::format("round {}/{}: native, then {} and {} at {} workspace counts", round + 1, o.rounds,
-                    list ? "the interleaved limit" : "-", r.engine, counts.size()));
+    say(fmt::format("round {}/{}: native, then at each of {} workspace counts{} {}{}", round + 1, o.rounds,
+                    counts.size(), list ? " the interleaved limit," : "", r.engine,
+                    with_interp ? " and the interpreter" : ""));
     native.push_back(Measure(o.seconds, [&] { return w.native(rng); }));
     for (size_t c = 0; c < counts.size(); ++c) {
       if (list) mlp[c].push_back(MeasureMlpLimit(arena, counts[c], o.hops_per_request, o.seconds, rng));
@@ -471,6 +473,12 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
       engine[c].push_back(run.hops_per_sec);
       requests += run.requests;
       iterations += run.iterations;
+      if (with_interp) {
+        PULSE_ASSIGN_OR_RETURN(EngineRun i, MeasureEngine(table, *program, w, EngineKind::kInterpreter, counts[c],
+                                                          max_iterations, o.seconds, o.seed + 1000 + 7 * round + c,
+                                                          &r.checked_requests));
+        interp[c].push_back(i.hops_per_sec);
+      }
     }
   }
   r.native_hops_per_sec = Median(native);
@@ -480,6 +488,8 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
     p.workspaces = counts[c];
     p.engine_hops_per_sec = Median(engine[c]);
     p.mlp_limit_hops_per_sec = list ? Median(mlp[c]) : 0;
+    p.interpreter_hops_per_sec = with_interp ? Median(interp[c]) : 0;
+    r.interpreter_hops_per_sec = std::max(r.interpreter_hops_per_sec, p.interpreter_hops_per_sec);
     r.sweep.push_back(p);
     if (p.engine_hops_per_sec > r.sweep[best].engine_hops_per_sec) best = c;
     if (p.mlp_limit_hops_per_sec > r.sweep[best_mlp].mlp_limit_hops_per_sec) best_mlp = c;
@@ -490,18 +500,6 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
   r.mlp_limit_hops_per_sec = r.sweep[best_mlp].mlp_limit_hops_per_sec;
   r.ns_per_iteration = r.engine_hops_per_sec > 0 ? 1e9 / r.engine_hops_per_sec : 0;
   r.hops_per_request = requests > 0 ? static_cast<double>(iterations) / requests : 0;
-
-  if (kind == EngineKind::kJit && o.compare_interpreter) {
-    say(fmt::format("the interpreter at {} workspaces", r.workspaces));
-    std::vector<double> interp;
-    for (uint32_t round = 0; round < std::max<uint32_t>(o.rounds, 1); ++round) {
-      PULSE_ASSIGN_OR_RETURN(EngineRun run,
-                             MeasureEngine(table, *program, w, EngineKind::kInterpreter, r.workspaces, max_iterations,
-                                           o.seconds, o.seed + 1000 + round, &r.checked_requests));
-      interp.push_back(run.hops_per_sec);
-    }
-    r.interpreter_hops_per_sec = Median(interp);
-  }
 
   // Several pipelines, one thread each, over the same structure (the memory
   // node's configuration with P memory pipelines), at the best count.
