@@ -55,6 +55,21 @@ class Emitter {
   // Returns false when an instruction has no translation.
   bool Emit() {
     const auto& insns = program_.instructions();
+    // A conditional jump right after its COMPARE that no jump lands on is
+    // fused with it (compares the registers the COMPARE left); only unfused
+    // jumps read the compare state from the frame, and only signed jumps
+    // need the sign-extended operands.
+    std::vector<bool> is_target(insns.size(), false);
+    for (const auto& in : insns)
+      if (isa::IsJump(in.op) && in.a.value >= 0 && static_cast<size_t>(in.a.value) < insns.size())
+        is_target[static_cast<size_t>(in.a.value)] = true;
+    fused_.assign(insns.size(), false);
+    for (size_t pc = 2; pc < insns.size(); ++pc) {
+      if (!isa::IsConditionalJump(insns[pc].op)) continue;
+      fused_[pc] = insns[pc - 1].op == Opcode::kCompare && !is_target[pc];
+      if (!fused_[pc]) compare_state_in_frame_ = true;
+      if (IsSignedJump(insns[pc].op)) signed_jumps_ = true;
+    }
     g_.push(rbx);
     g_.push(r12);
     g_.push(r13);  // rsp is 16-byte aligned from here on: helper calls need that
@@ -93,6 +108,19 @@ class Emitter {
   Label& FaultLabel(uint32_t pc, TraversalStatus status, bool dynamic = false) {
     faults_.push_back(Fault{std::make_unique<Label>(), pc, status, dynamic});
     return *faults_.back().label;
+  }
+
+  static bool IsSignedJump(Opcode op) {
+    return op == Opcode::kJumpLt || op == Opcode::kJumpGt || op == Opcode::kJumpLe || op == Opcode::kJumpGe;
+  }
+
+  void SignExtendInto(const Reg64& dst, const Reg64& src, unsigned w) {
+    switch (w) {
+      case 1: g_.movsx(dst, src.cvt8()); break;
+      case 2: g_.movsx(dst, src.cvt16()); break;
+      case 4: g_.movsxd(dst, src.cvt32()); break;
+      default: g_.mov(dst, src); break;
+    }
   }
 
   void Truncate(const Reg64& r, unsigned w) {
@@ -276,14 +304,21 @@ class Emitter {
         g_.jmp(labels_.at(static_cast<size_t>(in.a.value)), CodeGenerator::T_NEAR);
         return true;
       case Opcode::kCompare:
+        // rax, rcx: the operands zero-extended; r8, r9: sign-extended.
         Read(rax, in.a, w, pc);
         Read(rcx, in.b, w, pc);
-        g_.mov(ptr[rbx + kCmpLhs], rax);
-        g_.mov(ptr[rbx + kCmpRhs], rcx);
-        SignExtend(rax, w);
-        SignExtend(rcx, w);
-        g_.mov(ptr[rbx + kCmpSlhs], rax);
-        g_.mov(ptr[rbx + kCmpSrhs], rcx);
+        if (signed_jumps_) {
+          SignExtendInto(r8, rax, w);
+          SignExtendInto(r9, rcx, w);
+        }
+        if (compare_state_in_frame_) {
+          g_.mov(ptr[rbx + kCmpLhs], rax);
+          g_.mov(ptr[rbx + kCmpRhs], rcx);
+          if (signed_jumps_) {
+            g_.mov(ptr[rbx + kCmpSlhs], r8);
+            g_.mov(ptr[rbx + kCmpSrhs], r9);
+          }
+        }
         return true;
       case Opcode::kStore:
         if (in.a.kind != OperandKind::kMem) return false;
@@ -314,16 +349,19 @@ class Emitter {
     }
     if (isa::IsConditionalJump(in.op)) {
       Label& target = labels_.at(static_cast<size_t>(in.a.value));
-      const bool is_signed = in.op == Opcode::kJumpLt || in.op == Opcode::kJumpGt ||
-                             in.op == Opcode::kJumpLe || in.op == Opcode::kJumpGe;
-      g_.mov(rax, ptr[rbx + (is_signed ? kCmpSlhs : kCmpLhs)]);
-      g_.mov(rcx, ptr[rbx + (is_signed ? kCmpSrhs : kCmpRhs)]);
+      const bool is_signed = IsSignedJump(in.op);
+      const Reg64& lhs = is_signed ? r8 : rax;
+      const Reg64& rhs = is_signed ? r9 : rcx;
+      if (!fused_[pc]) {
+        g_.mov(lhs, ptr[rbx + (is_signed ? kCmpSlhs : kCmpLhs)]);
+        g_.mov(rhs, ptr[rbx + (is_signed ? kCmpSrhs : kCmpRhs)]);
+      }
       if (in.op == Opcode::kJumpSet) {
-        g_.test(rax, rcx);
+        g_.test(lhs, rhs);
         g_.jnz(target, CodeGenerator::T_NEAR);
         return true;
       }
-      g_.cmp(rax, rcx);
+      g_.cmp(lhs, rhs);
       switch (in.op) {
         case Opcode::kJumpEq: g_.je(target, CodeGenerator::T_NEAR); break;
         case Opcode::kJumpNe: g_.jne(target, CodeGenerator::T_NEAR); break;
@@ -355,6 +393,9 @@ class Emitter {
   std::vector<Label> labels_;
   Label epilogue_;
   std::vector<Fault> faults_;
+  std::vector<bool> fused_;              // per pc: a conditional jump fused with its COMPARE
+  bool compare_state_in_frame_ = false;  // some conditional jump is not fused
+  bool signed_jumps_ = false;
 };
 
 }  // namespace
