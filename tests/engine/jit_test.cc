@@ -35,8 +35,10 @@ bool AnyWritableExecutableMapping() {
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line)) {
+    unsigned long lo = 0, hi = 0;
     char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%*lx-%*lx %7s", perms) == 1 && perms[1] == 'w' && perms[2] == 'x') return true;
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[1] == 'w' && perms[2] == 'x')
+      return true;
   }
   return false;
 }
