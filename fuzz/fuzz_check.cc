@@ -18,6 +18,7 @@ std::span<const Target> Targets() {
       {"memnode_message", FuzzMemNodeMessage},
       {"switch_message", FuzzSwitchMessage},
       {"elf", FuzzElf},
+      {"jit", FuzzJit},
   };
   return kTargets;
 }

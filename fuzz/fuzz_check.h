@@ -35,6 +35,9 @@ void FuzzMemNodeMessage(std::span<const uint8_t> data);
 void FuzzSwitchMessage(std::span<const uint8_t> data);
 // A BPF ELF object as `pulse compile` reads and translates it.
 void FuzzElf(std::span<const uint8_t> data);
+// Verified programs built from the input on the JIT, the interpreted engine
+// and the reference interpreter: see jit_fuzz.cc.
+void FuzzJit(std::span<const uint8_t> data);
 
 // All targets, by name.
 std::span<const Target> Targets();

@@ -2,10 +2,12 @@
 // (fuzz/corpus/<target>/) from real inputs: the test suites' programs, the
 // data-structure library's compiled iterators, traversal messages as CPU
 // nodes, memory nodes and the switch send them, and BPF objects clang makes
-// from the test iterators.  scripts/fuzz_corpus.sh runs it.
+// from the test iterators; and the jit target's byte streams.
+// scripts/fuzz_corpus.sh runs it.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,22 @@ void ProgramSeeds(const fs::path& out, const std::string& name, const ProgramRef
   Messages(out, name, p);
 }
 
+// The jit target builds its program from any bytes (fuzz/jit_fuzz.cc):
+// seeds are every header variant (tenant, bounded walk, folded walk, start)
+// with bodies of fixed pseudo-random bytes.
+void JitSeeds(const fs::path& out) {
+  std::mt19937_64 rng(13);
+  for (int i = 0; i < 16; ++i) {
+    std::vector<uint8_t> bytes(8 + 4 * (8 + rng() % 40));
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+    bytes[0] = static_cast<uint8_t>(i % 2 == 0 ? 0xc0 : bytes[0] & 0x3f);  // home, or anywhere
+    bytes[7] = static_cast<uint8_t>(i % 8);                              // tenant, walk kind
+    char name[16];
+    std::snprintf(name, sizeof(name), "seed_%02d", i);
+    Write(out / "jit", name, bytes);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,6 +115,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[1];
+  JitSeeds(out);
   for (const auto& [name, text] : kTextPrograms) {
     Write(out / "assembler", std::string(name) + "_source.s", Bytes(text));
     auto insns = Assemble(text);

@@ -11,6 +11,7 @@ PACKAGES=(
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev libzstd-dev libxxhash-dev
+  libxbyak-dev                       # the engine's JIT (x86-64 code generator, header-only)
   iproute2 procps
   python3 python3-matplotlib         # plots of `pulse bench suite` (scripts/plot_suite.py)
 )

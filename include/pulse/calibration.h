@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "pulse/engine.h"
 #include "pulse/status.h"
 
 namespace pulse {
@@ -19,8 +20,9 @@ struct EngineCalibration {
 // engine on two programs that chase it: a minimal one (t_d) and one that adds
 // a fixed number of ALU instructions per iteration (t_i from the
 // difference).  Takes about 2 * seconds.  Errors: ResourceExhausted if the
-// memory cannot be mapped.
+// memory cannot be mapped.  `engine`: the engine measured (the one the
+// memory node runs).
 Result<EngineCalibration> CalibrateEngine(uint64_t bytes = 64ull << 20, uint32_t workspaces = 16,
-                                          double seconds = 0.2);
+                                          double seconds = 0.2, EngineKind engine = DefaultEngineKind());
 
 }  // namespace pulse

@@ -19,11 +19,20 @@
 // (`pulse bench engine --pipelines P` measures that).  `pulse memnode` runs
 // one Pipeline on its network thread, so that a request needs no handoff
 // between threads; more memory pipelines per host are more memory nodes.
+//
+// Engines.  The logic pipeline either interprets a program's decoded form or
+// runs native code generated for it when the pipeline first admits it
+// (EngineKind::kJit, x86-64; docs/engine.md).  Both report exactly what the
+// reference interpreter (InterpretTraversal) reports: status, fault pc,
+// fault address, scratch pad and far memory.  A program the JIT cannot
+// translate is interpreted.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "pulse/memory.h"
@@ -32,7 +41,21 @@
 
 namespace pulse {
 
+enum class EngineKind : uint8_t {
+  kInterpreter = 0,  // the decoded-program interpreter (every architecture)
+  kJit = 1,          // native code per program, where a backend exists
+};
+
+// kJit where this build has a code generator for the host (x86-64), else
+// kInterpreter.
+EngineKind DefaultEngineKind();
+// "interp" or "jit".
+std::string_view EngineKindName(EngineKind kind);
+// Inverse of EngineKindName; nullopt for any other name.
+std::optional<EngineKind> EngineKindFromName(std::string_view name);
+
 struct EngineOptions {
+  EngineKind engine = DefaultEngineKind();  // kJit without a backend interprets
   uint32_t workspaces = 16;        // concurrent traversals per pipeline
   uint32_t max_iterations = 4096;  // MAX_ITER when a request does not set one
   uint32_t scratch_pad_bytes = isa::kDefaultScratchPadBytes;  // largest accepted
@@ -80,6 +103,13 @@ class Pipeline {
   // Traversals admitted and not yet completed.
   uint32_t active() const;
   uint32_t capacity() const;
+
+  // The engine this pipeline runs: options.engine, or kInterpreter where
+  // the host has no code generator.
+  EngineKind engine() const;
+  // Programs compiled to native code so far, and the time that took.
+  uint64_t jit_compiled_programs() const;
+  uint64_t jit_compile_nanos() const;
 
  private:
   struct Impl;

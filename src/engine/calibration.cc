@@ -27,8 +27,9 @@ std::string ChaseProgram(int extra) {
 
 // Nanoseconds per iteration of `program` with every workspace busy.
 double TimePerIteration(const ProgramRef& program, const RangeTable& table, uint64_t nodes, uint32_t workspaces,
-                        double seconds) {
+                        double seconds, EngineKind engine) {
   EngineOptions eo;
+  eo.engine = engine;
   eo.workspaces = workspaces;
   Pipeline pipeline(&table, eo);
   std::mt19937_64 rng(7);
@@ -60,7 +61,7 @@ double TimePerIteration(const ProgramRef& program, const RangeTable& table, uint
 
 }  // namespace
 
-Result<EngineCalibration> CalibrateEngine(uint64_t bytes, uint32_t workspaces, double seconds) {
+Result<EngineCalibration> CalibrateEngine(uint64_t bytes, uint32_t workspaces, double seconds, EngineKind engine) {
   const uint64_t nodes = bytes / kNodeBytes;
   if (nodes < 2) return Status::InvalidArgument("calibration: at least two nodes of memory are needed");
   void* mem = mmap(nullptr, nodes * kNodeBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -84,8 +85,8 @@ Result<EngineCalibration> CalibrateEngine(uint64_t bytes, uint32_t workspaces, d
       s = Status::Internal("calibration: the calibration programs do not verify");
     } else {
       c.workspaces = workspaces;
-      c.t_d_ns = TimePerIteration(*light, table, nodes, workspaces, seconds);
-      const double heavy_ns = TimePerIteration(*heavy, table, nodes, workspaces, seconds);
+      c.t_d_ns = TimePerIteration(*light, table, nodes, workspaces, seconds, engine);
+      const double heavy_ns = TimePerIteration(*heavy, table, nodes, workspaces, seconds, engine);
       c.t_i_ns = std::max(0.01, (heavy_ns - c.t_d_ns) / kExtraInstructions);
     }
   }

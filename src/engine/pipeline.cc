@@ -1,26 +1,38 @@
 // The interleaving engine.  Hot path notes:
-//  - programs are decoded once into DecodedInsn, whose static operands are
-//    byte offsets from one of three per-workspace bases (registers, data
-//    window, scratch pad), so an operand read is a switch and a load;
+//  - a workspace's per-iteration state is one Frame (engine/frame.h): a list
+//    walk touches two of its lines, its scratch pad and its window; requests
+//    (cold) live apart, and the scheduler prefetches the next workspace's
+//    frame while it runs the current one, so the footprint of 128
+//    workspaces costs no more than that of 16;
+//  - programs are decoded once per pipeline into DecodedInsn (static operands
+//    are byte offsets from one of four bases) and, with EngineKind::kJit,
+//    compiled to native code (engine/jit.h); the interpreted Iterate below is
+//    the fallback where no code could be generated;
 //  - after NEXT_ITER the new cur_ptr is translated and its window prefetched,
 //    and the scheduler moves to the next workspace: by the time it returns,
-//    the window is (usually) in cache.
+//    the window is (usually) in cache;
+//  - a program that neither STOREs nor writes data[] reads its window in
+//    place (the translated, protection-checked node) instead of a copy.
+#include <chrono>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/access.h"
 #include "engine/alu.h"
+#include "engine/frame.h"
+#include "engine/jit.h"
 #include "pulse/engine.h"
 
 namespace pulse {
-namespace {
+
+namespace engine {
 
 using isa::Opcode;
 using isa::OperandKind;
 
 // Every operand that needs no run-time check is "static": its bytes live at
-// bases[base] + offset, where the bases are per workspace (registers, data
+// bases[base] + offset, where the bases are per iteration (registers, data
 // window, scratch pad) or absolute (base 0: an immediate stored in the
 // decoded instruction itself).  A read is then one indexed load, with no
 // switch on the operand kind.
@@ -34,12 +46,10 @@ enum Mode : uint8_t {
   kModeMem,      // far address reg + value (STORE)
 };
 
-constexpr int kCurPtrSlot = isa::kNumRegisters;  // cur_ptr lives after r15
-
 struct DecodedOperand {
   Mode mode = kModeNone;
   Base base = kBaseAbsolute;
-  uint8_t reg = 0;
+  uint8_t slot = 0;          // the index register's slot in Frame::regs
   bool is_register = false;  // a register or cur_ptr: written whole (zero-extended)
   int64_t value = 0;         // offset from the base, or the index offset
   uint64_t imm = 0;          // an immediate, truncated to the width
@@ -54,12 +64,16 @@ struct DecodedInsn {
 struct DecodedProgram {
   ProgramRef program;
   std::vector<DecodedInsn> insns;  // never resized after decoding: immediates are addressed
+  std::unique_ptr<JitProgram> jit;  // null: interpreted
   uint32_t window = 0;
-  uint32_t in_use = 0;  // workspaces running it
+  bool in_place = false;  // reads the window where it lies (no STORE, no data[] write)
+  uint32_t in_use = 0;    // workspaces running it
 };
 
+namespace {
+
 void DecodeOperand(const isa::Operand& op, unsigned width, DecodedOperand* d) {
-  d->reg = op.reg;
+  d->slot = static_cast<uint8_t>(RegSlot(op.reg));
   d->value = op.value;
   d->mode = kModeStatic;
   switch (op.kind) {
@@ -69,7 +83,7 @@ void DecodeOperand(const isa::Operand& op, unsigned width, DecodedOperand* d) {
       d->base = kBaseAbsolute;
       d->value = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&d->imm));
       break;
-    case OperandKind::kReg: d->base = kBaseRegs; d->value = op.reg * 8; d->is_register = true; break;
+    case OperandKind::kReg: d->base = kBaseRegs; d->value = RegSlot(op.reg) * 8; d->is_register = true; break;
     case OperandKind::kCurPtr: d->base = kBaseRegs; d->value = kCurPtrSlot * 8; d->is_register = true; break;
     case OperandKind::kSp: d->base = kBaseSp; break;
     case OperandKind::kData: d->base = kBaseData; break;
@@ -79,40 +93,90 @@ void DecodeOperand(const isa::Operand& op, unsigned width, DecodedOperand* d) {
   }
 }
 
+// True if no instruction writes far memory or the data window: the window
+// may then be read where it lies instead of being snapshotted.
+bool ReadsWindowInPlace(const std::vector<isa::Instruction>& insns) {
+  for (size_t i = 1; i < insns.size(); ++i) {
+    const isa::Instruction& in = insns[i];
+    if (in.op == Opcode::kStore) return false;
+    const bool writes_a = isa::IsAlu(in.op) || in.op == Opcode::kMove;
+    if (writes_a && (in.a.kind == OperandKind::kData || in.a.kind == OperandKind::kDataIdx)) return false;
+  }
+  return true;
+}
+
 struct Workspace {
-  uintptr_t bases[kNumBases] = {};  // see Base; integers, so base 0 + an address is defined
-  uint64_t regs[isa::kNumRegisters + 1];  // r0..r15, then cur_ptr
-  alignas(64) uint8_t data[isa::kMaxWindowBytes];
-  uint8_t* sp = nullptr;
-  uint64_t sp_len = 0;
-  uint64_t cmp_lhs = 0, cmp_rhs = 0;
-  unsigned cmp_width = 8;
-  const uint8_t* window_src = nullptr;  // host address of the next window
-  DecodedProgram* prog = nullptr;
-  uint32_t iterations = 0;
-  uint32_t max_iterations = 0;
-  bool busy = false;
-  TraversalStatus pending = TraversalStatus::kDone;  // set when admission failed
-  uint64_t pending_addr = 0;
-  TraversalRequest request;
+  Frame f;
+  alignas(64) uint8_t data[isa::kMaxWindowBytes];  // the window's snapshot
 };
 
 }  // namespace
+}  // namespace engine
+
+using engine::DecodedInsn;
+using engine::DecodedOperand;
+using engine::DecodedProgram;
+using engine::Frame;
+using engine::kCurPtrSlot;
+using engine::Workspace;
+using isa::Opcode;
+
+EngineKind DefaultEngineKind() { return engine::JitAvailable() ? EngineKind::kJit : EngineKind::kInterpreter; }
+
+std::string_view EngineKindName(EngineKind kind) { return kind == EngineKind::kJit ? "jit" : "interp"; }
+
+std::optional<EngineKind> EngineKindFromName(std::string_view name) {
+  if (name == "jit") return EngineKind::kJit;
+  if (name == "interp") return EngineKind::kInterpreter;
+  return std::nullopt;
+}
 
 struct Pipeline::Impl {
   const RangeTable* table;
   EngineOptions options;
+  bool jit = false;                      // options.engine, where a backend exists
   std::vector<Workspace> workspaces;
+  std::vector<TraversalRequest> requests;  // one per workspace, cold
   std::vector<uint32_t> free_list;
   uint32_t active = 0;
   const Range* last_range = nullptr;  // one-entry translation cache
   std::unordered_map<const VerifiedProgram*, std::unique_ptr<DecodedProgram>> decoded;
+  uint64_t jit_programs = 0, jit_nanos = 0;
 
   const Range* Find(uint64_t addr) {
     if (last_range != nullptr && last_range->Contains(addr)) return last_range;
     const Range* r = table->Find(addr);
     if (r != nullptr) last_range = r;
     return r;
+  }
+
+  // The JIT's STORE and ALLOC: the interpreted path's code, behind a call.
+  static uint32_t JitStore(Frame* f, uint64_t addr, uint64_t value, uint32_t width) {
+    Impl* im = static_cast<Impl*>(f->engine);
+    const Range* range = im->Find(addr);
+    const TraversalStatus st = CheckAccess(range, f->tenant, kPermWrite, addr, width,
+                                           TraversalStatus::kFaultInvalidPointer);
+    if (st != TraversalStatus::kDone) {
+      f->fault_addr = addr;
+      return static_cast<uint32_t>(st);
+    }
+    alu::StoreBytes(range->Translate(addr), value, width);
+    return 0;
+  }
+
+  static uint32_t JitAlloc(Frame* f, uint64_t table_off, uint32_t dst_reg) {
+    return static_cast<uint32_t>(Alloc(*f, table_off, dst_reg));
+  }
+
+  // ALLOC rN, sp[table_off] (isa.h): pop the last pre-allocated region.
+  static TraversalStatus Alloc(Frame& f, uint64_t table_off, unsigned dst_reg) {
+    const uint64_t count = alu::LoadBytes(f.sp + table_off, 8);
+    if (count == 0) return TraversalStatus::kAllocExhausted;
+    const uint64_t slot = table_off + 8 + 8 * (count - 1);
+    if (count > f.sp_len || slot + 8 > f.sp_len) return TraversalStatus::kFaultBounds;
+    f.regs[engine::RegSlot(static_cast<int>(dst_reg))] = alu::LoadBytes(f.sp + slot, 8);
+    alu::StoreBytes(f.sp + table_off, count - 1, 8);
+    return TraversalStatus::kDone;
   }
 
   DecodedProgram* Decode(const ProgramRef& program) {
@@ -126,14 +190,25 @@ struct Pipeline::Impl {
     d->program = program;
     d->window = program->info().window_bytes;
     const auto& insns = program->instructions();
+    d->in_place = engine::ReadsWindowInPlace(insns);
     d->insns.resize(insns.size());
     for (size_t i = 0; i < insns.size(); ++i) {
       DecodedInsn& di = d->insns[i];
       di.op = insns[i].op;
       di.width = insns[i].width;
-      DecodeOperand(insns[i].a, insns[i].width, &di.a);
-      DecodeOperand(insns[i].b, insns[i].width, &di.b);
+      engine::DecodeOperand(insns[i].a, insns[i].width, &di.a);
+      engine::DecodeOperand(insns[i].b, insns[i].width, &di.b);
       if (isa::IsJump(di.op)) di.a.value = insns[i].a.value;  // a jump's target is an index
+    }
+    if (jit) {  // at admission, once per program: failure leaves it interpreted
+      const auto t0 = std::chrono::steady_clock::now();
+      auto code = engine::JitProgram::Compile(*program, engine::JitHooks{&JitStore, &JitAlloc});
+      jit_nanos += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             std::chrono::steady_clock::now() - t0).count());
+      if (code.ok()) {
+        d->jit = std::move(*code);
+        ++jit_programs;
+      }
     }
     DecodedProgram* raw = d.get();
     decoded.emplace(program.get(), std::move(d));
@@ -141,15 +216,14 @@ struct Pipeline::Impl {
   }
 
   // Memory pipeline: translate and check cur_ptr, then prefetch its window.
-  TraversalStatus StartLoad(Workspace& ws) {
-    const uint64_t cur = ws.regs[kCurPtrSlot];
-    const uint32_t window = ws.prog->window;
+  TraversalStatus StartLoad(Frame& f) {
+    const uint64_t cur = f.regs[kCurPtrSlot];
+    const uint32_t window = f.prog->window;
     const Range* range = Find(cur);
-    const TraversalStatus st = CheckAccess(range, ws.request.tenant, kPermRead, cur, window,
-                                           TraversalStatus::kNotLocal);
+    const TraversalStatus st = CheckAccess(range, f.tenant, kPermRead, cur, window, TraversalStatus::kNotLocal);
     if (st != TraversalStatus::kDone) return st;
     const uint8_t* host = range->Translate(cur);
-    ws.window_src = host;
+    f.window_src = host;
     const uintptr_t end = reinterpret_cast<uintptr_t>(host) + window;
     for (uintptr_t line = reinterpret_cast<uintptr_t>(host) & ~uintptr_t{63}; line < end; line += 64)
       __builtin_prefetch(reinterpret_cast<const void*>(line));
@@ -158,50 +232,60 @@ struct Pipeline::Impl {
 
   // Address of an operand's bytes, or nullptr if an indexed operand is out
   // of bounds.
-  static inline uint8_t* Locate(Workspace& ws, const DecodedOperand& o, unsigned w) {
-    if (__builtin_expect(o.mode == kModeStatic, 1)) return reinterpret_cast<uint8_t*>(ws.bases[o.base] + static_cast<uintptr_t>(o.value));
-    const uint64_t off = ws.regs[o.reg] + static_cast<uint64_t>(o.value);
-    if (o.mode == kModeSpIdx) {
-      if (off > ws.sp_len || w > ws.sp_len - off) return nullptr;
-      return ws.sp + off;
+  static inline uint8_t* Locate(Frame& f, const uintptr_t* bases, const DecodedOperand& o, unsigned w) {
+    if (__builtin_expect(o.mode == engine::kModeStatic, 1))
+      return reinterpret_cast<uint8_t*>(bases[o.base] + static_cast<uintptr_t>(o.value));
+    const uint64_t off = f.regs[o.slot] + static_cast<uint64_t>(o.value);
+    if (o.mode == engine::kModeSpIdx) {
+      if (off > f.sp_len || w > f.sp_len - off) return nullptr;
+      return f.sp + off;
     }
-    if (off > ws.prog->window || w > ws.prog->window - off) return nullptr;
-    return ws.data + off;
+    if (off > f.prog->window || w > f.prog->window - off) return nullptr;
+    return const_cast<uint8_t*>(f.data) + off;
   }
 
-  static inline bool Read(Workspace& ws, const DecodedOperand& o, unsigned w, uint64_t* v) {
-    const uint8_t* p = Locate(ws, o, w);
+  static inline bool Read(Frame& f, const uintptr_t* bases, const DecodedOperand& o, unsigned w, uint64_t* v) {
+    const uint8_t* p = Locate(f, bases, o, w);
     if (p == nullptr) return false;
     *v = w == 8 ? alu::LoadBytes(p, 8) : alu::LoadBytes(p, w);
     return true;
   }
 
-  static inline bool Write(Workspace& ws, const DecodedOperand& o, unsigned w, uint64_t v) {
+  static inline bool Write(Frame& f, const uintptr_t* bases, const DecodedOperand& o, unsigned w, uint64_t v) {
     if (o.is_register) {  // registers and cur_ptr take the zero-extended value
-      ws.regs[o.value / 8] = v;
+      f.regs[o.value / 8] = v;
       return true;
     }
-    uint8_t* p = Locate(ws, o, w);
+    uint8_t* p = Locate(f, bases, o, w);
     if (p == nullptr) return false;
     alu::StoreBytes(p, v, w);
     return true;
   }
 
   // The LOAD: snapshot the prefetched window into the workspace, a word at a
-  // time (windows are small; a memcpy call costs more than the copy).
-  static inline void CopyWindow(Workspace& ws, uint32_t window) {
-    const uint8_t* src = ws.window_src;
+  // time (windows are small; a memcpy call costs more than the copy), or
+  // point at it where it lies.
+  static inline void LoadWindow(Workspace& ws) {
+    const DecodedProgram& prog = *ws.f.prog;
+    const uint8_t* src = ws.f.window_src;
+    if (prog.in_place) {
+      ws.f.data = src;
+      return;
+    }
+    const uint32_t window = prog.window;
     uint32_t i = 0;
     for (; i + 8 <= window; i += 8) std::memcpy(ws.data + i, src + i, 8);
     for (; i < window; ++i) ws.data[i] = src[i];
   }
 
-  // Logic pipeline: runs one iteration on the (prefetched) window.  Returns
-  // kDone with *next == true for NEXT_ITER, kDone with *next == false for
-  // RETURN, or the fault.
-  TraversalStatus Iterate(Workspace& ws, bool* next, uint32_t* fault_pc, uint64_t* fault_addr) {
-    const DecodedProgram& prog = *ws.prog;
-    CopyWindow(ws, prog.window);
+  // Logic pipeline, interpreted: runs one iteration on the loaded window.
+  // Returns kDone with *next == true for NEXT_ITER, kDone with *next ==
+  // false for RETURN, or the fault.
+  TraversalStatus Iterate(Frame& f, bool* next, uint32_t* fault_pc, uint64_t* fault_addr) {
+    const DecodedProgram& prog = *f.prog;
+    const uintptr_t bases[engine::kNumBases] = {0, reinterpret_cast<uintptr_t>(f.regs),
+                                                reinterpret_cast<uintptr_t>(f.data),
+                                                reinterpret_cast<uintptr_t>(f.sp)};
     const DecodedInsn* insns = prog.insns.data();
     size_t pc = 1;
     for (;;) {
@@ -221,25 +305,25 @@ struct Pipeline::Impl {
         case Opcode::kJumpEq: case Opcode::kJumpNe: case Opcode::kJumpLt: case Opcode::kJumpGt:
         case Opcode::kJumpLe: case Opcode::kJumpGe: case Opcode::kJumpLtu: case Opcode::kJumpGtu:
         case Opcode::kJumpLeu: case Opcode::kJumpGeu: case Opcode::kJumpSet:
-          if (alu::JumpTaken(in.op, ws.cmp_lhs, ws.cmp_rhs, ws.cmp_width)) {
+          if (alu::JumpTaken(in.op, f.cmp_lhs, f.cmp_rhs, f.cmp_width)) {
             pc = static_cast<size_t>(in.a.value);
             continue;
           }
           break;
         case Opcode::kCompare:
-          if (!Read(ws, in.a, w, &a) || !Read(ws, in.b, w, &b)) goto bounds;
-          ws.cmp_lhs = a;
-          ws.cmp_rhs = b;
-          ws.cmp_width = w;
+          if (!Read(f, bases, in.a, w, &a) || !Read(f, bases, in.b, w, &b)) goto bounds;
+          f.cmp_lhs = a;
+          f.cmp_rhs = b;
+          f.cmp_width = w;
           break;
         case Opcode::kMove:
-          if (!Read(ws, in.b, w, &b) || !Write(ws, in.a, w, b)) goto bounds;
+          if (!Read(f, bases, in.b, w, &b) || !Write(f, bases, in.a, w, b)) goto bounds;
           break;
         case Opcode::kStore: {
-          if (!Read(ws, in.b, w, &b)) goto bounds;
-          const uint64_t addr = ws.regs[in.a.reg] + static_cast<uint64_t>(in.a.value);
+          if (!Read(f, bases, in.b, w, &b)) goto bounds;
+          const uint64_t addr = f.regs[in.a.slot] + static_cast<uint64_t>(in.a.value);
           const Range* range = Find(addr);
-          const TraversalStatus st = CheckAccess(range, ws.request.tenant, kPermWrite, addr, w,
+          const TraversalStatus st = CheckAccess(range, f.tenant, kPermWrite, addr, w,
                                                  TraversalStatus::kFaultInvalidPointer);
           if (st != TraversalStatus::kDone) {
             *fault_pc = static_cast<uint32_t>(pc);
@@ -250,25 +334,23 @@ struct Pipeline::Impl {
           break;
         }
         case Opcode::kAlloc: {
-          const uint64_t table_off = static_cast<uint64_t>(in.b.value);
-          const uint64_t count = alu::LoadBytes(ws.sp + table_off, 8);
-          *fault_pc = static_cast<uint32_t>(pc);
-          if (count == 0) return TraversalStatus::kAllocExhausted;
-          const uint64_t slot = table_off + 8 + 8 * (count - 1);
-          if (count > ws.sp_len || slot + 8 > ws.sp_len) return TraversalStatus::kFaultBounds;
-          ws.regs[in.a.reg] = alu::LoadBytes(ws.sp + slot, 8);
-          alu::StoreBytes(ws.sp + table_off, count - 1, 8);
+          const TraversalStatus st =
+              Alloc(f, static_cast<uint64_t>(in.b.value), static_cast<unsigned>(in.a.slot - 1));
+          if (st != TraversalStatus::kDone) {
+            *fault_pc = static_cast<uint32_t>(pc);
+            return st;
+          }
           break;
         }
         default: {  // ALU: dst op= src
-          if (!Read(ws, in.a, w, &a)) goto bounds;
-          if (in.b.mode != kModeNone && !Read(ws, in.b, w, &b)) goto bounds;
+          if (!Read(f, bases, in.a, w, &a)) goto bounds;
+          if (in.b.mode != engine::kModeNone && !Read(f, bases, in.b, w, &b)) goto bounds;
           uint64_t r;
           if (!alu::Compute(in.op, w, a, b, &r)) {
             *fault_pc = static_cast<uint32_t>(pc);
             return TraversalStatus::kFaultDivZero;
           }
-          if (!Write(ws, in.a, w, r)) goto bounds;
+          if (!Write(f, bases, in.a, w, r)) goto bounds;
           break;
         }
       }
@@ -280,22 +362,39 @@ struct Pipeline::Impl {
     }
   }
 
+  // One iteration of workspace ws, by the program's generated code when it
+  // has some.
+  TraversalStatus Step(Workspace& ws, bool* next, uint32_t* fault_pc, uint64_t* fault_addr) {
+    LoadWindow(ws);
+    const engine::JitProgram* code = ws.f.prog->jit.get();
+    if (code == nullptr) return Iterate(ws.f, next, fault_pc, fault_addr);
+    const engine::JitExit exit = code->Run(&ws.f);
+    if (__builtin_expect(exit.code() <= engine::JitExit::kReturn, 1)) {
+      *next = exit.code() == engine::JitExit::kNext;
+      return TraversalStatus::kDone;
+    }
+    *fault_pc = exit.pc();
+    *fault_addr = ws.f.fault_addr;  // nonzero only after a STORE fault
+    return exit.status();
+  }
+
   void Finish(uint32_t index, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
               const CompletionFn& done) {
-    Workspace& ws = workspaces[index];
+    Frame& f = workspaces[index].f;
+    TraversalRequest& req = requests[index];
     TraversalOutcome out;
     out.status = status;
-    out.iterations = ws.iterations;
+    out.iterations = f.iterations;
     out.fault_pc = fault_pc;
     out.fault_addr = fault_addr;
-    ws.request.state.cur_ptr = ws.regs[kCurPtrSlot];
-    ws.request.state.iterations += ws.iterations;
-    if (ws.prog != nullptr) --ws.prog->in_use;
-    ws.prog = nullptr;
-    ws.busy = false;
+    req.state.cur_ptr = f.regs[kCurPtrSlot];
+    req.state.iterations += f.iterations;
+    if (f.prog != nullptr) --f.prog->in_use;
+    f.prog = nullptr;
+    f.busy = false;
     --active;
     free_list.push_back(index);
-    TraversalRequest request = std::move(ws.request);
+    TraversalRequest request = std::move(req);
     done(std::move(request), out);
   }
 };
@@ -303,8 +402,11 @@ struct Pipeline::Impl {
 Pipeline::Pipeline(const RangeTable* table, const EngineOptions& options) : impl_(new Impl) {
   impl_->table = table;
   impl_->options = options;
-  impl_->workspaces.resize(options.workspaces == 0 ? 1 : options.workspaces);
-  for (uint32_t i = static_cast<uint32_t>(impl_->workspaces.size()); i-- > 0;) impl_->free_list.push_back(i);
+  impl_->jit = options.engine == EngineKind::kJit && engine::JitAvailable();
+  const uint32_t n = options.workspaces == 0 ? 1 : options.workspaces;
+  impl_->workspaces.resize(n);
+  impl_->requests.resize(n);
+  for (uint32_t i = n; i-- > 0;) impl_->free_list.push_back(i);
 }
 
 Pipeline::~Pipeline() = default;
@@ -313,71 +415,85 @@ bool Pipeline::HasFreeWorkspace() const { return !impl_->free_list.empty(); }
 void Pipeline::OnRangeTableChanged() { impl_->last_range = nullptr; }
 uint32_t Pipeline::active() const { return impl_->active; }
 uint32_t Pipeline::capacity() const { return static_cast<uint32_t>(impl_->workspaces.size()); }
+EngineKind Pipeline::engine() const { return impl_->jit ? EngineKind::kJit : EngineKind::kInterpreter; }
+uint64_t Pipeline::jit_compiled_programs() const { return impl_->jit_programs; }
+uint64_t Pipeline::jit_compile_nanos() const { return impl_->jit_nanos; }
 
 void Pipeline::Admit(TraversalRequest&& request) {
   Impl& im = *impl_;
   const uint32_t index = im.free_list.back();
   im.free_list.pop_back();
   Workspace& ws = im.workspaces[index];
-  ws.request = std::move(request);
-  ws.busy = true;
+  TraversalRequest& req = im.requests[index];
+  req = std::move(request);
+  Frame& f = ws.f;
+  f.busy = true;
   ++im.active;
-  ws.iterations = 0;
-  ws.max_iterations = ws.request.max_iterations != 0 ? ws.request.max_iterations : im.options.max_iterations;
-  ws.regs[kCurPtrSlot] = ws.request.state.cur_ptr;
-  ws.sp = ws.request.state.scratch.data();
-  ws.sp_len = ws.request.state.scratch.size();
-  ws.bases[kBaseAbsolute] = 0;
-  ws.bases[kBaseRegs] = reinterpret_cast<uintptr_t>(ws.regs);
-  ws.bases[kBaseData] = reinterpret_cast<uintptr_t>(ws.data);
-  ws.bases[kBaseSp] = reinterpret_cast<uintptr_t>(ws.sp);
-  ws.pending = TraversalStatus::kDone;
-  ws.pending_addr = 0;
-  ws.prog = nullptr;
-  if (!ws.request.program || ws.sp_len < ws.request.program->info().scratch_bytes ||
-      ws.sp_len > im.options.scratch_pad_bytes) {
-    ws.pending = TraversalStatus::kFaultBadRequest;
+  f.iterations = 0;
+  f.max_iterations = req.max_iterations != 0 ? req.max_iterations : im.options.max_iterations;
+  f.regs[kCurPtrSlot] = req.state.cur_ptr;
+  f.sp = req.state.scratch.data();
+  f.sp_len = req.state.scratch.size();
+  f.data = ws.data;
+  f.cmp_lhs = f.cmp_rhs = f.cmp_slhs = f.cmp_srhs = 0;  // as the interpreter starts
+  f.cmp_width = 8;
+  f.fault_addr = 0;
+  f.engine = &im;
+  f.tenant = req.tenant;
+  f.pending = TraversalStatus::kDone;
+  f.pending_addr = 0;
+  f.prog = nullptr;
+  if (!req.program || f.sp_len < req.program->info().scratch_bytes || f.sp_len > im.options.scratch_pad_bytes) {
+    f.pending = TraversalStatus::kFaultBadRequest;
     return;
   }
-  ws.prog = im.Decode(ws.request.program);
-  ++ws.prog->in_use;
-  if (ws.max_iterations == 0) {
-    ws.pending = TraversalStatus::kContinue;
+  f.prog = im.Decode(req.program);
+  ++f.prog->in_use;
+  if (f.max_iterations == 0) {
+    f.pending = TraversalStatus::kContinue;
     return;
   }
-  ws.pending = im.StartLoad(ws);
-  if (ws.pending != TraversalStatus::kDone) ws.pending_addr = ws.regs[kCurPtrSlot];
+  f.pending = im.StartLoad(f);
+  if (f.pending != TraversalStatus::kDone) f.pending_addr = f.regs[kCurPtrSlot];
 }
 
 uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget) {
   Impl& im = *impl_;
   uint64_t executed = 0;
   const uint32_t n = static_cast<uint32_t>(im.workspaces.size());
+  Workspace* const wss = im.workspaces.data();
   while (im.active > 0 && executed < max_iterations_budget) {
     for (uint32_t i = 0; i < n; ++i) {
-      Workspace& ws = im.workspaces[i];
-      if (!ws.busy) continue;
-      if (ws.pending != TraversalStatus::kDone) {
-        im.Finish(i, ws.pending, 0, ws.pending_addr, done);
+      // The next workspace's frame (lines 0 and 3) and scratch pad: in
+      // cache by the time this one's iteration is done.
+      const Workspace& ahead = wss[i + 1 < n ? i + 1 : 0];
+      __builtin_prefetch(&ahead.f);
+      __builtin_prefetch(&ahead.f.cmp_srhs);
+      __builtin_prefetch(ahead.f.sp);
+      Workspace& ws = wss[i];
+      Frame& f = ws.f;
+      if (!f.busy) continue;
+      if (f.pending != TraversalStatus::kDone) {
+        im.Finish(i, f.pending, 0, f.pending_addr, done);
         continue;
       }
       bool next = false;
       uint32_t fault_pc = 0;
       uint64_t fault_addr = 0;
-      const TraversalStatus st = im.Iterate(ws, &next, &fault_pc, &fault_addr);
+      const TraversalStatus st = im.Step(ws, &next, &fault_pc, &fault_addr);
       if (st != TraversalStatus::kDone) {
         im.Finish(i, st, fault_pc, fault_addr, done);
         continue;
       }
       ++executed;
-      ++ws.iterations;
+      ++f.iterations;
       if (!next) {
         im.Finish(i, TraversalStatus::kDone, 0, 0, done);
-      } else if (ws.iterations >= ws.max_iterations) {
+      } else if (f.iterations >= f.max_iterations) {
         im.Finish(i, TraversalStatus::kContinue, 0, 0, done);
       } else {
-        const TraversalStatus load = im.StartLoad(ws);
-        if (load != TraversalStatus::kDone) im.Finish(i, load, 0, ws.regs[kCurPtrSlot], done);
+        const TraversalStatus load = im.StartLoad(f);
+        if (load != TraversalStatus::kDone) im.Finish(i, load, 0, f.regs[kCurPtrSlot], done);
       }
     }
   }

@@ -118,7 +118,7 @@ Status MemNodeServer::Start() {
   allocator_ = std::make_unique<PoolAllocator>(pool_->size(), options_.granularity_bytes);
   PULSE_RETURN_IF_ERROR(RestoreAllocations());
   if (options_.calibrate) {
-    auto c = CalibrateEngine(16ull << 20, options_.service.engine.workspaces, 0.1);
+    auto c = CalibrateEngine(16ull << 20, options_.service.engine.workspaces, 0.1, options_.service.engine.engine);
     if (c.ok()) {
       calibration_ = *c;
       log_->Info("engine calibration: t_i {:.2f} ns per instruction, t_d {:.1f} ns per window load",

@@ -19,12 +19,26 @@ void AddEngineBench(CLI::App& bench) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = bench.add_subcommand(
       "engine",
-      "Engine on one core vs a plain run-to-completion chase vs a prefetch-interleaved chase\n"
-      "of the same randomly permuted linked list (hops/s, medians of --rounds runs)");
+      "Engine on one core vs a plain run-to-completion traversal of the same randomly placed structure\n"
+      "(and, for the list, a prefetch-interleaved chase), over a sweep of workspace counts\n"
+      "(hops/s, medians of --rounds runs)");
+  auto engine_name = std::make_shared<std::string>(std::string(EngineKindName(DefaultEngineKind())));
+  opts->sweep = {16, 32, 64, 128};
   cmd->add_option("--size-gib", opts->size_gib, "List size in GiB")->capture_default_str();
   cmd->add_option("--node-bytes", opts->node_bytes, "Bytes per list node")->capture_default_str();
   cmd->add_option("--hops", opts->hops_per_request, "Hops per traversal request")->capture_default_str();
-  cmd->add_option("--workspaces", opts->workspaces, "Engine workspaces (and chains of the interleaved chase)")
+  CLI::Option* workspaces =
+      cmd->add_option("--workspaces", opts->workspaces, "Measure only this many engine workspaces (and chains)");
+  cmd->add_option("--sweep", opts->sweep, "Workspace counts to measure (engine and limit at each)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->excludes(workspaces);
+  cmd->add_option("--engine", *engine_name, "interp or jit (jit: the interpreter is measured too, at every count)")
+      ->check(CLI::IsMember({"interp", "jit"}))
+      ->capture_default_str();
+  cmd->add_option("--program", opts->program,
+                  "list (walk --hops nodes), hash (find in chains of 8) or btree (lower_bound, 256-byte nodes)")
+      ->check(CLI::IsMember({"list", "hash", "btree"}))
       ->capture_default_str();
   cmd->add_option("--seconds", opts->seconds, "Seconds per measurement")->capture_default_str();
   cmd->add_option("--rounds", opts->rounds, "Measurements per figure (the median is reported)")
@@ -34,19 +48,42 @@ void AddEngineBench(CLI::App& bench) {
                   "Also measure this many engine pipelines, one thread each (memory pipelines of one node)")
       ->capture_default_str();
   cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->callback([opts, json] {
+  cmd->callback([opts, json, workspaces, engine_name] {
+    if (workspaces->count() > 0) opts->sweep = {opts->workspaces};
+    opts->engine = *EngineKindFromName(*engine_name);
     opts->progress = [](const std::string& line) { std::cerr << "[bench engine] " << line << std::endl; };
     auto r = bench::RunEngineBench(*opts);
     if (!r.ok()) {
       std::cerr << "bench engine: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    auto ratio = [](double a, double b) { return b > 0 ? nlohmann::json(a / b) : nlohmann::json(nullptr); };
+    nlohmann::json sweep = nlohmann::json::array();
+    for (const auto& p : r->sweep)
+      sweep.push_back({{"workspaces", p.workspaces},
+                       {"engine_hops_per_sec", p.engine_hops_per_sec},
+                       {"mlp_limit_hops_per_sec", p.mlp_limit_hops_per_sec > 0 ? nlohmann::json(p.mlp_limit_hops_per_sec)
+                                                                               : nlohmann::json(nullptr)},
+                       {"interpreter_hops_per_sec", p.interpreter_hops_per_sec > 0
+                                                        ? nlohmann::json(p.interpreter_hops_per_sec)
+                                                        : nlohmann::json(nullptr)}});
     nlohmann::json j = {
         {"engine_hops_per_sec", r->engine_hops_per_sec},
         {"native_hops_per_sec", r->native_hops_per_sec},
-        {"mlp_limit_hops_per_sec", r->mlp_limit_hops_per_sec},
-        {"engine_vs_limit", r->engine_hops_per_sec / r->mlp_limit_hops_per_sec},
-        {"engine_vs_native", r->engine_hops_per_sec / r->native_hops_per_sec},
+        {"mlp_limit_hops_per_sec", r->mlp_limit_hops_per_sec > 0 ? nlohmann::json(r->mlp_limit_hops_per_sec)
+                                                                  : nlohmann::json(nullptr)},
+        {"engine_vs_limit", ratio(r->engine_hops_per_sec, r->mlp_limit_hops_per_sec)},
+        {"engine_vs_native", ratio(r->engine_hops_per_sec, r->native_hops_per_sec)},
+        {"engine", r->engine},
+        {"program", r->program},
+        {"sweep", sweep},
+        {"mlp_limit_workspaces", r->mlp_limit_workspaces},
+        {"ns_per_iteration", r->ns_per_iteration},
+        {"jit_compile_us", r->jit_compile_us},
+        {"interpreter_hops_per_sec", r->interpreter_hops_per_sec > 0 ? nlohmann::json(r->interpreter_hops_per_sec)
+                                                                      : nlohmann::json(nullptr)},
+        {"engine_vs_interpreter", ratio(r->engine_hops_per_sec, r->interpreter_hops_per_sec)},
+        {"hops_per_request", r->hops_per_request},
         {"nodes", r->nodes},
         {"node_bytes", r->node_bytes},
         {"workspaces", r->workspaces},
@@ -63,11 +100,18 @@ void AddEngineBench(CLI::App& bench) {
     if (*json) {
       std::cout << j.dump(2) << std::endl;
     } else {
+      std::cout << fmt::format("{} on the {} engine ({} workspaces best), {:.1f} ns/iteration, jit compile {:.1f} us\n",
+                               r->program, r->engine, r->workspaces, r->ns_per_iteration, r->jit_compile_us);
+      for (const auto& p : r->sweep)
+        std::cout << fmt::format("  {:>4} workspaces: engine {:>8.2f}  interpreter {:>8.2f}  limit {:>8.2f} M hops/s\n",
+                                 p.workspaces, p.engine_hops_per_sec / 1e6, p.interpreter_hops_per_sec / 1e6,
+                                 p.mlp_limit_hops_per_sec / 1e6);
       std::cout << fmt::format(
           "engine        {:>8.2f} M hops/s\nnative        {:>8.2f} M hops/s\ninterleaved   {:>8.2f} M hops/s\n"
-          "engine/limit  {:>8.2f}\nengine/native {:>8.2f}\n",
+          "interpreter   {:>8.2f} M hops/s\nengine/limit  {:>8.2f}\nengine/native {:>8.2f}\n",
           r->engine_hops_per_sec / 1e6, r->native_hops_per_sec / 1e6, r->mlp_limit_hops_per_sec / 1e6,
-          r->engine_hops_per_sec / r->mlp_limit_hops_per_sec,
+          r->interpreter_hops_per_sec / 1e6,
+          r->mlp_limit_hops_per_sec > 0 ? r->engine_hops_per_sec / r->mlp_limit_hops_per_sec : 0.0,
           r->engine_hops_per_sec / r->native_hops_per_sec);
     }
   });

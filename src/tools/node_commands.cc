@@ -225,6 +225,7 @@ struct MemNodeArgs {
   uint64_t granularity_kib = 64;
   uint32_t workspaces = EngineOptions{}.workspaces;
   uint32_t max_iterations = EngineOptions{}.max_iterations;
+  std::string engine;  // interp | jit; empty: $PULSE_ENGINE, else the default
   uint32_t program_cache_entries = MemNodeServiceOptions{}.program_cache_entries;
   std::string shm_name;
   uint32_t connect_timeout_s = 10;
@@ -249,6 +250,19 @@ void RunMemNode(const MemNodeArgs& args) {
   options.shm_name = args.shm_name;
   options.service.engine.workspaces = args.workspaces;
   options.service.engine.max_iterations = args.max_iterations;
+  {
+    // --engine, else PULSE_ENGINE (so a whole cluster test can run on the
+    // interpreter), else JIT where the host has a backend.
+    const char* env = std::getenv("PULSE_ENGINE");
+    const std::string name = !args.engine.empty() ? args.engine : env != nullptr ? std::string(env) : std::string();
+    if (!name.empty()) {
+      const std::optional<EngineKind> kind = EngineKindFromName(name);
+      if (!kind) Fail(log, fmt::format("engine '{}' (from {}) is not interp or jit", name,
+                                       args.engine.empty() ? "PULSE_ENGINE" : "--engine"));
+      options.service.engine.engine = *kind;
+    }
+    log.Info("engine: {}", EngineKindName(options.service.engine.engine));
+  }
   options.service.program_cache_entries = args.program_cache_entries;
   options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
   options.calibrate = !args.no_calibrate;
@@ -317,6 +331,9 @@ void AddMemNodeCommand(CLI::App& app) {
           ""))
       ->type_name("KIB")
       ->capture_default_str();
+  cmd->add_option("--engine", args->engine,
+                  "interp or jit (default: $PULSE_ENGINE, else jit on x86-64 and interp elsewhere)")
+      ->check(CLI::IsMember({"interp", "jit"}));
   cmd->add_option("--workspaces", args->workspaces, "Engine workspaces (traversals in flight at once)")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();

@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/random_program.h"
 #include "engine/run_both.h"
 
 namespace pulse {
@@ -28,10 +29,11 @@ constexpr uint64_t kBase = 0x100000;
 // and returns the finished requests in submission order.
 std::vector<std::pair<TraversalState, TraversalOutcome>> RunAll(
     FarHeap* heap, const ProgramRef& program, std::vector<TraversalState> states, uint32_t workspaces = 16,
-    uint32_t max_iterations = 100000) {
+    uint32_t max_iterations = 100000, EngineKind engine = DefaultEngineKind()) {
   RangeTable table;
   EXPECT_TRUE(table.Add(heap->range()).ok());
   EngineOptions options;
+  options.engine = engine;
   options.workspaces = workspaces;
   options.max_iterations = max_iterations;
   Pipeline pipeline(&table, options);
@@ -310,104 +312,6 @@ TEST(EngineDataStructures, RangeAggregationMatchesStdMap) {
 // Differential test: random programs over a random graph, many traversals in
 // flight, against the reference interpreter one at a time.
 
-class RandomProgram {
- public:
-  explicit RandomProgram(std::mt19937_64* rng) : rng_(*rng) {}
-
-  std::string Generate() {
-    lines_.clear();
-    Emit("LOAD data, 64");
-    for (int r = 0; r < 13; ++r) {  // define every register before the body reads it
-      std::string src = Source();
-      if (src[0] == 'r') src = Imm();
-      Emit("MOVE r" + std::to_string(r) + ", " + src);
-    }
-    Emit("MOVE r13, sp[8]");  // this traversal's private store area
-    const int body = 5 + Pick(25);
-    int label = 0;
-    std::vector<int> open;  // labels to place later
-    for (int i = 0; i < body; ++i) {
-      if (!open.empty() && Pick(4) == 0) {
-        Emit("L" + std::to_string(open.back()) + ":");
-        open.pop_back();
-      }
-      switch (Pick(8)) {
-        case 0: case 1: case 2:
-          Emit(Alu() + Width() + " " + Dest() + ", " + Source());
-          break;
-        case 3:
-          Emit(std::string(Pick(2) ? "NOT" : "NEG") + Width() + " " + Dest());
-          break;
-        case 4:
-          Emit("COMPARE" + Width() + " " + Source() + ", " + Source());
-          Emit(Jump() + " L" + std::to_string(label));
-          open.insert(open.begin(), label++);
-          break;
-        case 5:
-          Emit("STORE" + Width() + " [r13+" + std::to_string(8 * Pick(8)) + "], " + Source());
-          break;
-        case 6:
-          Emit("MOVE r14, " + Reg() + "\nAND r14, 63\nADD" + Width() + " " + Reg() + ", " +
-               (Pick(2) ? "data[r14+0]" : "sp[r14+16]"));
-          break;
-        default:
-          Emit("MOVE" + Width() + " " + Dest() + ", " + Source());
-      }
-    }
-    for (int l : open) Emit("L" + std::to_string(l) + ":");
-    // Bounded continuation: follow data[0] while the counter in sp[0] lasts.
-    Emit("SUB sp[0], 1\nCOMPARE sp[0], 0\nJUMP_LE stop\nMOVE cur_ptr, data[0]\nNEXT_ITER\nstop:\nRETURN");
-    std::string text;
-    for (auto& l : lines_) text += l + "\n";
-    return text;
-  }
-
- private:
-  int Pick(int n) { return static_cast<int>(rng_() % n); }
-  void Emit(const std::string& s) { lines_.push_back(s); }
-  std::string Reg() { return "r" + std::to_string(Pick(13)); }
-  std::string Width() {
-    static const char* w[] = {"", "", ".4", ".2", ".1"};
-    return w[Pick(5)];
-  }
-  std::string Imm() {
-    switch (Pick(4)) {
-      case 0: return std::to_string(Pick(9));
-      case 1: return std::to_string(-Pick(100));
-      case 2: return std::to_string(static_cast<int64_t>(rng_()));
-      default: return "0";
-    }
-  }
-  std::string Source() {
-    switch (Pick(6)) {
-      case 0: return Imm();
-      case 1: case 2: return Reg();
-      case 3: return "data[" + std::to_string(8 * Pick(8)) + "]";
-      case 4: return "sp[" + std::to_string(16 + 8 * Pick(10)) + "]";
-      default: return Pick(4) ? "data[" + std::to_string(Pick(56)) + "]" : "cur_ptr";
-    }
-  }
-  std::string Dest() {
-    switch (Pick(3)) {
-      case 0: return "sp[" + std::to_string(16 + 8 * Pick(10)) + "]";
-      default: return Reg();
-    }
-  }
-  std::string Alu() {
-    static const char* ops[] = {"ADD", "SUB", "MUL", "DIV", "SDIV", "MOD", "SMOD", "AND",
-                                "OR",  "XOR", "SHL", "SHR", "SAR",  "ADD", "SUB"};
-    return ops[Pick(15)];
-  }
-  std::string Jump() {
-    static const char* j[] = {"JUMP_EQ", "JUMP_NE", "JUMP_LT", "JUMP_GT", "JUMP_LE", "JUMP_GE",
-                              "JUMP_LTU", "JUMP_GTU", "JUMP_LEU", "JUMP_GEU", "JUMP_SET", "JUMP"};
-    return j[Pick(12)];
-  }
-
-  std::mt19937_64& rng_;
-  std::vector<std::string> lines_;
-};
-
 TEST(EngineDifferential, RandomProgramsMatchReferenceInterpreter) {
   std::mt19937_64 rng(2026);
   int programs = 0, faults = 0, done = 0, iterations = 0;
@@ -423,7 +327,7 @@ TEST(EngineDifferential, RandomProgramsMatchReferenceInterpreter) {
       heap.Put<uint64_t>(n, kind == 0 ? 0x7000000 : kind == 1 ? heap.base() + heap.bytes().size() - 8
                                                               : nodes[rng() % nodes.size()]);
     }
-    RandomProgram gen(&rng);
+    testing::RandomProgram gen(&rng);
     const std::string text = gen.Generate();
     auto program = MustBuild(text);
     ASSERT_NE(program, nullptr) << text;
@@ -445,21 +349,28 @@ TEST(EngineDifferential, RandomProgramsMatchReferenceInterpreter) {
       TraversalOutcome out = InterpretTraversal(*program, ref_table, 1, 8, &s);
       expected.push_back({s, out});
     }
-    auto got = RunAll(&heap, program, states, /*workspaces=*/1 + rng() % 16, /*max_iterations=*/8);
-    for (size_t t = 0; t < states.size(); ++t) {
-      const auto& [es, eo] = expected[t];
-      const auto& [gs, go] = got[t];
-      ASSERT_EQ(go.status, eo.status) << text << "\ntraversal " << t;
-      ASSERT_EQ(go.iterations, eo.iterations) << text;
-      ASSERT_EQ(go.fault_pc, eo.fault_pc) << text;
-      ASSERT_EQ(go.fault_addr, eo.fault_addr) << text;
-      ASSERT_EQ(gs.cur_ptr, es.cur_ptr) << text;
-      ASSERT_EQ(gs.scratch, es.scratch) << text;
+    const uint32_t workspaces = 1 + rng() % 16;
+    for (EngineKind kind : testing::EnginesToTest()) {
+      SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
+      FarHeap engine_heap = heap;
+      auto got = RunAll(&engine_heap, program, states, workspaces, /*max_iterations=*/8, kind);
+      for (size_t t = 0; t < states.size(); ++t) {
+        const auto& [es, eo] = expected[t];
+        const auto& [gs, go] = got[t];
+        ASSERT_EQ(go.status, eo.status) << text << "\ntraversal " << t;
+        ASSERT_EQ(go.iterations, eo.iterations) << text;
+        ASSERT_EQ(go.fault_pc, eo.fault_pc) << text;
+        ASSERT_EQ(go.fault_addr, eo.fault_addr) << text;
+        ASSERT_EQ(gs.cur_ptr, es.cur_ptr) << text;
+        ASSERT_EQ(gs.scratch, es.scratch) << text;
+      }
+      ASSERT_TRUE(engine_heap.bytes() == ref_heap.bytes()) << "far memory differs after:\n" << text;
+    }
+    for (const auto& [es, eo] : expected) {
       faults += IsFault(eo.status);
       done += eo.status == TraversalStatus::kDone;
       iterations += eo.iterations;
     }
-    ASSERT_TRUE(heap.bytes() == ref_heap.bytes()) << "far memory differs after:\n" << text;
   }
   // The generator must exercise both clean runs and faults.
   EXPECT_GT(done, 200);

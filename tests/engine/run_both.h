@@ -1,5 +1,6 @@
 // Test helper: runs one traversal on the reference interpreter and on the
-// engine (each against its own copy of memory) and checks they agree.
+// engine, interpreted and JIT-compiled (each against its own copy of memory),
+// and checks they agree.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -31,11 +32,20 @@ struct RunResult {
 
 // Runs on the engine over `heaps` (copied, so the caller's stay untouched
 // unless `write_back`).
+// The engines a test runs: the interpreter always, the JIT where it exists.
+inline std::vector<EngineKind> EnginesToTest() {
+  std::vector<EngineKind> kinds{EngineKind::kInterpreter};
+  if (DefaultEngineKind() == EngineKind::kJit) kinds.push_back(EngineKind::kJit);
+  return kinds;
+}
+
 inline RunResult RunOnEngine(const ProgramRef& program, std::vector<FarHeap*> heaps, TenantId tenant,
-                             uint32_t max_iterations, TraversalState state) {
+                             uint32_t max_iterations, TraversalState state,
+                             EngineKind engine = DefaultEngineKind()) {
   RangeTable table;
   for (FarHeap* h : heaps) EXPECT_TRUE(table.Add(h->range()).ok());
   EngineOptions options;
+  options.engine = engine;
   options.workspaces = 4;
   Pipeline pipeline(&table, options);
   TraversalRequest req;
@@ -59,30 +69,31 @@ inline RunResult RunOnEngine(const ProgramRef& program, std::vector<FarHeap*> he
 // interpreter's result and leaves the interpreter's memory effects in heaps.
 inline RunResult RunBoth(const ProgramRef& program, std::vector<FarHeap*> heaps, TraversalState state,
                          uint32_t max_iterations = 1000, TenantId tenant = 1) {
-  std::vector<FarHeap> engine_copies;
-  engine_copies.reserve(heaps.size());
-  for (FarHeap* h : heaps) engine_copies.push_back(*h);
-  std::vector<FarHeap*> engine_heaps;
-  for (auto& h : engine_copies) engine_heaps.push_back(&h);
-
-  RunResult engine = RunOnEngine(program, engine_heaps, tenant, max_iterations, state);
-
   RangeTable table;
   for (FarHeap* h : heaps) EXPECT_TRUE(table.Add(h->range()).ok());
+  std::vector<FarHeap> before;
+  for (FarHeap* h : heaps) before.push_back(*h);
   RunResult ref;
-  ref.state = std::move(state);
+  ref.state = state;
   ref.outcome = InterpretTraversal(*program, table, tenant, max_iterations, &ref.state);
 
-  EXPECT_EQ(static_cast<int>(engine.outcome.status), static_cast<int>(ref.outcome.status))
-      << "engine " << TraversalStatusName(engine.outcome.status) << " vs reference "
-      << TraversalStatusName(ref.outcome.status);
-  EXPECT_EQ(engine.outcome.iterations, ref.outcome.iterations);
-  EXPECT_EQ(engine.outcome.fault_pc, ref.outcome.fault_pc);
-  EXPECT_EQ(engine.outcome.fault_addr, ref.outcome.fault_addr);
-  EXPECT_EQ(engine.state.cur_ptr, ref.state.cur_ptr);
-  EXPECT_EQ(engine.state.iterations, ref.state.iterations);
-  EXPECT_EQ(engine.state.scratch, ref.state.scratch);
-  for (size_t i = 0; i < heaps.size(); ++i) EXPECT_TRUE(engine_copies[i].bytes() == heaps[i]->bytes());
+  for (EngineKind kind : EnginesToTest()) {
+    SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
+    std::vector<FarHeap> engine_copies = before;
+    std::vector<FarHeap*> engine_heaps;
+    for (auto& h : engine_copies) engine_heaps.push_back(&h);
+    RunResult engine = RunOnEngine(program, engine_heaps, tenant, max_iterations, state, kind);
+    EXPECT_EQ(static_cast<int>(engine.outcome.status), static_cast<int>(ref.outcome.status))
+        << "engine " << TraversalStatusName(engine.outcome.status) << " vs reference "
+        << TraversalStatusName(ref.outcome.status);
+    EXPECT_EQ(engine.outcome.iterations, ref.outcome.iterations);
+    EXPECT_EQ(engine.outcome.fault_pc, ref.outcome.fault_pc);
+    EXPECT_EQ(engine.outcome.fault_addr, ref.outcome.fault_addr);
+    EXPECT_EQ(engine.state.cur_ptr, ref.state.cur_ptr);
+    EXPECT_EQ(engine.state.iterations, ref.state.iterations);
+    EXPECT_EQ(engine.state.scratch, ref.state.scratch);
+    for (size_t i = 0; i < heaps.size(); ++i) EXPECT_TRUE(engine_copies[i].bytes() == heaps[i]->bytes());
+  }
   return ref;
 }
 
