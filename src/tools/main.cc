@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   pulse::tools::AddNodeCommands(app);
   pulse::tools::AddClusterCommands(app);
   pulse::tools::AddDemoCommand(app);
+  pulse::tools::AddKvCommands(app);
   CLI::App* bench = app.add_subcommand("bench", "Run a benchmark and print its figures");
   bench->require_subcommand(1);
   pulse::tools::AddBenchCommands(*bench);

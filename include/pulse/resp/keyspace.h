@@ -1,0 +1,162 @@
+// pulse::resp::Keyspace: the keys of `pulse kv serve` in pulse far memory —
+// byte-string keys to typed values (strings; sorted-set headers), with
+// expiry, shared by every server on the cluster.
+//
+// Far layout (docs/resp.md has the picture):
+//  - a directory object {magic, version, index tree header, key count, lock}
+//    whose address is kept in a root file (RootFile below), so a restarted
+//    server, or a second one, finds the same data;
+//  - the index: a pulse::ds::BTree from a 64-bit hash of the key (XXH3; 0
+//    and ~0 are remapped so cursors stay in range) to the first record of
+//    that hash's chain.  A lookup is the tree's offloaded LowerBound
+//    traversal, then one read of the record;
+//  - a record per key: {next, expire_ms, type, key_len, val_len, val_cap},
+//    the key bytes (8-byte padded), then the value inline, val_cap bytes of
+//    room (at least 64).  Colliding keys are chained by `next` and told apart
+//    by comparing the stored key bytes.  A value that outgrows val_cap moves
+//    to a new record that replaces the old in its chain.
+//
+// Atomicity: every command runs between Begin() and End(), which hold the
+// keyspace's pulse::ds::FarLock exclusively (one lock for the whole
+// keyspace; a server takes it once per batch of commands from all its
+// connections).  So commands of several servers are serialised: INCR from
+// two servers is exact.  Begin() also re-reads the directory (another
+// server may have flushed or grown the keyspace) and refreshes the index.
+// A batch that outlives half the lease renews it; if the lease was lost
+// (Renew() fails) the keyspace refuses further commands in the batch.
+//
+// Expiry: expire_ms is a Unix time in milliseconds of the server's clock
+// (servers of one keyspace are assumed to share a clock, e.g. one
+// machine).  Expired records read as absent; a writing command reuses or
+// removes them; nothing scans for them in the background, so DBSIZE counts
+// expired keys no command has touched since (as Redis does between its
+// active-expiry cycles).
+//
+// Thread-safety: not thread-safe: one thread, the one using the Client.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pulse/client.h"
+#include "pulse/status.h"
+
+namespace pulse::ds {
+class BTree;
+class FarLock;
+}  // namespace pulse::ds
+
+namespace pulse::resp {
+
+// The type of a record's value.
+enum class ValueType : uint32_t { kString = 1, kZSet = 2 };
+
+struct KeyspaceOptions {
+  // The largest value a record holds (a longer SET/APPEND is refused).
+  uint64_t max_value_bytes = 64ull << 20;
+  // How long Begin() waits for the keyspace lock, and the lock's lease.
+  std::chrono::milliseconds lock_timeout{3000};
+  std::chrono::milliseconds lease{5000};
+};
+
+// A record found by Keyspace::Find.
+struct Entry {
+  uint64_t addr = 0;         // the record
+  uint64_t prev = 0;         // the record before it in its chain; 0: it heads the chain
+  uint64_t next = 0;
+  int64_t expire_ms = 0;     // 0: none
+  ValueType type = ValueType::kString;
+  uint64_t val_len = 0;
+  uint64_t val_cap = 0;
+  std::string value;         // the value if it came with the first read (val_len <= what was read)
+  bool value_complete = false;
+};
+
+class Keyspace {
+ public:
+  // Opens the keyspace whose directory address `root_file` holds, or
+  // creates one and writes its address there (under flock, so two servers
+  // starting together agree).  A root file naming no valid directory (a
+  // fresh cluster) is replaced, with a warning on stderr.  Errors: IoError
+  // (root file), those of the client's Allocate/Read/Write.
+  static Result<std::unique_ptr<Keyspace>> OpenOrCreate(Client* client, const std::string& root_file,
+                                                        const KeyspaceOptions& options = {});
+  ~Keyspace();
+
+  // Takes the keyspace lock and re-reads the directory.  Errors: Timeout
+  // (lock), those of Read/BTree::Open.
+  Status Begin();
+  // Writes the key count back if it changed and releases the lock.  Errors:
+  // NotFound if the lease had run out (see FarLock::Unlock).
+  Status End();
+  // Renews the lease if half of it has passed since it was taken or last
+  // renewed.  FailedPrecondition if it was lost.
+  Status KeepAlive();
+
+  // The record of `key`, or nullopt if there is none or it expired at
+  // now_ms.  Errors: those of the traversal and Read.
+  Result<std::optional<Entry>> Find(std::string_view key, int64_t now_ms);
+  // The whole value of a record from Find.
+  Result<std::string> ReadValue(const Entry& e);
+  // Sets key's value (creating the record if `e` is nullopt, else
+  // overwriting e's record in place or moving it if the value outgrew it).
+  // Errors: InvalidArgument if value is over max_value_bytes; far errors.
+  Status Put(std::string_view key, const std::optional<Entry>& e, std::string_view value, ValueType type,
+             int64_t expire_ms);
+  // Changes only the expiry of e's record.
+  Status SetExpire(const Entry& e, int64_t expire_ms);
+  // Removes key's record e (found by Find) and frees it.
+  Status Remove(std::string_view key, const Entry& e);
+
+  // Keys with an index hash >= cursor, visiting about `count` hashes;
+  // returns the keys (not expired at now_ms) and the next cursor (0: done).
+  struct ScanPage {
+    uint64_t next_cursor = 0;
+    std::vector<std::string> keys;
+  };
+  Result<ScanPage> Scan(uint64_t cursor, uint64_t count, int64_t now_ms);
+  // Keys stored (expired ones no command has removed included).
+  uint64_t size() const { return count_; }
+  // Removes every key: frees the records and starts a new index (the old
+  // index's nodes are not reclaimed; see docs/resp.md).
+  Status Flush();
+
+  // The far address of the directory (for INFO).
+  uint64_t directory() const { return directory_; }
+  Client* client() const { return client_; }
+  const KeyspaceOptions& options() const { return options_; }
+
+ private:
+  struct Directory;
+  Keyspace(Client* client, uint64_t directory, const KeyspaceOptions& options);
+  Status LoadDirectory();
+  Status StoreDirectory();
+  // Points the chain slot before a record (prev, or the index entry for
+  // `hash` when prev is 0) at `target` (0: the chain becomes empty).
+  Status Relink(uint64_t hash, uint64_t prev, uint64_t target);
+  Result<uint64_t> WriteNewRecord(std::string_view key, uint64_t next, std::string_view value, ValueType type,
+                                  int64_t expire_ms, uint64_t cap);
+  // Frees every record of a chain.
+  Status FreeChain(uint64_t head);
+
+  Client* client_;
+  uint64_t directory_;
+  KeyspaceOptions options_;
+  uint64_t index_header_ = 0;
+  std::unique_ptr<ds::BTree> index_;
+  std::unique_ptr<ds::FarLock> lock_;
+  uint64_t count_ = 0;
+  uint64_t stored_count_ = 0;
+  std::chrono::steady_clock::time_point lease_start_;
+  bool lease_lost_ = false;
+};
+
+// A 64-bit hash of a key as the index uses it: never 0 nor ~0.
+uint64_t KeyHash(std::string_view key);
+
+}  // namespace pulse::resp

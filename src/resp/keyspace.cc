@@ -1,0 +1,338 @@
+// The far keyspace of `pulse kv serve` (include/pulse/resp/keyspace.h).
+#include "pulse/resp/keyspace.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "pulse/ds/btree.h"
+#include "pulse/ds/lock.h"
+
+namespace pulse::resp {
+namespace {
+
+constexpr uint64_t kMagic = 0x5045535032534b53ull;  // "SKS2PSEP": a pulse RESP keyspace
+constexpr uint64_t kVersion = 1;
+// The least value room of a record: what the first read of a lookup
+// fetches past the key, so a small value comes with it.
+constexpr uint64_t kInlineValue = 64;
+
+struct RecordHeader {
+  uint64_t next;
+  int64_t expire_ms;
+  uint32_t type;
+  uint32_t key_len;
+  uint64_t val_len;
+  uint64_t val_cap;
+};
+static_assert(sizeof(RecordHeader) == 40);
+
+uint64_t Pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+uint64_t ValueOffset(uint64_t key_len) { return sizeof(RecordHeader) + Pad8(key_len); }
+
+}  // namespace
+
+struct Keyspace::Directory {
+  uint64_t magic;
+  uint64_t version;
+  uint64_t index_header;
+  uint64_t count;
+  uint64_t lock;
+};
+
+uint64_t KeyHash(std::string_view key) {
+  uint64_t h = XXH3_64bits(key.data(), key.size());
+  if (h == 0) h = 1;
+  if (h == ~uint64_t{0}) h = ~uint64_t{0} - 1;
+  return h;
+}
+
+Keyspace::Keyspace(Client* client, uint64_t directory, const KeyspaceOptions& options)
+    : client_(client), directory_(directory), options_(options) {}
+Keyspace::~Keyspace() = default;
+
+Result<std::unique_ptr<Keyspace>> Keyspace::OpenOrCreate(Client* client, const std::string& root_file,
+                                                         const KeyspaceOptions& options) {
+  int fd = ::open(root_file.c_str(), O_RDWR | O_CREAT, 0644);
+  if (fd < 0) return Status::IoError(fmt::format("root file {}: {}", root_file, std::strerror(errno)));
+  // Two servers starting together: the second waits for the first to write.
+  ::flock(fd, LOCK_EX);
+  struct Closer {
+    int fd;
+    ~Closer() { ::flock(fd, LOCK_UN); ::close(fd); }
+  } closer{fd};
+  std::string text(64, '\0');
+  ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  uint64_t addr = 0;
+  if (!text.empty()) addr = std::strtoull(text.c_str(), nullptr, 10);
+  if (addr != 0) {
+    Directory d{};
+    Status s = client->Read(addr, &d, sizeof d);
+    if (s.ok() && d.magic == kMagic && d.version == kVersion) {
+      std::unique_ptr<Keyspace> ks(new Keyspace(client, addr, options));
+      ks->lock_ = ds::FarLock::Attach(client, d.lock, {.lease = options.lease});
+      PULSE_RETURN_IF_ERROR(ks->LoadDirectory());
+      return ks;
+    }
+    std::cerr << fmt::format("[kv] root file {} names {:#x}, which holds no keyspace ({}); creating a new one\n",
+                             root_file, addr, s.ok() ? "bad magic" : s.ToString());
+  }
+  PULSE_ASSIGN_OR_RETURN(uint64_t dir, client->Allocate(sizeof(Directory)));
+  PULSE_ASSIGN_OR_RETURN(auto lock, ds::FarLock::Create(client, {.lease = options.lease}));
+  PULSE_ASSIGN_OR_RETURN(auto index, ds::BTree::Create(client));
+  Directory d{kMagic, kVersion, index->header_address(), 0, lock->address()};
+  PULSE_RETURN_IF_ERROR(client->Write(dir, &d, sizeof d));
+  const std::string line = fmt::format("{}\n", dir);
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) != static_cast<ssize_t>(line.size()) ||
+      ::fsync(fd) != 0)
+    return Status::IoError(fmt::format("root file {}: {}", root_file, std::strerror(errno)));
+  std::unique_ptr<Keyspace> ks(new Keyspace(client, dir, options));
+  ks->lock_ = std::move(lock);
+  ks->index_ = std::move(index);
+  ks->index_header_ = d.index_header;
+  return ks;
+}
+
+Status Keyspace::LoadDirectory() {
+  Directory d{};
+  PULSE_RETURN_IF_ERROR(client_->Read(directory_, &d, sizeof d));
+  if (d.magic != kMagic) return Status::Internal(fmt::format("keyspace directory {:#x}: bad magic", directory_));
+  count_ = stored_count_ = d.count;
+  if (index_ == nullptr || d.index_header != index_header_) {
+    PULSE_ASSIGN_OR_RETURN(index_, ds::BTree::Open(client_, d.index_header));
+    index_header_ = d.index_header;
+  } else {
+    PULSE_RETURN_IF_ERROR(index_->Refresh());
+  }
+  return Status::Ok();
+}
+
+Status Keyspace::StoreDirectory() {
+  Directory d{kMagic, kVersion, index_header_, count_, lock_->address()};
+  PULSE_RETURN_IF_ERROR(client_->Write(directory_, &d, sizeof d));
+  stored_count_ = count_;
+  return Status::Ok();
+}
+
+Status Keyspace::Begin() {
+  PULSE_RETURN_IF_ERROR(lock_->LockExclusive(options_.lock_timeout));
+  lease_start_ = std::chrono::steady_clock::now();
+  lease_lost_ = false;
+  Status s = LoadDirectory();
+  if (!s.ok()) (void)lock_->Unlock();
+  return s;
+}
+
+Status Keyspace::End() {
+  Status s = Status::Ok();
+  if (count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
+  Status u = lock_->Unlock();
+  return s.ok() ? u : s;
+}
+
+Status Keyspace::KeepAlive() {
+  if (lease_lost_) return Status::FailedPrecondition("keyspace lock lease lost in this batch");
+  auto now = std::chrono::steady_clock::now();
+  if (now - lease_start_ < options_.lease / 2) return Status::Ok();
+  Status s = lock_->Renew();
+  if (!s.ok()) {
+    lease_lost_ = true;
+    return Status::FailedPrecondition("keyspace lock lease lost: " + s.ToString());
+  }
+  lease_start_ = now;
+  return Status::Ok();
+}
+
+Result<std::optional<Entry>> Keyspace::Find(std::string_view key, int64_t now_ms) {
+  const uint64_t hash = KeyHash(key);
+  PULSE_ASSIGN_OR_RETURN(auto head, index_->Find(hash));
+  if (!head) return std::optional<Entry>();
+  uint64_t prev = 0;
+  uint64_t addr = *head;
+  std::vector<uint8_t> buf;
+  while (addr != 0) {
+    // Header, key and the first kInlineValue bytes of the value in one read
+    // (within the record if its key is this key: every record has that much
+    // room).  A colliding shorter record may end sooner: on failure, read
+    // its header alone.
+    buf.resize(ValueOffset(key.size()) + kInlineValue);
+    RecordHeader h{};
+    Status s = client_->Read(addr, buf.data(), buf.size());
+    if (!s.ok()) {
+      PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
+      if (h.key_len == key.size()) return s;  // the read should have fit: a real failure
+      prev = addr;
+      addr = h.next;
+      continue;
+    }
+    std::memcpy(&h, buf.data(), sizeof h);
+    if (h.key_len == key.size() && std::memcmp(buf.data() + sizeof h, key.data(), key.size()) == 0) {
+      // Expired: absent to readers; Put() finds it again to reuse it.
+      if (h.expire_ms != 0 && h.expire_ms <= now_ms) return std::optional<Entry>();
+      Entry e;
+      e.addr = addr;
+      e.prev = prev;
+      e.next = h.next;
+      e.expire_ms = h.expire_ms;
+      e.type = static_cast<ValueType>(h.type);
+      e.val_len = h.val_len;
+      e.val_cap = h.val_cap;
+      const uint64_t have = std::min<uint64_t>(h.val_len, kInlineValue);
+      e.value.assign(reinterpret_cast<const char*>(buf.data()) + ValueOffset(key.size()), have);
+      e.value_complete = have == h.val_len;
+      return std::optional<Entry>(std::move(e));
+    }
+    prev = addr;
+    addr = h.next;
+  }
+  return std::optional<Entry>();
+}
+
+Result<std::string> Keyspace::ReadValue(const Entry& e) {
+  if (e.value_complete) return e.value;
+  std::string v(e.val_len, '\0');
+  // The key length is not in Entry; the record header has it.
+  RecordHeader h{};
+  PULSE_RETURN_IF_ERROR(client_->Read(e.addr, &h, sizeof h));
+  PULSE_RETURN_IF_ERROR(client_->Read(e.addr + ValueOffset(h.key_len), v.data(), v.size()));
+  return v;
+}
+
+Result<uint64_t> Keyspace::WriteNewRecord(std::string_view key, uint64_t next, std::string_view value,
+                                          ValueType type, int64_t expire_ms, uint64_t cap) {
+  cap = std::max({cap, kInlineValue, Pad8(value.size())});
+  std::vector<uint8_t> rec(ValueOffset(key.size()) + cap, 0);
+  RecordHeader h{next, expire_ms, static_cast<uint32_t>(type), static_cast<uint32_t>(key.size()), value.size(), cap};
+  std::memcpy(rec.data(), &h, sizeof h);
+  std::memcpy(rec.data() + sizeof h, key.data(), key.size());
+  std::memcpy(rec.data() + ValueOffset(key.size()), value.data(), value.size());
+  PULSE_ASSIGN_OR_RETURN(uint64_t addr, client_->Allocate(rec.size()));
+  // Only the used part needs writing; the room after the value is never read
+  // before it is written.
+  Status s = client_->Write(addr, rec.data(), ValueOffset(key.size()) + value.size());
+  if (!s.ok()) {
+    (void)client_->Free(addr);
+    return s;
+  }
+  return addr;
+}
+
+Status Keyspace::Relink(uint64_t hash, uint64_t prev, uint64_t target) {
+  if (prev != 0) return client_->Write(prev + offsetof(RecordHeader, next), &target, sizeof target);
+  PULSE_ASSIGN_OR_RETURN(bool erased, index_->Erase(hash));
+  (void)erased;
+  if (target == 0) return Status::Ok();
+  PULSE_ASSIGN_OR_RETURN(bool inserted, index_->Insert(hash, target));
+  if (!inserted) return Status::Internal(fmt::format("keyspace index: hash {:#x} still present after erase", hash));
+  return Status::Ok();
+}
+
+Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::string_view value, ValueType type,
+                     int64_t expire_ms) {
+  if (value.size() > options_.max_value_bytes)
+    return Status::InvalidArgument(
+        fmt::format("value of {} bytes is over the limit of {} bytes", value.size(), options_.max_value_bytes));
+  const uint64_t hash = KeyHash(key);
+  std::optional<Entry> found = e;
+  if (!found) {
+    // An expired record of this key reads as absent; find it to reuse it.
+    PULSE_ASSIGN_OR_RETURN(found, Find(key, std::numeric_limits<int64_t>::min()));
+  }
+  if (found && value.size() <= found->val_cap) {
+    RecordHeader h{found->next, expire_ms, static_cast<uint32_t>(type), static_cast<uint32_t>(key.size()),
+                   value.size(), found->val_cap};
+    std::vector<uint8_t> rec(ValueOffset(key.size()) + value.size());
+    std::memcpy(rec.data(), &h, sizeof h);
+    std::memcpy(rec.data() + sizeof h, key.data(), key.size());
+    std::memcpy(rec.data() + ValueOffset(key.size()), value.data(), value.size());
+    return client_->Write(found->addr, rec.data(), rec.size());
+  }
+  if (found) {
+    // Outgrown: a new record with room to grow takes the old one's place.
+    PULSE_ASSIGN_OR_RETURN(uint64_t addr,
+                           WriteNewRecord(key, found->next, value, type, expire_ms, 2 * found->val_cap));
+    PULSE_RETURN_IF_ERROR(Relink(hash, found->prev, addr));
+    return client_->Free(found->addr);
+  }
+  // A new key: at the end of its hash's chain, or a new index entry.
+  PULSE_ASSIGN_OR_RETURN(auto head, index_->Find(hash));
+  PULSE_ASSIGN_OR_RETURN(uint64_t addr, WriteNewRecord(key, 0, value, type, expire_ms, 0));
+  if (!head) {
+    PULSE_ASSIGN_OR_RETURN(bool inserted, index_->Insert(hash, addr));
+    if (!inserted) return Status::Internal(fmt::format("keyspace index: hash {:#x} appeared", hash));
+  } else {
+    uint64_t tail = *head;
+    for (;;) {
+      RecordHeader h{};
+      PULSE_RETURN_IF_ERROR(client_->Read(tail, &h, sizeof h));
+      if (h.next == 0) break;
+      tail = h.next;
+    }
+    PULSE_RETURN_IF_ERROR(client_->Write(tail + offsetof(RecordHeader, next), &addr, sizeof addr));
+  }
+  ++count_;
+  return Status::Ok();
+}
+
+Status Keyspace::SetExpire(const Entry& e, int64_t expire_ms) {
+  return client_->Write(e.addr + offsetof(RecordHeader, expire_ms), &expire_ms, sizeof expire_ms);
+}
+
+Status Keyspace::Remove(std::string_view key, const Entry& e) {
+  PULSE_RETURN_IF_ERROR(Relink(KeyHash(key), e.prev, e.next));
+  if (count_ > 0) --count_;
+  return client_->Free(e.addr);
+}
+
+Result<Keyspace::ScanPage> Keyspace::Scan(uint64_t cursor, uint64_t count, int64_t now_ms) {
+  ScanPage page;
+  count = std::max<uint64_t>(count, 1);
+  PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(cursor, ~uint64_t{0}, count));
+  for (const auto& [hash, head] : entries) {
+    for (uint64_t addr = head; addr != 0;) {
+      RecordHeader h{};
+      PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
+      if (h.expire_ms == 0 || h.expire_ms > now_ms) {
+        std::string key(h.key_len, '\0');
+        PULSE_RETURN_IF_ERROR(client_->Read(addr + sizeof h, key.data(), key.size()));
+        page.keys.push_back(std::move(key));
+      }
+      addr = h.next;
+    }
+  }
+  page.next_cursor = entries.size() < count ? 0 : entries.back().first + 1;
+  return page;
+}
+
+Status Keyspace::FreeChain(uint64_t head) {
+  for (uint64_t addr = head; addr != 0;) {
+    RecordHeader h{};
+    PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
+    PULSE_RETURN_IF_ERROR(client_->Free(addr));
+    addr = h.next;
+  }
+  return Status::Ok();
+}
+
+Status Keyspace::Flush() {
+  PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(0, ~uint64_t{0}));
+  PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_));
+  index_header_ = fresh->header_address();
+  index_ = std::move(fresh);
+  count_ = 0;
+  PULSE_RETURN_IF_ERROR(StoreDirectory());
+  for (const auto& [hash, head] : entries) PULSE_RETURN_IF_ERROR(FreeChain(head));
+  return Status::Ok();
+}
+
+}  // namespace pulse::resp
