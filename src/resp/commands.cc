@@ -106,6 +106,7 @@ Status RemoveKey(CommandContext& c, std::string_view key, const Entry& e) {
 // ---- connection and server -------------------------------------------------
 
 void Ping(CommandContext& c, const Request& r) {
+  if (r.size() > 2) return c.reply->Error("ERR wrong number of arguments for 'ping' command");
   if (r.size() == 1) c.reply->Simple("PONG");
   else c.reply->Bulk(r[1]);
 }
