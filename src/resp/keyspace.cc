@@ -26,18 +26,15 @@ constexpr uint64_t kVersion = 1;
 // fetches past the key, so a small value comes with it.
 constexpr uint64_t kInlineValue = 64;
 
-struct RecordHeader {
-  uint64_t next;
-  int64_t expire_ms;
-  uint32_t type;
-  uint32_t key_len;
-  uint64_t val_len;
-  uint64_t val_cap;
-};
 static_assert(sizeof(RecordHeader) == 40);
 
 uint64_t Pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 uint64_t ValueOffset(uint64_t key_len) { return sizeof(RecordHeader) + Pad8(key_len); }
+
+// The index's lookups always run on the memory nodes: a traversal run at
+// this CPU node may only read memory this client allocated, and the index
+// holds nodes other servers allocated.
+ds::BTreeOptions IndexOptions() { return ds::BTreeOptions{.mode = ExecutionMode::kOffload}; }
 
 }  // namespace
 
@@ -89,7 +86,7 @@ Result<std::unique_ptr<Keyspace>> Keyspace::OpenOrCreate(Client* client, const s
   }
   PULSE_ASSIGN_OR_RETURN(uint64_t dir, client->Allocate(sizeof(Directory)));
   PULSE_ASSIGN_OR_RETURN(auto lock, ds::FarLock::Create(client, {.lease = options.lease}));
-  PULSE_ASSIGN_OR_RETURN(auto index, ds::BTree::Create(client));
+  PULSE_ASSIGN_OR_RETURN(auto index, ds::BTree::Create(client, IndexOptions()));
   Directory d{kMagic, kVersion, index->header_address(), 0, lock->address()};
   PULSE_RETURN_IF_ERROR(client->Write(dir, &d, sizeof d));
   const std::string line = fmt::format("{}\n", dir);
@@ -109,7 +106,7 @@ Status Keyspace::LoadDirectory() {
   if (d.magic != kMagic) return Status::Internal(fmt::format("keyspace directory {:#x}: bad magic", directory_));
   count_ = stored_count_ = d.count;
   if (index_ == nullptr || d.index_header != index_header_) {
-    PULSE_ASSIGN_OR_RETURN(index_, ds::BTree::Open(client_, d.index_header));
+    PULSE_ASSIGN_OR_RETURN(index_, ds::BTree::Open(client_, d.index_header, IndexOptions()));
     index_header_ = d.index_header;
   } else {
     PULSE_RETURN_IF_ERROR(index_->Refresh());
@@ -153,88 +150,100 @@ Status Keyspace::KeepAlive() {
   return Status::Ok();
 }
 
-Result<std::optional<Entry>> Keyspace::Find(std::string_view key, int64_t now_ms) {
-  const uint64_t hash = KeyHash(key);
-  PULSE_ASSIGN_OR_RETURN(auto head, index_->Find(hash));
-  if (!head) return std::optional<Entry>();
-  uint64_t prev = 0;
-  uint64_t addr = *head;
+Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, std::string_view key) {
+  std::vector<ChainRecord> chain;
   std::vector<uint8_t> buf;
-  while (addr != 0) {
+  for (uint64_t addr = head; addr != 0;) {
     // Header, key and the first kInlineValue bytes of the value in one read
-    // (within the record if its key is this key: every record has that much
-    // room).  A colliding shorter record may end sooner: on failure, read
-    // its header alone.
+    // (within the record when its key is as long as this key: every record
+    // has that much room).  A shorter record may end sooner: on failure,
+    // read its header alone.
     buf.resize(ValueOffset(key.size()) + kInlineValue);
-    RecordHeader h{};
+    ChainRecord rec;
+    rec.addr = addr;
     Status s = client_->Read(addr, buf.data(), buf.size());
     if (!s.ok()) {
-      PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
-      if (h.key_len == key.size()) return s;  // the read should have fit: a real failure
-      prev = addr;
-      addr = h.next;
-      continue;
+      PULSE_RETURN_IF_ERROR(client_->Read(addr, &rec.header, sizeof rec.header));
+      if (rec.header.key_len == key.size()) return s;  // the read should have fit: a real failure
+    } else {
+      std::memcpy(&rec.header, buf.data(), sizeof rec.header);
+      rec.matches = rec.header.type != 0 && rec.header.key_len == key.size() &&
+                    std::memcmp(buf.data() + sizeof rec.header, key.data(), key.size()) == 0;
+      if (rec.matches) {
+        const uint64_t have = std::min<uint64_t>(rec.header.val_len, kInlineValue);
+        rec.prefix.assign(reinterpret_cast<const char*>(buf.data()) + ValueOffset(key.size()), have);
+      }
     }
-    std::memcpy(&h, buf.data(), sizeof h);
-    if (h.key_len == key.size() && std::memcmp(buf.data() + sizeof h, key.data(), key.size()) == 0) {
-      // Expired: absent to readers; Put() finds it again to reuse it.
-      if (h.expire_ms != 0 && h.expire_ms <= now_ms) return std::optional<Entry>();
-      Entry e;
-      e.addr = addr;
-      e.prev = prev;
-      e.next = h.next;
-      e.expire_ms = h.expire_ms;
-      e.type = static_cast<ValueType>(h.type);
-      e.val_len = h.val_len;
-      e.val_cap = h.val_cap;
-      const uint64_t have = std::min<uint64_t>(h.val_len, kInlineValue);
-      e.value.assign(reinterpret_cast<const char*>(buf.data()) + ValueOffset(key.size()), have);
-      e.value_complete = have == h.val_len;
-      return std::optional<Entry>(std::move(e));
-    }
-    prev = addr;
-    addr = h.next;
+    addr = rec.header.next;
+    chain.push_back(std::move(rec));
+    if (chain.back().matches) break;
   }
-  return std::optional<Entry>();
+  return chain;
+}
+
+Result<std::optional<Entry>> Keyspace::Find(std::string_view key, int64_t now_ms) {
+  PULSE_ASSIGN_OR_RETURN(auto head, index_->Find(KeyHash(key)));
+  if (!head) return std::optional<Entry>();
+  PULSE_ASSIGN_OR_RETURN(auto chain, WalkChain(*head, key));
+  if (chain.empty() || !chain.back().matches) return std::optional<Entry>();
+  const ChainRecord& rec = chain.back();
+  const RecordHeader& h = rec.header;
+  // Expired: absent to readers; Put() reuses the record.
+  if (h.expire_ms != 0 && h.expire_ms <= now_ms) return std::optional<Entry>();
+  Entry e;
+  e.addr = rec.addr;
+  e.prev = chain.size() > 1 ? chain[chain.size() - 2].addr : 0;
+  e.next = h.next;
+  e.expire_ms = h.expire_ms;
+  e.type = static_cast<ValueType>(h.type);
+  e.val_len = h.val_len;
+  e.val_cap = h.room - Pad8(key.size());
+  e.value = rec.prefix;
+  e.value_complete = rec.prefix.size() == h.val_len;
+  e.key_len = static_cast<uint32_t>(key.size());
+  return std::optional<Entry>(std::move(e));
 }
 
 Result<std::string> Keyspace::ReadValue(const Entry& e) {
   if (e.value_complete) return e.value;
   std::string v(e.val_len, '\0');
-  // The key length is not in Entry; the record header has it.
-  RecordHeader h{};
-  PULSE_RETURN_IF_ERROR(client_->Read(e.addr, &h, sizeof h));
-  PULSE_RETURN_IF_ERROR(client_->Read(e.addr + ValueOffset(h.key_len), v.data(), v.size()));
+  PULSE_RETURN_IF_ERROR(client_->Read(e.addr + ValueOffset(e.key_len), v.data(), v.size()));
   return v;
 }
 
-Result<uint64_t> Keyspace::WriteNewRecord(std::string_view key, uint64_t next, std::string_view value,
-                                          ValueType type, int64_t expire_ms, uint64_t cap) {
-  cap = std::max({cap, kInlineValue, Pad8(value.size())});
-  std::vector<uint8_t> rec(ValueOffset(key.size()) + cap, 0);
-  RecordHeader h{next, expire_ms, static_cast<uint32_t>(type), static_cast<uint32_t>(key.size()), value.size(), cap};
+Status Keyspace::WriteRecord(uint64_t addr, std::string_view key, uint64_t next, std::string_view value,
+                             ValueType type, int64_t expire_ms, uint64_t room) {
+  RecordHeader h{next, expire_ms, static_cast<uint32_t>(type), static_cast<uint32_t>(key.size()), value.size(),
+                 room};
+  // Only the used part is written; the room after the value is never read
+  // before it is written.
+  std::vector<uint8_t> rec(ValueOffset(key.size()) + value.size(), 0);
   std::memcpy(rec.data(), &h, sizeof h);
   std::memcpy(rec.data() + sizeof h, key.data(), key.size());
   std::memcpy(rec.data() + ValueOffset(key.size()), value.data(), value.size());
-  PULSE_ASSIGN_OR_RETURN(uint64_t addr, client_->Allocate(rec.size()));
-  // Only the used part needs writing; the room after the value is never read
-  // before it is written.
-  Status s = client_->Write(addr, rec.data(), ValueOffset(key.size()) + value.size());
+  return client_->Write(addr, rec.data(), rec.size());
+}
+
+Result<uint64_t> Keyspace::NewRecord(std::string_view key, std::string_view value, ValueType type, int64_t expire_ms,
+                                     uint64_t min_value_room) {
+  const uint64_t room = Pad8(key.size()) + std::max({min_value_room, kInlineValue, Pad8(value.size())});
+  PULSE_ASSIGN_OR_RETURN(uint64_t addr, client_->Allocate(sizeof(RecordHeader) + room));
+  Status s = WriteRecord(addr, key, 0, value, type, expire_ms, room);
   if (!s.ok()) {
-    (void)client_->Free(addr);
+    ReleaseRecord(addr);
     return s;
   }
   return addr;
 }
 
-Status Keyspace::Relink(uint64_t hash, uint64_t prev, uint64_t target) {
-  if (prev != 0) return client_->Write(prev + offsetof(RecordHeader, next), &target, sizeof target);
-  PULSE_ASSIGN_OR_RETURN(bool erased, index_->Erase(hash));
-  (void)erased;
-  if (target == 0) return Status::Ok();
-  PULSE_ASSIGN_OR_RETURN(bool inserted, index_->Insert(hash, target));
-  if (!inserted) return Status::Internal(fmt::format("keyspace index: hash {:#x} still present after erase", hash));
-  return Status::Ok();
+void Keyspace::ReleaseRecord(uint64_t addr) {
+  // Memory another server allocated is not in this client's allocator
+  // (Free says InvalidArgument): it stays allocated, unreachable.
+  (void)client_->Free(addr);
+}
+
+bool Keyspace::Fits(const RecordHeader& h, std::string_view key, std::string_view value) {
+  return Pad8(key.size()) + std::max(kInlineValue, Pad8(value.size())) <= h.room;
 }
 
 Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::string_view value, ValueType type,
@@ -242,45 +251,53 @@ Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::s
   if (value.size() > options_.max_value_bytes)
     return Status::InvalidArgument(
         fmt::format("value of {} bytes is over the limit of {} bytes", value.size(), options_.max_value_bytes));
+  if (e && value.size() <= e->val_cap)  // in place
+    return WriteRecord(e->addr, key, e->next, value, type, expire_ms, e->val_cap + Pad8(key.size()));
   const uint64_t hash = KeyHash(key);
-  std::optional<Entry> found = e;
-  if (!found) {
-    // An expired record of this key reads as absent; find it to reuse it.
-    PULSE_ASSIGN_OR_RETURN(found, Find(key, std::numeric_limits<int64_t>::min()));
-  }
-  if (found && value.size() <= found->val_cap) {
-    RecordHeader h{found->next, expire_ms, static_cast<uint32_t>(type), static_cast<uint32_t>(key.size()),
-                   value.size(), found->val_cap};
-    std::vector<uint8_t> rec(ValueOffset(key.size()) + value.size());
-    std::memcpy(rec.data(), &h, sizeof h);
-    std::memcpy(rec.data() + sizeof h, key.data(), key.size());
-    std::memcpy(rec.data() + ValueOffset(key.size()), value.data(), value.size());
-    return client_->Write(found->addr, rec.data(), rec.size());
-  }
-  if (found) {
-    // Outgrown: a new record with room to grow takes the old one's place.
-    PULSE_ASSIGN_OR_RETURN(uint64_t addr,
-                           WriteNewRecord(key, found->next, value, type, expire_ms, 2 * found->val_cap));
-    PULSE_RETURN_IF_ERROR(Relink(hash, found->prev, addr));
-    return client_->Free(found->addr);
-  }
-  // A new key: at the end of its hash's chain, or a new index entry.
   PULSE_ASSIGN_OR_RETURN(auto head, index_->Find(hash));
-  PULSE_ASSIGN_OR_RETURN(uint64_t addr, WriteNewRecord(key, 0, value, type, expire_ms, 0));
   if (!head) {
+    PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, 0));
     PULSE_ASSIGN_OR_RETURN(bool inserted, index_->Insert(hash, addr));
     if (!inserted) return Status::Internal(fmt::format("keyspace index: hash {:#x} appeared", hash));
-  } else {
-    uint64_t tail = *head;
-    for (;;) {
-      RecordHeader h{};
-      PULSE_RETURN_IF_ERROR(client_->Read(tail, &h, sizeof h));
-      if (h.next == 0) break;
-      tail = h.next;
-    }
-    PULSE_RETURN_IF_ERROR(client_->Write(tail + offsetof(RecordHeader, next), &addr, sizeof addr));
+    ++count_;
+    return Status::Ok();
   }
+  // The chain of this hash: the key's record (live or expired), or a
+  // tombstone with room, is rewritten in place; otherwise a new record goes
+  // at the end, and an outgrown record of the key becomes a tombstone.
+  PULSE_ASSIGN_OR_RETURN(auto chain, WalkChain(*head, key));
+  if (!chain.empty() && chain.back().matches) {
+    const ChainRecord& rec = chain.back();
+    if (Fits(rec.header, key, value))
+      return WriteRecord(rec.addr, key, rec.header.next, value, type, expire_ms, rec.header.room);
+    PULSE_RETURN_IF_ERROR(Unlink(chain, chain.size() - 1));
+    --count_;
+    PULSE_ASSIGN_OR_RETURN(chain, WalkChain(*head, key));
+  }
+  for (const ChainRecord& rec : chain) {
+    if (rec.header.type == 0 && Fits(rec.header, key, value)) {
+      PULSE_RETURN_IF_ERROR(WriteRecord(rec.addr, key, rec.header.next, value, type, expire_ms, rec.header.room));
+      ++count_;
+      return Status::Ok();
+    }
+  }
+  const uint64_t grown = e ? 2 * e->val_cap : 0;
+  PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, grown));
+  const uint64_t tail = chain.back().addr;
+  PULSE_RETURN_IF_ERROR(client_->Write(tail + offsetof(RecordHeader, next), &addr, sizeof addr));
   ++count_;
+  return Status::Ok();
+}
+
+Status Keyspace::Unlink(const std::vector<ChainRecord>& chain, size_t i) {
+  if (i == 0) {
+    // The head stays (the index keeps pointing at it): a tombstone.
+    const uint32_t tombstone = 0;
+    return client_->Write(chain[0].addr + offsetof(RecordHeader, type), &tombstone, sizeof tombstone);
+  }
+  const uint64_t next = chain[i].header.next;
+  PULSE_RETURN_IF_ERROR(client_->Write(chain[i - 1].addr + offsetof(RecordHeader, next), &next, sizeof next));
+  ReleaseRecord(chain[i].addr);
   return Status::Ok();
 }
 
@@ -289,9 +306,16 @@ Status Keyspace::SetExpire(const Entry& e, int64_t expire_ms) {
 }
 
 Status Keyspace::Remove(std::string_view key, const Entry& e) {
-  PULSE_RETURN_IF_ERROR(Relink(KeyHash(key), e.prev, e.next));
+  if (e.prev == 0) {
+    const uint32_t tombstone = 0;
+    PULSE_RETURN_IF_ERROR(client_->Write(e.addr + offsetof(RecordHeader, type), &tombstone, sizeof tombstone));
+  } else {
+    PULSE_RETURN_IF_ERROR(client_->Write(e.prev + offsetof(RecordHeader, next), &e.next, sizeof e.next));
+    ReleaseRecord(e.addr);
+  }
+  (void)key;
   if (count_ > 0) --count_;
-  return client_->Free(e.addr);
+  return Status::Ok();
 }
 
 Result<Keyspace::ScanPage> Keyspace::Scan(uint64_t cursor, uint64_t count, int64_t now_ms) {
@@ -302,7 +326,7 @@ Result<Keyspace::ScanPage> Keyspace::Scan(uint64_t cursor, uint64_t count, int64
     for (uint64_t addr = head; addr != 0;) {
       RecordHeader h{};
       PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
-      if (h.expire_ms == 0 || h.expire_ms > now_ms) {
+      if (h.type != 0 && (h.expire_ms == 0 || h.expire_ms > now_ms)) {
         std::string key(h.key_len, '\0');
         PULSE_RETURN_IF_ERROR(client_->Read(addr + sizeof h, key.data(), key.size()));
         page.keys.push_back(std::move(key));
@@ -318,7 +342,7 @@ Status Keyspace::FreeChain(uint64_t head) {
   for (uint64_t addr = head; addr != 0;) {
     RecordHeader h{};
     PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
-    PULSE_RETURN_IF_ERROR(client_->Free(addr));
+    ReleaseRecord(addr);
     addr = h.next;
   }
   return Status::Ok();
@@ -326,7 +350,7 @@ Status Keyspace::FreeChain(uint64_t head) {
 
 Status Keyspace::Flush() {
   PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(0, ~uint64_t{0}));
-  PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_));
+  PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_, IndexOptions()));
   index_header_ = fresh->header_address();
   index_ = std::move(fresh);
   count_ = 0;

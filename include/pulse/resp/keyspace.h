@@ -8,13 +8,20 @@
 //    server, or a second one, finds the same data;
 //  - the index: a pulse::ds::BTree from a 64-bit hash of the key (XXH3; 0
 //    and ~0 are remapped so cursors stay in range) to the first record of
-//    that hash's chain.  A lookup is the tree's offloaded LowerBound
-//    traversal, then one read of the record;
-//  - a record per key: {next, expire_ms, type, key_len, val_len, val_cap},
-//    the key bytes (8-byte padded), then the value inline, val_cap bytes of
-//    room (at least 64).  Colliding keys are chained by `next` and told apart
-//    by comparing the stored key bytes.  A value that outgrows val_cap moves
-//    to a new record that replaces the old in its chain.
+//    that hash's chain.  A lookup is the tree's LowerBound traversal, always
+//    offloaded (a traversal run at a CPU node may read only what its own
+//    client allocated), then one read of the record;
+//  - a record per key (RecordHeader, then the key bytes padded to 8, then
+//    the value inline in at least 64 bytes of room), so a lookup's one read
+//    of header + key + 64 bytes brings a small value along.  Colliding keys
+//    are chained by `next` and told apart by their stored key bytes.
+//  - index entries are never erased (an erase may free tree nodes another
+//    server allocated, which its allocator does not know): a deleted key
+//    whose record heads its chain leaves a tombstone (type 0) that the next
+//    SET of a key with that hash reuses if it fits.  A value that outgrows
+//    its record moves to a new record at the chain's end.  Records other
+//    than chain heads are freed when deleted, if this server allocated them
+//    (memory another server allocated stays allocated: see docs/resp.md).
 //
 // Atomicity: every command runs between Begin() and End(), which hold the
 // keyspace's pulse::ds::FarLock exclusively (one lock for the whole
@@ -75,6 +82,19 @@ struct Entry {
   uint64_t val_cap = 0;
   std::string value;         // the value if it came with the first read (val_len <= what was read)
   bool value_complete = false;
+  uint32_t key_len = 0;
+};
+
+// The head of a far record (the key's bytes, 8-byte padded, follow; then
+// the value).  type 0 marks a tombstone: a deleted key's record that stays
+// as the head of its hash's chain.
+struct RecordHeader {
+  uint64_t next;       // the next record with the same hash, 0: none
+  int64_t expire_ms;   // Unix ms, 0: none
+  uint32_t type;       // ValueType, or 0
+  uint32_t key_len;
+  uint64_t val_len;
+  uint64_t room;       // bytes after this header: padded key + value capacity
 };
 
 class Keyspace {
@@ -136,11 +156,25 @@ class Keyspace {
   Keyspace(Client* client, uint64_t directory, const KeyspaceOptions& options);
   Status LoadDirectory();
   Status StoreDirectory();
-  // Points the chain slot before a record (prev, or the index entry for
-  // `hash` when prev is 0) at `target` (0: the chain becomes empty).
-  Status Relink(uint64_t hash, uint64_t prev, uint64_t target);
-  Result<uint64_t> WriteNewRecord(std::string_view key, uint64_t next, std::string_view value, ValueType type,
-                                  int64_t expire_ms, uint64_t cap);
+  // A record of a chain as WalkChain read it.
+  struct ChainRecord {
+    uint64_t addr = 0;
+    RecordHeader header{};
+    bool matches = false;   // a live (not tombstone) record of the key walked for
+    std::string prefix;     // its value's first bytes, if it matches
+  };
+  // The records of the chain from `head` up to and including the one of
+  // `key` (all of them if there is none).
+  Result<std::vector<ChainRecord>> WalkChain(uint64_t head, std::string_view key);
+  // Takes chain[i] out of its chain: the head becomes a tombstone (the index
+  // keeps pointing at it), any other is unlinked and released.
+  Status Unlink(const std::vector<ChainRecord>& chain, size_t i);
+  Status WriteRecord(uint64_t addr, std::string_view key, uint64_t next, std::string_view value, ValueType type,
+                     int64_t expire_ms, uint64_t room);
+  Result<uint64_t> NewRecord(std::string_view key, std::string_view value, ValueType type, int64_t expire_ms,
+                             uint64_t min_value_room);
+  void ReleaseRecord(uint64_t addr);
+  static bool Fits(const RecordHeader& h, std::string_view key, std::string_view value);
   // Frees every record of a chain.
   Status FreeChain(uint64_t head);
 
