@@ -85,6 +85,40 @@ EXPIRY = [
 ]
 
 
+ZSETS = [
+    ["ZADD", "z", "1", "a", "2", "b", "3", "c"], ["ZADD", "z", "1", "a"], ["ZADD", "z", "CH", "5", "a", "6", "new"],
+    ["ZCARD", "z"], ["ZCARD", "nope"], ["ZSCORE", "z", "a"], ["ZSCORE", "z", "zz"], ["ZSCORE", "nope", "a"],
+    ["ZADD", "z", "NX", "9", "a", "9", "nx"], ["ZADD", "z", "XX", "7", "a", "7", "xx"], ["ZSCORE", "z", "a"],
+    ["ZADD", "z", "GT", "1", "a"], ["ZADD", "z", "LT", "CH", "1", "a"], ["ZSCORE", "z", "a"],
+    ["ZADD", "z", "NX", "XX", "1", "a"], ["ZADD", "z", "GT", "LT", "1", "a"], ["ZADD", "z", "1"],
+    ["ZADD", "z", "x", "a"], ["ZADD", "z", "nan", "a"], ["ZADD", "z", "INCR", "1", "a", "2", "b"],
+    ["ZADD", "z", "INCR", "2.5", "a"], ["ZADD", "z", "INCR", "1", "fresh"], ["ZADD", "z", "NX", "INCR", "1", "a"],
+    ["ZADD", "z", "-inf", "lo", "+inf", "hi", "0", "zero", "-0", "negzero", "2", "b2", "2", "b1"],
+    ["ZRANGE", "z", "0", "-1"], ["ZRANGE", "z", "0", "-1", "WITHSCORES"], ["ZRANGE", "z", "2", "4"],
+    ["ZRANGE", "z", "-3", "-1", "WITHSCORES"], ["ZRANGE", "z", "5", "2"], ["ZRANGE", "z", "0", "100"],
+    ["ZRANGE", "z", "0", "1", "REV"], ["ZRANGE", "z", "1", "5", "BYSCORE"], ["ZRANGE", "z", "(1", "(5", "BYSCORE"],
+    ["ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", "1", "3"], ["ZRANGE", "z", "5", "1", "BYSCORE", "REV"],
+    ["ZRANGE", "z", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", "0", "2", "WITHSCORES"],
+    ["ZRANGE", "z", "0", "1", "LIMIT", "0", "1"], ["ZRANGE", "z", "x", "1"], ["ZRANGE", "z", "a", "b", "BYSCORE"],
+    ["ZRANGE", "nope", "0", "-1"], ["ZRANGE", "z", "0", "1", "BOGUS"],
+    ["ZRANGEBYSCORE", "z", "-inf", "+inf"], ["ZRANGEBYSCORE", "z", "2", "(6", "WITHSCORES"],
+    ["ZRANGEBYSCORE", "z", "0", "10", "LIMIT", "2", "2"], ["ZRANGEBYSCORE", "z", "0", "10", "LIMIT", "-1", "2"],
+    ["ZRANGEBYSCORE", "z", "(", "1"],
+    ["ZCOUNT", "z", "-inf", "+inf"], ["ZCOUNT", "z", "(2", "6"], ["ZCOUNT", "z", "x", "1"], ["ZCOUNT", "nope", "0", "1"],
+    ["ZRANK", "z", "a"], ["ZRANK", "z", "lo"], ["ZRANK", "z", "hi"], ["ZRANK", "z", "b2"], ["ZRANK", "z", "nope"],
+    ["ZREM", "z", "a", "nope", "b"], ["ZREM", "nope", "a"], ["ZCARD", "z"], ["ZRANGE", "z", "0", "-1", "WITHSCORES"],
+    ["ZADD", "z", "1", "a"], ["ZRANK", "z", "a"],
+    ["ZADD", "small", "1", "only"], ["ZREM", "small", "only"], ["EXISTS", "small"], ["ZCARD", "small"],
+    ["SET", "str", "v"], ["ZADD", "str", "1", "a"], ["ZSCORE", "str", "a"], ["ZRANGE", "str", "0", "1"],
+    ["GET", "z"], ["INCR", "z"], ["APPEND", "z", "x"], ["SET", "z", "x", "GET"], ["STRLEN", "z"], ["GETDEL", "z"],
+    ["MGET", "z", "str"], ["TYPE", "z"], ["TYPE", "str"], ["TYPE", "nope"], ["EXPIRE", "z", "100"], ["TTL", "z"],
+    ["SET", "z", "now a string"], ["GET", "z"], ["ZCARD", "z"],
+    ["ZADD", "ties", "1", "c", "1", "a", "1", "b", "1", "d"] + [x for i in range(40) for x in ("1", f"m{i:02}")],
+    ["ZRANGE", "ties", "0", "-1"], ["ZRANK", "ties", "m07"], ["ZREM", "ties", "b", "m10"], ["ZRANGE", "ties", "3", "8"],
+    ["DEL", "ties"], ["ZCARD", "ties"],
+]
+
+
 def run(cases, p, r):
     for args in cases:
         name = args[0].upper()
@@ -187,9 +221,14 @@ def main():
         p, r = ps.client(), rs.client()
         for x in (p, r):
             x.flushdb()
-        run(SERVER, p, r)
-        run(STRINGS, p, r)
-        run(EXPIRY, p, r)
+        # Raw replies (no redis-py reply callbacks): the strictest comparison.
+        pr, rr = ps.client(), rs.client()
+        pr.response_callbacks.clear()
+        rr.response_callbacks.clear()
+        run(SERVER, pr, rr)
+        run(STRINGS, pr, rr)
+        run(EXPIRY, pr, rr)
+        run(ZSETS, pr, rr)
         test_pipeline(p, r)
         test_scan(p, r)
         test_expiry_elapses(p, r)
