@@ -13,6 +13,7 @@ PACKAGES=(
   libssl-dev libzstd-dev libxxhash-dev
   iproute2 procps
   python3 python3-matplotlib         # plots of `pulse bench suite` (scripts/plot_suite.py)
+  redis-server redis-tools python3-redis  # `pulse kv serve` tests and `pulse bench resp`: real Redis clients
 )
 
 missing=()
