@@ -30,6 +30,8 @@ void AddNodeCommands(CLI::App& app);
 void AddClusterCommands(CLI::App& app);
 // pulse kv serve (src/tools/kv_command.cc)
 void AddKvCommands(CLI::App& app);
+// pulse bench resp (src/tools/kv_command.cc)
+void AddRespBench(CLI::App& bench);
 // pulse demo: the main job's workload against a running cluster
 void AddDemoCommand(CLI::App& app);
 

@@ -7,8 +7,12 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "bench/resp_bench.h"
 #include "cluster/config.h"
 #include "cluster/launcher.h"
+#include "cluster/process.h"
 #include "pulse/client.h"
 #include "pulse/resp/keyspace.h"
 #include "pulse/resp/server.h"
@@ -25,6 +29,7 @@ struct KvServeArgs {
   uint64_t max_value_mib = 64;
   uint32_t max_batch = 512;
   uint32_t request_timeout_ms = 500;
+  std::string port_file;       // written once listening (as the nodes' --port-file)
 };
 
 resp::Server* g_server = nullptr;
@@ -71,6 +76,10 @@ void Serve(const KvServeArgs& a) {
   std::cerr << fmt::format("[kv] listening on {}:{} (switch {}, keyspace root {} -> {:#x})", a.listen.substr(0, colon),
                            (*server)->port(), switch_address, root, (*keyspace)->directory())
             << std::endl;
+  if (!a.port_file.empty()) {
+    Status written = cluster::WritePortFile(a.port_file, (*server)->port());
+    if (!written.ok()) Fail(written);
+  }
   Status s = (*server)->Run();
   g_server = nullptr;
   if (!s.ok()) Fail(s);
@@ -97,7 +106,47 @@ void AddKvCommands(CLI::App& app) {
   serve->add_option("--request-timeout-ms", args->request_timeout_ms,
                     "Far-memory request timeout (4 attempts, then an error reply)")
       ->capture_default_str();
+  serve->add_option("--port-file", args->port_file, "Write the port bound here once listening");
   serve->callback([args] { Serve(*args); });
+}
+
+void AddRespBench(CLI::App& bench) {
+  auto o = std::make_shared<bench::RespBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = bench.add_subcommand(
+      "resp", "redis-benchmark GET/SET against `pulse kv serve` and a local redis-server, side by side");
+  cmd->add_option("--switch", o->switch_address, "Use this cluster (default: start one with 2 memory nodes)");
+  cmd->add_option("--requests", o->requests, "redis-benchmark -n, per test")->capture_default_str();
+  cmd->add_option("--clients", o->clients, "redis-benchmark -c")->capture_default_str();
+  cmd->add_option("--keyspace", o->keyspace, "redis-benchmark -r")->capture_default_str();
+  cmd->add_option("--pipelines", o->pipelines, "redis-benchmark -P values")->capture_default_str();
+  cmd->add_option("--tests", o->tests, "redis-benchmark -t")->capture_default_str();
+  cmd->add_option("--value-bytes", o->value_bytes, "redis-benchmark -d")->capture_default_str();
+  cmd->add_option("--run-dir", o->run_dir, "Where a started cluster writes its logs");
+  cmd->add_flag("--json", *json, "Print one JSON object");
+  cmd->callback([o, json] {
+    o->progress = [](const std::string& line) { std::cerr << "[bench resp] " << line << std::endl; };
+    auto r = bench::RunRespBench(*o);
+    if (!r.ok()) {
+      std::cerr << "pulse bench resp: " << r.status().ToString() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+    if (*json) {
+      std::cout << r->dump(2) << std::endl;
+      return;
+    }
+    for (const auto& run : (*r)["runs"]) {
+      for (const auto& [test, figures] : run["pulse"].items()) {
+        const auto& redis = run["redis"].contains(test) ? run["redis"][test] : nlohmann::json::object();
+        std::cout << fmt::format("-P {:<3} {:<6} pulse {:>10.0f} req/s p50 {:.3f} p99 {:.3f} ms | redis {:>10.0f} "
+                                 "req/s p50 {:.3f} p99 {:.3f} ms | ratio {:.3f}\n",
+                                 run["pipeline"].get<int>(), test, figures["rps"].get<double>(),
+                                 figures["p50_ms"].get<double>(), figures["p99_ms"].get<double>(),
+                                 redis.value("rps", 0.0), redis.value("p50_ms", 0.0), redis.value("p99_ms", 0.0),
+                                 run["pulse_over_redis_rps"].value(test, 0.0));
+      }
+    }
+  });
 }
 
 }  // namespace pulse::tools
