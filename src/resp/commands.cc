@@ -614,6 +614,15 @@ const CommandSpec* FindCommand(std::string_view name) {
   return nullptr;
 }
 
+void CollectKeys(const Request& r, std::vector<std::string_view>* keys) {
+  const CommandSpec* spec = FindCommand(r[0]);
+  if (spec == nullptr || spec->first_key == 0) return;
+  const int n = static_cast<int>(r.size());
+  if ((spec->arity > 0 && n != spec->arity) || (spec->arity < 0 && n < -spec->arity)) return;
+  const int last = spec->last_key < 0 ? n + spec->last_key : spec->last_key;
+  for (int i = spec->first_key; i <= last && i < n; i += spec->step) keys->push_back(r[i]);
+}
+
 bool NeedsKeyspace(const Request& r) {
   const CommandSpec* spec = FindCommand(r[0]);
   return spec != nullptr && spec->keyspace;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pulse/resp/keyspace.h"
 #include "pulse/resp/parser.h"
@@ -39,6 +40,9 @@ const CommandSpec* FindCommand(std::string_view name);
 // Runs a request: unknown command and arity errors in Redis's form,
 // otherwise the handler.
 void Dispatch(CommandContext& c, const Request& r);
+// Appends the keys a request names (by its spec's first/last/step) to
+// *keys, for Keyspace::Prefetch.  Nothing for unknown or short requests.
+void CollectKeys(const Request& r, std::vector<std::string_view>* keys);
 // Whether the request needs the keyspace (an unknown or malformed request
 // does not: it only gets an error).
 bool NeedsKeyspace(const Request& r);

@@ -14,8 +14,11 @@
 
 #include <fmt/format.h>
 
+#include "ds/ds_common.h"
+#include "ds/iterators/ds_nodes.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/lock.h"
+#include "pulse/iterators/ds_btree_lower_bound.h"
 
 namespace pulse::resp {
 namespace {
@@ -35,6 +38,19 @@ uint64_t ValueOffset(uint64_t key_len) { return sizeof(RecordHeader) + Pad8(key_
 // this CPU node may only read memory this client allocated, and the index
 // holds nodes other servers allocated.
 ds::BTreeOptions IndexOptions() { return ds::BTreeOptions{.mode = ExecutionMode::kOffload}; }
+
+// A record's first kWindow bytes, copied into the scratch pad: one
+// traversal iteration (so many can be in flight, where Client::Read waits).
+constexpr uint32_t kWindow = 256;
+Result<ProgramRef> RecordWindowProgram() {
+  static const Result<ProgramRef> program = [] {
+    std::string text = fmt::format("  LOAD data, {}\n", kWindow);
+    for (uint32_t off = 0; off < kWindow; off += 8) text += fmt::format("  MOVE sp[{0}], data[{0}]\n", off);
+    text += "  RETURN\n";
+    return ds::internal::LoadAssembly(text, "resp_record_window");
+  }();
+  return program;
+}
 
 }  // namespace
 
@@ -125,12 +141,18 @@ Status Keyspace::Begin() {
   PULSE_RETURN_IF_ERROR(lock_->LockExclusive(options_.lock_timeout));
   lease_start_ = std::chrono::steady_clock::now();
   lease_lost_ = false;
+  heads_.clear();
+  windows_.clear();
+  ++generation_;
   Status s = LoadDirectory();
   if (!s.ok()) (void)lock_->Unlock();
   return s;
 }
 
 Status Keyspace::End() {
+  heads_.clear();
+  windows_.clear();
+  ++generation_;
   Status s = Status::Ok();
   if (count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
   Status u = lock_->Unlock();
@@ -161,7 +183,7 @@ Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, st
     buf.resize(ValueOffset(key.size()) + kInlineValue);
     ChainRecord rec;
     rec.addr = addr;
-    Status s = client_->Read(addr, buf.data(), buf.size());
+    Status s = ReadRecordPrefix(addr, buf.data(), buf.size());
     if (!s.ok()) {
       PULSE_RETURN_IF_ERROR(client_->Read(addr, &rec.header, sizeof rec.header));
       if (rec.header.key_len == key.size()) return s;  // the read should have fit: a real failure
@@ -181,8 +203,66 @@ Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, st
   return chain;
 }
 
+Result<std::optional<uint64_t>> Keyspace::IndexFind(uint64_t hash) {
+  if (auto it = heads_.find(hash); it != heads_.end()) return it->second;
+  return index_->Find(hash);
+}
+
+Status Keyspace::ReadRecordPrefix(uint64_t addr, void* dst, size_t length) {
+  if (auto it = windows_.find(addr); it != windows_.end() && it->second.size() >= length) {
+    std::memcpy(dst, it->second.data(), length);
+    return Status::Ok();
+  }
+  return client_->Read(addr, dst, length);
+}
+
+void Keyspace::Prefetch(const std::vector<std::string_view>& keys) {
+  auto lower_bound = ds::internal::EmbeddedProgram<iterators::ds_btree_lower_bound>("ds_btree_lower_bound");
+  auto window = RecordWindowProgram();
+  if (!lower_bound.ok() || !window.ok() || index_ == nullptr) return;
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  // Index descents, one per distinct hash not known yet.
+  std::vector<uint64_t> hashes;
+  for (std::string_view k : keys) {
+    const uint64_t h = KeyHash(k);
+    if (!heads_.count(h) && std::find(hashes.begin(), hashes.end(), h) == hashes.end()) hashes.push_back(h);
+  }
+  for (uint64_t h : hashes) {
+    pulse_ds_btree_lb_state st{h, 0, 0, 0, 0};
+    std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lower_bound)->info().scratch_bytes), 0);
+    std::memcpy(scratch.data(), &st, sizeof st);
+    client_->TraverseAsync(*lower_bound, index_->root(), std::move(scratch), offload,
+                           [this, h, gen = generation_](Result<TraversalResult> r) {
+                             if (gen != generation_) return;  // answered after its batch (WaitAll timed out)
+                             if (!r.ok() || r->status != TraversalStatus::kDone) return;
+                             pulse_ds_btree_lb_state out{};
+                             std::memcpy(&out, r->scratch.data(), sizeof out);
+                             heads_[h] = out.found != 0 && out.rkey == h ? std::optional<uint64_t>(out.rvalue)
+                                                                         : std::nullopt;
+                           });
+  }
+  if (!client_->WaitAll(options_.lock_timeout).ok()) return;
+  // Then the first record of each chain found.
+  std::vector<uint64_t> records;
+  for (uint64_t h : hashes)
+    if (auto it = heads_.find(h); it != heads_.end() && it->second && !windows_.count(*it->second))
+      records.push_back(*it->second);
+  for (uint64_t addr : records) {
+    client_->TraverseAsync(*window, addr, std::vector<uint8_t>((*window)->info().scratch_bytes, 0), offload,
+                           [this, addr, gen = generation_](Result<TraversalResult> r) {
+                             if (gen != generation_) return;
+                             // A record near the end of its memory range faults
+                             // (the window crosses it): Find reads it instead.
+                             if (!r.ok() || r->status != TraversalStatus::kDone || r->scratch.size() < kWindow) return;
+                             windows_[addr].assign(r->scratch.begin(), r->scratch.begin() + kWindow);
+                           });
+  }
+  (void)client_->WaitAll(options_.lock_timeout);
+}
+
 Result<std::optional<Entry>> Keyspace::Find(std::string_view key, int64_t now_ms) {
-  PULSE_ASSIGN_OR_RETURN(auto head, index_->Find(KeyHash(key)));
+  PULSE_ASSIGN_OR_RETURN(auto head, IndexFind(KeyHash(key)));
   if (!head) return std::optional<Entry>();
   PULSE_ASSIGN_OR_RETURN(auto chain, WalkChain(*head, key));
   if (chain.empty() || !chain.back().matches) return std::optional<Entry>();
@@ -213,6 +293,7 @@ Result<std::string> Keyspace::ReadValue(const Entry& e) {
 
 Status Keyspace::WriteRecord(uint64_t addr, std::string_view key, uint64_t next, std::string_view value,
                              ValueType type, int64_t expire_ms, uint64_t room) {
+  Forget(addr);
   RecordHeader h{next, expire_ms, static_cast<uint32_t>(type), static_cast<uint32_t>(key.size()), value.size(),
                  room};
   // Only the used part is written; the room after the value is never read
@@ -254,11 +335,12 @@ Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::s
   if (e && value.size() <= e->val_cap)  // in place
     return WriteRecord(e->addr, key, e->next, value, type, expire_ms, e->val_cap + Pad8(key.size()));
   const uint64_t hash = KeyHash(key);
-  PULSE_ASSIGN_OR_RETURN(auto head, index_->Find(hash));
+  PULSE_ASSIGN_OR_RETURN(auto head, IndexFind(hash));
   if (!head) {
     PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, 0));
     PULSE_ASSIGN_OR_RETURN(bool inserted, index_->Insert(hash, addr));
     if (!inserted) return Status::Internal(fmt::format("keyspace index: hash {:#x} appeared", hash));
+    heads_[hash] = addr;
     ++count_;
     return Status::Ok();
   }
@@ -284,12 +366,15 @@ Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::s
   const uint64_t grown = e ? 2 * e->val_cap : 0;
   PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, grown));
   const uint64_t tail = chain.back().addr;
+  Forget(tail);
   PULSE_RETURN_IF_ERROR(client_->Write(tail + offsetof(RecordHeader, next), &addr, sizeof addr));
   ++count_;
   return Status::Ok();
 }
 
 Status Keyspace::Unlink(const std::vector<ChainRecord>& chain, size_t i) {
+  Forget(chain[i].addr);
+  if (i > 0) Forget(chain[i - 1].addr);
   if (i == 0) {
     // The head stays (the index keeps pointing at it): a tombstone.
     const uint32_t tombstone = 0;
@@ -302,10 +387,13 @@ Status Keyspace::Unlink(const std::vector<ChainRecord>& chain, size_t i) {
 }
 
 Status Keyspace::SetExpire(const Entry& e, int64_t expire_ms) {
+  Forget(e.addr);
   return client_->Write(e.addr + offsetof(RecordHeader, expire_ms), &expire_ms, sizeof expire_ms);
 }
 
 Status Keyspace::Remove(std::string_view key, const Entry& e) {
+  Forget(e.addr);
+  if (e.prev != 0) Forget(e.prev);
   if (e.prev == 0) {
     const uint32_t tombstone = 0;
     PULSE_RETURN_IF_ERROR(client_->Write(e.addr + offsetof(RecordHeader, type), &tombstone, sizeof tombstone));
@@ -350,6 +438,9 @@ Status Keyspace::FreeChain(uint64_t head) {
 
 Status Keyspace::Flush() {
   PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(0, ~uint64_t{0}));
+  heads_.clear();
+  windows_.clear();
+  ++generation_;
   PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_, IndexOptions()));
   index_header_ = fresh->header_address();
   index_ = std::move(fresh);

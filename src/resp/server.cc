@@ -205,6 +205,11 @@ struct Server::Impl {
       held = keyspace->Begin();
       if (held.ok()) ++counters.batches;
     }
+    if (needs_keyspace && held.ok()) {
+      std::vector<std::string_view> keys;
+      for (const auto& [c, r] : batch) CollectKeys(r, &keys);
+      keyspace->Prefetch(keys);
+    }
     const int64_t now = UnixMillis();
     for (auto& [c, r] : batch) {
       if (c->close_after) continue;  // after QUIT

@@ -48,6 +48,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "pulse/client.h"
@@ -118,6 +119,15 @@ class Keyspace {
   // renewed.  FailedPrecondition if it was lost.
   Status KeepAlive();
 
+  // Looks up the index entries and first records of `keys` with
+  // asynchronous traversals all in flight together (offloaded index
+  // descents, then one window read per record), so the batch's commands
+  // find them here instead of waiting for one round trip after another.
+  // What it learns is valid until End(): the commands' own writes update or
+  // drop it.  Failures are not errors: a key it could not prefetch is looked
+  // up by Find as usual.
+  void Prefetch(const std::vector<std::string_view>& keys);
+
   // The record of `key`, or nullopt if there is none or it expired at
   // now_ms.  Errors: those of the traversal and Read.
   Result<std::optional<Entry>> Find(std::string_view key, int64_t now_ms);
@@ -178,8 +188,20 @@ class Keyspace {
   // Frees every record of a chain.
   Status FreeChain(uint64_t head);
 
+  // The first `length` bytes of the record at addr: from the prefetched
+  // windows if there, else one read.
+  Status ReadRecordPrefix(uint64_t addr, void* dst, size_t length);
+  // The index entry of hash (prefetched, or a traversal).
+  Result<std::optional<uint64_t>> IndexFind(uint64_t hash);
+  void Forget(uint64_t record) { windows_.erase(record); }
+
   Client* client_;
   uint64_t directory_;
+  // What Prefetch learned for this batch: index entries by hash (nullopt:
+  // absent) and record windows by address.
+  std::unordered_map<uint64_t, std::optional<uint64_t>> heads_;
+  std::unordered_map<uint64_t, std::vector<uint8_t>> windows_;
+  uint64_t generation_ = 0;  // bumped whenever they are dropped
   KeyspaceOptions options_;
   uint64_t index_header_ = 0;
   std::unique_ptr<ds::BTree> index_;
