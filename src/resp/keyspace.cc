@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 
 #include "ds/ds_common.h"
-#include "ds/iterators/ds_nodes.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/lock.h"
-#include "pulse/iterators/ds_btree_lower_bound.h"
+#include "pulse/iterators/resp_lookup.h"
+#include "resp/iterators/resp_lookup.h"
 
 namespace pulse::resp {
 namespace {
@@ -37,19 +37,10 @@ uint64_t ValueOffset(uint64_t key_len) { return sizeof(RecordHeader) + Pad8(key_
 // The index's lookups always run on the memory nodes: a traversal run at
 // this CPU node may only read memory this client allocated, and the index
 // holds nodes other servers allocated.
-ds::BTreeOptions IndexOptions() { return ds::BTreeOptions{.mode = ExecutionMode::kOffload}; }
-
-// A record's first kWindow bytes, copied into the scratch pad: one
-// traversal iteration (so many can be in flight, where Client::Read waits).
-constexpr uint32_t kWindow = 256;
-Result<ProgramRef> RecordWindowProgram() {
-  static const Result<ProgramRef> program = [] {
-    std::string text = fmt::format("  LOAD data, {}\n", kWindow);
-    for (uint32_t off = 0; off < kWindow; off += 8) text += fmt::format("  MOVE sp[{0}], data[{0}]\n", off);
-    text += "  RETURN\n";
-    return ds::internal::LoadAssembly(text, "resp_record_window");
-  }();
-  return program;
+ds::BTreeOptions IndexOptions() {
+  ds::BTreeOptions options;
+  options.mode = ExecutionMode::kOffload;
+  return options;
 }
 
 }  // namespace
@@ -217,46 +208,39 @@ Status Keyspace::ReadRecordPrefix(uint64_t addr, void* dst, size_t length) {
 }
 
 void Keyspace::Prefetch(const std::vector<std::string_view>& keys) {
-  auto lower_bound = ds::internal::EmbeddedProgram<iterators::ds_btree_lower_bound>("ds_btree_lower_bound");
-  auto window = RecordWindowProgram();
-  if (!lower_bound.ok() || !window.ok() || index_ == nullptr) return;
+  auto lookup = ds::internal::EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
+  if (!lookup.ok() || index_ == nullptr) return;
   TraverseOptions offload;
   offload.mode = ExecutionMode::kOffload;
-  // Index descents, one per distinct hash not known yet.
   std::vector<uint64_t> hashes;
   for (std::string_view k : keys) {
     const uint64_t h = KeyHash(k);
     if (!heads_.count(h) && std::find(hashes.begin(), hashes.end(), h) == hashes.end()) hashes.push_back(h);
   }
+  // One traversal per distinct hash, all in flight together: the index
+  // descent and the first record's window (src/resp/iterators/resp_lookup.c).
   for (uint64_t h : hashes) {
-    pulse_ds_btree_lb_state st{h, 0, 0, 0, 0};
-    std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lower_bound)->info().scratch_bytes), 0);
+    pulse_resp_lookup_state st{};
+    st.hash = h;
+    std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lookup)->info().scratch_bytes), 0);
     std::memcpy(scratch.data(), &st, sizeof st);
-    client_->TraverseAsync(*lower_bound, index_->root(), std::move(scratch), offload,
-                           [this, h, gen = generation_](Result<TraversalResult> r) {
-                             if (gen != generation_) return;  // answered after its batch (WaitAll timed out)
-                             if (!r.ok() || r->status != TraversalStatus::kDone) return;
-                             pulse_ds_btree_lb_state out{};
-                             std::memcpy(&out, r->scratch.data(), sizeof out);
-                             heads_[h] = out.found != 0 && out.rkey == h ? std::optional<uint64_t>(out.rvalue)
-                                                                         : std::nullopt;
-                           });
-  }
-  if (!client_->WaitAll(options_.lock_timeout).ok()) return;
-  // Then the first record of each chain found.
-  std::vector<uint64_t> records;
-  for (uint64_t h : hashes)
-    if (auto it = heads_.find(h); it != heads_.end() && it->second && !windows_.count(*it->second))
-      records.push_back(*it->second);
-  for (uint64_t addr : records) {
-    client_->TraverseAsync(*window, addr, std::vector<uint8_t>((*window)->info().scratch_bytes, 0), offload,
-                           [this, addr, gen = generation_](Result<TraversalResult> r) {
-                             if (gen != generation_) return;
-                             // A record near the end of its memory range faults
-                             // (the window crosses it): Find reads it instead.
-                             if (!r.ok() || r->status != TraversalStatus::kDone || r->scratch.size() < kWindow) return;
-                             windows_[addr].assign(r->scratch.begin(), r->scratch.begin() + kWindow);
-                           });
+    client_->TraverseAsync(
+        *lookup, index_->root(), std::move(scratch), offload, [this, h, gen = generation_](Result<TraversalResult> r) {
+          // Answered after its batch (WaitAll timed out), failed, or a
+          // record whose window crosses its range's end: Find looks it up.
+          if (gen != generation_ || !r.ok()) return;
+          const TraversalResult& t = *r;
+          if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof(pulse_resp_lookup_state)) return;
+          pulse_resp_lookup_state out;
+          std::memcpy(&out, t.scratch.data(), sizeof out);
+          if (out.found == 0) {
+            heads_[h] = std::nullopt;
+            return;
+          }
+          heads_[h] = out.record;
+          const auto* bytes = reinterpret_cast<const uint8_t*>(out.window);
+          windows_[out.record].assign(bytes, bytes + sizeof out.window);
+        });
   }
   (void)client_->WaitAll(options_.lock_timeout);
 }

@@ -52,7 +52,11 @@ static_assert(sizeof(MemberNode) == 32);
 
 uint64_t Pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
-ds::BTreeOptions TreeOptions() { return ds::BTreeOptions{.mode = ExecutionMode::kOffload}; }
+ds::BTreeOptions TreeOptions() {
+  ds::BTreeOptions options;
+  options.mode = ExecutionMode::kOffload;
+  return options;
+}
 
 // A uint64 that orders as the double does (-0 and 0 are one score).
 uint64_t SortableScore(double d) {
