@@ -16,20 +16,43 @@
 namespace pulse::resp {
 namespace {
 
-constexpr const char* kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr const char* kNotInteger = "ERR value is not an integer or out of range";
 constexpr const char* kSyntax = "ERR syntax error";
+
+bool Is(std::string_view arg, std::string_view word) { return Lower(arg) == word; }
+
+}  // namespace
 
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return out;
 }
-bool Is(std::string_view arg, std::string_view word) { return Lower(arg) == word; }
 
 void FarError(CommandContext& c, const Status& s) { c.reply->Error("ERR pulse: " + s.ToString()); }
 
-}  // namespace
+bool ReadTyped(CommandContext& c, std::string_view key, ValueType type, std::optional<Entry>* e,
+               std::optional<std::string>* value) {
+  auto found = c.keyspace->Find(key, c.now_ms);
+  if (!found.ok()) {
+    FarError(c, found.status());
+    return false;
+  }
+  *e = std::move(*found);
+  value->reset();
+  if (!*e) return true;
+  if ((*e)->type != type) {
+    c.reply->Error(kWrongType);
+    return false;
+  }
+  auto v = c.keyspace->ReadValue(**e);
+  if (!v.ok()) {
+    FarError(c, v.status());
+    return false;
+  }
+  *value = std::move(*v);
+  return true;
+}
 
 // Redis's string2ll: an optional '-', then digits without a leading zero
 // ("0" alone excepted), no spaces, within int64.
@@ -75,22 +98,7 @@ bool Lookup(CommandContext& c, std::string_view key, std::optional<Entry>* out) 
 // and returns false.
 bool ReadString(CommandContext& c, std::string_view key, std::optional<Entry>* e,
                 std::optional<std::string>* value) {
-  if (!Lookup(c, key, e)) return false;
-  if (!*e) {
-    value->reset();
-    return true;
-  }
-  if ((*e)->type != ValueType::kString) {
-    c.reply->Error(kWrongType);
-    return false;
-  }
-  auto v = c.keyspace->ReadValue(**e);
-  if (!v.ok()) {
-    FarError(c, v.status());
-    return false;
-  }
-  *value = std::move(*v);
-  return true;
+  return ReadTyped(c, key, ValueType::kString, e, value);
 }
 
 // Removes a key of any type (a sorted set's trees too).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,17 @@ struct CommandSpec {
   void (*run)(CommandContext& c, const Request& r);
   int first_key, last_key, step;  // for COMMAND
 };
+
+// Helpers shared by the command files.
+inline constexpr const char* kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
+std::string Lower(std::string_view s);
+// Replies "-ERR pulse: <status>" (a far-memory failure).
+void FarError(CommandContext& c, const Status& s);
+// The value of `key` if it holds a `type` value: *e is its record (nullopt:
+// no such key, *value then nullopt too).  On WRONGTYPE or a far error
+// replies and returns false.
+bool ReadTyped(CommandContext& c, std::string_view key, ValueType type, std::optional<Entry>* e,
+               std::optional<std::string>* value);
 
 // The spec of a command name in any case, or nullptr.
 const CommandSpec* FindCommand(std::string_view name);

@@ -30,7 +30,6 @@
 namespace pulse::resp {
 namespace {
 
-constexpr const char* kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr const char* kNotFloat = "ERR value is not a valid float";
 constexpr const char* kNotInteger = "ERR value is not an integer or out of range";
 constexpr const char* kSyntax = "ERR syntax error";
@@ -67,12 +66,6 @@ uint64_t SortableScore(double d) {
 double ScoreOf(uint64_t key) {
   const uint64_t bits = (key >> 63) ? key & ~(uint64_t{1} << 63) : ~key;
   return std::bit_cast<double>(bits);
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
 }
 
 // Redis's score syntax: a strtod number or [+-]inf; NaN is refused.
@@ -310,33 +303,40 @@ class ZSet {
   std::unique_ptr<ds::BTree> by_member_;
 };
 
-void FarError(CommandContext& c, const Status& s) { c.reply->Error("ERR pulse: " + s.ToString()); }
-
 // The sorted set at `key`: nullopt (no key), or an open ZSet; on WRONGTYPE
 // or a far error replies and returns false.
 bool OpenZSet(CommandContext& c, std::string_view key, std::optional<Entry>* e, std::optional<ZSet>* z) {
-  auto found = c.keyspace->Find(key, c.now_ms);
-  if (!found.ok()) {
-    FarError(c, found.status());
-    return false;
-  }
-  *e = std::move(*found);
-  if (!*e) return true;
-  if ((*e)->type != ValueType::kZSet) {
-    c.reply->Error(kWrongType);
-    return false;
-  }
-  auto v = c.keyspace->ReadValue(**e);
-  if (!v.ok()) {
-    FarError(c, v.status());
-    return false;
-  }
-  auto opened = ZSet::Open(c.keyspace->client(), *v);
+  std::optional<std::string> value;
+  if (!ReadTyped(c, key, ValueType::kZSet, e, &value)) return false;
+  if (!value) return true;
+  auto opened = ZSet::Open(c.keyspace->client(), *value);
   if (!opened.ok()) {
     FarError(c, opened.status());
     return false;
   }
   z->emplace(std::move(*opened));
+  return true;
+}
+
+// The member r[2] of the sorted set r[1]: false if a reply was sent (an
+// error, or a null reply when the set or the member does not exist).
+bool OpenMember(CommandContext& c, const Request& r, std::optional<ZSet>* z, std::optional<ZSet::Found>* f) {
+  std::optional<Entry> e;
+  if (!OpenZSet(c, r[1], &e, z)) return false;
+  if (!*z) {
+    c.reply->Null();
+    return false;
+  }
+  auto found = (*z)->FindMember(r[2]);
+  if (!found.ok()) {
+    FarError(c, found.status());
+    return false;
+  }
+  if (!*found) {
+    c.reply->Null();
+    return false;
+  }
+  *f = **found;
   return true;
 }
 
@@ -486,14 +486,10 @@ void ZRem(CommandContext& c, const Request& r) {
 }
 
 void ZScore(CommandContext& c, const Request& r) {
-  std::optional<Entry> e;
   std::optional<ZSet> z;
-  if (!OpenZSet(c, r[1], &e, &z)) return;
-  if (!z) return c.reply->Null();
-  auto f = z->FindMember(r[2]);
-  if (!f.ok()) return FarError(c, f.status());
-  if (!*f) return c.reply->Null();
-  c.reply->Double((*f)->node.score);
+  std::optional<ZSet::Found> f;
+  if (!OpenMember(c, r, &z, &f)) return;
+  c.reply->Double(f->node.score);
 }
 
 void ZCard(CommandContext& c, const Request& r) {
@@ -516,63 +512,66 @@ void ZCount(CommandContext& c, const Request& r) {
 }
 
 void ZRank(CommandContext& c, const Request& r) {
-  std::optional<Entry> e;
   std::optional<ZSet> z;
-  if (!OpenZSet(c, r[1], &e, &z)) return;
-  if (!z) return c.reply->Null();
-  auto f = z->FindMember(r[2]);
-  if (!f.ok()) return FarError(c, f.status());
-  if (!*f) return c.reply->Null();
+  std::optional<ZSet::Found> f;
+  if (!OpenMember(c, r, &z, &f)) return;
   // Members up to its score, in order; its position among them.
-  auto items = z->Range(std::nullopt, ScoreBound{(*f)->node.score, false});
+  auto items = z->Range(std::nullopt, ScoreBound{f->node.score, false});
   if (!items.ok()) return FarError(c, items.status());
   for (size_t i = 0; i < items->size(); ++i)
     if ((*items)[i].first == r[2]) return c.reply->Integer(static_cast<int64_t>(i));
   FarError(c, Status::Internal("sorted set: member missing from the score order"));
 }
 
-// ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
-void ZRange(CommandContext& c, const Request& r) {
+namespace {
+
+struct RangeOptions {
   bool byscore = false, bylex = false, rev = false, withscores = false;
   std::optional<std::pair<int64_t, int64_t>> limit;
+};
+
+// The options after "key a b": WITHSCORES and LIMIT, and with `zrange`
+// also BYSCORE, BYLEX and REV.  On a bad option replies and returns false.
+bool ParseRangeOptions(CommandContext& c, const Request& r, bool zrange, RangeOptions* o) {
   for (size_t i = 4; i < r.size(); ++i) {
-    const std::string o = Lower(r[i]);
-    if (o == "byscore") byscore = true;
-    else if (o == "bylex") bylex = true;
-    else if (o == "rev") rev = true;
-    else if (o == "withscores") withscores = true;
-    else if (o == "limit" && i + 2 < r.size()) {
+    const std::string w = Lower(r[i]);
+    if (zrange && w == "byscore") o->byscore = true;
+    else if (zrange && w == "bylex") o->bylex = true;
+    else if (zrange && w == "rev") o->rev = true;
+    else if (w == "withscores") o->withscores = true;
+    else if (w == "limit" && i + 2 < r.size()) {
       auto off = ParseRedisInt(r[i + 1]), cnt = ParseRedisInt(r[i + 2]);
-      if (!off || !cnt) return c.reply->Error(kNotInteger);
-      limit = std::pair{*off, *cnt};
+      if (!off || !cnt) {
+        c.reply->Error(kNotInteger);
+        return false;
+      }
+      o->limit = std::pair{*off, *cnt};
       i += 2;
     } else {
-      return c.reply->Error(kSyntax);
+      c.reply->Error(kSyntax);
+      return false;
     }
   }
-  if (limit && !byscore && !bylex)
+  return true;
+}
+
+}  // namespace
+
+// ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
+void ZRange(CommandContext& c, const Request& r) {
+  RangeOptions o;
+  if (!ParseRangeOptions(c, r, true, &o)) return;
+  if (o.limit && !o.byscore && !o.bylex)
     return c.reply->Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
-  if (bylex) return c.reply->Error("ERR ZRANGE BYLEX is not supported by pulse kv serve");
-  RangeGeneric(c, r[1], r[2], r[3], byscore, rev, withscores, limit);
+  if (o.bylex) return c.reply->Error("ERR ZRANGE BYLEX is not supported by pulse kv serve");
+  RangeGeneric(c, r[1], r[2], r[3], o.byscore, o.rev, o.withscores, o.limit);
 }
 
 // ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
 void ZRangeByScore(CommandContext& c, const Request& r) {
-  bool withscores = false;
-  std::optional<std::pair<int64_t, int64_t>> limit;
-  for (size_t i = 4; i < r.size(); ++i) {
-    const std::string o = Lower(r[i]);
-    if (o == "withscores") withscores = true;
-    else if (o == "limit" && i + 2 < r.size()) {
-      auto off = ParseRedisInt(r[i + 1]), cnt = ParseRedisInt(r[i + 2]);
-      if (!off || !cnt) return c.reply->Error(kNotInteger);
-      limit = std::pair{*off, *cnt};
-      i += 2;
-    } else {
-      return c.reply->Error(kSyntax);
-    }
-  }
-  RangeGeneric(c, r[1], r[2], r[3], true, false, withscores, limit);
+  RangeOptions o;
+  if (!ParseRangeOptions(c, r, false, &o)) return;
+  RangeGeneric(c, r[1], r[2], r[3], true, false, o.withscores, o.limit);
 }
 
 Status ZSetDestroy(Client*, const std::string&) {
