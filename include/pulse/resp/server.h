@@ -7,9 +7,13 @@
 // commands on the one pulse::Client.  Each loop turn reads what every ready
 // connection sent, parses all complete (pipelined) requests, then runs them
 // as one batch: the keyspace lock is taken once for the batch (if any
-// request needs the keyspace), the requests run in arrival order per
-// connection, round robin across connections, and the replies are written
-// back.  So a second server on the same keyspace waits at most one batch
+// request needs the keyspace), the keys they name are looked up together
+// (Keyspace::Prefetch: one offloaded traversal per key, all in flight at
+// once), the requests run in arrival order per connection, round robin
+// across connections, and the replies are written back.  Nothing spins:
+// with no request pending the loop sleeps in epoll_wait without a timeout
+// (the Client needs no progress between batches: no traversal is pending
+// and no lock is held).  So a second server on the same keyspace waits at most one batch
 // (bounded by ServerOptions::max_batch) for the lock.
 //
 // Failure handling: unknown commands and wrong arity get Redis's error
