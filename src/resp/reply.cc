@@ -55,13 +55,9 @@ void ReplyWriter::Double(double v) {
 
 std::string FormatDouble(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  // Redis 7 prints with %.17g; the shortest round-tripping form is what it
-  // shows for every value a client wrote as text.
+  // Redis 7.0's addReplyDouble: %.17g ("0.10000000000000001", "1e+20").
   char buf[64];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
+  std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 

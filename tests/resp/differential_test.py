@@ -108,6 +108,8 @@ ZSETS = [
     ["ZRANK", "z", "a"], ["ZRANK", "z", "lo"], ["ZRANK", "z", "hi"], ["ZRANK", "z", "b2"], ["ZRANK", "z", "nope"],
     ["ZREM", "z", "a", "nope", "b"], ["ZREM", "nope", "a"], ["ZCARD", "z"], ["ZRANGE", "z", "0", "-1", "WITHSCORES"],
     ["ZADD", "z", "1", "a"], ["ZRANK", "z", "a"],
+    ["ZADD", "fl", "0.1", "a", "1e20", "b", "-2.5e-7", "c", "3", "d"], ["ZSCORE", "fl", "a"], ["ZSCORE", "fl", "b"],
+    ["ZRANGE", "fl", "0", "-1", "WITHSCORES"], ["ZADD", "fl", "INCR", "0.2", "a"],
     ["ZADD", "small", "1", "only"], ["ZREM", "small", "only"], ["EXISTS", "small"], ["ZCARD", "small"],
     ["SET", "str", "v"], ["ZADD", "str", "1", "a"], ["ZSCORE", "str", "a"], ["ZRANGE", "str", "0", "1"],
     ["GET", "z"], ["INCR", "z"], ["APPEND", "z", "x"], ["SET", "z", "x", "GET"], ["STRLEN", "z"], ["GETDEL", "z"],

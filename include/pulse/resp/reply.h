@@ -37,8 +37,8 @@ class ReplyWriter {
   int protocol_ = 2;
 };
 
-// Redis's text of a double (as in ZSCORE): the shortest form that reads
-// back to the same value ("1.5", "3", "inf", "-inf").
+// Redis 7.0's text of a double (as in ZSCORE): %.17g ("1.5", "3",
+// "0.10000000000000001", "1e+20"), "inf", "-inf".
 std::string FormatDouble(double v);
 
 }  // namespace pulse::resp
