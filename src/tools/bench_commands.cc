@@ -167,6 +167,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddAppBench(bench);
   AddSuiteBench(bench);
   AddSoakBench(bench);
+  AddRespBench(bench);
 }
 
 }  // namespace pulse::tools

@@ -28,6 +28,10 @@ void AddSoakBench(CLI::App& bench);
 void AddNodeCommands(CLI::App& app);
 // pulse cluster up | down | status
 void AddClusterCommands(CLI::App& app);
+// pulse kv serve (src/tools/kv_command.cc)
+void AddKvCommands(CLI::App& app);
+// pulse bench resp (src/tools/kv_command.cc)
+void AddRespBench(CLI::App& bench);
 // pulse demo: the main job's workload against a running cluster
 void AddDemoCommand(CLI::App& app);
 

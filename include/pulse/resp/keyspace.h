@@ -1,0 +1,218 @@
+// pulse::resp::Keyspace: the keys of `pulse kv serve` in pulse far memory —
+// byte-string keys to typed values (strings; sorted-set headers), with
+// expiry, shared by every server on the cluster.
+//
+// Far layout (docs/resp.md has the picture):
+//  - a directory object {magic, version, index tree header, key count, lock}
+//    whose address is kept in a root file (RootFile below), so a restarted
+//    server, or a second one, finds the same data;
+//  - the index: a pulse::ds::BTree from a 64-bit hash of the key (XXH3; 0
+//    and ~0 are remapped so cursors stay in range) to the first record of
+//    that hash's chain.  A lookup is the tree's LowerBound traversal, always
+//    offloaded (a traversal run at a CPU node may read only what its own
+//    client allocated), then one read of the record;
+//  - a record per key (RecordHeader, then the key bytes padded to 8, then
+//    the value inline in at least 64 bytes of room), so a lookup's one read
+//    of header + key + 64 bytes brings a small value along.  Colliding keys
+//    are chained by `next` and told apart by their stored key bytes.
+//  - index entries are never erased (an erase may free tree nodes another
+//    server allocated, which its allocator does not know): a deleted key
+//    whose record heads its chain leaves a tombstone (type 0) that the next
+//    SET of a key with that hash reuses if it fits.  A value that outgrows
+//    its record moves to a new record at the chain's end.  Records other
+//    than chain heads are freed when deleted, if this server allocated them
+//    (memory another server allocated stays allocated: see docs/resp.md).
+//
+// Atomicity: every command runs between Begin() and End(), which hold the
+// keyspace's pulse::ds::FarLock exclusively (one lock for the whole
+// keyspace; a server takes it once per batch of commands from all its
+// connections).  So commands of several servers are serialised: INCR from
+// two servers is exact.  Begin() also re-reads the directory (another
+// server may have flushed or grown the keyspace) and refreshes the index.
+// A batch that outlives half the lease renews it; if the lease was lost
+// (Renew() fails) the keyspace refuses further commands in the batch.
+//
+// Expiry: expire_ms is a Unix time in milliseconds of the server's clock
+// (servers of one keyspace are assumed to share a clock, e.g. one
+// machine).  Expired records read as absent; a writing command reuses or
+// removes them; nothing scans for them in the background, so DBSIZE counts
+// expired keys no command has touched since (as Redis does between its
+// active-expiry cycles).
+//
+// Thread-safety: not thread-safe: one thread, the one using the Client.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pulse/client.h"
+#include "pulse/status.h"
+
+namespace pulse::ds {
+class BTree;
+class FarLock;
+}  // namespace pulse::ds
+
+namespace pulse::resp {
+
+// The type of a record's value.
+enum class ValueType : uint32_t { kString = 1, kZSet = 2 };
+
+struct KeyspaceOptions {
+  // The largest value a record holds (a longer SET/APPEND is refused).
+  uint64_t max_value_bytes = 64ull << 20;
+  // How long Begin() waits for the keyspace lock, and the lock's lease.
+  std::chrono::milliseconds lock_timeout{3000};
+  std::chrono::milliseconds lease{5000};
+};
+
+// A record found by Keyspace::Find.
+struct Entry {
+  uint64_t addr = 0;         // the record
+  uint64_t prev = 0;         // the record before it in its chain; 0: it heads the chain
+  uint64_t next = 0;
+  int64_t expire_ms = 0;     // 0: none
+  ValueType type = ValueType::kString;
+  uint64_t val_len = 0;
+  uint64_t val_cap = 0;
+  std::string value;         // the value if it came with the first read (val_len <= what was read)
+  bool value_complete = false;
+  uint32_t key_len = 0;
+};
+
+// The head of a far record (the key's bytes, 8-byte padded, follow; then
+// the value).  type 0 marks a tombstone: a deleted key's record that stays
+// as the head of its hash's chain.
+struct RecordHeader {
+  uint64_t next;       // the next record with the same hash, 0: none
+  int64_t expire_ms;   // Unix ms, 0: none
+  uint32_t type;       // ValueType, or 0
+  uint32_t key_len;
+  uint64_t val_len;
+  uint64_t room;       // bytes after this header: padded key + value capacity
+};
+
+class Keyspace {
+ public:
+  // Opens the keyspace whose directory address `root_file` holds, or
+  // creates one and writes its address there (under flock, so two servers
+  // starting together agree).  A root file naming no valid directory (a
+  // fresh cluster) is replaced, with a warning on stderr.  Errors: IoError
+  // (root file), those of the client's Allocate/Read/Write.
+  static Result<std::unique_ptr<Keyspace>> OpenOrCreate(Client* client, const std::string& root_file,
+                                                        const KeyspaceOptions& options = {});
+  ~Keyspace();
+
+  // Takes the keyspace lock and re-reads the directory.  Errors: Timeout
+  // (lock), those of Read/BTree::Open.
+  Status Begin();
+  // Writes the key count back if it changed and releases the lock.  Errors:
+  // NotFound if the lease had run out (see FarLock::Unlock).
+  Status End();
+  // Renews the lease if half of it has passed since it was taken or last
+  // renewed.  FailedPrecondition if it was lost.
+  Status KeepAlive();
+
+  // Looks up the index entries and first records of `keys` with
+  // asynchronous traversals all in flight together (offloaded index
+  // descents, then one window read per record), so the batch's commands
+  // find them here instead of waiting for one round trip after another.
+  // What it learns is valid until End(): the commands' own writes update or
+  // drop it.  Failures are not errors: a key it could not prefetch is looked
+  // up by Find as usual.
+  void Prefetch(const std::vector<std::string_view>& keys);
+
+  // The record of `key`, or nullopt if there is none or it expired at
+  // now_ms.  Errors: those of the traversal and Read.
+  Result<std::optional<Entry>> Find(std::string_view key, int64_t now_ms);
+  // The whole value of a record from Find.
+  Result<std::string> ReadValue(const Entry& e);
+  // Sets key's value (creating the record if `e` is nullopt, else
+  // overwriting e's record in place or moving it if the value outgrew it).
+  // Errors: InvalidArgument if value is over max_value_bytes; far errors.
+  Status Put(std::string_view key, const std::optional<Entry>& e, std::string_view value, ValueType type,
+             int64_t expire_ms);
+  // Changes only the expiry of e's record.
+  Status SetExpire(const Entry& e, int64_t expire_ms);
+  // Removes key's record e (found by Find) and frees it.
+  Status Remove(std::string_view key, const Entry& e);
+
+  // Keys with an index hash >= cursor, visiting about `count` hashes;
+  // returns the keys (not expired at now_ms) and the next cursor (0: done).
+  struct ScanPage {
+    uint64_t next_cursor = 0;
+    std::vector<std::string> keys;
+  };
+  Result<ScanPage> Scan(uint64_t cursor, uint64_t count, int64_t now_ms);
+  // Keys stored (expired ones no command has removed included).
+  uint64_t size() const { return count_; }
+  // Removes every key: frees the records and starts a new index (the old
+  // index's nodes are not reclaimed; see docs/resp.md).
+  Status Flush();
+
+  // The far address of the directory (for INFO).
+  uint64_t directory() const { return directory_; }
+  Client* client() const { return client_; }
+  const KeyspaceOptions& options() const { return options_; }
+
+ private:
+  struct Directory;
+  Keyspace(Client* client, uint64_t directory, const KeyspaceOptions& options);
+  Status LoadDirectory();
+  Status StoreDirectory();
+  // A record of a chain as WalkChain read it.
+  struct ChainRecord {
+    uint64_t addr = 0;
+    RecordHeader header{};
+    bool matches = false;   // a live (not tombstone) record of the key walked for
+    std::string prefix;     // its value's first bytes, if it matches
+  };
+  // The records of the chain from `head` up to and including the one of
+  // `key` (all of them if there is none).
+  Result<std::vector<ChainRecord>> WalkChain(uint64_t head, std::string_view key);
+  // Takes chain[i] out of its chain: the head becomes a tombstone (the index
+  // keeps pointing at it), any other is unlinked and released.
+  Status Unlink(const std::vector<ChainRecord>& chain, size_t i);
+  Status WriteRecord(uint64_t addr, std::string_view key, uint64_t next, std::string_view value, ValueType type,
+                     int64_t expire_ms, uint64_t room);
+  Result<uint64_t> NewRecord(std::string_view key, std::string_view value, ValueType type, int64_t expire_ms,
+                             uint64_t min_value_room);
+  void ReleaseRecord(uint64_t addr);
+  static bool Fits(const RecordHeader& h, std::string_view key, std::string_view value);
+  // Frees every record of a chain.
+  Status FreeChain(uint64_t head);
+
+  // The first `length` bytes of the record at addr: from the prefetched
+  // windows if there, else one read.
+  Status ReadRecordPrefix(uint64_t addr, void* dst, size_t length);
+  // The index entry of hash (prefetched, or a traversal).
+  Result<std::optional<uint64_t>> IndexFind(uint64_t hash);
+  void Forget(uint64_t record) { windows_.erase(record); }
+
+  Client* client_;
+  uint64_t directory_;
+  // What Prefetch learned for this batch: index entries by hash (nullopt:
+  // absent) and record windows by address.
+  std::unordered_map<uint64_t, std::optional<uint64_t>> heads_;
+  std::unordered_map<uint64_t, std::vector<uint8_t>> windows_;
+  uint64_t generation_ = 0;  // bumped whenever they are dropped
+  KeyspaceOptions options_;
+  uint64_t index_header_ = 0;
+  std::unique_ptr<ds::BTree> index_;
+  std::unique_ptr<ds::FarLock> lock_;
+  uint64_t count_ = 0;
+  uint64_t stored_count_ = 0;
+  std::chrono::steady_clock::time_point lease_start_;
+  bool lease_lost_ = false;
+};
+
+// A 64-bit hash of a key as the index uses it: never 0 nor ~0.
+uint64_t KeyHash(std::string_view key);
+
+}  // namespace pulse::resp

@@ -1,0 +1,85 @@
+// pulse::resp::Server: the event loop of `pulse kv serve` — a TCP server
+// speaking the Redis protocol (RESP2, RESP3 after HELLO 3) whose data lives
+// in a pulse::resp::Keyspace in far memory.
+//
+// One thread runs everything: epoll over the listening socket and every
+// client socket (no thread per connection), the RESP parsers, and the
+// commands on the one pulse::Client.  Each loop turn reads what every ready
+// connection sent, parses all complete (pipelined) requests, then runs them
+// as one batch: the keyspace lock is taken once for the batch (if any
+// request needs the keyspace), the keys they name are looked up together
+// (Keyspace::Prefetch: one offloaded traversal per key, all in flight at
+// once), the requests run in arrival order per connection, round robin
+// across connections, and the replies are written back.  Nothing spins:
+// with no request pending the loop sleeps in epoll_wait without a timeout
+// (the Client needs no progress between batches: no traversal is pending
+// and no lock is held).  So a second server on the same keyspace waits at most one batch
+// (bounded by ServerOptions::max_batch) for the lock.
+//
+// Failure handling: unknown commands and wrong arity get Redis's error
+// replies; a malformed or oversized request (RequestParser limits) gets
+// "-ERR Protocol error: ..." and its connection is closed once the reply is
+// written; a far-memory failure (dead memory node: the client's retry
+// budget) gets "-ERR pulse: <status>" for the commands it hit.  Nothing
+// waits without a deadline: the lock wait is KeyspaceOptions::lock_timeout.
+//
+// Thread-safety: Run() on one thread; RequestStop() from any thread or a
+// signal handler.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pulse/client.h"
+#include "pulse/resp/keyspace.h"
+#include "pulse/resp/parser.h"
+#include "pulse/status.h"
+
+namespace pulse::resp {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:6380";  // host:port; port 0 picks a free one
+  ParserLimits limits;
+  // Requests run under one hold of the keyspace lock, at most.
+  size_t max_batch = 512;
+  // A connection whose unsent replies exceed this is not read from until
+  // they drain (backpressure on pipelining clients).
+  size_t max_output_bytes = 64ull << 20;
+  size_t max_connections = 10000;
+};
+
+struct ServerCounters {
+  uint64_t connections_accepted = 0;
+  uint64_t connections_open = 0;
+  uint64_t commands = 0;
+  uint64_t batches = 0;            // lock holds
+  uint64_t protocol_errors = 0;
+  uint64_t far_errors = 0;         // "-ERR pulse:" replies
+};
+
+class Server {
+ public:
+  // Binds and listens.  `client` and `keyspace` must outlive the server.
+  // Errors: InvalidArgument (listen address), IoError (socket, bind).
+  static Result<std::unique_ptr<Server>> Listen(Client* client, Keyspace* keyspace, const ServerOptions& options);
+  ~Server();
+
+  // The port bound (useful with port 0).
+  uint16_t port() const;
+  // Serves until RequestStop().  Errors: IoError if epoll fails.
+  Status Run();
+  // Makes Run() return (async-signal-safe).
+  void RequestStop();
+
+  const ServerCounters& counters() const;
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pulse::resp

@@ -1,0 +1,18 @@
+/* The state of the resp_lookup iterator (src/resp/iterators/resp_lookup.c),
+ * shared by the iterator (C, compiled for BPF) and src/resp/keyspace.cc. */
+#ifndef PULSE_SRC_RESP_ITERATORS_RESP_LOOKUP_H_
+#define PULSE_SRC_RESP_ITERATORS_RESP_LOOKUP_H_
+
+#include "../../ds/iterators/ds_nodes.h"
+
+#define PULSE_RESP_WINDOW_WORDS 32 /* 256 bytes: one window */
+struct pulse_resp_lookup_state {
+  PULSE_DS_U64 hash;      /* in: the key's index hash */
+  PULSE_DS_U64 found;     /* out: 1 if the index has hash */
+  PULSE_DS_U64 record;    /* out: the far address of its chain's first record */
+  PULSE_DS_U64 next_pos;  /* the child to descend into */
+  PULSE_DS_U64 phase;     /* 0: in the index; 1: at the record */
+  PULSE_DS_U64 window[PULSE_RESP_WINDOW_WORDS];  /* out: the record's first 256 bytes */
+};
+
+#endif

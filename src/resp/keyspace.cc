@@ -1,0 +1,437 @@
+// The far keyspace of `pulse kv serve` (include/pulse/resp/keyspace.h).
+#include "pulse/resp/keyspace.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "ds/ds_common.h"
+#include "pulse/ds/btree.h"
+#include "pulse/ds/lock.h"
+#include "pulse/iterators/resp_lookup.h"
+#include "resp/iterators/resp_lookup.h"
+
+namespace pulse::resp {
+namespace {
+
+constexpr uint64_t kMagic = 0x5045535032534b53ull;  // "SKS2PSEP": a pulse RESP keyspace
+constexpr uint64_t kVersion = 1;
+// The least value room of a record: what the first read of a lookup
+// fetches past the key, so a small value comes with it.
+constexpr uint64_t kInlineValue = 64;
+
+static_assert(sizeof(RecordHeader) == 40);
+
+uint64_t Pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+uint64_t ValueOffset(uint64_t key_len) { return sizeof(RecordHeader) + Pad8(key_len); }
+
+// The index's lookups always run on the memory nodes: a traversal run at
+// this CPU node may only read memory this client allocated, and the index
+// holds nodes other servers allocated.
+ds::BTreeOptions IndexOptions() {
+  ds::BTreeOptions options;
+  options.mode = ExecutionMode::kOffload;
+  return options;
+}
+
+}  // namespace
+
+struct Keyspace::Directory {
+  uint64_t magic;
+  uint64_t version;
+  uint64_t index_header;
+  uint64_t count;
+  uint64_t lock;
+};
+
+uint64_t KeyHash(std::string_view key) {
+  uint64_t h = XXH3_64bits(key.data(), key.size());
+  if (h == 0) h = 1;
+  if (h == ~uint64_t{0}) h = ~uint64_t{0} - 1;
+  return h;
+}
+
+Keyspace::Keyspace(Client* client, uint64_t directory, const KeyspaceOptions& options)
+    : client_(client), directory_(directory), options_(options) {}
+Keyspace::~Keyspace() = default;
+
+Result<std::unique_ptr<Keyspace>> Keyspace::OpenOrCreate(Client* client, const std::string& root_file,
+                                                         const KeyspaceOptions& options) {
+  int fd = ::open(root_file.c_str(), O_RDWR | O_CREAT, 0644);
+  if (fd < 0) return Status::IoError(fmt::format("root file {}: {}", root_file, std::strerror(errno)));
+  // Two servers starting together: the second waits for the first to write.
+  ::flock(fd, LOCK_EX);
+  struct Closer {
+    int fd;
+    ~Closer() { ::flock(fd, LOCK_UN); ::close(fd); }
+  } closer{fd};
+  std::string text(64, '\0');
+  ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  uint64_t addr = 0;
+  if (!text.empty()) addr = std::strtoull(text.c_str(), nullptr, 10);
+  if (addr != 0) {
+    Directory d{};
+    Status s = client->Read(addr, &d, sizeof d);
+    if (s.ok() && d.magic == kMagic && d.version == kVersion) {
+      std::unique_ptr<Keyspace> ks(new Keyspace(client, addr, options));
+      ks->lock_ = ds::FarLock::Attach(client, d.lock, {.lease = options.lease});
+      PULSE_RETURN_IF_ERROR(ks->LoadDirectory());
+      return ks;
+    }
+    std::cerr << fmt::format("[kv] root file {} names {:#x}, which holds no keyspace ({}); creating a new one\n",
+                             root_file, addr, s.ok() ? "bad magic" : s.ToString());
+  }
+  PULSE_ASSIGN_OR_RETURN(uint64_t dir, client->Allocate(sizeof(Directory)));
+  PULSE_ASSIGN_OR_RETURN(auto lock, ds::FarLock::Create(client, {.lease = options.lease}));
+  PULSE_ASSIGN_OR_RETURN(auto index, ds::BTree::Create(client, IndexOptions()));
+  Directory d{kMagic, kVersion, index->header_address(), 0, lock->address()};
+  PULSE_RETURN_IF_ERROR(client->Write(dir, &d, sizeof d));
+  const std::string line = fmt::format("{}\n", dir);
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) != static_cast<ssize_t>(line.size()) ||
+      ::fsync(fd) != 0)
+    return Status::IoError(fmt::format("root file {}: {}", root_file, std::strerror(errno)));
+  std::unique_ptr<Keyspace> ks(new Keyspace(client, dir, options));
+  ks->lock_ = std::move(lock);
+  ks->index_ = std::move(index);
+  ks->index_header_ = d.index_header;
+  return ks;
+}
+
+Status Keyspace::LoadDirectory() {
+  Directory d{};
+  PULSE_RETURN_IF_ERROR(client_->Read(directory_, &d, sizeof d));
+  if (d.magic != kMagic) return Status::Internal(fmt::format("keyspace directory {:#x}: bad magic", directory_));
+  count_ = stored_count_ = d.count;
+  if (index_ == nullptr || d.index_header != index_header_) {
+    PULSE_ASSIGN_OR_RETURN(index_, ds::BTree::Open(client_, d.index_header, IndexOptions()));
+    index_header_ = d.index_header;
+  } else {
+    PULSE_RETURN_IF_ERROR(index_->Refresh());
+  }
+  return Status::Ok();
+}
+
+Status Keyspace::StoreDirectory() {
+  Directory d{kMagic, kVersion, index_header_, count_, lock_->address()};
+  PULSE_RETURN_IF_ERROR(client_->Write(directory_, &d, sizeof d));
+  stored_count_ = count_;
+  return Status::Ok();
+}
+
+Status Keyspace::Begin() {
+  PULSE_RETURN_IF_ERROR(lock_->LockExclusive(options_.lock_timeout));
+  lease_start_ = std::chrono::steady_clock::now();
+  lease_lost_ = false;
+  heads_.clear();
+  windows_.clear();
+  ++generation_;
+  Status s = LoadDirectory();
+  if (!s.ok()) (void)lock_->Unlock();
+  return s;
+}
+
+Status Keyspace::End() {
+  heads_.clear();
+  windows_.clear();
+  ++generation_;
+  Status s = Status::Ok();
+  if (count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
+  Status u = lock_->Unlock();
+  return s.ok() ? u : s;
+}
+
+Status Keyspace::KeepAlive() {
+  if (lease_lost_) return Status::FailedPrecondition("keyspace lock lease lost in this batch");
+  auto now = std::chrono::steady_clock::now();
+  if (now - lease_start_ < options_.lease / 2) return Status::Ok();
+  Status s = lock_->Renew();
+  if (!s.ok()) {
+    lease_lost_ = true;
+    return Status::FailedPrecondition("keyspace lock lease lost: " + s.ToString());
+  }
+  lease_start_ = now;
+  return Status::Ok();
+}
+
+Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, std::string_view key) {
+  std::vector<ChainRecord> chain;
+  std::vector<uint8_t> buf;
+  for (uint64_t addr = head; addr != 0;) {
+    // Header, key and the first kInlineValue bytes of the value in one read
+    // (within the record when its key is as long as this key: every record
+    // has that much room).  A shorter record may end sooner: on failure,
+    // read its header alone.
+    buf.resize(ValueOffset(key.size()) + kInlineValue);
+    ChainRecord rec;
+    rec.addr = addr;
+    Status s = ReadRecordPrefix(addr, buf.data(), buf.size());
+    if (!s.ok()) {
+      PULSE_RETURN_IF_ERROR(client_->Read(addr, &rec.header, sizeof rec.header));
+      if (rec.header.key_len == key.size()) return s;  // the read should have fit: a real failure
+    } else {
+      std::memcpy(&rec.header, buf.data(), sizeof rec.header);
+      rec.matches = rec.header.type != 0 && rec.header.key_len == key.size() &&
+                    std::memcmp(buf.data() + sizeof rec.header, key.data(), key.size()) == 0;
+      if (rec.matches) {
+        const uint64_t have = std::min<uint64_t>(rec.header.val_len, kInlineValue);
+        rec.prefix.assign(reinterpret_cast<const char*>(buf.data()) + ValueOffset(key.size()), have);
+      }
+    }
+    addr = rec.header.next;
+    chain.push_back(std::move(rec));
+    if (chain.back().matches) break;
+  }
+  return chain;
+}
+
+Result<std::optional<uint64_t>> Keyspace::IndexFind(uint64_t hash) {
+  if (auto it = heads_.find(hash); it != heads_.end()) return it->second;
+  return index_->Find(hash);
+}
+
+Status Keyspace::ReadRecordPrefix(uint64_t addr, void* dst, size_t length) {
+  if (auto it = windows_.find(addr); it != windows_.end() && it->second.size() >= length) {
+    std::memcpy(dst, it->second.data(), length);
+    return Status::Ok();
+  }
+  return client_->Read(addr, dst, length);
+}
+
+void Keyspace::Prefetch(const std::vector<std::string_view>& keys) {
+  auto lookup = ds::internal::EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
+  if (!lookup.ok() || index_ == nullptr) return;
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  std::vector<uint64_t> hashes;
+  for (std::string_view k : keys) {
+    const uint64_t h = KeyHash(k);
+    if (!heads_.count(h) && std::find(hashes.begin(), hashes.end(), h) == hashes.end()) hashes.push_back(h);
+  }
+  // One traversal per distinct hash, all in flight together: the index
+  // descent and the first record's window (src/resp/iterators/resp_lookup.c).
+  for (uint64_t h : hashes) {
+    pulse_resp_lookup_state st{};
+    st.hash = h;
+    std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lookup)->info().scratch_bytes), 0);
+    std::memcpy(scratch.data(), &st, sizeof st);
+    client_->TraverseAsync(
+        *lookup, index_->root(), std::move(scratch), offload, [this, h, gen = generation_](Result<TraversalResult> r) {
+          // Answered after its batch (WaitAll timed out), failed, or a
+          // record whose window crosses its range's end: Find looks it up.
+          if (gen != generation_ || !r.ok()) return;
+          const TraversalResult& t = *r;
+          if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof(pulse_resp_lookup_state)) return;
+          pulse_resp_lookup_state out;
+          std::memcpy(&out, t.scratch.data(), sizeof out);
+          if (out.found == 0) {
+            heads_[h] = std::nullopt;
+            return;
+          }
+          heads_[h] = out.record;
+          const auto* bytes = reinterpret_cast<const uint8_t*>(out.window);
+          windows_[out.record].assign(bytes, bytes + sizeof out.window);
+        });
+  }
+  (void)client_->WaitAll(options_.lock_timeout);
+}
+
+Result<std::optional<Entry>> Keyspace::Find(std::string_view key, int64_t now_ms) {
+  PULSE_ASSIGN_OR_RETURN(auto head, IndexFind(KeyHash(key)));
+  if (!head) return std::optional<Entry>();
+  PULSE_ASSIGN_OR_RETURN(auto chain, WalkChain(*head, key));
+  if (chain.empty() || !chain.back().matches) return std::optional<Entry>();
+  const ChainRecord& rec = chain.back();
+  const RecordHeader& h = rec.header;
+  // Expired: absent to readers; Put() reuses the record.
+  if (h.expire_ms != 0 && h.expire_ms <= now_ms) return std::optional<Entry>();
+  Entry e;
+  e.addr = rec.addr;
+  e.prev = chain.size() > 1 ? chain[chain.size() - 2].addr : 0;
+  e.next = h.next;
+  e.expire_ms = h.expire_ms;
+  e.type = static_cast<ValueType>(h.type);
+  e.val_len = h.val_len;
+  e.val_cap = h.room - Pad8(key.size());
+  e.value = rec.prefix;
+  e.value_complete = rec.prefix.size() == h.val_len;
+  e.key_len = static_cast<uint32_t>(key.size());
+  return std::optional<Entry>(std::move(e));
+}
+
+Result<std::string> Keyspace::ReadValue(const Entry& e) {
+  if (e.value_complete) return e.value;
+  std::string v(e.val_len, '\0');
+  PULSE_RETURN_IF_ERROR(client_->Read(e.addr + ValueOffset(e.key_len), v.data(), v.size()));
+  return v;
+}
+
+Status Keyspace::WriteRecord(uint64_t addr, std::string_view key, uint64_t next, std::string_view value,
+                             ValueType type, int64_t expire_ms, uint64_t room) {
+  Forget(addr);
+  RecordHeader h{next, expire_ms, static_cast<uint32_t>(type), static_cast<uint32_t>(key.size()), value.size(),
+                 room};
+  // Only the used part is written; the room after the value is never read
+  // before it is written.
+  std::vector<uint8_t> rec(ValueOffset(key.size()) + value.size(), 0);
+  std::memcpy(rec.data(), &h, sizeof h);
+  std::memcpy(rec.data() + sizeof h, key.data(), key.size());
+  std::memcpy(rec.data() + ValueOffset(key.size()), value.data(), value.size());
+  return client_->Write(addr, rec.data(), rec.size());
+}
+
+Result<uint64_t> Keyspace::NewRecord(std::string_view key, std::string_view value, ValueType type, int64_t expire_ms,
+                                     uint64_t min_value_room) {
+  const uint64_t room = Pad8(key.size()) + std::max({min_value_room, kInlineValue, Pad8(value.size())});
+  PULSE_ASSIGN_OR_RETURN(uint64_t addr, client_->Allocate(sizeof(RecordHeader) + room));
+  Status s = WriteRecord(addr, key, 0, value, type, expire_ms, room);
+  if (!s.ok()) {
+    ReleaseRecord(addr);
+    return s;
+  }
+  return addr;
+}
+
+void Keyspace::ReleaseRecord(uint64_t addr) {
+  // Memory another server allocated is not in this client's allocator
+  // (Free says InvalidArgument): it stays allocated, unreachable.
+  (void)client_->Free(addr);
+}
+
+bool Keyspace::Fits(const RecordHeader& h, std::string_view key, std::string_view value) {
+  return Pad8(key.size()) + std::max(kInlineValue, Pad8(value.size())) <= h.room;
+}
+
+Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::string_view value, ValueType type,
+                     int64_t expire_ms) {
+  if (value.size() > options_.max_value_bytes)
+    return Status::InvalidArgument(
+        fmt::format("value of {} bytes is over the limit of {} bytes", value.size(), options_.max_value_bytes));
+  if (e && value.size() <= e->val_cap)  // in place
+    return WriteRecord(e->addr, key, e->next, value, type, expire_ms, e->val_cap + Pad8(key.size()));
+  const uint64_t hash = KeyHash(key);
+  PULSE_ASSIGN_OR_RETURN(auto head, IndexFind(hash));
+  if (!head) {
+    PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, 0));
+    PULSE_ASSIGN_OR_RETURN(bool inserted, index_->Insert(hash, addr));
+    if (!inserted) return Status::Internal(fmt::format("keyspace index: hash {:#x} appeared", hash));
+    heads_[hash] = addr;
+    ++count_;
+    return Status::Ok();
+  }
+  // The chain of this hash: the key's record (live or expired), or a
+  // tombstone with room, is rewritten in place; otherwise a new record goes
+  // at the end, and an outgrown record of the key becomes a tombstone.
+  PULSE_ASSIGN_OR_RETURN(auto chain, WalkChain(*head, key));
+  if (!chain.empty() && chain.back().matches) {
+    const ChainRecord& rec = chain.back();
+    if (Fits(rec.header, key, value))
+      return WriteRecord(rec.addr, key, rec.header.next, value, type, expire_ms, rec.header.room);
+    PULSE_RETURN_IF_ERROR(Unlink(chain, chain.size() - 1));
+    --count_;
+    PULSE_ASSIGN_OR_RETURN(chain, WalkChain(*head, key));
+  }
+  for (const ChainRecord& rec : chain) {
+    if (rec.header.type == 0 && Fits(rec.header, key, value)) {
+      PULSE_RETURN_IF_ERROR(WriteRecord(rec.addr, key, rec.header.next, value, type, expire_ms, rec.header.room));
+      ++count_;
+      return Status::Ok();
+    }
+  }
+  const uint64_t grown = e ? 2 * e->val_cap : 0;
+  PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, grown));
+  const uint64_t tail = chain.back().addr;
+  Forget(tail);
+  PULSE_RETURN_IF_ERROR(client_->Write(tail + offsetof(RecordHeader, next), &addr, sizeof addr));
+  ++count_;
+  return Status::Ok();
+}
+
+Status Keyspace::Unlink(const std::vector<ChainRecord>& chain, size_t i) {
+  Forget(chain[i].addr);
+  if (i > 0) Forget(chain[i - 1].addr);
+  if (i == 0) {
+    // The head stays (the index keeps pointing at it): a tombstone.
+    const uint32_t tombstone = 0;
+    return client_->Write(chain[0].addr + offsetof(RecordHeader, type), &tombstone, sizeof tombstone);
+  }
+  const uint64_t next = chain[i].header.next;
+  PULSE_RETURN_IF_ERROR(client_->Write(chain[i - 1].addr + offsetof(RecordHeader, next), &next, sizeof next));
+  ReleaseRecord(chain[i].addr);
+  return Status::Ok();
+}
+
+Status Keyspace::SetExpire(const Entry& e, int64_t expire_ms) {
+  Forget(e.addr);
+  return client_->Write(e.addr + offsetof(RecordHeader, expire_ms), &expire_ms, sizeof expire_ms);
+}
+
+Status Keyspace::Remove(std::string_view key, const Entry& e) {
+  Forget(e.addr);
+  if (e.prev != 0) Forget(e.prev);
+  if (e.prev == 0) {
+    const uint32_t tombstone = 0;
+    PULSE_RETURN_IF_ERROR(client_->Write(e.addr + offsetof(RecordHeader, type), &tombstone, sizeof tombstone));
+  } else {
+    PULSE_RETURN_IF_ERROR(client_->Write(e.prev + offsetof(RecordHeader, next), &e.next, sizeof e.next));
+    ReleaseRecord(e.addr);
+  }
+  (void)key;
+  if (count_ > 0) --count_;
+  return Status::Ok();
+}
+
+Result<Keyspace::ScanPage> Keyspace::Scan(uint64_t cursor, uint64_t count, int64_t now_ms) {
+  ScanPage page;
+  count = std::max<uint64_t>(count, 1);
+  PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(cursor, ~uint64_t{0}, count));
+  for (const auto& [hash, head] : entries) {
+    for (uint64_t addr = head; addr != 0;) {
+      RecordHeader h{};
+      PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
+      if (h.type != 0 && (h.expire_ms == 0 || h.expire_ms > now_ms)) {
+        std::string key(h.key_len, '\0');
+        PULSE_RETURN_IF_ERROR(client_->Read(addr + sizeof h, key.data(), key.size()));
+        page.keys.push_back(std::move(key));
+      }
+      addr = h.next;
+    }
+  }
+  page.next_cursor = entries.size() < count ? 0 : entries.back().first + 1;
+  return page;
+}
+
+Status Keyspace::FreeChain(uint64_t head) {
+  for (uint64_t addr = head; addr != 0;) {
+    RecordHeader h{};
+    PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
+    ReleaseRecord(addr);
+    addr = h.next;
+  }
+  return Status::Ok();
+}
+
+Status Keyspace::Flush() {
+  PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(0, ~uint64_t{0}));
+  heads_.clear();
+  windows_.clear();
+  ++generation_;
+  PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_, IndexOptions()));
+  index_header_ = fresh->header_address();
+  index_ = std::move(fresh);
+  count_ = 0;
+  PULSE_RETURN_IF_ERROR(StoreDirectory());
+  for (const auto& [hash, head] : entries) PULSE_RETURN_IF_ERROR(FreeChain(head));
+  return Status::Ok();
+}
+
+}  // namespace pulse::resp
