@@ -440,7 +440,9 @@ struct Client::Impl {
       auto slice = std::min<Clock::duration>(end - now, layer_deadline - std::min(layer_deadline, now));
       for (auto& [id, p] : pending) slice = std::min<Clock::duration>(slice, p.deadline - now);
       slice = std::max<Clock::duration>(slice, std::chrono::microseconds(100));
-      worker->RunUntil([&] { return !ready.empty() || LayerReady() || pred(); }, slice);
+      // A slice that times out is the normal case; a connection that fails
+      // reaches its callers through the disconnect handler.
+      IgnoreError(worker->RunUntil([&] { return !ready.empty() || LayerReady() || pred(); }, slice));
     }
   }
 };
@@ -803,7 +805,8 @@ Status Client::Ping(uint64_t addr) {
     im.pending.erase(id);
     return s;
   }
-  im.DriveUntil([&] { return finished; }, im.options.request_timeout * 2);
+  // Its only error is a timeout, which `finished` tells too.
+  IgnoreError(im.DriveUntil([&] { return finished; }, im.options.request_timeout * 2));
   if (!finished) return Status::Timeout("ping: no answer");
   return answered ? Status::Ok() : Status::Unavailable("ping: failed");
 }

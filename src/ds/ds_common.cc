@@ -38,10 +38,7 @@ Status RunTraversalBytes(Client* client, const ProgramRef& program, uint64_t cur
   options.mode = mode;
   auto r = client->Traverse(program, cur_ptr, std::move(scratch), options);
   if (!r.ok()) return r.status();
-  if (r->status != TraversalStatus::kDone) {
-    return Status::Internal(fmt::format("{}: traversal ended with status {} at {:#x} (pc {})", what,
-                                        static_cast<int>(r->status), r->fault_addr, r->fault_pc));
-  }
+  PULSE_RETURN_IF_ERROR(TraversalStatusError(r->status, what, r->fault_addr, r->fault_pc));
   if (r->scratch.size() < state_bytes) {
     return Status::Internal(fmt::format("{}: scratch pad of {} bytes returned, {} expected", what,
                                         r->scratch.size(), state_bytes));

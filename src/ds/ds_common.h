@@ -32,7 +32,7 @@ Result<ProgramRef> LoadAssembly(std::string_view text, std::string_view name);
 // Runs `program` from cur_ptr with `state` as the scratch pad (padded to the
 // program's scratch_bytes) and copies the final scratch pad back into state.
 // `mode` overrides the client's dispatch policy when set.  A traversal that
-// does not end with kDone is an Internal error naming `what`.
+// does not end with kDone is TraversalStatusError naming `what`.
 template <typename State>
 Status RunTraversal(Client* client, const ProgramRef& program, uint64_t cur_ptr, State& state,
                     std::optional<ExecutionMode> mode, std::string_view what);
