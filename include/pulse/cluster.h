@@ -10,7 +10,10 @@
 //
 // Control messages (kAmControl) are JSON objects with "op" and "seq"; the
 // answer (kAmControlReply) echoes "seq" and has "ok" (bool) and, when ok is
-// false, "error" (a sentence naming the bad field).  Operations:
+// false, "error" (a sentence naming the bad field) and "code" (the
+// Status::Code as StatusCodeToWire numbers it: the caller gets the same code
+// back, e.g. ResourceExhausted for a full pool, FailedPrecondition for a
+// lock holder without a lease).  Operations:
 //
 //   to the switch
 //     {"op":"register_memnode","node":N,"address":"host:port","base":B,"size":S}

@@ -20,7 +20,10 @@
 
 namespace pulse {
 
-class Status {
+// [[nodiscard]]: a Status or Result that is dropped is a compiler warning.
+// Handle it, or pass it to IgnoreError with a comment saying why dropping it
+// is safe.
+class [[nodiscard]] Status {
  public:
   enum class Code : unsigned char {
     kOk = 0,
@@ -87,7 +90,7 @@ Status StatusFromWire(uint32_t code, std::string msg);
 // A value of type T or an error.  Accessing value() of an error Result is a
 // programming error (asserts in debug builds).
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
@@ -107,6 +110,12 @@ class Result {
   Status status_;
   std::optional<T> value_;
 };
+
+// Drops an error deliberately, e.g. a best-effort close on a path that is
+// already failing.  The call site says in a comment why that is safe.
+inline void IgnoreError(const Status& /*status*/) {}
+template <typename T>
+inline void IgnoreError(const Result<T>& /*result*/) {}
 
 }  // namespace pulse
 

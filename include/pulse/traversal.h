@@ -8,6 +8,7 @@
 
 #include "pulse/memory.h"
 #include "pulse/program.h"
+#include "pulse/status.h"
 
 namespace pulse {
 
@@ -34,7 +35,23 @@ enum class TraversalStatus : uint8_t {
                          // it may or may not have taken effect (not re-run)
 };
 
+// "done", "protection fault", ... (for messages).
 std::string_view TraversalStatusName(TraversalStatus s);
+
+// The Status code that fits a traversal that ended with `s`, for callers
+// that turn a TraversalResult into an error:
+//   kDone -> kOk;  kContinue (iteration budget spent), kAllocExhausted ->
+//   kResourceExhausted;  kNotLocal, kFaultInvalidPointer (no node owns the
+//   address), kUnknownProgram -> kNotFound;  kFaultProtection ->
+//   kPermissionDenied;  kFaultBounds -> kOutOfRange;  kFaultDivZero,
+//   kFaultBadRequest -> kInvalidArgument;  kNodeUnavailable -> kUnavailable;
+//   kOutcomeUnknown -> kOutcomeUnknown;  a value outside the enum ->
+//   kInternal.
+Status::Code TraversalStatusCode(TraversalStatus s);
+// OK for kDone; otherwise a Status with TraversalStatusCode(s) and the
+// message "<what>: traversal ended with <name> at <fault_addr> (pc <fault_pc>)".
+Status TraversalStatusError(TraversalStatus s, std::string_view what, uint64_t fault_addr = 0,
+                            uint32_t fault_pc = 0);
 inline bool IsFault(TraversalStatus s) {
   return s >= TraversalStatus::kFaultProtection && s <= TraversalStatus::kFaultInvalidPointer;
 }

@@ -56,9 +56,10 @@ Result<ProgramRef> EmbeddedProgram(std::string_view name) {
 // Runs `program` from cur_ptr with the state_bytes at `state` as the start
 // of its scratch pad (zero-padded to the program's scratch_bytes) and copies
 // the start of the final scratch pad back into `state`.  Errors: whatever
-// Client::Traverse returns, and Internal naming `what`, the status (e.g.
-// "fault-protection"), the address and the pc when the traversal does not
-// end with kDone; `state` is then unchanged.  The caller owns `state`.
+// Client::Traverse returns, and TraversalStatusError (pulse/traversal.h: the
+// status's code, e.g. PermissionDenied for a protection fault, with a message
+// naming `what`, the status, the address and the pc) when the traversal does
+// not end with kDone; `state` is then unchanged.  The caller owns `state`.
 Status RunTraversalBytes(Client& client, const ProgramRef& program, uint64_t cur_ptr, void* state,
                          size_t state_bytes, const TraverseOptions& options, std::string_view what);
 

@@ -105,21 +105,16 @@ class Soak {
   }
 
   Status Create() {
-    auto m = ds::UnorderedMap::Create(client_, {.buckets = 509, .mode = std::nullopt});
-    if (!m.ok()) return m.status();
-    map_ = std::move(*m);
-    auto t = ds::BTree::Create(client_, {});
-    if (!t.ok()) return t.status();
-    tree_ = std::move(*t);
-    auto l = ds::List::Create(client_, {});
-    if (!l.ok()) return l.status();
-    list_ = std::move(*l);
+    PULSE_ASSIGN_OR_RETURN(auto m, ds::UnorderedMap::Create(client_, {.buckets = 509, .mode = std::nullopt}));
+    map_ = std::move(m);
+    PULSE_ASSIGN_OR_RETURN(auto t, ds::BTree::Create(client_, {}));
+    tree_ = std::move(t);
+    PULSE_ASSIGN_OR_RETURN(auto l, ds::List::Create(client_, {}));
+    list_ = std::move(l);
     if (!use_counters_) return Status::Ok();
-    auto insns = Assemble(kIncrement);
-    if (!insns.ok()) return insns.status();
-    auto increment = VerifiedProgram::Create(std::move(*insns));
-    if (!increment.ok()) return increment.status();
-    increment_ = std::move(*increment);
+    PULSE_ASSIGN_OR_RETURN(auto insns, Assemble(kIncrement));
+    PULSE_ASSIGN_OR_RETURN(auto increment, VerifiedProgram::Create(std::move(insns)));
+    increment_ = std::move(increment);
     for (uint32_t node = 0; node < client_->memory_nodes(); ++node) {  // one on each node
       auto a = client_->Allocate(8, node);
       if (!a.ok()) return a.status();
@@ -220,7 +215,9 @@ class Soak {
       if (got.ok() && !tree_shadow_.Observe(k, *got))
         Violation(fmt::format("tree key {}: read {}, expected {}", k, Show(*got), tree_shadow_.Describe(k)));
     }
-    if (use_list_) (void)ResolveList();
+    // A list that cannot be read yet keeps its undecided values; the final
+    // check resolves it and reports that error.
+    if (use_list_) IgnoreError(ResolveList());
     if (use_tree_) ValidateTree("after a restart");
   }
 
@@ -436,24 +433,23 @@ class Soak {
   // Reads the whole list: it must be the shadow with each undecided value
   // present or not; then that is the shadow.
   Status ResolveList() {
-    auto all = Retry([&] { return list_->ToVector(); });
-    if (!all.ok()) return all.status();
+    PULSE_ASSIGN_OR_RETURN(auto all, Retry([&] { return list_->ToVector(); }));
     std::vector<uint64_t> certain_got, certain_want;
-    for (uint64_t v : *all)
+    for (uint64_t v : all)
       if (!list_unsure_.count(v)) certain_got.push_back(v);
     for (uint64_t v : list_shadow_)
       if (!list_unsure_.count(v)) certain_want.push_back(v);
     std::vector<uint64_t> in_order;  // the undecided values seen must be in shadow order
     for (uint64_t v : list_shadow_)
-      if (list_unsure_.count(v) && std::find(all->begin(), all->end(), v) != all->end()) in_order.push_back(v);
+      if (list_unsure_.count(v) && std::find(all.begin(), all.end(), v) != all.end()) in_order.push_back(v);
     std::vector<uint64_t> got_unsure;
-    for (uint64_t v : *all)
+    for (uint64_t v : all)
       if (list_unsure_.count(v)) got_unsure.push_back(v);
     if (certain_got != certain_want || got_unsure != in_order) {
-      Violation(fmt::format("list holds {} values, its shadow {} ({} undecided)", all->size(), list_shadow_.size(),
+      Violation(fmt::format("list holds {} values, its shadow {} ({} undecided)", all.size(), list_shadow_.size(),
                             list_unsure_.size()));
     }
-    list_shadow_ = std::move(*all);
+    list_shadow_ = std::move(all);
     list_unsure_.clear();
     return Status::Ok();
   }
@@ -521,7 +517,8 @@ class NodeChaos {
             cluster::ClusterGuard* guard, uint32_t memory_nodes, SoakResult* res)
       : thread_([=, this] { Run(o, config, lo, guard, memory_nodes, res); }) {}
   ~NodeChaos() {
-    Quiesce();
+    // A restart that failed was reported by the caller's own Quiesce().
+    IgnoreError(Quiesce());
     {
       std::lock_guard<std::mutex> lock(mu_);
       exit_ = true;
@@ -606,11 +603,10 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
   lo.progress = o.progress;
   if (o.switch_address.empty()) {
     if (!spec.empty()) config.env.emplace_back(net::kFaultsEnvironmentVariable, spec);
-    auto st = cluster::StartCluster(config, lo);
-    if (!st.ok()) return st.status();
-    res.switch_address = st->switch_address;
+    PULSE_ASSIGN_OR_RETURN(auto st, cluster::StartCluster(config, lo));
+    res.switch_address = st.switch_address;
     res.own_cluster = true;
-    guard = cluster::ClusterGuard(std::move(*st), std::chrono::milliseconds(3000));
+    guard = cluster::ClusterGuard(std::move(st), std::chrono::milliseconds(3000));
   }
 
   ClientOptions co;
@@ -675,8 +671,7 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
   AddNodeCounters(res.switch_address, std::nullopt, &res);
   client->reset();
   if (guard.state() != nullptr) {
-    auto stopped = guard.Stop();
-    if (!stopped.ok()) return stopped.status();
+    PULSE_ASSIGN_OR_RETURN(auto stopped, guard.Stop());
   }
   return res;
 }

@@ -47,7 +47,9 @@ Status EventLoop::DriveUntil(const std::function<bool()>& pred, std::chrono::mil
     if (now >= end) return Status::Timeout("client: gave up waiting");
     auto slice = std::min<Clock::duration>(end - now, next - std::min(next, now));
     slice = std::max<Clock::duration>(slice, std::chrono::microseconds(100));
-    worker_->RunUntil([&] { return AnyReady() || pred(); }, slice);
+    // A slice that times out is the normal case; a connection that fails
+    // reaches its callers through the disconnect handler.
+    IgnoreError(worker_->RunUntil([&] { return AnyReady() || pred(); }, slice));
   }
 }
 

@@ -19,10 +19,7 @@ Status RunTraversalBytes(Client& client, const ProgramRef& program, uint64_t cur
   std::vector<uint8_t> scratch(std::max<size_t>(state_bytes, program->info().scratch_bytes), 0);
   std::memcpy(scratch.data(), state, state_bytes);
   PULSE_ASSIGN_OR_RETURN(TraversalResult r, client.Traverse(program, cur_ptr, std::move(scratch), options));
-  if (r.status != TraversalStatus::kDone) {
-    return Status::Internal(fmt::format("{}: traversal ended with status {} at {:#x} (pc {})", what,
-                                        TraversalStatusName(r.status), r.fault_addr, r.fault_pc));
-  }
+  PULSE_RETURN_IF_ERROR(TraversalStatusError(r.status, what, r.fault_addr, r.fault_pc));
   if (r.scratch.size() < state_bytes) {
     return Status::Internal(fmt::format("{}: scratch pad of {} bytes returned, {} expected", what,
                                         r.scratch.size(), state_bytes));

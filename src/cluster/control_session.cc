@@ -23,7 +23,8 @@ Result<std::unique_ptr<ControlSession>> ControlSession::Create(const std::string
 }
 
 ControlSession::~ControlSession() {
-  for (const auto& [address, ep] : endpoints_) worker_->Close(ep, std::chrono::milliseconds(100));
+  // Best effort: the session ends either way.
+  for (const auto& [address, ep] : endpoints_) IgnoreError(worker_->Close(ep, std::chrono::milliseconds(100)));
   control_.reset();
   worker_.reset();
 }
@@ -31,7 +32,7 @@ ControlSession::~ControlSession() {
 void ControlSession::Disconnect(const std::string& address) {
   auto it = endpoints_.find(address);
   if (it == endpoints_.end()) return;
-  worker_->Close(it->second, std::chrono::milliseconds(100));
+  IgnoreError(worker_->Close(it->second, std::chrono::milliseconds(100)));  // forgotten either way
   endpoints_.erase(it);
 }
 

@@ -150,13 +150,15 @@ class ClusterGuard {
   ClusterGuard(ClusterGuard&& o) noexcept : state_(std::exchange(o.state_, std::nullopt)), stage_timeout_(o.stage_timeout_) {}
   ClusterGuard& operator=(ClusterGuard&& o) noexcept {
     if (this != &o) {
-      Stop();
+      IgnoreError(Stop());  // best effort, as in the destructor
       state_ = std::exchange(o.state_, std::nullopt);
       stage_timeout_ = o.stage_timeout_;
     }
     return *this;
   }
-  ~ClusterGuard() { Stop(); }
+  // Stops what is still running; a failure cannot be reported from here
+  // (call Stop() to see it).
+  ~ClusterGuard() { IgnoreError(Stop()); }
   const ClusterState* state() const { return state_ ? &*state_ : nullptr; }
   // For RestartMemNode, so that Stop() stops the restarted processes.
   ClusterState* mutable_state() { return state_ ? &*state_ : nullptr; }

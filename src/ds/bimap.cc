@@ -6,21 +6,18 @@ namespace pulse::ds {
 namespace {
 
 Result<std::optional<uint64_t>> FindIn(internal::ChainedHash& hash, uint64_t key) {
-  auto l = hash.Find(key);
-  if (!l.ok()) return l.status();
-  if (!l->found) return std::optional<uint64_t>();
-  return std::optional<uint64_t>(l->value);
+  PULSE_ASSIGN_OR_RETURN(auto l, hash.Find(key));
+  if (!l.found) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(l.value);
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Bimap>> Bimap::Create(Client* client, const BimapOptions& options) {
   const internal::ChainedHashOptions o = internal::ToChainedHashOptions(options);
-  auto left = internal::ChainedHash::Create(client, o);
-  if (!left.ok()) return left.status();
-  auto right = internal::ChainedHash::Create(client, o);
-  if (!right.ok()) return right.status();
-  return std::unique_ptr<Bimap>(new Bimap(std::move(*left), std::move(*right)));
+  PULSE_ASSIGN_OR_RETURN(auto left, internal::ChainedHash::Create(client, o));
+  PULSE_ASSIGN_OR_RETURN(auto right, internal::ChainedHash::Create(client, o));
+  return std::unique_ptr<Bimap>(new Bimap(std::move(left), std::move(right)));
 }
 
 Bimap::Bimap(std::unique_ptr<internal::ChainedHash> left,
@@ -32,9 +29,8 @@ Result<bool> Bimap::Insert(uint64_t left, uint64_t right) {
   // The right side first: the left insert is then the decisive step (it
   // fails without side effects if left is present), and the right insert
   // cannot find right present.
-  auto r = right_->Find(right);
-  if (!r.ok()) return r.status();
-  if (r->found) return false;
+  PULSE_ASSIGN_OR_RETURN(auto r, right_->Find(right));
+  if (r.found) return false;
   auto l = left_->Insert(left, right);
   if (!l.ok()) return l.status();
   if (!l->inserted) return false;
@@ -51,12 +47,10 @@ Result<std::optional<uint64_t>> Bimap::FindByRight(uint64_t right) {
 
 Result<bool> Bimap::ErasePair(internal::ChainedHash& from, internal::ChainedHash& to,
                               uint64_t key) {
-  auto other = from.Erase(key);
-  if (!other.ok()) return other.status();
-  if (!other->has_value()) return false;
-  auto e = to.Erase(**other);
-  if (!e.ok()) return e.status();
-  if (!e->has_value()) return Status::Internal("Bimap: the two indexes disagree");
+  PULSE_ASSIGN_OR_RETURN(auto other, from.Erase(key));
+  if (!other.has_value()) return false;
+  PULSE_ASSIGN_OR_RETURN(auto e, to.Erase(*other));
+  if (!e.has_value()) return Status::Internal("Bimap: the two indexes disagree");
   return true;
 }
 

@@ -188,9 +188,8 @@ Result<std::unique_ptr<BTree>> BTree::Open(Client* client, uint64_t header, cons
   }
   std::unique_ptr<BTree> tree(new BTree(client, header, options));
   PULSE_RETURN_IF_ERROR(tree->Refresh());
-  auto pending = internal::FarRedoLog::Load(client, tree->log_);
-  if (!pending.ok()) return pending.status();
-  if (!pending->empty()) PULSE_RETURN_IF_ERROR(tree->Repair());  // a writer failed part-way
+  PULSE_ASSIGN_OR_RETURN(auto pending, internal::FarRedoLog::Load(client, tree->log_));
+  if (!pending.empty()) PULSE_RETURN_IF_ERROR(tree->Repair());  // a writer failed part-way
   return tree;
 }
 
@@ -222,20 +221,18 @@ Result<uint64_t> BTree::CountEntries() {
 Status BTree::Repair() {
   repair_needed_ = true;  // until this completes
   PULSE_RETURN_IF_ERROR(Refresh());
-  auto pending = internal::FarRedoLog::Load(client_, log_);
-  if (!pending.ok()) return pending.status();
+  PULSE_ASSIGN_OR_RETURN(auto pending, internal::FarRedoLog::Load(client_, log_));
   const internal::FarWriteFn put = [this](uint64_t a, const void* s, size_t n) { return Put(a, s, n); };
-  if (!pending->empty()) {
-    PULSE_RETURN_IF_ERROR(internal::FarRedoLog::Apply(put, *pending));
+  if (!pending.empty()) {
+    PULSE_RETURN_IF_ERROR(internal::FarRedoLog::Apply(put, pending));
     PULSE_RETURN_IF_ERROR(internal::FarRedoLog::Clear(put, log_));
     PULSE_RETURN_IF_ERROR(Refresh());
   }
   // A one-node update whose leaf write failed may have landed or not: the
   // header's size is only a hint until counted.
-  auto count = CountEntries();
-  if (!count.ok()) return count.status();
-  if (*count != size_) {
-    size_ = *count;
+  PULSE_ASSIGN_OR_RETURN(auto count, CountEntries());
+  if (count != size_) {
+    size_ = count;
     PULSE_RETURN_IF_ERROR(WriteHeader());
   }
   repair_needed_ = false;
@@ -451,11 +448,10 @@ Result<bool> BTree::Erase(uint64_t key) {
 
 Result<std::optional<BTree::Entry>> BTree::LowerBound(uint64_t key) {
   PULSE_RETURN_IF_ERROR(RepairIfNeeded());
-  auto program = LowerBoundProgram();
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, LowerBoundProgram());
   pulse_ds_btree_lb_state st{key, 0, 0, 0, 0};
   PULSE_RETURN_IF_ERROR(
-      internal::RunTraversal(client_, *program, root_, st, mode_, "BTree::LowerBound"));
+      internal::RunTraversal(client_, program, root_, st, mode_, "BTree::LowerBound"));
   if (st.found == 0) return std::optional<Entry>();
   return std::optional<Entry>(Entry{st.rkey, st.rvalue});
 }
@@ -466,21 +462,19 @@ Result<std::optional<BTree::Entry>> BTree::UpperBound(uint64_t key) {
 }
 
 Result<std::optional<uint64_t>> BTree::Find(uint64_t key) {
-  auto lb = LowerBound(key);
-  if (!lb.ok()) return lb.status();
-  if (!lb->has_value() || (*lb)->first != key) return std::optional<uint64_t>();
-  return std::optional<uint64_t>((*lb)->second);
+  PULSE_ASSIGN_OR_RETURN(auto lb, LowerBound(key));
+  if (!lb.has_value() || (lb)->first != key) return std::optional<uint64_t>();
+  return std::optional<uint64_t>((lb)->second);
 }
 
 Result<Aggregate> BTree::AggregateRange(uint64_t lo, uint64_t hi) {
   PULSE_RETURN_IF_ERROR(RepairIfNeeded());
   Aggregate out;
   if (lo > hi || size_ == 0) return out;
-  auto program = AggregateProgram();
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, AggregateProgram());
   pulse_ds_btree_agg_state st{lo, hi, 0, out.min, 0, 0, 0};
   PULSE_RETURN_IF_ERROR(
-      internal::RunTraversal(client_, *program, root_, st, mode_, "BTree::AggregateRange"));
+      internal::RunTraversal(client_, program, root_, st, mode_, "BTree::AggregateRange"));
   out.sum = st.sum;
   out.min = st.min;
   out.max = st.max;

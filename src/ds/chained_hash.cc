@@ -122,20 +122,18 @@ Result<std::unique_ptr<ChainedHash>> ChainedHash::Create(Client* client,
     if (!p.ok()) return p.status();
   }
   std::unique_ptr<ChainedHash> h(new ChainedHash(client, options));
-  auto array = h->NewBucketArray(options.buckets);
-  if (!array.ok()) return array.status();
-  h->bucket_array_ = *array;
+  PULSE_ASSIGN_OR_RETURN(auto array, h->NewBucketArray(options.buckets));
+  h->bucket_array_ = array;
   h->buckets_ = options.buckets;
   return h;
 }
 
 Result<uint64_t> ChainedHash::NewBucketArray(uint64_t buckets) {
   const uint64_t bytes = kPseudoNodeOffset + buckets * 8;
-  auto base = client_->Allocate(bytes);
-  if (!base.ok()) return base.status();
+  PULSE_ASSIGN_OR_RETURN(auto base, client_->Allocate(bytes));
   std::vector<uint8_t> zero(bytes, 0);
-  PULSE_RETURN_IF_ERROR(client_->Write(*base, zero.data(), zero.size()));
-  return *base + kPseudoNodeOffset;
+  PULSE_RETURN_IF_ERROR(client_->Write(base, zero.data(), zero.size()));
+  return base + kPseudoNodeOffset;
 }
 
 uint64_t ChainedHash::SlotOf(uint64_t key) const {
@@ -150,10 +148,9 @@ Result<ChainedHash::Lookup> ChainedHash::Find(uint64_t key) {
   uint64_t head = 0;  // init(): the bucket's first node
   PULSE_RETURN_IF_ERROR(ReadObject(client_, SlotOf(key), head));
   if (head == 0) return Lookup{};
-  auto program = FindProgram();
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, FindProgram());
   pulse_ds_umap_find_state st{key, 0, 0, 0};
-  PULSE_RETURN_IF_ERROR(RunTraversal(client_, *program, head, st, options_.mode, "chained hash find"));
+  PULSE_RETURN_IF_ERROR(RunTraversal(client_, program, head, st, options_.mode, "chained hash find"));
   return Lookup{st.found != 0, st.value, st.node};
 }
 
@@ -177,8 +174,7 @@ Status ChainedHash::Replenish(uint32_t node) {
 }
 
 Result<ChainedHash::Inserted> ChainedHash::Insert(uint64_t key, uint64_t value) {
-  auto program = InsertProgram();
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, InsertProgram());
   const uint32_t node = BucketNode();
   auto& pool = regions_[node];
   InsertState st{};
@@ -193,9 +189,9 @@ Result<ChainedHash::Inserted> ChainedHash::Insert(uint64_t key, uint64_t value) 
   // Each round either finishes or replenishes; one replenishment suffices
   // for the one node an insert allocates, so a few rounds are a hard bound.
   for (int round = 0;; ++round) {
-    std::vector<uint8_t> scratch(std::max<size_t>(sizeof(st), (*program)->info().scratch_bytes), 0);
+    std::vector<uint8_t> scratch(std::max<size_t>(sizeof(st), (program)->info().scratch_bytes), 0);
     std::memcpy(scratch.data(), &st, sizeof(st));
-    r = client_->Traverse(*program, cur, std::move(scratch), topts);
+    r = client_->Traverse(program, cur, std::move(scratch), topts);
     if (!r.ok()) return r.status();
     if (r->scratch.size() < sizeof(st)) {
       return Status::Internal("chained hash insert: short scratch pad returned");
@@ -208,11 +204,8 @@ Result<ChainedHash::Inserted> ChainedHash::Insert(uint64_t key, uint64_t value) 
     FillTable(regions_[node], want, st);
     cur = r->cur_ptr;
   }
-  if (r->status != TraversalStatus::kDone) {
-    return Status::Internal(fmt::format(
-        "chained hash insert of key {}: traversal ended with {} at {:#x} (pc {})", key,
-        TraversalStatusName(r->status), r->fault_addr, r->fault_pc));
-  }
+  PULSE_RETURN_IF_ERROR(TraversalStatusError(r->status, fmt::format("chained hash insert of key {}", key),
+                                             r->fault_addr, r->fault_pc));
   if (r->offloaded) ++stats_.offloaded_inserts;
   auto& back = regions_[node];  // regions the traversal did not use
   for (uint64_t i = 0; i < st.region_count && i < PULSE_DS_CHASH_MAX_REGIONS; ++i) {
@@ -264,10 +257,9 @@ Status ChainedHash::Rehash(uint64_t buckets) {
   if (buckets == 0) return Status::InvalidArgument("chained hash: rehash to 0 buckets");
   std::vector<uint64_t> old_heads(buckets_);
   PULSE_RETURN_IF_ERROR(client_->Read(bucket_array_, old_heads.data(), old_heads.size() * 8));
-  auto array = NewBucketArray(buckets);
-  if (!array.ok()) return array.status();
+  PULSE_ASSIGN_OR_RETURN(auto array, NewBucketArray(buckets));
   const uint64_t old_array = bucket_array_;
-  bucket_array_ = *array;
+  bucket_array_ = array;
   buckets_ = buckets;
   std::vector<uint64_t> heads(buckets, 0);
   for (uint64_t cur : old_heads) {

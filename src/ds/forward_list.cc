@@ -39,17 +39,16 @@ Result<ForwardList::Iterator> ForwardList::InsertAfter(const Iterator& pos, uint
   if (!pos.before_begin()) {
     PULSE_RETURN_IF_ERROR(ReadObject(client_, pos.addr_ + offsetof(Node, next), next));
   }
-  auto addr = client_->Allocate(sizeof(Node));
-  if (!addr.ok()) return addr.status();
+  PULSE_ASSIGN_OR_RETURN(auto addr, client_->Allocate(sizeof(Node)));
   const Node n{next, 0, value};
-  PULSE_RETURN_IF_ERROR(WriteObject(client_, *addr, n));
+  PULSE_RETURN_IF_ERROR(WriteObject(client_, addr, n));
   if (pos.before_begin()) {
-    head_ = *addr;
+    head_ = addr;
   } else {  // publish after the node is written
-    PULSE_RETURN_IF_ERROR(WriteObject(client_, pos.addr_ + offsetof(Node, next), *addr));
+    PULSE_RETURN_IF_ERROR(WriteObject(client_, pos.addr_ + offsetof(Node, next), addr));
   }
   ++size_;
-  Iterator it(client_, *addr, nullptr);
+  Iterator it(client_, addr, nullptr);
   it.value_ = value;
   it.next_ = next;
   return it;
@@ -75,9 +74,8 @@ Result<bool> ForwardList::EraseAfter(const Iterator& pos) {
 }
 
 Result<ForwardList::Found> ForwardList::FindNode(uint64_t value) {
-  auto m = internal::FindInList(client_, head_, value, mode_, "ForwardList::Find");
-  if (!m.ok()) return m.status();
-  return Found{m->found, m->node, m->index};
+  PULSE_ASSIGN_OR_RETURN(auto m, internal::FindInList(client_, head_, value, mode_, "ForwardList::Find"));
+  return Found{m.found, m.node, m.index};
 }
 
 Result<ForwardList::Iterator> ForwardList::At(uint64_t addr) {
@@ -87,16 +85,14 @@ Result<ForwardList::Iterator> ForwardList::At(uint64_t addr) {
 }
 
 Result<ForwardList::Iterator> ForwardList::Find(uint64_t value) {
-  auto f = FindNode(value);
-  if (!f.ok()) return f.status();
-  return At(f->found ? f->node : 0);
+  PULSE_ASSIGN_OR_RETURN(auto f, FindNode(value));
+  return At(f.found ? f.node : 0);
 }
 
 Result<std::optional<uint64_t>> ForwardList::IndexOf(uint64_t value) {
-  auto f = FindNode(value);
-  if (!f.ok()) return f.status();
-  if (!f->found) return std::optional<uint64_t>();
-  return std::optional<uint64_t>(f->index);
+  PULSE_ASSIGN_OR_RETURN(auto f, FindNode(value));
+  if (!f.found) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(f.index);
 }
 
 Result<Aggregate> ForwardList::AggregateRange(uint64_t lo, uint64_t hi) {

@@ -16,8 +16,7 @@ namespace internal {
 using Node = pulse_ds_list_node;
 
 Status LoadListPrograms() {
-  auto find = EmbeddedProgram<iterators::ds_list_find>("ds_list_find");
-  if (!find.ok()) return find.status();
+  PULSE_ASSIGN_OR_RETURN(auto find, EmbeddedProgram<iterators::ds_list_find>("ds_list_find"));
   auto aggregate = EmbeddedProgram<iterators::ds_list_aggregate>("ds_list_aggregate");
   return aggregate.ok() ? Status::Ok() : aggregate.status();
 }
@@ -25,10 +24,9 @@ Status LoadListPrograms() {
 Result<ListMatch> FindInList(Client* client, uint64_t head, uint64_t value,
                              std::optional<ExecutionMode> mode, std::string_view what) {
   if (head == 0) return ListMatch{};  // init() answers an empty list
-  auto program = EmbeddedProgram<iterators::ds_list_find>("ds_list_find");
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, EmbeddedProgram<iterators::ds_list_find>("ds_list_find"));
   pulse_ds_list_find_state st{value, 0, 0, 0};
-  PULSE_RETURN_IF_ERROR(RunTraversal(client, *program, head, st, mode, what));
+  PULSE_RETURN_IF_ERROR(RunTraversal(client, program, head, st, mode, what));
   return ListMatch{st.found != 0, st.node, st.index};
 }
 
@@ -36,10 +34,9 @@ Result<Aggregate> AggregateList(Client* client, uint64_t head, uint64_t lo, uint
                                 std::optional<ExecutionMode> mode, std::string_view what) {
   Aggregate out;
   if (head == 0 || lo > hi) return out;
-  auto program = EmbeddedProgram<iterators::ds_list_aggregate>("ds_list_aggregate");
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, EmbeddedProgram<iterators::ds_list_aggregate>("ds_list_aggregate"));
   pulse_ds_agg_state st{lo, hi, 0, out.min, 0, 0};
-  PULSE_RETURN_IF_ERROR(RunTraversal(client, *program, head, st, mode, what));
+  PULSE_RETURN_IF_ERROR(RunTraversal(client, program, head, st, mode, what));
   return Aggregate{st.sum, st.min, st.max, st.count};
 }
 
@@ -88,56 +85,51 @@ Status List::Relink() {
 
 Status List::PushFront(uint64_t value) {
   if (relink_needed_) PULSE_RETURN_IF_ERROR(Relink());
-  auto addr = client_->Allocate(sizeof(Node));
-  if (!addr.ok()) return addr.status();
+  PULSE_ASSIGN_OR_RETURN(auto addr, client_->Allocate(sizeof(Node)));
   const Node n{head_, 0, value};
-  PULSE_RETURN_IF_ERROR(Put(*addr, n));
+  PULSE_RETURN_IF_ERROR(Put(addr, n));
   if (head_ != 0) {
-    PULSE_RETURN_IF_ERROR(Put(head_ + offsetof(Node, prev), *addr));
+    PULSE_RETURN_IF_ERROR(Put(head_ + offsetof(Node, prev), addr));
   } else {
-    tail_ = *addr;
+    tail_ = addr;
   }
-  head_ = *addr;
+  head_ = addr;
   ++size_;
   return Status::Ok();
 }
 
 Status List::PushBack(uint64_t value) {
   if (relink_needed_) PULSE_RETURN_IF_ERROR(Relink());
-  auto addr = client_->Allocate(sizeof(Node));
-  if (!addr.ok()) return addr.status();
+  PULSE_ASSIGN_OR_RETURN(auto addr, client_->Allocate(sizeof(Node)));
   const Node n{0, tail_, value};
-  PULSE_RETURN_IF_ERROR(Put(*addr, n));
+  PULSE_RETURN_IF_ERROR(Put(addr, n));
   if (tail_ != 0) {
-    PULSE_RETURN_IF_ERROR(Put(tail_ + offsetof(Node, next), *addr));
+    PULSE_RETURN_IF_ERROR(Put(tail_ + offsetof(Node, next), addr));
   } else {
-    head_ = *addr;
+    head_ = addr;
   }
-  tail_ = *addr;
+  tail_ = addr;
   ++size_;
   return Status::Ok();
 }
 
 Result<List::Found> List::FindNode(uint64_t value) {
-  auto m = internal::FindInList(client_, head_, value, mode_, "List::Find");
-  if (!m.ok()) return m.status();
-  return Found{m->found, m->node, m->index};
+  PULSE_ASSIGN_OR_RETURN(auto m, internal::FindInList(client_, head_, value, mode_, "List::Find"));
+  return Found{m.found, m.node, m.index};
 }
 
 Result<std::optional<uint64_t>> List::Find(uint64_t value) {
-  auto f = FindNode(value);
-  if (!f.ok()) return f.status();
-  if (!f->found) return std::optional<uint64_t>();
-  return std::optional<uint64_t>(f->index);
+  PULSE_ASSIGN_OR_RETURN(auto f, FindNode(value));
+  if (!f.found) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(f.index);
 }
 
 Result<bool> List::Erase(uint64_t value) {
   if (relink_needed_) PULSE_RETURN_IF_ERROR(Relink());
-  auto f = FindNode(value);
-  if (!f.ok()) return f.status();
-  if (!f->found) return false;
+  PULSE_ASSIGN_OR_RETURN(auto f, FindNode(value));
+  if (!f.found) return false;
   Node n;
-  PULSE_RETURN_IF_ERROR(ReadObject(client_, f->node, n));
+  PULSE_RETURN_IF_ERROR(ReadObject(client_, f.node, n));
   if (n.prev != 0) {
     PULSE_RETURN_IF_ERROR(Put(n.prev + offsetof(Node, next), n.next));
   } else {
@@ -153,7 +145,7 @@ Result<bool> List::Erase(uint64_t value) {
     tail_ = n.prev;
   }
   --size_;  // unlinked even if the free fails (the node then leaks)
-  PULSE_RETURN_IF_ERROR(client_->Free(f->node));
+  PULSE_RETURN_IF_ERROR(client_->Free(f.node));
   return true;
 }
 

@@ -22,14 +22,13 @@ FarLock::FarLock(Client* client, uint64_t address, const FarLockOptions& options
     : client_(client), address_(address), options_(options), holder_(NewHolder()) {}
 
 FarLock::~FarLock() {
-  if (held_) (void)Unlock();
+  if (held_) IgnoreError(Unlock());  // best effort: a lost hold ends with its lease
 }
 
 Result<std::unique_ptr<FarLock>> FarLock::Create(Client* client, const FarLockOptions& options) {
   if (client == nullptr) return Status::InvalidArgument("FarLock: no client");
-  auto addr = client->Allocate(8);
-  if (!addr.ok()) return addr.status();
-  return std::unique_ptr<FarLock>(new FarLock(client, *addr, options));
+  PULSE_ASSIGN_OR_RETURN(auto addr, client->Allocate(8));
+  return std::unique_ptr<FarLock>(new FarLock(client, addr, options));
 }
 
 std::unique_ptr<FarLock> FarLock::Attach(Client* client, uint64_t address, const FarLockOptions& options) {
@@ -84,7 +83,7 @@ Result<FarLockGuard> FarLockGuard::Exclusive(FarLock& lock, std::chrono::millise
 }
 
 FarLockGuard::~FarLockGuard() {
-  if (lock_ != nullptr) (void)lock_->Unlock();
+  if (lock_ != nullptr) IgnoreError(lock_->Unlock());  // best effort; Release() reports
 }
 
 Status FarLockGuard::Release() {

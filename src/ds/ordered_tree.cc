@@ -104,11 +104,10 @@ OrderedTree::~OrderedTree() = default;
 Result<OrderedTree::Hit> OrderedTree::Search(uint64_t key, uint64_t kind) {
   Hit hit;
   if (root_ == 0) return hit;
-  auto program = SearchProgram();
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, SearchProgram());
   pulse_ds_bst_search_state st{key, kind, 0, 0, 0, 0, 0, 0};
   PULSE_RETURN_IF_ERROR(
-      internal::RunTraversal(client_, *program, root_, st, options_.mode, "OrderedTree search"));
+      internal::RunTraversal(client_, program, root_, st, options_.mode, "OrderedTree search"));
   hit.found = st.found != 0 && (kind != PULSE_DS_BST_FIND || st.rkey == key);
   hit.entry = Entry{st.rkey, st.rvalue};
   hit.node = st.rnode;
@@ -128,36 +127,32 @@ Status OrderedTree::Accessed(uint64_t node) {
 }
 
 Result<std::optional<OrderedTree::Entry>> OrderedTree::LowerBound(uint64_t key) {
-  auto hit = Search(key, PULSE_DS_BST_LOWER_BOUND);
-  if (!hit.ok()) return hit.status();
-  PULSE_RETURN_IF_ERROR(Accessed(hit->landed()));
-  return hit->found ? std::optional<Entry>(hit->entry) : std::nullopt;
+  PULSE_ASSIGN_OR_RETURN(auto hit, Search(key, PULSE_DS_BST_LOWER_BOUND));
+  PULSE_RETURN_IF_ERROR(Accessed(hit.landed()));
+  return hit.found ? std::optional<Entry>(hit.entry) : std::nullopt;
 }
 
 Result<std::optional<OrderedTree::Entry>> OrderedTree::UpperBound(uint64_t key) {
-  auto hit = Search(key, PULSE_DS_BST_UPPER_BOUND);
-  if (!hit.ok()) return hit.status();
-  PULSE_RETURN_IF_ERROR(Accessed(hit->landed()));
-  return hit->found ? std::optional<Entry>(hit->entry) : std::nullopt;
+  PULSE_ASSIGN_OR_RETURN(auto hit, Search(key, PULSE_DS_BST_UPPER_BOUND));
+  PULSE_RETURN_IF_ERROR(Accessed(hit.landed()));
+  return hit.found ? std::optional<Entry>(hit.entry) : std::nullopt;
 }
 
 Result<std::optional<OrderedTree::Entry>> OrderedTree::FindEntry(uint64_t key) {
   // Multi trees want the first equal key: a lower bound; unique trees can
   // stop at the equal key.
-  auto hit = Search(key, multi_ ? PULSE_DS_BST_LOWER_BOUND : PULSE_DS_BST_FIND);
-  if (!hit.ok()) return hit.status();
-  if (hit->found && hit->entry.first != key) hit->found = false;
-  PULSE_RETURN_IF_ERROR(Accessed(hit->landed()));
-  return hit->found ? std::optional<Entry>(hit->entry) : std::nullopt;
+  PULSE_ASSIGN_OR_RETURN(auto hit, Search(key, multi_ ? PULSE_DS_BST_LOWER_BOUND : PULSE_DS_BST_FIND));
+  if (hit.found && hit.entry.first != key) hit.found = false;
+  PULSE_RETURN_IF_ERROR(Accessed(hit.landed()));
+  return hit.found ? std::optional<Entry>(hit.entry) : std::nullopt;
 }
 
 Result<Aggregate> OrderedTree::AggregateRange(uint64_t lo, uint64_t hi) {
   Aggregate out;
   if (lo > hi || root_ == 0) return out;
-  auto program = AggregateProgram();
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, AggregateProgram());
   pulse_ds_bst_agg_state st{{lo, hi, 0, out.min, 0, 0}, PULSE_DS_BST_DESCEND, 0, 0, 0};
-  PULSE_RETURN_IF_ERROR(internal::RunTraversal(client_, *program, root_, st, options_.mode,
+  PULSE_RETURN_IF_ERROR(internal::RunTraversal(client_, program, root_, st, options_.mode,
                                                "OrderedTree::AggregateRange"));
   out.sum = st.agg.sum;
   out.min = st.agg.min;
@@ -167,25 +162,22 @@ Result<Aggregate> OrderedTree::AggregateRange(uint64_t lo, uint64_t hi) {
 }
 
 Result<uint64_t> OrderedTree::Count(uint64_t key) {
-  auto a = AggregateRange(key, key);
-  if (!a.ok()) return a.status();
-  return a->count;
+  PULSE_ASSIGN_OR_RETURN(auto a, AggregateRange(key, key));
+  return a.count;
 }
 
 Result<std::vector<OrderedTree::Entry>> OrderedTree::Scan(uint64_t lo, uint64_t hi, size_t limit) {
   std::vector<Entry> out;
   if (lo > hi || limit == 0) return out;
-  auto hit = Search(lo, PULSE_DS_BST_LOWER_BOUND);
-  if (!hit.ok()) return hit.status();
-  if (!hit->found) return out;
+  PULSE_ASSIGN_OR_RETURN(auto hit, Search(lo, PULSE_DS_BST_LOWER_BOUND));
+  if (!hit.found) return out;
   BstNode n;
-  for (uint64_t addr = hit->node; addr != 0 && out.size() < limit;) {
+  for (uint64_t addr = hit.node; addr != 0 && out.size() < limit;) {
     PULSE_RETURN_IF_ERROR(ReadObject(client_, addr, n));
     if (n.key > hi) break;
     out.emplace_back(n.key, n.value);
-    auto next = Successor(client_, addr, n);
-    if (!next.ok()) return next.status();
-    addr = *next;
+    PULSE_ASSIGN_OR_RETURN(auto next, Successor(client_, addr, n));
+    addr = next;
   }
   return out;
 }
@@ -193,20 +185,19 @@ Result<std::vector<OrderedTree::Entry>> OrderedTree::Scan(uint64_t lo, uint64_t 
 Result<bool> OrderedTree::InsertEntry(uint64_t key, uint64_t value, bool assign) {
   // Unique trees find the key or the leaf to hang it from; multi trees
   // descend as upper_bound does, so a new key goes after its equals.
-  auto hit = Search(key, multi_ ? PULSE_DS_BST_UPPER_BOUND : PULSE_DS_BST_FIND);
-  if (!hit.ok()) return hit.status();
-  if (!multi_ && hit->found) {
-    if (assign && hit->entry.second != value) {
+  PULSE_ASSIGN_OR_RETURN(auto hit, Search(key, multi_ ? PULSE_DS_BST_UPPER_BOUND : PULSE_DS_BST_FIND));
+  if (!multi_ && hit.found) {
+    if (assign && hit.entry.second != value) {
       PULSE_RETURN_IF_ERROR(internal::WriteObject(
-          client_, hit->node + offsetof(BstNode, value), value));
+          client_, hit.node + offsetof(BstNode, value), value));
     }
-    PULSE_RETURN_IF_ERROR(Accessed(hit->node));
+    PULSE_RETURN_IF_ERROR(Accessed(hit.node));
     return false;
   }
   BstEdit edit(client_, root_);
   const uint64_t node = edit.NewNode(key, value);
   if (node == 0) return edit.Commit();  // not OK: the allocation error
-  const uint64_t parent = hit->last;
+  const uint64_t parent = hit.last;
   edit.Link(parent, parent != 0 && key < edit.Get(parent).key, node);
   balancer_->Inserted(edit, node, size_ + 1);
   PULSE_RETURN_IF_ERROR(edit.Commit());
@@ -242,10 +233,9 @@ Status OrderedTree::RemoveNode(uint64_t node) {
 Result<uint64_t> OrderedTree::EraseKey(uint64_t key, bool all) {
   uint64_t erased = 0;
   for (;;) {
-    auto hit = Search(key, multi_ ? PULSE_DS_BST_LOWER_BOUND : PULSE_DS_BST_FIND);
-    if (!hit.ok()) return hit.status();
-    if (!hit->found || hit->entry.first != key) break;
-    PULSE_RETURN_IF_ERROR(RemoveNode(hit->node));
+    PULSE_ASSIGN_OR_RETURN(auto hit, Search(key, multi_ ? PULSE_DS_BST_LOWER_BOUND : PULSE_DS_BST_FIND));
+    if (!hit.found || hit.entry.first != key) break;
+    PULSE_RETURN_IF_ERROR(RemoveNode(hit.node));
     ++erased;
     if (!all) break;
   }
@@ -258,23 +248,20 @@ Status OrderedTree::InsertDuplicate(uint64_t key, uint64_t value) {
 }
 
 Result<bool> OrderedTree::EraseFirst(uint64_t key) {
-  auto n = EraseKey(key, false);
-  if (!n.ok()) return n.status();
-  return *n != 0;
+  PULSE_ASSIGN_OR_RETURN(auto n, EraseKey(key, false));
+  return n != 0;
 }
 
 Result<uint64_t> OrderedTree::EraseAll(uint64_t key) { return EraseKey(key, true); }
 
 Result<std::optional<uint64_t>> OrderedTree::FindValue(uint64_t key) {
-  auto e = FindEntry(key);
-  if (!e.ok()) return e.status();
-  return e->has_value() ? std::optional<uint64_t>((*e)->second) : std::nullopt;
+  PULSE_ASSIGN_OR_RETURN(auto e, FindEntry(key));
+  return e.has_value() ? std::optional<uint64_t>((e)->second) : std::nullopt;
 }
 
 Result<bool> OrderedTree::ContainsKey(uint64_t key) {
-  auto e = FindEntry(key);
-  if (!e.ok()) return e.status();
-  return e->has_value();
+  PULSE_ASSIGN_OR_RETURN(auto e, FindEntry(key));
+  return e.has_value();
 }
 
 }  // namespace pulse::ds

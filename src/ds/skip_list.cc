@@ -50,11 +50,10 @@ Result<std::unique_ptr<SkipList>> SkipList::Create(Client* client, const SkipLis
   for (auto p : {SearchProgram(), AggregateProgram()}) {
     if (!p.ok()) return p.status();
   }
-  auto head = client->Allocate(sizeof(Node));
-  if (!head.ok()) return head.status();
+  PULSE_ASSIGN_OR_RETURN(auto head, client->Allocate(sizeof(Node)));
   const Node empty{0, 0, kMaxLevel, {}};
-  PULSE_RETURN_IF_ERROR(WriteObject(client, *head, empty));
-  return std::unique_ptr<SkipList>(new SkipList(client, options, *head));
+  PULSE_RETURN_IF_ERROR(WriteObject(client, head, empty));
+  return std::unique_ptr<SkipList>(new SkipList(client, options, head));
 }
 
 SkipList::SkipList(Client* client, const SkipListOptions& options, uint64_t head)
@@ -99,11 +98,10 @@ Result<bool> SkipList::Insert(uint64_t key, uint64_t value) {
   const uint32_t h = RandomHeight();
   Node n{key, value, h, {}};
   for (uint32_t l = 0; l < h; ++l) n.next[l] = path.succ[l];
-  auto addr = client_->Allocate(sizeof(Node));
-  if (!addr.ok()) return addr.status();
-  PULSE_RETURN_IF_ERROR(WriteObject(client_, *addr, n));
+  PULSE_ASSIGN_OR_RETURN(auto addr, client_->Allocate(sizeof(Node)));
+  PULSE_RETURN_IF_ERROR(WriteObject(client_, addr, n));
   for (uint32_t l = 0; l < h; ++l) {  // publish bottom-up, after the node is written
-    PULSE_RETURN_IF_ERROR(WriteObject(client_, NextField(path.pred[l], l), *addr));
+    PULSE_RETURN_IF_ERROR(WriteObject(client_, NextField(path.pred[l], l), addr));
   }
   if (h > top_) top_ = h;
   ++size_;
@@ -130,44 +128,39 @@ Result<bool> SkipList::Erase(uint64_t key) {
 
 Result<SkipList::Search> SkipList::Descend(uint64_t key, bool strict) {
   if (size_ == 0) return Search{};  // init() answers an empty list
-  auto program = SearchProgram();
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, SearchProgram());
   pulse_ds_skip_search_state st = SearchState(key, strict, top_);
-  PULSE_RETURN_IF_ERROR(internal::RunTraversal(client_, *program, head_, st, mode_, "SkipList search"));
+  PULSE_RETURN_IF_ERROR(internal::RunTraversal(client_, program, head_, st, mode_, "SkipList search"));
   return Search{st.found != 0, st.rkey, st.rvalue, st.rnode};
 }
 
 Result<std::optional<uint64_t>> SkipList::Find(uint64_t key) {
-  auto s = Descend(key, false);
-  if (!s.ok()) return s.status();
-  if (!s->found || s->key != key) return std::optional<uint64_t>();
-  return std::optional<uint64_t>(s->value);
+  PULSE_ASSIGN_OR_RETURN(auto s, Descend(key, false));
+  if (!s.found || s.key != key) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(s.value);
 }
 
 Result<std::optional<SkipList::Entry>> SkipList::LowerBound(uint64_t key) {
-  auto s = Descend(key, false);
-  if (!s.ok()) return s.status();
-  if (!s->found) return std::optional<Entry>();
-  return std::optional<Entry>(Entry{s->key, s->value});
+  PULSE_ASSIGN_OR_RETURN(auto s, Descend(key, false));
+  if (!s.found) return std::optional<Entry>();
+  return std::optional<Entry>(Entry{s.key, s.value});
 }
 
 Result<std::optional<SkipList::Entry>> SkipList::UpperBound(uint64_t key) {
-  auto s = Descend(key, true);
-  if (!s.ok()) return s.status();
-  if (!s->found) return std::optional<Entry>();
-  return std::optional<Entry>(Entry{s->key, s->value});
+  PULSE_ASSIGN_OR_RETURN(auto s, Descend(key, true));
+  if (!s.found) return std::optional<Entry>();
+  return std::optional<Entry>(Entry{s.key, s.value});
 }
 
 Result<Aggregate> SkipList::AggregateRange(uint64_t lo, uint64_t hi) {
   Aggregate out;
   if (size_ == 0 || lo > hi) return out;
-  auto program = AggregateProgram();
-  if (!program.ok()) return program.status();
+  PULSE_ASSIGN_OR_RETURN(auto program, AggregateProgram());
   pulse_ds_skip_agg_state st{};
   st.search = SearchState(lo, false, top_);
   st.agg = pulse_ds_agg_state{lo, hi, 0, out.min, 0, 0};
   PULSE_RETURN_IF_ERROR(
-      internal::RunTraversal(client_, *program, head_, st, mode_, "SkipList::AggregateRange"));
+      internal::RunTraversal(client_, program, head_, st, mode_, "SkipList::AggregateRange"));
   return Aggregate{st.agg.sum, st.agg.min, st.agg.max, st.agg.count};
 }
 
@@ -196,9 +189,8 @@ Result<SkipList::Iterator> SkipList::Begin() {
 }
 
 Result<SkipList::Iterator> SkipList::Seek(uint64_t key) {
-  auto s = Descend(key, false);
-  if (!s.ok()) return s.status();
-  Iterator it(client_, s->found ? s->node : 0);
+  PULSE_ASSIGN_OR_RETURN(auto s, Descend(key, false));
+  Iterator it(client_, s.found ? s.node : 0);
   PULSE_RETURN_IF_ERROR(it.Load());
   return it;
 }

@@ -6,19 +6,17 @@ namespace pulse::ds {
 
 Result<std::unique_ptr<UnorderedMap>> UnorderedMap::Create(Client* client,
                                                            const UnorderedMapOptions& options) {
-  auto hash = internal::ChainedHash::Create(client, internal::ToChainedHashOptions(options));
-  if (!hash.ok()) return hash.status();
-  return std::unique_ptr<UnorderedMap>(new UnorderedMap(std::move(*hash)));
+  PULSE_ASSIGN_OR_RETURN(auto hash, internal::ChainedHash::Create(client, internal::ToChainedHashOptions(options)));
+  return std::unique_ptr<UnorderedMap>(new UnorderedMap(std::move(hash)));
 }
 
 UnorderedMap::UnorderedMap(std::unique_ptr<internal::ChainedHash> hash) : hash_(std::move(hash)) {}
 UnorderedMap::~UnorderedMap() = default;
 
 Result<std::optional<uint64_t>> UnorderedMap::Find(uint64_t key) {
-  auto l = hash_->Find(key);
-  if (!l.ok()) return l.status();
-  if (!l->found) return std::optional<uint64_t>();
-  return std::optional<uint64_t>(l->value);
+  PULSE_ASSIGN_OR_RETURN(auto l, hash_->Find(key));
+  if (!l.found) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(l.value);
 }
 
 Result<bool> UnorderedMap::Insert(uint64_t key, uint64_t value) {
@@ -35,9 +33,8 @@ Result<bool> UnorderedMap::InsertOrAssign(uint64_t key, uint64_t value) {
 }
 
 Result<bool> UnorderedMap::Erase(uint64_t key) {
-  auto r = hash_->Erase(key);
-  if (!r.ok()) return r.status();
-  return r->has_value();
+  PULSE_ASSIGN_OR_RETURN(auto r, hash_->Erase(key));
+  return r.has_value();
 }
 
 Status UnorderedMap::Rehash(uint64_t buckets) { return hash_->Rehash(buckets); }

@@ -6,9 +6,8 @@ namespace pulse::ds {
 
 Result<std::unique_ptr<UnorderedSet>> UnorderedSet::Create(Client* client,
                                                            const UnorderedSetOptions& options) {
-  auto hash = internal::ChainedHash::Create(client, internal::ToChainedHashOptions(options));
-  if (!hash.ok()) return hash.status();
-  return std::unique_ptr<UnorderedSet>(new UnorderedSet(std::move(*hash)));
+  PULSE_ASSIGN_OR_RETURN(auto hash, internal::ChainedHash::Create(client, internal::ToChainedHashOptions(options)));
+  return std::unique_ptr<UnorderedSet>(new UnorderedSet(std::move(hash)));
 }
 
 UnorderedSet::UnorderedSet(std::unique_ptr<internal::ChainedHash> hash) : hash_(std::move(hash)) {}
@@ -21,15 +20,13 @@ Result<bool> UnorderedSet::Insert(uint64_t key) {
 }
 
 Result<bool> UnorderedSet::Erase(uint64_t key) {
-  auto r = hash_->Erase(key);
-  if (!r.ok()) return r.status();
-  return r->has_value();
+  PULSE_ASSIGN_OR_RETURN(auto r, hash_->Erase(key));
+  return r.has_value();
 }
 
 Result<bool> UnorderedSet::Contains(uint64_t key) {
-  auto l = hash_->Find(key);
-  if (!l.ok()) return l.status();
-  return l->found;
+  PULSE_ASSIGN_OR_RETURN(auto l, hash_->Find(key));
+  return l.found;
 }
 
 Status UnorderedSet::Rehash(uint64_t buckets) { return hash_->Rehash(buckets); }

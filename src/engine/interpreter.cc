@@ -8,24 +8,6 @@
 
 namespace pulse {
 
-std::string_view TraversalStatusName(TraversalStatus s) {
-  switch (s) {
-    case TraversalStatus::kDone: return "done";
-    case TraversalStatus::kContinue: return "continue";
-    case TraversalStatus::kNotLocal: return "not local";
-    case TraversalStatus::kAllocExhausted: return "allocation regions exhausted";
-    case TraversalStatus::kFaultProtection: return "protection fault";
-    case TraversalStatus::kFaultBounds: return "bounds fault";
-    case TraversalStatus::kFaultDivZero: return "division by zero";
-    case TraversalStatus::kFaultBadRequest: return "bad request";
-    case TraversalStatus::kFaultInvalidPointer: return "invalid pointer";
-    case TraversalStatus::kUnknownProgram: return "unknown program";
-    case TraversalStatus::kNodeUnavailable: return "memory node unavailable";
-    case TraversalStatus::kOutcomeUnknown: return "outcome unknown";
-  }
-  return "unknown status";
-}
-
 namespace {
 
 using isa::Opcode;

@@ -1,4 +1,6 @@
-// `pulse memnode`: one memory node of the rack as a process.
+// MemNodeServer, `pulse memnode`: one memory node of the rack as a process.
+// Its traversal engine is a MemNodeService (service.h: no I/O, unit-tested
+// alone); everything with I/O is here.
 //
 // It owns a pool (a named shared-memory object, registered with the UCX
 // worker for one-sided access by CPU nodes), an allocator over the pool, the

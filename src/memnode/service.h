@@ -1,4 +1,9 @@
-// The memory node's request handling, without I/O: programs arrive in
+// MemNodeService: the traversal part of a memory node, without I/O.  Not to
+// be confused with MemNodeServer (memnode_server.h), the `pulse memnode`
+// process that owns one of these next to the network, the pool, the
+// allocator, the control operations and the RPC baseline.
+//
+// The memory node's traversal handling: programs arrive in
 // traversal messages, are verified and cached by content hash, run on the
 // engine, and leave as response messages for the switch.  Requests that
 // STORE are executed at most once per request id: a retransmitted duplicate

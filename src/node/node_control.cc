@@ -36,11 +36,10 @@ Result<uint64_t> GetU64(const json& body, const char* field, std::string_view op
 }
 
 Result<uint32_t> GetU32(const json& body, const char* field, std::string_view op) {
-  Result<uint64_t> v = GetU64(body, field, op);
-  if (!v.ok()) return v.status();
-  if (*v > UINT32_MAX)
+  PULSE_ASSIGN_OR_RETURN(uint64_t v, GetU64(body, field, op));
+  if (v > UINT32_MAX)
     return Status::InvalidArgument(fmt::format("{}: {} must fit in 32 bits", op, field));
-  return static_cast<uint32_t>(*v);
+  return static_cast<uint32_t>(v);
 }
 
 Result<std::string> GetString(const json& body, const char* field, std::string_view op) {

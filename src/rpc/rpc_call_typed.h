@@ -12,17 +12,15 @@
 namespace pulse::rpc {
 
 // One call with a typed state; the final state comes back in `state`.
-// Internal naming `what` when the call faulted or the state came back
-// the wrong size; RpcClient::Call's errors otherwise.
+// TraversalStatusError naming `what` when the call faulted, Internal when
+// the state came back the wrong size; RpcClient::Call's errors otherwise.
 template <typename State>
 inline Status CallTyped(RpcClient& rpc, uint16_t handler, uint64_t start, State& state, const RpcCallOptions& options,
                         RpcResult* info, std::string_view what) {
   auto r = rpc.Call(handler, start, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&state), sizeof(State)),
                     options);
   if (!r.ok()) return r.status();
-  if (r->status != TraversalStatus::kDone)
-    return Status::Internal(fmt::format("{}: the RPC ended with {} at {:#x}", what, TraversalStatusName(r->status),
-                                        r->fault_addr));
+  PULSE_RETURN_IF_ERROR(TraversalStatusError(r->status, what, r->fault_addr));
   if (r->state.size() != sizeof(State))
     return Status::Internal(fmt::format("{}: the reply's state has {} bytes, not {}", what, r->state.size(),
                                         sizeof(State)));

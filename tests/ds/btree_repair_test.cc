@@ -1,4 +1,4 @@
-// BTree updates that fail part-way (BTree::FailWriteForTesting stands in for
+// BTree updates that fail part-way (TestingHooks::FailWrite stands in for
 // a memory node dying between two writes): at every step of a split, a
 // borrow, a merge and a root change, the tree must stay readable (checked
 // through a second handle that does not repair) and, once repaired (by the
@@ -11,6 +11,7 @@
 
 #include "support/ds_cluster.h"
 #include "ds/iterators/ds_nodes.h"
+#include "ds/testing_hooks.h"
 #include "pulse/ds/btree.h"
 
 namespace pulse::ds::testing {
@@ -138,10 +139,10 @@ TEST_F(DsBTreeRepair, AWriteFailingAtEveryStepOfASplitBorrowMergeOrRootChangeIsR
       auto reader = BTree::Open(client_.get(), tree.header_address());  // another CPU node's handle
       ASSERT_TRUE(reader.ok()) << reader.status().ToString();
 
-      tree.FailWriteForTesting(step);
+      internal::TestingHooks::FailWrite(tree, step);
       const uint64_t value = 7777;
       const bool ok = sc.insert ? tree.Insert(sc.key, value).ok() : tree.Erase(sc.key).ok();
-      tree.FailWriteForTesting(-1);
+      internal::TestingHooks::FailWrite(tree, -1);
       if (ok) {  // fewer writes than `step`: the whole update ran
         completed = true;
         if (sc.insert) shadow[sc.key] = value;
@@ -195,9 +196,9 @@ TEST_F(DsBTreeRepair, RandomOperationsWithRandomFailedWritesMatchStdMap) {
   for (uint64_t op = 0; op < n; ++op) {
     const uint64_t key = rng() % kKeys;
     const bool insert = op < n / 2 ? rng() % 3 != 0 : rng() % 3 == 0;  // grow, then shrink
-    if (rng() % 5 == 0) tree.FailWriteForTesting(static_cast<int64_t>(rng() % 6));
+    if (rng() % 5 == 0) internal::TestingHooks::FailWrite(tree, static_cast<int64_t>(rng() % 6));
     auto r = insert ? tree.Insert(key, op) : tree.Erase(key);
-    tree.FailWriteForTesting(-1);
+    internal::TestingHooks::FailWrite(tree, -1);
     if (r.ok()) {
       EXPECT_EQ(*r, insert ? !shadow.count(key) : shadow.count(key) == 1) << "op " << op;
       if (insert) shadow.emplace(key, op);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/ds_cluster.h"
+#include "ds/testing_hooks.h"
 #include "ds/ops_tally.h"
 
 namespace pulse::ds::testing {
@@ -137,8 +138,8 @@ TEST_F(DsList, EraseThatFailsHalfwayIsRelinkedBeforeTheNextUpdate) {
       native.push_back(v);
     }
     const uint64_t victim = head ? 1 : 3;
-    (*list)->FailWriteForTesting(1);  // the middle: prev.next lands, next.prev fails; the head: next.prev fails
-    if (head) (*list)->FailWriteForTesting(0);
+    internal::TestingHooks::FailWrite(**list, 1);  // the middle: prev.next lands, next.prev fails; the head: next.prev fails
+    if (head) internal::TestingHooks::FailWrite(**list, 0);
     EXPECT_FALSE((*list)->Erase(victim).ok());
     native.remove(victim);  // forward it is gone
     auto e = (*list)->Erase(victim + 1);  // its prev link named the victim

@@ -7,8 +7,11 @@
 // subtrees differ by at most one (single and double rotations at the CPU
 // node, retracing up the parent links until a height stops changing).
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  Destroying the tree does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches the tree and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  Destroying the tree does not free its
+// far memory.
 #pragma once
 
 #include <memory>

@@ -10,8 +10,11 @@
 // erases run at the CPU node.  See unordered_map.h for the bucket growth and
 // the region policy.
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  Destroying the bimap does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches the bimap and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  Destroying the bimap does not free
+// its far memory.
 #pragma once
 
 #include <cstdint>

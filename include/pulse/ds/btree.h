@@ -64,6 +64,10 @@
 
 namespace pulse::ds {
 
+namespace internal {
+struct TestingHooks;
+}  // namespace internal
+
 // Keys < split_key live in nodes on memory node `low_node`, the others on
 // `high_node` (nodes whose keys straddle the split, the upper levels, are on
 // low_node).
@@ -123,10 +127,6 @@ class BTree {
   // handle does this first after one of its writes failed.  Errors: those of
   // Read and Write (the tree is then still readable; call again later).
   Status Repair();
-  // Test hook: the `n`-th far write of this handle from now on (0: the next)
-  // fails with Unavailable without being sent, as if its memory node had
-  // died.  -1 turns it off.
-  void FailWriteForTesting(int64_t n) { fail_write_in_ = n; }
   // True while an earlier update of this handle may be half-done.
   bool repair_needed() const { return repair_needed_; }
   // Walks the whole tree and checks the B+tree invariants: sorted keys
@@ -151,6 +151,7 @@ class BTree {
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
 
  private:
+  friend struct internal::TestingHooks;  // src/ds/testing_hooks.h
   struct Header;
   struct Plan;
   BTree(Client* client, uint64_t header, const BTreeOptions& options)
@@ -178,7 +179,7 @@ class BTree {
   size_t size_ = 0;
   uint32_t height_ = 1;
   bool repair_needed_ = false;
-  int64_t fail_write_in_ = -1;
+  int64_t fail_write_in_ = -1;  // the write that fails (tests only; -1: none)
 };
 
 }  // namespace pulse::ds

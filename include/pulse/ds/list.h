@@ -10,8 +10,11 @@
 // the CPU node with Client::Read/Write.  Range iteration (Begin()/Iterator)
 // reads one node per step at the CPU node.
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  Destroying the list does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches the list and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  Destroying the list does not free its
+// far memory.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,10 @@
 #include "pulse/status.h"
 
 namespace pulse::ds {
+
+namespace internal {
+struct TestingHooks;
+}  // namespace internal
 
 struct ListOptions {
   // Where Find() and AggregateRange() run; unset: the client's dispatch policy.
@@ -76,11 +83,9 @@ class List {
   bool empty() const { return size_ == 0; }
   uint64_t head() const { return head_; }  // far address of the first node (0: empty)
   void set_mode(std::optional<ExecutionMode> mode) { mode_ = mode; }
-  // Test hook: the `n`-th far write of this list from now on (0: the next)
-  // fails with Unavailable without being sent.  -1 turns it off.
-  void FailWriteForTesting(int64_t n) { fail_write_in_ = n; }
 
  private:
+  friend struct internal::TestingHooks;  // src/ds/testing_hooks.h
   struct Found {
     bool found = false;
     uint64_t node = 0;
@@ -101,7 +106,7 @@ class List {
   uint64_t tail_ = 0;
   size_t size_ = 0;
   bool relink_needed_ = false;
-  int64_t fail_write_in_ = -1;
+  int64_t fail_write_in_ = -1;  // the write that fails (tests only; -1: none)
 };
 
 }  // namespace pulse::ds

@@ -83,8 +83,10 @@ class FarLock {
   bool held_ = false;
 };
 
-// Holds a FarLock for a scope.  Acquire() returns the guard or the error of
-// the acquisition; the destructor unlocks.
+// Holds a FarLock for a scope.  Shared() / Exclusive() wait up to `timeout`
+// for the hold (FarLock::LockShared / LockExclusive) and return the guard or
+// the error of the acquisition; the destructor unlocks (its error is
+// dropped: call Release() to see it).  Not thread-safe, like the FarLock.
 class FarLockGuard {
  public:
   static Result<FarLockGuard> Shared(FarLock& lock, std::chrono::milliseconds timeout);

@@ -9,8 +9,11 @@
 // rebalance with red-black recolouring and rotations (the colour is the
 // node's balancing word).  A MultiMap keeps equal keys in insertion order.
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  Destroying a map does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches a map and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  Destroying a map does not free its
+// far memory.
 #pragma once
 
 #include <memory>

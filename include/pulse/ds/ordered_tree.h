@@ -20,11 +20,12 @@
 // store each key as its own value, so entries of a set are (key, key) and
 // AggregateRange() sums keys.
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later), and readers must not run while a writer changes the tree (the
-// offloaded reads see far memory without a lock).  A SplayTree's lookups are
-// writers too when they splay (see splay_tree.h).  Destroying a tree does not
-// free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches a tree and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  A SplayTree's lookups are writers too
+// when they splay (see splay_tree.h).  Destroying a tree does not free its
+// far memory.
 //
 // Errors: every call returns the Client's error (InvalidArgument,
 // Unavailable, Timeout, ResourceExhausted) when far memory cannot be read,

@@ -12,8 +12,11 @@
 // Invariant: no node is deeper than floor(log_{1/alpha}(max_size())) (the
 // root has depth 0).
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  Destroying the tree does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches the tree and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  Destroying the tree does not free its
+// far memory.
 #pragma once
 
 #include <cstdint>

@@ -9,8 +9,11 @@
 // iterators that run offloaded or at the CPU node as the client's dispatch
 // policy (or set_mode()) decides; updates run at the CPU node.
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  Destroying a set does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches a set and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  Destroying a set does not free its
+// far memory.
 #pragma once
 
 #include <cstdint>

@@ -14,8 +14,11 @@
 // Range iteration (Begin()/Seek()/Iterator) reads one node per step at the
 // CPU node.
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  Destroying the list does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches the list and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  Destroying the list does not free its
+// far memory.
 #pragma once
 
 #include <cstdint>

@@ -20,9 +20,11 @@
 // node's parent.  Turn splaying off when several readers share the tree: the
 // lookups are then pure readers (the tree keeps whatever shape updates left).
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later), and with splay_on_access every lookup is a writer.  Destroying
-// the tree does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches the tree and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  With splay_on_access every lookup is
+// a writer.  Destroying the tree does not free its far memory.
 #pragma once
 
 #include <memory>

@@ -21,9 +21,11 @@
 // doubles when size() / bucket_count() exceeds max_load_factor (a
 // max_load_factor <= 0 keeps the bucket count fixed).
 //
-// Thread-safety: not thread-safe; writers must hold the library's lock
-// (later).  The map uses its Client, which is itself single-threaded.
-// Destroying the map does not free its far memory.
+// Thread-safety: not thread-safe: a handle belongs to one thread, like its
+// Client.  There is no Open(), so no other CPU node reaches the map and its
+// writers need no lock; the structure CPU nodes share is BTree (btree.h),
+// under a pulse::ds::FarLock (lock.h).  The map uses its Client, which is
+// itself single-threaded.  Destroying the map does not free its far memory.
 #pragma once
 
 #include <cstdint>

@@ -51,9 +51,8 @@ std::vector<uint8_t> ScratchOf(uint64_t lo, uint64_t hi, uint32_t scratch_bytes)
 
 Result<ds::Aggregate> AggregateOf(const Result<TraversalResult>& r, uint64_t lo, uint64_t hi) {
   if (!r.ok()) return r.status();
-  if (r->status != TraversalStatus::kDone)
-    return Status::Internal(fmt::format("TsvTree::Aggregate [{}, {}]: traversal ended with {} at {:#x}", lo, hi,
-                                        TraversalStatusName(r->status), r->fault_addr));
+  PULSE_RETURN_IF_ERROR(
+      TraversalStatusError(r->status, fmt::format("TsvTree::Aggregate [{}, {}]", lo, hi), r->fault_addr));
   pulse_tsv_agg_state st;
   if (r->scratch.size() < sizeof st) return Status::Internal("TsvTree::Aggregate: short scratch pad");
   std::memcpy(&st, r->scratch.data(), sizeof st);
