@@ -196,10 +196,10 @@ void Config(CommandContext& c, const Request& r) {
         {"proto-max-bulk-len", "67108864"}};
     std::vector<std::pair<std::string, std::string>> found;
     for (size_t i = 2; i < r.size(); ++i)
-      for (const auto& [name, value] : kParams)
-        if (GlobMatch(Lower(r[i]), name) &&
-            std::none_of(found.begin(), found.end(), [&](const auto& p) { return p.first == name; }))
-          found.emplace_back(name, value);
+      for (const auto& param : kParams)  // not a structured binding: clang 14 cannot capture one
+        if (GlobMatch(Lower(r[i]), param.first) &&
+            std::none_of(found.begin(), found.end(), [&](const auto& p) { return p.first == param.first; }))
+          found.emplace_back(param.first, param.second);
     c.reply->MapHeader(found.size());
     for (const auto& [name, value] : found) {
       c.reply->Bulk(name);
