@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster/launcher.h"
+#include "cluster/process.h"
 
 namespace pulse::testing {
 
@@ -129,7 +130,7 @@ bool LocalRack::Join(int n, Clock::duration timeout) {
     hello = cpu_->Call(switch_ep_, {{"op", "hello"}});
     int alive = 0;
     if (hello.value("ok", false))
-      for (const auto& m : hello["memnodes"]) alive += m.value("alive", false);
+      for (const auto& m : hello["memnodes"]) alive += m.value("alive", false) && IsCurrent(m);
     if (alive >= n) break;
     for (auto& [id, p] : memnodes_) {
       if (p->Exited()) {
@@ -145,12 +146,26 @@ bool LocalRack::Join(int n, Clock::duration timeout) {
   }
   cpu_node_ = hello["cpu_node"].get<uint32_t>();
   for (const auto& m : hello["memnodes"]) {
-    if (!m.value("alive", false)) continue;
+    if (!m.value("alive", false) || !IsCurrent(m)) continue;
     const uint32_t id = m["node"].get<uint32_t>();
     if (views_.count(id) && views_[id].address == m["address"].get<std::string>()) continue;
     if (!ConnectMemNode(id, m["address"].get<std::string>())) return false;
   }
   return true;
+}
+
+bool LocalRack::IsCurrent(const json& listed) const {
+  const uint32_t id = listed.value("node", UINT32_MAX);
+  if (!memnodes_.count(id)) return true;  // not started by this rack
+  cluster::NodeConfig n;
+  n.role = cluster::Role::kMemNode;
+  n.node = id;
+  // The launcher removes a node's port file before starting it, and a memory
+  // node writes it once registered: until then the switch may still list the
+  // process this one replaced (it has not noticed that one's death yet).
+  auto port = cluster::ReadPortFile(cluster::PortFileOf(config_, n));
+  const std::string address = listed.value("address", "");
+  return port.ok() && address.ends_with(fmt::format(":{}", *port));
 }
 
 bool LocalRack::ConnectMemNode(uint32_t id, const std::string& address) {

@@ -56,6 +56,9 @@ class LocalRack {
   // test failure) if a memory node exits or the deadline passes.
   bool Join(int n, Clock::duration timeout = std::chrono::seconds(20));
   bool ConnectMemNode(uint32_t id, const std::string& address);
+  // Whether a memory node the switch lists is the process this rack started
+  // last for that id (true for nodes it did not start).
+  bool IsCurrent(const nlohmann::json& listed) const;
 
   // Allocates on a memory node; the reply (ok or not).
   json Alloc(uint32_t node, uint64_t bytes, uint32_t tenant = 1, const std::string& perms = "rw");
