@@ -433,9 +433,9 @@ Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, millisec
       if (IsRunning(order[i]->process)) return false;
     return true;
   };
-  auto wait_gone = [&](milliseconds timeout) {
+  auto wait_gone = [&](milliseconds timeout) {  // each on its pidfd, within one deadline
     const auto deadline = Clock::now() + timeout;
-    while (!all_gone() && Clock::now() < deadline) std::this_thread::sleep_for(std::min(kCheckInterval, Left(deadline) + milliseconds(1)));
+    for (const NodeProcess* n : order) WaitForExit(n->process, Left(deadline));
     return all_gone();
   };
   auto mark = [&](const char* how) {

@@ -26,25 +26,30 @@ namespace pulse::cluster {
 
 namespace {
 
-// Fields of /proc/<pid>/stat after the command name: state and starttime.
-bool ReadProcStat(pid_t pid, char* state, uint64_t* start_ticks) {
+// The fields of /proc/<pid>/stat from field 3 (state) on: the command name
+// before them may hold spaces and parentheses, so they start after its last
+// ')'.  Empty if the file cannot be read or is malformed.
+std::vector<std::string> ProcStatFields(pid_t pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
   std::string text;
-  if (!std::getline(in, text)) return false;
+  if (!std::getline(in, text)) return {};
   const size_t paren = text.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
-  // After ") " come field 3 (state) ... field 22 (starttime).
+  if (paren == std::string::npos || paren + 2 >= text.size()) return {};
   std::vector<std::string> fields;
-  size_t pos = paren + 2;
-  while (pos < text.size() && fields.size() < 20) {
-    size_t end = text.find(' ', pos);
-    if (end == std::string::npos) end = text.size();
-    fields.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  if (fields.size() < 20) return false;
-  *state = fields[0].empty() ? '?' : fields[0][0];
-  *start_ticks = std::strtoull(fields[19].c_str(), nullptr, 10);
+  std::istringstream rest(text.substr(paren + 2));
+  for (std::string f; rest >> f;) fields.push_back(std::move(f));
+  return fields;
+}
+
+// Field n (1-based, as proc(5) numbers them) of ProcStatFields.
+constexpr size_t kStatState = 3 - 3, kStatUtime = 14 - 3, kStatStime = 15 - 3, kStatStartTime = 22 - 3;
+
+// State and starttime of pid.
+bool ReadProcStat(pid_t pid, char* state, uint64_t* start_ticks) {
+  const std::vector<std::string> fields = ProcStatFields(pid);
+  if (fields.size() <= kStatStartTime) return false;
+  *state = fields[kStatState].empty() ? '?' : fields[kStatState][0];
+  *start_ticks = std::strtoull(fields[kStatStartTime].c_str(), nullptr, 10);
   return true;
 }
 
@@ -226,22 +231,10 @@ std::optional<int> WaitForExit(const ProcessId& p, std::chrono::milliseconds tim
 
 double CpuSeconds(const ProcessId& p) {
   if (!IsRunning(p)) return -1;
-  std::ifstream in(fmt::format("/proc/{}/stat", p.pid));
-  std::string text;
-  if (!std::getline(in, text)) return -1;
-  const size_t paren = text.rfind(')');
-  if (paren == std::string::npos) return -1;
-  // After ") " come field 3 (state) ... field 14 (utime), 15 (stime).
-  std::istringstream fields(text.substr(paren + 2));
-  std::string f;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; fields >> f; ++i) {
-    if (i == 14) utime = std::stoull(f);
-    if (i == 15) {
-      stime = std::stoull(f);
-      break;
-    }
-  }
+  const std::vector<std::string> fields = ProcStatFields(p.pid);
+  if (fields.size() <= kStatStime) return -1;
+  const unsigned long long utime = std::strtoull(fields[kStatUtime].c_str(), nullptr, 10);
+  const unsigned long long stime = std::strtoull(fields[kStatStime].c_str(), nullptr, 10);
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
