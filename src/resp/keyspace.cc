@@ -14,10 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "ds/ds_common.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/lock.h"
 #include "pulse/iterators/resp_lookup.h"
+#include "pulse/typed_traversal.h"
 #include "resp/iterators/resp_lookup.h"
 
 namespace pulse::resp {
@@ -208,7 +208,7 @@ Status Keyspace::ReadRecordPrefix(uint64_t addr, void* dst, size_t length) {
 }
 
 void Keyspace::Prefetch(const std::vector<std::string_view>& keys) {
-  auto lookup = ds::internal::EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
+  auto lookup = EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
   if (!lookup.ok() || index_ == nullptr) return;
   TraverseOptions offload;
   offload.mode = ExecutionMode::kOffload;
