@@ -39,11 +39,20 @@ class PageBackend {
 
   // Reserves `bytes` of far memory for region `name` (zero-filled), or, when
   // `file` is non-empty, a region preloaded from that file (its length is
-  // `bytes`; the rest of the last page is zero).  `read_only` regions are
-  // never written by this process.  Returns the region id.  Errors:
-  // InvalidArgument (bytes 0, file unreadable), AlreadyExists (a writer
-  // already holds region `name`), ResourceExhausted (no far memory), the
-  // fabric's errors (Unavailable, Timeout) naming the node.
+  // `bytes`; the rest of the last page is zero).  Returns the region id.
+  // Region names are shared by the processes using the same far memory:
+  //   read_only false: this process becomes the region's one writer (a new
+  //     region replaces any earlier one of that name); AlreadyExists if
+  //     another process writes or reads region `name` now;
+  //   read_only true, `file` non-empty: a new region, read-only from the
+  //     start, that other processes may attach;
+  //   read_only true, `file` empty: attaches the existing region `name` that
+  //     its writer marked read-only (MarkReadOnly); `bytes` may be less than
+  //     its size.  NotFound if there is none, FailedPrecondition while a
+  //     writer still holds it, InvalidArgument if `bytes` exceeds it.
+  // Other errors: InvalidArgument (bytes 0, file unreadable: naming it),
+  // ResourceExhausted (no far memory), the fabric's (Unavailable, Timeout)
+  // naming the node.
   virtual Result<uint64_t> CreateRegion(const std::string& name, uint64_t bytes, const std::string& file,
                                         bool read_only) = 0;
 
@@ -60,11 +69,12 @@ class PageBackend {
                             const void* src) = 0;
 
   // Marks region `id` read-only from now on (the agent's static cache may
-  // load and serve it).  NotFound for an unknown id.
+  // load and serve it; other processes may attach it).  The caller wrote its
+  // dirty pages back first.  NotFound for an unknown id.
   virtual Status MarkReadOnly(uint64_t id) = 0;
 
-  // Releases region `id` and its far memory (and a writer's claim on its
-  // name).  NotFound for an unknown id.
+  // Releases region `id`: a writer's far memory and claim on the name, an
+  // attached reader's hold.  NotFound for an unknown id.
   virtual Status DestroyRegion(uint64_t id) = 0;
 };
 
