@@ -1,0 +1,273 @@
+// MemServerBackend: pages read and written one-sidedly at the memory node
+// holding the region (seed 003's MemServer mode).  Client is not
+// thread-safe, so each request takes one of a pool of Clients.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "farmem/name_lock.h"
+#include "farmem/file_io.h"
+#include "pulse/farmem/backends.h"
+
+namespace pulse::farmem {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How long a request waits for a free Client: each holder is bounded by the
+// Client's own timeouts, so this passing means the fabric is stuck.
+constexpr auto kConnectionWait = 60s;
+// Zero-filling and preloading write this much per Client::Write.
+constexpr uint64_t kLoadChunk = 1 << 20;
+
+// The descriptor file of a region name: where its far memory is.
+struct Descriptor {
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  bool read_only = false;
+};
+
+Status WriteDescriptor(int fd, const Descriptor& d) {
+  const std::string text = fmt::format("{} {} {}\n", d.address, d.bytes, d.read_only ? 1 : 0);
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    return Status::IoError(fmt::format("region descriptor: write: {}", std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+Result<Descriptor> ReadDescriptor(int fd, const std::string& region) {
+  char buf[128] = {};
+  const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  Descriptor d;
+  unsigned long long address = 0, bytes = 0;
+  int ro = 0;
+  if (n <= 0 || std::sscanf(buf, "%llu %llu %d", &address, &bytes, &ro) != 3) {
+    return Status::FailedPrecondition(fmt::format("region '{}': its writer has not finished creating it", region));
+  }
+  d.address = address;
+  d.bytes = bytes;
+  d.read_only = ro != 0;
+  return d;
+}
+
+class MemServerBackend final : public PageBackend {
+ public:
+  MemServerBackend(std::vector<std::unique_ptr<Client>> clients, std::string directory)
+      : clients_(std::move(clients)), directory_(std::move(directory)) {
+    for (auto& c : clients_) idle_.push_back(c.get());
+  }
+
+  ~MemServerBackend() override {
+    for (auto& [id, r] : regions_) {
+      if (r.owner) IgnoreError(clients_[0]->Free(r.address));  // best effort at shutdown
+    }
+  }
+
+  Result<uint64_t> CreateRegion(const std::string& name, uint64_t bytes, const std::string& file,
+                                bool read_only) override {
+    if (bytes == 0) return Status::InvalidArgument(fmt::format("region '{}': bytes 0", name));
+    const std::string path = directory_ + "/" + name + ".region";
+    const bool attach = read_only && file.empty();
+    PULSE_ASSIGN_OR_RETURN(NameLock lock, NameLock::Acquire(path, name, /*exclusive=*/!attach, /*create=*/!attach));
+    Region r{name, 0, bytes, !attach, read_only, std::move(lock)};
+    if (attach) {
+      PULSE_ASSIGN_OR_RETURN(Descriptor d, ReadDescriptor(r.lock.fd(), name));
+      if (!d.read_only) {
+        return Status::FailedPrecondition(fmt::format("region '{}': its writer has not made it read-only", name));
+      }
+      if (bytes > d.bytes) {
+        return Status::InvalidArgument(fmt::format("region '{}': {} bytes asked, it has {}", name, bytes, d.bytes));
+      }
+      r.address = d.address;
+    } else {
+      PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{}));  // no region until it is complete
+      PULSE_ASSIGN_OR_RETURN(r.address, Allocate(name, bytes));
+      Status loaded = Load(r, file);
+      if (loaded.ok() && read_only) loaded = Publish(r);
+      if (!loaded.ok()) {
+        IgnoreError(WithClient([&](Client& c) { return c.Free(r.address); }));  // best effort: failing anyway
+        return loaded;
+      }
+    }
+    std::lock_guard<std::mutex> guard(mu_);
+    const uint64_t id = next_id_++;
+    regions_.emplace(id, std::move(r));
+    return id;
+  }
+
+  Status ReadPages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, void* dst,
+                   PageClass cls) override {
+    PULSE_ASSIGN_OR_RETURN(Span s, Locate(id, first, count, page_bytes));
+    if (s.length < uint64_t{count} * page_bytes) {
+      std::memset(static_cast<char*>(dst) + s.length, 0, uint64_t{count} * page_bytes - s.length);
+    }
+    return Named(s, WithClient([&](Client& c) { return c.Read(s.address, dst, s.length); }));
+  }
+
+  Status WritePages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, const void* src) override {
+    PULSE_ASSIGN_OR_RETURN(Span s, Locate(id, first, count, page_bytes));
+    if (s.read_only) return Status::FailedPrecondition(fmt::format("region '{}': read-only", s.name));
+    return Named(s, WithClient([&](Client& c) { return c.Write(s.address, src, s.length); }));
+  }
+
+  Status MarkReadOnly(uint64_t id) override {
+    std::lock_guard<std::mutex> guard(mu_);
+    auto it = regions_.find(id);
+    if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
+    if (it->second.read_only) return Status::Ok();
+    PULSE_RETURN_IF_ERROR(Publish(it->second));
+    return Status::Ok();
+  }
+
+  Status DestroyRegion(uint64_t id) override {
+    Region r;
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      auto it = regions_.find(id);
+      if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
+      r = std::move(it->second);
+      regions_.erase(it);
+    }
+    if (!r.owner) return Status::Ok();  // a reader only lets go of the name
+    // The descriptor first: nobody may attach memory about to be freed.
+    PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{}));
+    return WithClient([&](Client& c) { return c.Free(r.address); });
+  }
+
+ private:
+  struct Region {
+    std::string name;
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    bool owner = false;  // this process allocated it (the writer, or the creator of a read-only one)
+    bool read_only = false;
+    NameLock lock;
+  };
+  struct Span {
+    std::string name;
+    uint64_t address;
+    uint64_t length;  // bytes of the region in the pages asked for
+    bool read_only;
+  };
+
+  Result<uint64_t> Allocate(const std::string& name, uint64_t bytes) {
+    auto a = WithClient([&](Client& c) { return c.Allocate(bytes); });
+    if (!a.ok()) {
+      return Status::FromCode(a.status().code(),
+                              fmt::format("region '{}': allocating {} bytes: {}", name, bytes, a.status().message()));
+    }
+    return *a;
+  }
+
+  // Zero-fills the region (memory nodes reuse freed memory) or copies the file in.
+  Status Load(const Region& r, const std::string& file) {
+    std::vector<char> chunk(kLoadChunk, 0);
+    int fd = -1;
+    if (!file.empty()) {
+      fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        return Status::InvalidArgument(fmt::format("region '{}': open {}: {}", r.name, file, std::strerror(errno)));
+      }
+    }
+    Status st;
+    for (uint64_t off = 0; off < r.bytes && st.ok(); off += kLoadChunk) {
+      const uint64_t n = std::min(kLoadChunk, r.bytes - off);
+      if (fd >= 0) {
+        PULSE_ASSIGN_OR_RETURN(uint64_t got, ReadFully(fd, chunk.data(), n, off));
+        std::memset(chunk.data() + got, 0, n - got);  // a file that shrank reads as zeros past its end
+      }
+      st = Named(Span{r.name, r.address + off, n, false},
+                 WithClient([&](Client& c) { return c.Write(r.address + off, chunk.data(), n); }));
+    }
+    if (fd >= 0) close(fd);
+    return st;
+  }
+
+  Status Publish(Region& r) {
+    PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{r.address, r.bytes, true}));
+    PULSE_RETURN_IF_ERROR(r.lock.Downgrade());
+    r.read_only = true;
+    return Status::Ok();
+  }
+
+  Result<Span> Locate(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes) {
+    std::lock_guard<std::mutex> guard(mu_);
+    auto it = regions_.find(id);
+    if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
+    const Region& r = it->second;
+    const uint64_t offset = first * page_bytes;
+    if (offset >= r.bytes) {
+      return Status::OutOfRange(fmt::format("region '{}': page {} beyond its {} bytes", r.name, first, r.bytes));
+    }
+    return Span{r.name, r.address + offset, std::min<uint64_t>(uint64_t{count} * page_bytes, r.bytes - offset),
+                r.read_only};
+  }
+
+  // The status with the region and the memory node named.
+  Status Named(const Span& s, Status st) {
+    if (st.ok()) return st;
+    auto node = clients_[0]->NodeOf(s.address);
+    return Status::FromCode(st.code(), fmt::format("region '{}' at memory node {}: {}", s.name,
+                                                   node ? std::to_string(*node) : "?", st.message()));
+  }
+
+  template <typename F>
+  auto WithClient(F f) -> decltype(f(std::declval<Client&>())) {
+    Client* c = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(pool_mu_);
+      if (!pool_cv_.wait_for(lock, kConnectionWait, [&] { return !idle_.empty(); })) {
+        return Status::Timeout("far memory: no connection became free (the fabric is stuck)");
+      }
+      c = idle_.back();
+      idle_.pop_back();
+    }
+    auto result = f(*c);
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      idle_.push_back(c);
+    }
+    pool_cv_.notify_one();
+    return result;
+  }
+
+  std::vector<std::unique_ptr<Client>> clients_;
+  const std::string directory_;
+  std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
+  std::vector<Client*> idle_;
+  std::mutex mu_;
+  std::map<uint64_t, Region> regions_;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<PageBackend>> MakeMemServerBackend(const HostAgentOptions& options) {
+  std::string directory = options.region_directory;
+  if (directory.empty()) {
+    std::string cluster = options.client.switch_address;
+    std::replace(cluster.begin(), cluster.end(), ':', '_');
+    directory = fmt::format("/tmp/pulse-farmem/{}-t{}", cluster, options.client.tenant);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(directory, ec);
+  if (ec) return Status::IoError(fmt::format("region directory {}: {}", directory, ec.message()));
+  std::vector<std::unique_ptr<Client>> clients;
+  for (uint32_t i = 0; i < std::max<uint32_t>(options.connections, 1); ++i) {
+    PULSE_ASSIGN_OR_RETURN(auto c, Client::Connect(options.client));
+    clients.push_back(std::move(c));
+  }
+  return std::unique_ptr<PageBackend>(new MemServerBackend(std::move(clients), std::move(directory)));
+}
+
+}  // namespace pulse::farmem
