@@ -225,9 +225,12 @@ void Pager::Fetch(const FetchJob& job, void* bounce) {
   Check(backend_->ReadPages(r->backend_id, job.page, 1, options_.page_bytes, bounce, PageClass::kOnDemand), r,
         job.page, "fetch");
   const bool dirty = r->writable && job.write;
+  // Installed under the mutex: a thread that sees the page (the woken one,
+  // or any other) can reach Flush or eviction only after its state is set.
+  // The copy of one page is short next to the fetch.
+  Lock lock(mu_);
   Status copied = uffd_.Copy(PageAddress(r, job.page), bounce, options_.page_bytes, r->writable && !dirty);
   if (copied.code() != Status::Code::kAlreadyExists) Check(copied, r, job.page, "install");
-  Lock lock(mu_);
   r->state[job.page] = dirty ? PageState::kDirty : PageState::kClean;
   LruPushFront(r, job.page);
   --fetching_;
