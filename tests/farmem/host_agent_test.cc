@@ -16,12 +16,15 @@
 #include <vector>
 
 #include "farmem/fake_page_backend.h"
+#include "farmem/round_trip.h"
 #include "pulse/farmem/host_agent.h"
 
 namespace pulse::farmem {
 namespace {
 
 using testing::FakePageBackend;
+using testing::RandomBytes;
+using testing::WriteAndReadBackFourBuffers;
 using namespace std::chrono_literals;
 
 constexpr uint32_t kPage = 64 << 10;
@@ -42,13 +45,6 @@ Agent MakeAgent(uint64_t buffer_pages, uint32_t page_bytes = kPage) {
   EXPECT_TRUE(created.ok()) << created.status().ToString();
   if (created.ok()) a.agent = std::move(*created);
   return a;
-}
-
-std::vector<char> RandomBytes(size_t n, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<char> v(n);
-  for (auto& c : v) c = static_cast<char>(rng());
-  return v;
 }
 
 TEST(HostAgent, RejectsBadOptions) {
@@ -131,45 +127,19 @@ TEST(HostAgent, ConcurrentFaultsOnOnePageMakeOneRequest) {
   EXPECT_EQ(s.coalesced_faults, 7u) << "the kernel reported fewer queued faults";
 }
 
-// A region four times the buffer, written with a pattern and read back:
-// every byte survives eviction and write-back, and the buffer is never
-// exceeded.
-void RoundTrip(HostAgent* agent, FakePageBackend* backend, uint64_t buffer_pages, uint32_t page_bytes) {
-  const uint64_t bytes = 4 * buffer_pages * page_bytes + 12345;
-  auto r = agent->MapAnonymous("roundtrip", bytes);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  char* p = static_cast<char*>((*r)->base);
-  const std::vector<char> pattern = RandomBytes(bytes, 7);
-  // Four threads write disjoint quarters, interleaving their faults.
-  std::vector<std::thread> writers;
-  for (int t = 0; t < 4; ++t) {
-    writers.emplace_back([&, t] {
-      const uint64_t lo = bytes * t / 4, hi = bytes * (t + 1) / 4;
-      std::memcpy(p + lo, pattern.data() + lo, hi - lo);
-    });
-  }
-  for (auto& t : writers) t.join();
-  ASSERT_EQ(std::memcmp(p, pattern.data(), bytes), 0);
-  HostAgentStats s = agent->stats();
-  EXPECT_GT(s.evictions, 0u);
-  EXPECT_GT(s.pages_written_back, 0u);
-  EXPECT_LE(s.peak_resident_pages, buffer_pages);
-  if (backend != nullptr) {
-    ASSERT_TRUE(agent->Flush(*r).ok());
-    std::vector<char> far = backend->contents(backend->id_of("roundtrip"));
-    EXPECT_TRUE(far == pattern);
-  }
-  ASSERT_TRUE(agent->Unmap(*r).ok());
-}
-
 TEST(HostAgent, DirtyEvictionRoundTrip) {
   Agent a = MakeAgent(16);
-  RoundTrip(a.agent.get(), a.backend, 16, kPage);
+  auto [region, pattern] = WriteAndReadBackFourBuffers(a.agent.get(), "roundtrip");
+  ASSERT_NE(region, nullptr);
+  EXPECT_TRUE(a.backend->contents(a.backend->id_of("roundtrip")) == pattern);
+  ASSERT_TRUE(a.agent->Unmap(region).ok());
 }
 
 TEST(HostAgent, DirtyEvictionRoundTripWithSmallPages) {
   Agent a = MakeAgent(32, 4096);
-  RoundTrip(a.agent.get(), a.backend, 32, 4096);
+  auto [region, pattern] = WriteAndReadBackFourBuffers(a.agent.get(), "roundtrip");
+  ASSERT_NE(region, nullptr);
+  EXPECT_TRUE(a.backend->contents(a.backend->id_of("roundtrip")) == pattern);
 }
 
 // Random reads and writes over two regions sharing a small buffer, against
