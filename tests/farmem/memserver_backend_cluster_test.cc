@@ -1,0 +1,135 @@
+// The MemServer backend under the host agent against real `pulse switch` and
+// `pulse memnode` processes (LocalRack): pages round-trip through a memory
+// node byte for byte, file-backed regions, one writer then read-only
+// sharing, and a memory node killed under a fault (the process ends with a
+// message naming the region and the node; no hang).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "farmem/round_trip.h"
+#include "pulse/farmem/host_agent.h"
+#include "support/local_rack.h"
+
+namespace pulse::farmem {
+namespace {
+
+using pulse::testing::LocalRack;
+using testing::RandomBytes;
+
+constexpr uint32_t kPage = 64 << 10;
+
+std::string TestDirectory() {
+  return std::filesystem::temp_directory_path() /
+         ("farmem_ms_" + std::to_string(getpid()) + "_" +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+}
+
+HostAgentOptions Options(const LocalRack& rack, const std::string& dir, uint64_t buffer_pages) {
+  HostAgentOptions o;
+  o.mode = BackendMode::kMemServer;
+  o.client.switch_address = rack.switch_address();
+  o.region_directory = dir;
+  o.page_bytes = kPage;
+  o.buffer_bytes = buffer_pages * kPage;
+  return o;
+}
+
+class MemServerBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pulse::testing::SetUcxTestEnvironment();
+    ASSERT_TRUE(rack_.Start(1, /*pool_mib=*/64));
+    dir_ = TestDirectory();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<HostAgent> MakeAgent(uint64_t buffer_pages = 16) {
+    auto a = HostAgent::Create(Options(rack_, dir_, buffer_pages));
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    return a.ok() ? std::move(*a) : nullptr;
+  }
+
+  LocalRack rack_;
+  std::string dir_;
+};
+
+// Written through a 16-page buffer, read back here, then read by a second
+// agent from far memory alone (its buffer is empty): the same bytes.
+TEST_F(MemServerBackendTest, RoundTripThroughTheMemoryNode) {
+  auto writer = MakeAgent();
+  ASSERT_NE(writer, nullptr);
+  auto [region, pattern] = testing::WriteAndReadBackFourBuffers(writer.get(), "trip");
+  ASSERT_NE(region, nullptr);
+  ASSERT_TRUE(writer->MarkReadOnly(region).ok());
+  auto reader = MakeAgent(8);
+  ASSERT_NE(reader, nullptr);
+  auto shared = reader->MapShared("trip", pattern.size());
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  EXPECT_EQ(std::memcmp((*shared)->base, pattern.data(), pattern.size()), 0);
+  EXPECT_GT(reader->stats().evictions, 0u);
+}
+
+TEST_F(MemServerBackendTest, FileBackedRegionEqualsTheFile) {
+  std::filesystem::create_directories(dir_);
+  const std::string path = dir_ + "/input.bin";
+  const std::vector<char> content = RandomBytes(3 * (1 << 20) + 4321, 9);  // crosses load chunks
+  std::ofstream(path, std::ios::binary).write(content.data(), static_cast<std::streamsize>(content.size()));
+  auto agent = MakeAgent(8);
+  ASSERT_NE(agent, nullptr);
+  auto r = agent->MapFile("file", path);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(std::memcmp((*r)->base, content.data(), content.size()), 0);
+  // Writable: a change survives eviction.
+  static_cast<char*>((*r)->base)[5] ^= 1;
+  auto [other, pattern] = testing::WriteAndReadBackFourBuffers(agent.get(), "evicts-the-file");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(static_cast<char*>((*r)->base)[5], static_cast<char>(content[5] ^ 1));
+}
+
+TEST_F(MemServerBackendTest, SecondWriterIsRefused) {
+  auto first = MakeAgent();
+  auto second = MakeAgent();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  auto w = first->MapAnonymous("contended", 4 * kPage);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(second->MapAnonymous("contended", 4 * kPage).status().code(), Status::Code::kAlreadyExists);
+  EXPECT_EQ(second->MapShared("contended", 4 * kPage).status().code(), Status::Code::kFailedPrecondition);
+  ASSERT_TRUE(first->Unmap(*w).ok());
+  // The name is free again once its writer lets go.
+  auto again = second->MapAnonymous("contended", 4 * kPage);
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
+// The whole scenario runs in a child process (a death test re-running this
+// test in "threadsafe" style), which must end with exit code 70 and the
+// message, never hang.
+TEST(MemServerBackendDeathTest, DeadMemoryNodeEndsTheProcessWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        pulse::testing::SetUcxTestEnvironment();
+        LocalRack rack;
+        if (!rack.Start(1, 64)) std::_Exit(1);
+        auto agent = HostAgent::Create(Options(rack, TestDirectory(), 8));
+        if (!agent.ok()) std::_Exit(2);
+        auto r = (*agent)->MapAnonymous("victim", 32 * kPage);
+        if (!r.ok()) std::_Exit(3);
+        std::memset((*r)->base, 1, 32 * kPage);  // page 0 is evicted to far memory
+        rack.memnode(0).Signal(SIGKILL);
+        volatile char c = static_cast<char*>((*r)->base)[0];
+        (void)c;
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(70), "region 'victim'.*memory node 0");
+}
+
+}  // namespace
+}  // namespace pulse::farmem
