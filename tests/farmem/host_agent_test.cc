@@ -34,13 +34,16 @@ struct Agent {
   FakePageBackend* backend = nullptr;  // owned by agent
 };
 
-Agent MakeAgent(uint64_t buffer_pages, uint32_t page_bytes = kPage) {
+Agent MakeAgent(uint64_t buffer_pages, uint32_t page_bytes = kPage, double evict_high = 0.95,
+                double evict_low = 0.9) {
   auto fake = std::make_unique<FakePageBackend>();
   Agent a;
   a.backend = fake.get();
   HostAgentOptions o;
   o.page_bytes = page_bytes;
   o.buffer_bytes = buffer_pages * page_bytes;
+  o.evict_high = evict_high;
+  o.evict_low = evict_low;
   auto created = HostAgent::Create(o, std::move(fake));
   EXPECT_TRUE(created.ok()) << created.status().ToString();
   if (created.ok()) a.agent = std::move(*created);
@@ -140,6 +143,25 @@ TEST(HostAgent, DirtyEvictionRoundTripWithSmallPages) {
   auto [region, pattern] = WriteAndReadBackFourBuffers(a.agent.get(), "roundtrip");
   ASSERT_NE(region, nullptr);
   EXPECT_TRUE(a.backend->contents(a.backend->id_of("roundtrip")) == pattern);
+}
+
+// Above the high watermark the evictor works in the background, down to
+// the low one, while the buffer still has room.
+TEST(HostAgent, EvictionStartsBeforeTheBufferIsFull) {
+  Agent a = MakeAgent(20, 4096, /*evict_high=*/0.5, /*evict_low=*/0.25);
+  auto r = a.agent->MapAnonymous("watermarks", 11 * 4096);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  char* p = static_cast<char*>((*r)->base);
+  for (int page = 0; page < 11; ++page) p[page * 4096] = static_cast<char>(page + 1);  // 11 of 20 slots
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (a.agent->stats().resident_pages > 5 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  HostAgentStats s = a.agent->stats();
+  EXPECT_EQ(s.resident_pages, 5u);
+  EXPECT_EQ(s.evictions, 6u);
+  EXPECT_EQ(s.pages_written_back, 6u);  // the oldest six, all dirty
+  for (int page = 0; page < 11; ++page) EXPECT_EQ(p[page * 4096], static_cast<char>(page + 1));
 }
 
 // Random reads and writes over two regions sharing a small buffer, against
