@@ -10,13 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <map>
-#include <mutex>
 
 #include <fmt/format.h>
 
 #include "farmem/file_io.h"
 #include "farmem/name_lock.h"
+#include "farmem/region_table.h"
 #include "pulse/farmem/backends.h"
 
 namespace pulse::farmem {
@@ -31,7 +30,7 @@ class LocalFileBackend final : public PageBackend {
  public:
   explicit LocalFileBackend(std::string directory) : directory_(std::move(directory)) {}
   ~LocalFileBackend() override {
-    for (auto& [id, r] : regions_) Release(r);
+    regions_.ForEach([](Region& r) { Release(r); });
   }
 
   Result<uint64_t> CreateRegion(const std::string& name, uint64_t bytes, const std::string& file,
@@ -74,10 +73,7 @@ class LocalFileBackend final : public PageBackend {
         return st;
       }
     }
-    std::lock_guard<std::mutex> guard(mu_);
-    const uint64_t id = next_id_++;
-    regions_.emplace(id, std::move(r));
-    return id;
+    return regions_.Add(std::move(r));
   }
 
   Status ReadPages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, void* dst,
@@ -99,22 +95,11 @@ class LocalFileBackend final : public PageBackend {
   }
 
   Status MarkReadOnly(uint64_t id) override {
-    std::lock_guard<std::mutex> guard(mu_);
-    auto it = regions_.find(id);
-    if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
-    if (it->second.read_only) return Status::Ok();
-    return Publish(it->second);
+    return regions_.With(id, [](Region& r) { return r.read_only ? Status::Ok() : Publish(r); });
   }
 
   Status DestroyRegion(uint64_t id) override {
-    Region r;
-    {
-      std::lock_guard<std::mutex> guard(mu_);
-      auto it = regions_.find(id);
-      if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
-      r = std::move(it->second);
-      regions_.erase(it);
-    }
+    PULSE_ASSIGN_OR_RETURN(Region r, regions_.Take(id));
     if (r.owner) unlink(r.path.c_str());
     Release(r);
     return Status::Ok();
@@ -143,10 +128,7 @@ class LocalFileBackend final : public PageBackend {
   }
 
   Result<Open> Find(uint64_t id) {
-    std::lock_guard<std::mutex> guard(mu_);
-    auto it = regions_.find(id);
-    if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
-    return Open{it->second.name, it->second.path, it->second.fd, it->second.read_only};
+    return regions_.With(id, [](Region& r) -> Result<Open> { return Open{r.name, r.path, r.fd, r.read_only}; });
   }
 
   Status Load(const Region& r, const std::string& file) {
@@ -169,7 +151,7 @@ class LocalFileBackend final : public PageBackend {
     return st;
   }
 
-  Status Publish(Region& r) {
+  static Status Publish(Region& r) {
     if (fchmod(r.fd, 0444) != 0) {
       return Status::IoError(fmt::format("region '{}': chmod {}: {}", r.name, r.path, std::strerror(errno)));
     }
@@ -179,9 +161,7 @@ class LocalFileBackend final : public PageBackend {
   }
 
   const std::string directory_;
-  std::mutex mu_;
-  std::map<uint64_t, Region> regions_;
-  uint64_t next_id_ = 1;
+  RegionTable<Region> regions_;
 };
 
 }  // namespace

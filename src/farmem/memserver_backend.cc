@@ -8,13 +8,13 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "farmem/name_lock.h"
+#include "farmem/region_table.h"
 #include "farmem/file_io.h"
 #include "pulse/farmem/backends.h"
 
@@ -67,9 +67,9 @@ class MemServerBackend final : public PageBackend {
   }
 
   ~MemServerBackend() override {
-    for (auto& [id, r] : regions_) {
+    regions_.ForEach([&](Region& r) {
       if (r.owner) IgnoreError(clients_[0]->Free(r.address));  // best effort at shutdown
-    }
+    });
   }
 
   Result<uint64_t> CreateRegion(const std::string& name, uint64_t bytes, const std::string& file,
@@ -98,10 +98,7 @@ class MemServerBackend final : public PageBackend {
         return loaded;
       }
     }
-    std::lock_guard<std::mutex> guard(mu_);
-    const uint64_t id = next_id_++;
-    regions_.emplace(id, std::move(r));
-    return id;
+    return regions_.Add(std::move(r));
   }
 
   Status ReadPages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, void* dst,
@@ -120,23 +117,11 @@ class MemServerBackend final : public PageBackend {
   }
 
   Status MarkReadOnly(uint64_t id) override {
-    std::lock_guard<std::mutex> guard(mu_);
-    auto it = regions_.find(id);
-    if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
-    if (it->second.read_only) return Status::Ok();
-    PULSE_RETURN_IF_ERROR(Publish(it->second));
-    return Status::Ok();
+    return regions_.With(id, [](Region& r) { return r.read_only ? Status::Ok() : Publish(r); });
   }
 
   Status DestroyRegion(uint64_t id) override {
-    Region r;
-    {
-      std::lock_guard<std::mutex> guard(mu_);
-      auto it = regions_.find(id);
-      if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
-      r = std::move(it->second);
-      regions_.erase(it);
-    }
+    PULSE_ASSIGN_OR_RETURN(Region r, regions_.Take(id));
     if (!r.owner) return Status::Ok();  // a reader only lets go of the name
     // The descriptor first: nobody may attach memory about to be freed.
     PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{}));
@@ -192,7 +177,7 @@ class MemServerBackend final : public PageBackend {
     return st;
   }
 
-  Status Publish(Region& r) {
+  static Status Publish(Region& r) {
     PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{r.address, r.bytes, true}));
     PULSE_RETURN_IF_ERROR(r.lock.Downgrade());
     r.read_only = true;
@@ -200,16 +185,14 @@ class MemServerBackend final : public PageBackend {
   }
 
   Result<Span> Locate(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes) {
-    std::lock_guard<std::mutex> guard(mu_);
-    auto it = regions_.find(id);
-    if (it == regions_.end()) return Status::NotFound(fmt::format("region id {}", id));
-    const Region& r = it->second;
-    const uint64_t offset = first * page_bytes;
-    if (offset >= r.bytes) {
-      return Status::OutOfRange(fmt::format("region '{}': page {} beyond its {} bytes", r.name, first, r.bytes));
-    }
-    return Span{r.name, r.address + offset, std::min<uint64_t>(uint64_t{count} * page_bytes, r.bytes - offset),
-                r.read_only};
+    return regions_.With(id, [&](Region& r) -> Result<Span> {
+      const uint64_t offset = first * page_bytes;
+      if (offset >= r.bytes) {
+        return Status::OutOfRange(fmt::format("region '{}': page {} beyond its {} bytes", r.name, first, r.bytes));
+      }
+      return Span{r.name, r.address + offset, std::min<uint64_t>(uint64_t{count} * page_bytes, r.bytes - offset),
+                  r.read_only};
+    });
   }
 
   // The status with the region and the memory node named.
@@ -245,9 +228,7 @@ class MemServerBackend final : public PageBackend {
   std::mutex pool_mu_;
   std::condition_variable pool_cv_;
   std::vector<Client*> idle_;
-  std::mutex mu_;
-  std::map<uint64_t, Region> regions_;
-  uint64_t next_id_ = 1;
+  RegionTable<Region> regions_;
 };
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "farmem/fake_page_backend.h"
-#include "farmem/round_trip.h"
+#include "farmem/host_agent_testing.h"
 #include "pulse/farmem/host_agent.h"
 
 namespace pulse::farmem {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "farmem/round_trip.h"
+#include "farmem/host_agent_testing.h"
 #include "pulse/farmem/backends.h"
 #include "pulse/farmem/host_agent.h"
 
@@ -22,9 +22,7 @@ using testing::RandomBytes;
 class LocalFileBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("farmem_ssd_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::TestDirectory("farmem_ssd_");
     std::filesystem::remove_all(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -35,9 +33,7 @@ class LocalFileBackendTest : public ::testing::Test {
     o.ssd_directory = dir_;
     o.page_bytes = page_bytes;
     o.buffer_bytes = buffer_pages * page_bytes;
-    auto a = HostAgent::Create(o);
-    EXPECT_TRUE(a.ok()) << a.status().ToString();
-    return a.ok() ? std::move(*a) : nullptr;
+    return testing::CreateAgent(o);
   }
   std::vector<char> FileContents(const std::string& region) {
     std::ifstream in(dir_ + "/" + region + ".pages", std::ios::binary);

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "farmem/round_trip.h"
+#include "farmem/host_agent_testing.h"
 #include "pulse/farmem/host_agent.h"
 #include "support/local_rack.h"
 
@@ -24,12 +24,6 @@ using pulse::testing::LocalRack;
 using testing::RandomBytes;
 
 constexpr uint32_t kPage = 64 << 10;
-
-std::string TestDirectory() {
-  return std::filesystem::temp_directory_path() /
-         ("farmem_ms_" + std::to_string(getpid()) + "_" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name());
-}
 
 HostAgentOptions Options(const LocalRack& rack, const std::string& dir, uint64_t buffer_pages) {
   HostAgentOptions o;
@@ -46,14 +40,12 @@ class MemServerBackendTest : public ::testing::Test {
   void SetUp() override {
     pulse::testing::SetUcxTestEnvironment();
     ASSERT_TRUE(rack_.Start(1, /*pool_mib=*/64));
-    dir_ = TestDirectory();
+    dir_ = testing::TestDirectory("farmem_ms_");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::unique_ptr<HostAgent> MakeAgent(uint64_t buffer_pages = 16) {
-    auto a = HostAgent::Create(Options(rack_, dir_, buffer_pages));
-    EXPECT_TRUE(a.ok()) << a.status().ToString();
-    return a.ok() ? std::move(*a) : nullptr;
+    return testing::CreateAgent(Options(rack_, dir_, buffer_pages));
   }
 
   LocalRack rack_;
@@ -118,7 +110,7 @@ TEST(MemServerBackendDeathTest, DeadMemoryNodeEndsTheProcessWithAMessage) {
         pulse::testing::SetUcxTestEnvironment();
         LocalRack rack;
         if (!rack.Start(1, 64)) std::_Exit(1);
-        auto agent = HostAgent::Create(Options(rack, TestDirectory(), 8));
+        auto agent = HostAgent::Create(Options(rack, testing::TestDirectory("farmem_ms_"), 8));
         if (!agent.ok()) std::_Exit(2);
         auto r = (*agent)->MapAnonymous("victim", 32 * kPage);
         if (!r.ok()) std::_Exit(3);

@@ -1,9 +1,12 @@
-// Shared checks of the host agent's tests, run against each backend.
+// Helpers and checks shared by the host agent's tests (each backend's).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
@@ -12,6 +15,20 @@
 #include "pulse/farmem/host_agent.h"
 
 namespace pulse::farmem::testing {
+
+// A directory for this test's files (not created): the temp directory,
+// `prefix`, this process and the test's name.
+inline std::string TestDirectory(const std::string& prefix) {
+  return std::filesystem::temp_directory_path() /
+         (prefix + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+}
+
+// HostAgent::Create, failing the test (and returning null) on an error.
+inline std::unique_ptr<HostAgent> CreateAgent(const HostAgentOptions& options) {
+  auto a = HostAgent::Create(options);
+  EXPECT_TRUE(a.ok()) << a.status().ToString();
+  return a.ok() ? std::move(*a) : nullptr;
+}
 
 inline std::vector<char> RandomBytes(size_t n, uint32_t seed) {
   std::mt19937_64 rng(seed);
