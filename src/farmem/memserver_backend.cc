@@ -68,7 +68,8 @@ class MemServerBackend final : public PageBackend {
 
   ~MemServerBackend() override {
     regions_.ForEach([&](Region& r) {
-      if (r.owner) IgnoreError(clients_[0]->Free(r.address));  // best effort at shutdown
+      // Best effort at shutdown; a shared region's readers keep its memory.
+      if (r.owner && (!r.read_only || r.lock.TryUpgrade())) IgnoreError(clients_[0]->Free(r.address));
     });
   }
 
@@ -94,7 +95,7 @@ class MemServerBackend final : public PageBackend {
       Status loaded = Load(r, file);
       if (loaded.ok() && read_only) loaded = Publish(r);
       if (!loaded.ok()) {
-        IgnoreError(WithClient([&](Client& c) { return c.Free(r.address); }));  // best effort: failing anyway
+        IgnoreError(WithClient([&](Client& c) { return c.Free(r.address); }, /*allocator=*/true));  // best effort: failing anyway
         return loaded;
       }
     }
@@ -123,9 +124,12 @@ class MemServerBackend final : public PageBackend {
   Status DestroyRegion(uint64_t id) override {
     PULSE_ASSIGN_OR_RETURN(Region r, regions_.Take(id));
     if (!r.owner) return Status::Ok();  // a reader only lets go of the name
+    // Readers of a shared region keep reading its far memory: it stays
+    // theirs (and this process's, unused) rather than be reused under them.
+    if (r.read_only && !r.lock.TryUpgrade()) return Status::Ok();
     // The descriptor first: nobody may attach memory about to be freed.
     PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{}));
-    return WithClient([&](Client& c) { return c.Free(r.address); });
+    return WithClient([&](Client& c) { return c.Free(r.address); }, /*allocator=*/true);
   }
 
  private:
@@ -145,7 +149,7 @@ class MemServerBackend final : public PageBackend {
   };
 
   Result<uint64_t> Allocate(const std::string& name, uint64_t bytes) {
-    auto a = WithClient([&](Client& c) { return c.Allocate(bytes); });
+    auto a = WithClient([&](Client& c) { return c.Allocate(bytes); }, /*allocator=*/true);
     if (!a.ok()) {
       return Status::FromCode(a.status().code(),
                               fmt::format("region '{}': allocating {} bytes: {}", name, bytes, a.status().message()));
@@ -203,23 +207,32 @@ class MemServerBackend final : public PageBackend {
                                                    node ? std::to_string(*node) : "?", st.message()));
   }
 
+  // Runs f(Client&) on an idle Client of the pool.  Allocation and Free
+  // must use the same Client (its allocator owns the range), so `allocator`
+  // asks for the first one.
   template <typename F>
-  auto WithClient(F f) -> decltype(f(std::declval<Client&>())) {
+  auto WithClient(F f, bool allocator = false) -> decltype(f(std::declval<Client&>())) {
+    Client* const wanted = allocator ? clients_[0].get() : nullptr;
     Client* c = nullptr;
     {
       std::unique_lock<std::mutex> lock(pool_mu_);
-      if (!pool_cv_.wait_for(lock, kConnectionWait, [&] { return !idle_.empty(); })) {
+      auto pick = [&]() -> std::vector<Client*>::iterator {
+        if (wanted == nullptr) return idle_.empty() ? idle_.end() : idle_.end() - 1;
+        return std::find(idle_.begin(), idle_.end(), wanted);
+      };
+      if (!pool_cv_.wait_for(lock, kConnectionWait, [&] { return pick() != idle_.end(); })) {
         return Status::Timeout("far memory: no connection became free (the fabric is stuck)");
       }
-      c = idle_.back();
-      idle_.pop_back();
+      auto it = pick();
+      c = *it;
+      idle_.erase(it);
     }
     auto result = f(*c);
     {
       std::lock_guard<std::mutex> lock(pool_mu_);
       idle_.push_back(c);
     }
-    pool_cv_.notify_one();
+    pool_cv_.notify_all();
     return result;
   }
 

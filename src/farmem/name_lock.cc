@@ -48,4 +48,6 @@ Status NameLock::Downgrade() {
   return Status::Ok();
 }
 
+bool NameLock::TryUpgrade() { return flock(fd_, LOCK_EX | LOCK_NB) == 0; }
+
 }  // namespace pulse::farmem

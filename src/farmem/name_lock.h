@@ -27,6 +27,9 @@ class NameLock {
   int fd() const { return fd_; }
   // Exclusive -> shared, so readers may join.
   Status Downgrade();
+  // Shared -> exclusive if no other process holds the name; false if one
+  // does (nothing changes then).
+  bool TryUpgrade();
 
  private:
   explicit NameLock(int fd) : fd_(fd) {}

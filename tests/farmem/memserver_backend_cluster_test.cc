@@ -66,6 +66,17 @@ TEST_F(MemServerBackendTest, RoundTripThroughTheMemoryNode) {
   ASSERT_TRUE(shared.ok()) << shared.status().ToString();
   EXPECT_EQ(std::memcmp((*shared)->base, pattern.data(), pattern.size()), 0);
   EXPECT_GT(reader->stats().evictions, 0u);
+  // The writer lets go while the reader reads: the memory stays the reader's
+  // (a region of the same size allocated next is elsewhere).
+  ASSERT_TRUE(writer->Unmap(region).ok());
+  auto next = writer->MapAnonymous("next", pattern.size());
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  std::memset((*next)->base, 0, pattern.size());
+  ASSERT_TRUE(writer->Flush(*next).ok());
+  ASSERT_TRUE(reader->Unmap(*shared).ok());
+  shared = reader->MapShared("trip", pattern.size());
+  EXPECT_EQ(shared.status().code(), Status::Code::kOk);
+  if (shared.ok()) EXPECT_EQ(std::memcmp((*shared)->base, pattern.data(), pattern.size()), 0);
 }
 
 TEST_F(MemServerBackendTest, FileBackedRegionEqualsTheFile) {
@@ -98,6 +109,20 @@ TEST_F(MemServerBackendTest, SecondWriterIsRefused) {
   // The name is free again once its writer lets go.
   auto again = second->MapAnonymous("contended", 4 * kPage);
   EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
+// Unmap frees the region's far memory (allocated and freed through the same
+// connection of the pool): a region of three quarters of the pool fits
+// again and again.
+TEST_F(MemServerBackendTest, UnmapReturnsTheFarMemory) {
+  auto agent = MakeAgent();
+  ASSERT_NE(agent, nullptr);
+  for (int round = 0; round < 3; ++round) {
+    auto r = agent->MapAnonymous("big", 48 << 20);
+    ASSERT_TRUE(r.ok()) << "round " << round << ": " << r.status().ToString();
+    static_cast<char*>((*r)->base)[12345] = 1;
+    ASSERT_TRUE(agent->Unmap(*r).ok());
+  }
 }
 
 // The whole scenario runs in a child process (a death test re-running this
