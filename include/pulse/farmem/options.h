@@ -38,9 +38,10 @@ struct HostAgentOptions {
   // concurrently up to this many).
   uint32_t fetch_threads = 4;
 
-  // kMemServer: the cluster to connect to (each connection is a Client).
+  // kMemServer: the cluster to connect to, and how many Clients (each one
+  // request at a time) serve the fetch threads and the evictor.
   ClientOptions client;
-  uint32_t connections = 2;
+  uint32_t connections = 4;
   // Region names (MemServerBackend: a descriptor file per name, locked by
   // the writer).  Empty: /tmp/pulse-farmem/<switch address>-t<tenant>.
   std::string region_directory;
