@@ -28,6 +28,8 @@ using namespace std::chrono_literals;
 constexpr auto kConnectionWait = 60s;
 // Zero-filling and preloading write this much per Client::Write.
 constexpr uint64_t kLoadChunk = 1 << 20;
+// What the backend tracks as written or not (page sizes are multiples).
+constexpr uint64_t kBlock = 4096;
 
 // The descriptor file of a region name: where its far memory is.
 struct Descriptor {
@@ -79,7 +81,7 @@ class MemServerBackend final : public PageBackend {
     const std::string path = directory_ + "/" + name + ".region";
     const bool attach = read_only && file.empty();
     PULSE_ASSIGN_OR_RETURN(NameLock lock, NameLock::Acquire(path, name, /*exclusive=*/!attach, /*create=*/!attach));
-    Region r{name, 0, bytes, !attach, read_only, std::move(lock)};
+    Region r{name, 0, bytes, !attach, read_only, std::move(lock), {}};
     if (attach) {
       PULSE_ASSIGN_OR_RETURN(Descriptor d, ReadDescriptor(r.lock.fd(), name));
       if (!d.read_only) {
@@ -92,7 +94,12 @@ class MemServerBackend final : public PageBackend {
     } else {
       PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{}));  // no region until it is complete
       PULSE_ASSIGN_OR_RETURN(r.address, Allocate(name, bytes));
-      Status loaded = Load(r, file);
+      // An anonymous region is not zero-filled now (memory nodes reuse
+      // freed memory): its blocks read as zeros here until written, and
+      // those never written are zero-filled when it becomes read-only.
+      if (file.empty()) r.unwritten.assign((bytes + kBlock - 1) / kBlock, true);
+      Status loaded = file.empty() ? Status::Ok() : Load(r, file);
+      if (loaded.ok() && read_only) loaded = ZeroUnwritten(r);
       if (loaded.ok() && read_only) loaded = Publish(r);
       if (!loaded.ok()) {
         IgnoreError(WithClient([&](Client& c) { return c.Free(r.address); }, /*allocator=*/true));  // best effort: failing anyway
@@ -105,20 +112,46 @@ class MemServerBackend final : public PageBackend {
   Status ReadPages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, void* dst,
                    PageClass cls) override {
     PULSE_ASSIGN_OR_RETURN(Span s, Locate(id, first, count, page_bytes));
-    if (s.length < uint64_t{count} * page_bytes) {
-      std::memset(static_cast<char*>(dst) + s.length, 0, uint64_t{count} * page_bytes - s.length);
+    char* out = static_cast<char*>(dst);
+    std::memset(out + s.length, 0, uint64_t{count} * page_bytes - s.length);
+    const bool any_written = std::find(s.unwritten.begin(), s.unwritten.end(), false) != s.unwritten.end();
+    if (!s.unwritten.empty() && !any_written) {
+      std::memset(out, 0, s.length);  // never written: zeros, no need to ask the memory node
+      return Status::Ok();
     }
-    return Named(s, WithClient([&](Client& c) { return c.Read(s.address, dst, s.length); }));
+    PULSE_RETURN_IF_ERROR(Named(s, WithClient([&](Client& c) { return c.Read(s.address, dst, s.length); })));
+    for (size_t b = 0; b < s.unwritten.size(); ++b) {
+      if (s.unwritten[b]) std::memset(out + b * kBlock, 0, std::min(kBlock, s.length - b * kBlock));
+    }
+    return Status::Ok();
   }
 
   Status WritePages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, const void* src) override {
     PULSE_ASSIGN_OR_RETURN(Span s, Locate(id, first, count, page_bytes));
     if (s.read_only) return Status::FailedPrecondition(fmt::format("region '{}': read-only", s.name));
-    return Named(s, WithClient([&](Client& c) { return c.Write(s.address, src, s.length); }));
+    PULSE_RETURN_IF_ERROR(Named(s, WithClient([&](Client& c) { return c.Write(s.address, src, s.length); })));
+    if (s.unwritten.empty()) return Status::Ok();
+    return regions_.With(id, [&](Region& r) {
+      const uint64_t lo = first * page_bytes / kBlock, hi = (first * page_bytes + s.length + kBlock - 1) / kBlock;
+      std::fill(r.unwritten.begin() + static_cast<ptrdiff_t>(lo), r.unwritten.begin() + static_cast<ptrdiff_t>(hi),
+                false);
+      return Status::Ok();
+    });
   }
 
   Status MarkReadOnly(uint64_t id) override {
-    return regions_.With(id, [](Region& r) { return r.read_only ? Status::Ok() : Publish(r); });
+    // The zero-filling writes go outside the table's mutex (page requests
+    // of other regions go on); the pager sends no requests for this region
+    // meanwhile (its pages are clean and write-protected).
+    PULSE_ASSIGN_OR_RETURN(Region copy, regions_.With(id, [](Region& r) -> Result<Region> {
+      return Region{r.name, r.address, r.bytes, r.owner, r.read_only, NameLock(), r.unwritten};
+    }));
+    if (copy.read_only) return Status::Ok();
+    PULSE_RETURN_IF_ERROR(ZeroUnwritten(copy));
+    return regions_.With(id, [](Region& r) {
+      r.unwritten.clear();
+      return Publish(r);
+    });
   }
 
   Status DestroyRegion(uint64_t id) override {
@@ -140,12 +173,16 @@ class MemServerBackend final : public PageBackend {
     bool owner = false;  // this process allocated it (the writer, or the creator of a read-only one)
     bool read_only = false;
     NameLock lock;
+    // Per 4 KiB block of an anonymous writable region: never written to far
+    // memory yet (its far bytes are whatever was there).  Empty: all written.
+    std::vector<bool> unwritten;
   };
   struct Span {
     std::string name;
     uint64_t address;
     uint64_t length;  // bytes of the region in the pages asked for
     bool read_only;
+    std::vector<bool> unwritten;  // the span's blocks; empty: all written
   };
 
   Result<uint64_t> Allocate(const std::string& name, uint64_t bytes) {
@@ -157,28 +194,48 @@ class MemServerBackend final : public PageBackend {
     return *a;
   }
 
-  // Zero-fills the region (memory nodes reuse freed memory) or copies the file in.
+  // Copies the file into the region.
   Status Load(const Region& r, const std::string& file) {
-    std::vector<char> chunk(kLoadChunk, 0);
-    int fd = -1;
-    if (!file.empty()) {
-      fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) {
-        return Status::InvalidArgument(fmt::format("region '{}': open {}: {}", r.name, file, std::strerror(errno)));
-      }
+    const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return Status::InvalidArgument(fmt::format("region '{}': open {}: {}", r.name, file, std::strerror(errno)));
     }
+    std::vector<char> chunk(kLoadChunk);
     Status st;
     for (uint64_t off = 0; off < r.bytes && st.ok(); off += kLoadChunk) {
       const uint64_t n = std::min(kLoadChunk, r.bytes - off);
-      if (fd >= 0) {
-        PULSE_ASSIGN_OR_RETURN(uint64_t got, ReadFully(fd, chunk.data(), n, off));
-        std::memset(chunk.data() + got, 0, n - got);  // a file that shrank reads as zeros past its end
+      auto got = ReadFully(fd, chunk.data(), n, off);
+      if (!got.ok()) {
+        st = Status::InvalidArgument(fmt::format("region '{}': {}: {}", r.name, file, got.status().message()));
+        break;
       }
-      st = Named(Span{r.name, r.address + off, n, false},
-                 WithClient([&](Client& c) { return c.Write(r.address + off, chunk.data(), n); }));
+      std::memset(chunk.data() + *got, 0, n - *got);  // a file that shrank reads as zeros past its end
+      st = WriteFar(r, off, chunk.data(), n);
     }
-    if (fd >= 0) close(fd);
+    close(fd);
     return st;
+  }
+
+  // Writes zeros over the blocks never written (runs of up to kLoadChunk).
+  Status ZeroUnwritten(const Region& r) {
+    const std::vector<char> zeros(kLoadChunk, 0);
+    for (size_t b = 0; b < r.unwritten.size();) {
+      if (!r.unwritten[b]) {
+        ++b;
+        continue;
+      }
+      size_t e = b;
+      while (e < r.unwritten.size() && r.unwritten[e] && (e - b + 1) * kBlock <= kLoadChunk) ++e;
+      const uint64_t off = b * kBlock, n = std::min<uint64_t>(e * kBlock, r.bytes) - off;
+      PULSE_RETURN_IF_ERROR(WriteFar(r, off, zeros.data(), n));
+      b = e;
+    }
+    return Status::Ok();
+  }
+
+  Status WriteFar(const Region& r, uint64_t offset, const void* src, uint64_t n) {
+    return Named(Span{r.name, r.address + offset, n, false, {}},
+                 WithClient([&](Client& c) { return c.Write(r.address + offset, src, n); }));
   }
 
   static Status Publish(Region& r) {
@@ -194,8 +251,13 @@ class MemServerBackend final : public PageBackend {
       if (offset >= r.bytes) {
         return Status::OutOfRange(fmt::format("region '{}': page {} beyond its {} bytes", r.name, first, r.bytes));
       }
-      return Span{r.name, r.address + offset, std::min<uint64_t>(uint64_t{count} * page_bytes, r.bytes - offset),
-                  r.read_only};
+      const uint64_t length = std::min<uint64_t>(uint64_t{count} * page_bytes, r.bytes - offset);
+      Span span{r.name, r.address + offset, length, r.read_only, {}};
+      if (!r.unwritten.empty()) {
+        const auto lo = r.unwritten.begin() + static_cast<ptrdiff_t>(offset / kBlock);
+        span.unwritten.assign(lo, lo + static_cast<ptrdiff_t>((length + kBlock - 1) / kBlock));
+      }
+      return span;
     });
   }
 

@@ -113,16 +113,36 @@ TEST_F(MemServerBackendTest, SecondWriterIsRefused) {
 
 // Unmap frees the region's far memory (allocated and freed through the same
 // connection of the pool): a region of three quarters of the pool fits
-// again and again.
-TEST_F(MemServerBackendTest, UnmapReturnsTheFarMemory) {
+// again and again.  The memory comes back with the old bytes in it; an
+// anonymous region still reads as zeros, here and, once read-only, in
+// another process.
+TEST_F(MemServerBackendTest, UnmapReturnsTheFarMemoryAndReusedMemoryReadsAsZeros) {
+  constexpr uint64_t kBytes = 48 << 20, kFar = 40 << 20;
   auto agent = MakeAgent();
   ASSERT_NE(agent, nullptr);
   for (int round = 0; round < 3; ++round) {
-    auto r = agent->MapAnonymous("big", 48 << 20);
+    auto r = agent->MapAnonymous("big", kBytes);
     ASSERT_TRUE(r.ok()) << "round " << round << ": " << r.status().ToString();
-    static_cast<char*>((*r)->base)[12345] = 1;
+    char* p = static_cast<char*>((*r)->base);
+    EXPECT_EQ(p[12345], 0) << "round " << round;
+    EXPECT_EQ(p[kFar], 0) << "round " << round;
+    p[12345] = 1;
+    p[kFar] = 1;
+    ASSERT_TRUE(agent->Flush(*r).ok());
     ASSERT_TRUE(agent->Unmap(*r).ok());
   }
+  auto r = agent->MapAnonymous("zeros", kBytes);  // the same memory again, 1s at both places
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  static_cast<char*>((*r)->base)[0] = 2;
+  ASSERT_TRUE(agent->MarkReadOnly(*r).ok());
+  auto reader = MakeAgent();
+  ASSERT_NE(reader, nullptr);
+  auto shared = reader->MapShared("zeros", kBytes);
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  const char* q = static_cast<const char*>((*shared)->base);
+  EXPECT_EQ(q[0], 2);
+  EXPECT_EQ(q[12345], 0);
+  EXPECT_EQ(q[kFar], 0);
 }
 
 // The whole scenario runs in a child process (a death test re-running this
