@@ -3,8 +3,9 @@
 // whose pages live in far memory: the first touch of a page faults, the
 // agent's fault-handling thread (userfaultfd, missing faults) fetches the
 // page through a PageBackend into one LRU page buffer shared by all regions,
-// and the access continues.  Pages are installed write-protected; the first
-// write to one is a write-protect fault that marks it dirty.  Eviction
+// and the access continues.  A page faulted by a read is installed
+// write-protected, and the first write to it is a write-protect fault that
+// marks it dirty; a page faulted by a write is installed dirty.  Eviction
 // (least recently faulted or first written first; the pager sees no other
 // accesses) starts in the background when the buffer is `evict_high` full and
 // goes down to `evict_low`; a dirty page is written back before it is
@@ -12,7 +13,8 @@
 // page produce one backend request.
 //
 // Regions are anonymous (zero-filled) or preloaded from a file.  Names are
-// shared by the processes of this machine: one process may write a region
+// shared by the processes using the same backend (with the memserver and
+// ssd backends: those of this machine): one process may write a region
 // (a second writer is refused with AlreadyExists); after the writer marks it
 // read-only, other processes may map it read-only (MapShared).
 //
@@ -26,11 +28,9 @@
 // from any thread, but a region must not be touched while it is unmapped.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "pulse/farmem/options.h"
 #include "pulse/farmem/page_backend.h"
