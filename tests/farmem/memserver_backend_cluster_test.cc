@@ -145,27 +145,34 @@ TEST_F(MemServerBackendTest, UnmapReturnsTheFarMemoryAndReusedMemoryReadsAsZeros
   EXPECT_EQ(q[kFar], 0);
 }
 
-// The whole scenario runs in a child process (a death test re-running this
-// test in "threadsafe" style), which must end with exit code 70 and the
-// message, never hang.
+// A memory node dies (SIGKILL) or hangs (SIGSTOP: the fabric's timeout)
+// under a fault.  The whole scenario runs in a child process (a death test
+// re-running this test in "threadsafe" style), which must end with exit
+// code 70 and a message naming the region and the node, never hang.
+void FaultOnAFailedMemoryNode(int signal) {
+  pulse::testing::SetUcxTestEnvironment();
+  LocalRack rack;
+  if (!rack.Start(1, 64)) std::_Exit(1);
+  auto agent = HostAgent::Create(Options(rack, testing::TestDirectory("farmem_ms_"), 8));
+  if (!agent.ok()) std::_Exit(2);
+  auto r = (*agent)->MapAnonymous("victim", 32 * kPage);
+  if (!r.ok()) std::_Exit(3);
+  std::memset((*r)->base, 1, 32 * kPage);  // page 0 is evicted to far memory
+  rack.memnode(0).Signal(signal);
+  volatile char c = static_cast<char*>((*r)->base)[0];
+  (void)c;
+  std::_Exit(0);
+}
+
 TEST(MemServerBackendDeathTest, DeadMemoryNodeEndsTheProcessWithAMessage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        pulse::testing::SetUcxTestEnvironment();
-        LocalRack rack;
-        if (!rack.Start(1, 64)) std::_Exit(1);
-        auto agent = HostAgent::Create(Options(rack, testing::TestDirectory("farmem_ms_"), 8));
-        if (!agent.ok()) std::_Exit(2);
-        auto r = (*agent)->MapAnonymous("victim", 32 * kPage);
-        if (!r.ok()) std::_Exit(3);
-        std::memset((*r)->base, 1, 32 * kPage);  // page 0 is evicted to far memory
-        rack.memnode(0).Signal(SIGKILL);
-        volatile char c = static_cast<char*>((*r)->base)[0];
-        (void)c;
-        std::_Exit(0);
-      },
-      ::testing::ExitedWithCode(70), "region 'victim'.*memory node 0");
+  EXPECT_EXIT(FaultOnAFailedMemoryNode(SIGKILL), ::testing::ExitedWithCode(70), "region 'victim'.*memory node 0");
+}
+
+TEST(MemServerBackendDeathTest, HungMemoryNodeEndsTheProcessWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(FaultOnAFailedMemoryNode(SIGSTOP), ::testing::ExitedWithCode(70),
+              "region 'victim'.*timeout.*memory node 0");
 }
 
 }  // namespace
