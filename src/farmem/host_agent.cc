@@ -136,6 +136,16 @@ Status HostAgent::Unmap(Region* region) {
   return destroyed;
 }
 
+Region* HostAgent::Find(const void* address) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const auto* a = static_cast<const char*>(address);
+  for (auto& [key, m] : impl_->regions) {
+    const auto* base = static_cast<const char*>(m->region.base);
+    if (a >= base && a < base + m->region.bytes) return &m->region;
+  }
+  return nullptr;
+}
+
 HostAgentStats HostAgent::stats() const { return impl_->pager->stats(); }
 const HostAgentOptions& HostAgent::options() const { return impl_->options; }
 

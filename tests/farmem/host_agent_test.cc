@@ -76,6 +76,22 @@ TEST(HostAgent, AnonymousRegionReadsZeros) {
   EXPECT_EQ(a.agent->stats().write_faults, 0u);
 }
 
+TEST(HostAgent, FindsTheRegionHoldingAnAddress) {
+  Agent a = MakeAgent(8);
+  auto r1 = a.agent->MapAnonymous("one", 100);
+  auto r2 = a.agent->MapAnonymous("two", 3 * kPage);
+  ASSERT_TRUE(r1.ok() && r2.ok());
+  const char* b2 = static_cast<const char*>((*r2)->base);
+  EXPECT_EQ(a.agent->Find((*r1)->base), *r1);
+  EXPECT_EQ(a.agent->Find(static_cast<const char*>((*r1)->base) + 99), *r1);
+  EXPECT_EQ(a.agent->Find(static_cast<const char*>((*r1)->base) + 100), nullptr);
+  EXPECT_EQ(a.agent->Find(b2 + 3 * kPage - 1), *r2);
+  int local = 0;
+  EXPECT_EQ(a.agent->Find(&local), nullptr);
+  ASSERT_TRUE(a.agent->Unmap(*r2).ok());
+  EXPECT_EQ(a.agent->Find(b2), nullptr);
+}
+
 // An 8-byte value straddling pages 0 and 1 is written and read back whole,
 // and reaches both far pages.
 TEST(HostAgent, AccessStraddlingTwoPages) {

@@ -108,6 +108,10 @@ class HostAgent {
   // invalid afterwards.
   Status Unmap(Region* region);
 
+  // The region whose memory holds `address` (e.g. an array's base), or
+  // null if none does.
+  Region* Find(const void* address) const;
+
   HostAgentStats stats() const;
   const HostAgentOptions& options() const;
 
