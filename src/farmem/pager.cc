@@ -302,7 +302,15 @@ Status Pager::Flush(void* base) {
   auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
   if (it == ranges_.end()) return Status::NotFound("pager: no region mapped at that address");
   Range* r = it->second.get();
+  const auto deadline = std::chrono::steady_clock::now() + kRoomDeadline;
   for (uint64_t page = 0; page < r->state.size(); ++page) {
+    // A page an eviction is writing back is flushed when that write ends:
+    // wait for it, so that Flush returning means the bytes are far.
+    while (r->state[page] == PageState::kWritingBack) {
+      if (room_cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+        return Status::Timeout(fmt::format("region '{}' page {}: a write-back did not end", r->name, page));
+      }
+    }
     if (r->state[page] != PageState::kDirty) continue;
     LruRemove(r, page);
     Status st = WriteBack(lock, r, page);
