@@ -1,6 +1,8 @@
-// MemServerBackend: pages read and written one-sidedly at the memory node
-// holding the region (seed 003's MemServer mode).  Client is not
-// thread-safe, so each request takes one of a pool of Clients.
+// MemServerBackend: pages read and written one-sidedly at the memory nodes
+// holding the region (seed 003's MemServer mode).  A region is allocated in
+// chunks (Client::Allocate spreads them over the memory nodes), so it may
+// be larger than one node's pool.  Client is not thread-safe, so each
+// request takes one of a pool of Clients.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -13,9 +15,10 @@
 
 #include <fmt/format.h>
 
-#include "farmem/name_lock.h"
-#include "farmem/region_table.h"
 #include "farmem/file_io.h"
+#include "farmem/name_lock.h"
+#include "farmem/region_descriptor.h"
+#include "farmem/region_table.h"
 #include "pulse/farmem/backends.h"
 
 namespace pulse::farmem {
@@ -26,39 +29,43 @@ using namespace std::chrono_literals;
 // How long a request waits for a free Client: each holder is bounded by the
 // Client's own timeouts, so this passing means the fabric is stuck.
 constexpr auto kConnectionWait = 60s;
+// A region's allocation unit: each chunk lives on one memory node.
+constexpr uint64_t kChunkBytes = 64 << 20;
 // Zero-filling and preloading write this much per Client::Write.
 constexpr uint64_t kLoadChunk = 1 << 20;
 // What the backend tracks as written or not (page sizes are multiples).
 constexpr uint64_t kBlock = 4096;
 
-// The descriptor file of a region name: where its far memory is.
-struct Descriptor {
-  uint64_t address = 0;
+struct Region {
+  std::string name;
   uint64_t bytes = 0;
+  std::vector<uint64_t> chunks;  // far addresses, kChunkBytes each (the last may be shorter)
+  bool owner = false;            // this process allocated it (the writer, or the creator of a read-only one)
   bool read_only = false;
+  NameLock lock;
+  // Per 4 KiB block of an anonymous writable region: never written to far
+  // memory yet (its far bytes are whatever was there).  Empty: all written.
+  std::vector<bool> unwritten;
 };
 
-Status WriteDescriptor(int fd, const Descriptor& d) {
-  const std::string text = fmt::format("{} {} {}\n", d.address, d.bytes, d.read_only ? 1 : 0);
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-    return Status::IoError(fmt::format("region descriptor: write: {}", std::strerror(errno)));
-  }
-  return Status::Ok();
-}
+// A byte range of a region as far-memory pieces (one per chunk it touches).
+struct Span {
+  std::string name;
+  uint64_t length = 0;  // bytes of the region in the pages asked for
+  bool read_only = false;
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;  // (far address, bytes), consecutive
+  std::vector<bool> unwritten;                        // the span's blocks; empty: all written
+};
 
-Result<Descriptor> ReadDescriptor(int fd, const std::string& region) {
-  char buf[128] = {};
-  const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-  Descriptor d;
-  unsigned long long address = 0, bytes = 0;
-  int ro = 0;
-  if (n <= 0 || std::sscanf(buf, "%llu %llu %d", &address, &bytes, &ro) != 3) {
-    return Status::FailedPrecondition(fmt::format("region '{}': its writer has not finished creating it", region));
+Span SpanOf(const Region& r, uint64_t offset, uint64_t length) {
+  Span s{r.name, length, r.read_only, {}, {}};
+  for (uint64_t at = offset; at < offset + length;) {
+    const uint64_t chunk = at / kChunkBytes, within = at % kChunkBytes;
+    const uint64_t n = std::min(kChunkBytes - within, offset + length - at);
+    s.pieces.emplace_back(r.chunks[chunk] + within, n);
+    at += n;
   }
-  d.address = address;
-  d.bytes = bytes;
-  d.read_only = ro != 0;
-  return d;
+  return s;
 }
 
 class MemServerBackend final : public PageBackend {
@@ -71,7 +78,8 @@ class MemServerBackend final : public PageBackend {
   ~MemServerBackend() override {
     regions_.ForEach([&](Region& r) {
       // Best effort at shutdown; a shared region's readers keep its memory.
-      if (r.owner && (!r.read_only || r.lock.TryUpgrade())) IgnoreError(clients_[0]->Free(r.address));
+      if (!r.owner || (r.read_only && !r.lock.TryUpgrade())) return;
+      for (uint64_t c : r.chunks) IgnoreError(clients_[0]->Free(c));
     });
   }
 
@@ -80,31 +88,35 @@ class MemServerBackend final : public PageBackend {
     if (bytes == 0) return Status::InvalidArgument(fmt::format("region '{}': bytes 0", name));
     const std::string path = directory_ + "/" + name + ".region";
     const bool attach = read_only && file.empty();
-    PULSE_ASSIGN_OR_RETURN(NameLock lock, NameLock::Acquire(path, name, /*exclusive=*/!attach, /*create=*/!attach));
-    Region r{name, 0, bytes, !attach, read_only, std::move(lock), {}};
+    Region r;
+    r.name = name;
+    r.bytes = bytes;
+    r.owner = !attach;
+    r.read_only = read_only;
+    PULSE_ASSIGN_OR_RETURN(r.lock, NameLock::Acquire(path, name, /*exclusive=*/!attach, /*create=*/!attach));
     if (attach) {
-      PULSE_ASSIGN_OR_RETURN(Descriptor d, ReadDescriptor(r.lock.fd(), name));
+      PULSE_ASSIGN_OR_RETURN(RegionDescriptor d, ReadRegionDescriptor(r.lock.fd(), name));
       if (!d.read_only) {
         return Status::FailedPrecondition(fmt::format("region '{}': its writer has not made it read-only", name));
       }
       if (bytes > d.bytes) {
         return Status::InvalidArgument(fmt::format("region '{}': {} bytes asked, it has {}", name, bytes, d.bytes));
       }
-      r.address = d.address;
-    } else {
-      PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{}));  // no region until it is complete
-      PULSE_ASSIGN_OR_RETURN(r.address, Allocate(name, bytes));
-      // An anonymous region is not zero-filled now (memory nodes reuse
-      // freed memory): its blocks read as zeros here until written, and
-      // those never written are zero-filled when it becomes read-only.
-      if (file.empty()) r.unwritten.assign((bytes + kBlock - 1) / kBlock, true);
-      Status loaded = file.empty() ? Status::Ok() : Load(r, file);
-      if (loaded.ok() && read_only) loaded = ZeroUnwritten(r);
-      if (loaded.ok() && read_only) loaded = Publish(r);
-      if (!loaded.ok()) {
-        IgnoreError(WithClient([&](Client& c) { return c.Free(r.address); }, /*allocator=*/true));  // best effort: failing anyway
-        return loaded;
-      }
+      r.chunks = std::move(d.chunks);
+      return regions_.Add(std::move(r));
+    }
+    PULSE_RETURN_IF_ERROR(WriteRegionDescriptor(r.lock.fd(), {}));  // no region until it is complete
+    Status st = Allocate(r);
+    // An anonymous region is not zero-filled now (memory nodes reuse freed
+    // memory): its blocks read as zeros here until written, and those never
+    // written are zero-filled when it becomes read-only.
+    if (file.empty()) r.unwritten.assign((bytes + kBlock - 1) / kBlock, true);
+    if (st.ok() && !file.empty()) st = Load(r, file);
+    if (st.ok() && read_only) st = ZeroUnwritten(r);
+    if (st.ok() && read_only) st = Publish(r);
+    if (!st.ok()) {
+      FreeChunks(r);  // best effort: failing anyway
+      return st;
     }
     return regions_.Add(std::move(r));
   }
@@ -119,7 +131,11 @@ class MemServerBackend final : public PageBackend {
       std::memset(out, 0, s.length);  // never written: zeros, no need to ask the memory node
       return Status::Ok();
     }
-    PULSE_RETURN_IF_ERROR(Named(s, WithClient([&](Client& c) { return c.Read(s.address, dst, s.length); })));
+    for (auto [far, n] : s.pieces) {
+      PULSE_RETURN_IF_ERROR(Named(s.name, far, WithClient([&](Client& c) { return c.Read(far, out, n); })));
+      out += n;
+    }
+    out = static_cast<char*>(dst);
     for (size_t b = 0; b < s.unwritten.size(); ++b) {
       if (s.unwritten[b]) std::memset(out + b * kBlock, 0, std::min(kBlock, s.length - b * kBlock));
     }
@@ -129,7 +145,7 @@ class MemServerBackend final : public PageBackend {
   Status WritePages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, const void* src) override {
     PULSE_ASSIGN_OR_RETURN(Span s, Locate(id, first, count, page_bytes));
     if (s.read_only) return Status::FailedPrecondition(fmt::format("region '{}': read-only", s.name));
-    PULSE_RETURN_IF_ERROR(Named(s, WithClient([&](Client& c) { return c.Write(s.address, src, s.length); })));
+    PULSE_RETURN_IF_ERROR(WriteSpan(s, src));
     if (s.unwritten.empty()) return Status::Ok();
     return regions_.With(id, [&](Region& r) {
       const uint64_t lo = first * page_bytes / kBlock, hi = (first * page_bytes + s.length + kBlock - 1) / kBlock;
@@ -144,7 +160,7 @@ class MemServerBackend final : public PageBackend {
     // of other regions go on); the pager sends no requests for this region
     // meanwhile (its pages are clean and write-protected).
     PULSE_ASSIGN_OR_RETURN(Region copy, regions_.With(id, [](Region& r) -> Result<Region> {
-      return Region{r.name, r.address, r.bytes, r.owner, r.read_only, NameLock(), r.unwritten};
+      return Region{r.name, r.bytes, r.chunks, r.owner, r.read_only, NameLock(), r.unwritten};
     }));
     if (copy.read_only) return Status::Ok();
     PULSE_RETURN_IF_ERROR(ZeroUnwritten(copy));
@@ -161,41 +177,35 @@ class MemServerBackend final : public PageBackend {
     // theirs (and this process's, unused) rather than be reused under them.
     if (r.read_only && !r.lock.TryUpgrade()) return Status::Ok();
     // The descriptor first: nobody may attach memory about to be freed.
-    PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{}));
-    return WithClient([&](Client& c) { return c.Free(r.address); }, /*allocator=*/true);
+    PULSE_RETURN_IF_ERROR(WriteRegionDescriptor(r.lock.fd(), {}));
+    return FreeChunks(r);
   }
 
  private:
-  struct Region {
-    std::string name;
-    uint64_t address = 0;
-    uint64_t bytes = 0;
-    bool owner = false;  // this process allocated it (the writer, or the creator of a read-only one)
-    bool read_only = false;
-    NameLock lock;
-    // Per 4 KiB block of an anonymous writable region: never written to far
-    // memory yet (its far bytes are whatever was there).  Empty: all written.
-    std::vector<bool> unwritten;
-  };
-  struct Span {
-    std::string name;
-    uint64_t address;
-    uint64_t length;  // bytes of the region in the pages asked for
-    bool read_only;
-    std::vector<bool> unwritten;  // the span's blocks; empty: all written
-  };
-
-  Result<uint64_t> Allocate(const std::string& name, uint64_t bytes) {
-    auto a = WithClient([&](Client& c) { return c.Allocate(bytes); }, /*allocator=*/true);
-    if (!a.ok()) {
-      return Status::FromCode(a.status().code(),
-                              fmt::format("region '{}': allocating {} bytes: {}", name, bytes, a.status().message()));
+  Status Allocate(Region& r) {
+    for (uint64_t off = 0; off < r.bytes; off += kChunkBytes) {
+      const uint64_t n = std::min(kChunkBytes, r.bytes - off);
+      auto a = WithClient([&](Client& c) { return c.Allocate(n); }, /*allocator=*/true);
+      if (!a.ok()) {
+        return Status::FromCode(a.status().code(), fmt::format("region '{}': allocating {} bytes: {}", r.name,
+                                                               r.bytes, a.status().message()));
+      }
+      r.chunks.push_back(*a);
     }
-    return *a;
+    return Status::Ok();
+  }
+
+  Status FreeChunks(const Region& r) {
+    Status first_error;
+    for (uint64_t c : r.chunks) {
+      Status st = WithClient([&](Client& client) { return client.Free(c); }, /*allocator=*/true);
+      if (first_error.ok()) first_error = Named(r.name, c, st);
+    }
+    return first_error;
   }
 
   // Copies the file into the region.
-  Status Load(const Region& r, const std::string& file) {
+  Status Load(Region& r, const std::string& file) {
     const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       return Status::InvalidArgument(fmt::format("region '{}': open {}: {}", r.name, file, std::strerror(errno)));
@@ -210,7 +220,7 @@ class MemServerBackend final : public PageBackend {
         break;
       }
       std::memset(chunk.data() + *got, 0, n - *got);  // a file that shrank reads as zeros past its end
-      st = WriteFar(r, off, chunk.data(), n);
+      st = WriteSpan(SpanOf(r, off, n), chunk.data());
     }
     close(fd);
     return st;
@@ -227,19 +237,23 @@ class MemServerBackend final : public PageBackend {
       size_t e = b;
       while (e < r.unwritten.size() && r.unwritten[e] && (e - b + 1) * kBlock <= kLoadChunk) ++e;
       const uint64_t off = b * kBlock, n = std::min<uint64_t>(e * kBlock, r.bytes) - off;
-      PULSE_RETURN_IF_ERROR(WriteFar(r, off, zeros.data(), n));
+      PULSE_RETURN_IF_ERROR(WriteSpan(SpanOf(r, off, n), zeros.data()));
       b = e;
     }
     return Status::Ok();
   }
 
-  Status WriteFar(const Region& r, uint64_t offset, const void* src, uint64_t n) {
-    return Named(Span{r.name, r.address + offset, n, false, {}},
-                 WithClient([&](Client& c) { return c.Write(r.address + offset, src, n); }));
+  Status WriteSpan(const Span& s, const void* src) {
+    const char* in = static_cast<const char*>(src);
+    for (auto [far, n] : s.pieces) {
+      PULSE_RETURN_IF_ERROR(Named(s.name, far, WithClient([&](Client& c) { return c.Write(far, in, n); })));
+      in += n;
+    }
+    return Status::Ok();
   }
 
   static Status Publish(Region& r) {
-    PULSE_RETURN_IF_ERROR(WriteDescriptor(r.lock.fd(), Descriptor{r.address, r.bytes, true}));
+    PULSE_RETURN_IF_ERROR(WriteRegionDescriptor(r.lock.fd(), RegionDescriptor{r.bytes, true, r.chunks}));
     PULSE_RETURN_IF_ERROR(r.lock.Downgrade());
     r.read_only = true;
     return Status::Ok();
@@ -251,21 +265,20 @@ class MemServerBackend final : public PageBackend {
       if (offset >= r.bytes) {
         return Status::OutOfRange(fmt::format("region '{}': page {} beyond its {} bytes", r.name, first, r.bytes));
       }
-      const uint64_t length = std::min<uint64_t>(uint64_t{count} * page_bytes, r.bytes - offset);
-      Span span{r.name, r.address + offset, length, r.read_only, {}};
+      Span span = SpanOf(r, offset, std::min<uint64_t>(uint64_t{count} * page_bytes, r.bytes - offset));
       if (!r.unwritten.empty()) {
         const auto lo = r.unwritten.begin() + static_cast<ptrdiff_t>(offset / kBlock);
-        span.unwritten.assign(lo, lo + static_cast<ptrdiff_t>((length + kBlock - 1) / kBlock));
+        span.unwritten.assign(lo, lo + static_cast<ptrdiff_t>((span.length + kBlock - 1) / kBlock));
       }
       return span;
     });
   }
 
-  // The status with the region and the memory node named.
-  Status Named(const Span& s, Status st) {
+  // The status with the region and the memory node holding `far` named.
+  Status Named(const std::string& region, uint64_t far, Status st) {
     if (st.ok()) return st;
-    auto node = clients_[0]->NodeOf(s.address);
-    return Status::FromCode(st.code(), fmt::format("region '{}' at memory node {}: {}", s.name,
+    auto node = clients_[0]->NodeOf(far);
+    return Status::FromCode(st.code(), fmt::format("region '{}' at memory node {}: {}", region,
                                                    node ? std::to_string(*node) : "?", st.message()));
   }
 

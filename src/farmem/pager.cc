@@ -97,6 +97,12 @@ Pager::Range* Pager::Find(uint64_t address) {
   return address < reinterpret_cast<uintptr_t>(r->base) + r->bytes ? r : nullptr;
 }
 
+Result<Pager::Range*> Pager::RangeAt(void* base) {
+  auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
+  if (it == ranges_.end()) return Status::NotFound("pager: no region mapped at that address");
+  return it->second.get();
+}
+
 void Pager::LruRemove(Range* range, uint64_t page) { lru_.erase(range->lru_pos[page]); }
 
 void Pager::LruPushFront(Range* range, uint64_t page) {
@@ -299,9 +305,7 @@ void Pager::EvictLoop() {
 
 Status Pager::Flush(void* base) {
   Lock lock(mu_);
-  auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
-  if (it == ranges_.end()) return Status::NotFound("pager: no region mapped at that address");
-  Range* r = it->second.get();
+  PULSE_ASSIGN_OR_RETURN(Range * r, RangeAt(base));
   const auto deadline = std::chrono::steady_clock::now() + kRoomDeadline;
   for (uint64_t page = 0; page < r->state.size(); ++page) {
     // A page an eviction is writing back is flushed when that write ends:
@@ -332,9 +336,7 @@ Status Pager::Flush(void* base) {
 Status Pager::MakeReadOnly(void* base) {
   PULSE_RETURN_IF_ERROR(Flush(base));
   Lock lock(mu_);
-  auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
-  if (it == ranges_.end()) return Status::NotFound("pager: no region mapped at that address");
-  Range* r = it->second.get();
+  PULSE_ASSIGN_OR_RETURN(Range * r, RangeAt(base));
   if (mprotect(r->base, r->bytes, PROT_READ) != 0) {
     return Status::IoError(fmt::format("region '{}': mprotect: {}", r->name, std::strerror(errno)));
   }
@@ -344,9 +346,7 @@ Status Pager::MakeReadOnly(void* base) {
 
 Status Pager::Unmap(void* base) {
   Lock lock(mu_);
-  auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
-  if (it == ranges_.end()) return Status::NotFound("pager: no region mapped at that address");
-  Range* r = it->second.get();
+  PULSE_ASSIGN_OR_RETURN(Range * r, RangeAt(base));
   const auto deadline = std::chrono::steady_clock::now() + kRoomDeadline;
   while (r->busy > 0) {
     if (room_cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
@@ -359,6 +359,7 @@ Status Pager::Unmap(void* base) {
       --stats_.resident_pages;
     }
   }
+  auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
   std::unique_ptr<Range> owned = std::move(it->second);
   ranges_.erase(it);
   room_cv_.notify_all();

@@ -113,6 +113,8 @@ class Pager {
   // Writes a dirty page back (state kWritingBack on return, lock held).
   Status WriteBack(Lock& lock, Range* range, uint64_t page);
   Range* Find(uint64_t address);
+  // The range mapped at `base`; NotFound otherwise.  Called under mu_.
+  Result<Range*> RangeAt(void* base);
   char* PageAddress(const Range* range, uint64_t page) const {
     return range->base + page * options_.page_bytes;
   }

@@ -145,6 +145,38 @@ TEST_F(MemServerBackendTest, UnmapReturnsTheFarMemoryAndReusedMemoryReadsAsZeros
   EXPECT_EQ(q[kFar], 0);
 }
 
+// A region larger than any one memory node's pool is spread over the nodes
+// in chunks; 12 KiB pages straddle the chunk boundary at 64 MiB.  Bytes on
+// both sides survive eviction and are read by a second agent from far memory.
+TEST(MemServerBackendChunks, RegionLargerThanOneNodeSpansTheNodes) {
+  pulse::testing::SetUcxTestEnvironment();
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2, /*pool_mib=*/72));
+  const std::string dir = testing::TestDirectory("farmem_ms_");
+  HostAgentOptions o = Options(rack, dir, 0);
+  o.page_bytes = 12 << 10;
+  o.buffer_bytes = 16 * o.page_bytes;
+  auto writer = testing::CreateAgent(o);
+  ASSERT_NE(writer, nullptr);
+  constexpr uint64_t kBytes = 100 << 20, kBoundary = 64 << 20;
+  auto r = writer->MapAnonymous("wide", kBytes);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  char* p = static_cast<char*>((*r)->base);
+  const std::vector<char> pattern = RandomBytes(256 << 10, 11);
+  const uint64_t at[] = {0, kBoundary - pattern.size() / 2, kBytes - pattern.size()};
+  for (uint64_t off : at) std::memcpy(p + off, pattern.data(), pattern.size());
+  ASSERT_TRUE(writer->MarkReadOnly(*r).ok());
+  o.buffer_bytes = 8 * o.page_bytes;
+  auto reader = testing::CreateAgent(o);
+  ASSERT_NE(reader, nullptr);
+  auto shared = reader->MapShared("wide", kBytes);
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  const char* q = static_cast<const char*>((*shared)->base);
+  for (uint64_t off : at) EXPECT_EQ(std::memcmp(q + off, pattern.data(), pattern.size()), 0) << off;
+  EXPECT_EQ(q[kBoundary + (1 << 20)], 0);
+  std::filesystem::remove_all(dir);
+}
+
 // A memory node dies (SIGKILL) or hangs (SIGSTOP: the fabric's timeout)
 // under a fault.  The whole scenario runs in a child process (a death test
 // re-running this test in "threadsafe" style), which must end with exit
