@@ -115,7 +115,7 @@ class MemServerBackend final : public PageBackend {
     if (st.ok() && read_only) st = ZeroUnwritten(r);
     if (st.ok() && read_only) st = Publish(r);
     if (!st.ok()) {
-      FreeChunks(r);  // best effort: failing anyway
+      IgnoreError(FreeChunks(r));  // best effort: failing anyway
       return st;
     }
     return regions_.Add(std::move(r));
@@ -131,7 +131,8 @@ class MemServerBackend final : public PageBackend {
       std::memset(out, 0, s.length);  // never written: zeros, no need to ask the memory node
       return Status::Ok();
     }
-    for (auto [far, n] : s.pieces) {
+    for (const auto& piece : s.pieces) {  // (clang 14 cannot capture a structured binding)
+      const uint64_t far = piece.first, n = piece.second;
       PULSE_RETURN_IF_ERROR(Named(s.name, far, WithClient([&](Client& c) { return c.Read(far, out, n); })));
       out += n;
     }
@@ -245,7 +246,8 @@ class MemServerBackend final : public PageBackend {
 
   Status WriteSpan(const Span& s, const void* src) {
     const char* in = static_cast<const char*>(src);
-    for (auto [far, n] : s.pieces) {
+    for (const auto& piece : s.pieces) {
+      const uint64_t far = piece.first, n = piece.second;
       PULSE_RETURN_IF_ERROR(Named(s.name, far, WithClient([&](Client& c) { return c.Write(far, in, n); })));
       in += n;
     }
