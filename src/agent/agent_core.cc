@@ -411,7 +411,11 @@ void AgentCore::BuildBatch() {
   const bool merge = options_.aggregation;
   std::vector<QueuedWrite> writes = std::move(writes_);
   writes_.clear();
-  std::sort(writes.begin(), writes.end(), [](const QueuedWrite& a, const QueuedWrite& b) {
+  // Without aggregation: arrival order.  With it: by address, overlapping
+  // writes always in one operation (applied in arrival order), adjacent ones
+  // while the operation stays within max_op_bytes and its chunk.
+  std::sort(writes.begin(), writes.end(), [merge](const QueuedWrite& a, const QueuedWrite& b) {
+    if (!merge) return a.seq < b.seq;
     return std::tie(a.region, a.offset, a.seq) < std::tie(b.region, b.offset, b.seq);
   });
   for (size_t i = 0; i < writes.size();) {
@@ -420,7 +424,9 @@ void AgentCore::BuildBatch() {
     uint64_t lo = writes[i].offset, hi = lo + writes[i].data.size();
     while (merge && r != nullptr && j < writes.size() && writes[j].region == writes[i].region && writes[j].offset <= hi) {
       const uint64_t new_hi = std::max(hi, writes[j].offset + writes[j].data.size());
-      if (new_hi - lo > options_.max_op_bytes || (new_hi - 1) / r->chunk_bytes != lo / r->chunk_bytes) break;
+      const bool overlaps = writes[j].offset < hi;  // same chunk: pieces never cross one
+      if (!overlaps && (new_hi - lo > options_.max_op_bytes || (new_hi - 1) / r->chunk_bytes != lo / r->chunk_bytes))
+        break;
       hi = new_hi;
       ++j;
     }
@@ -530,6 +536,7 @@ void AgentCore::Prefetch() {
         ++counters_.prefetch_skipped;
         continue;
       }
+      PatchWithQueuedWrites(r->id, e);
       Op op;
       op.purpose = Purpose::kFill;
       op.op.kind = ForwardOp::Kind::kRead;
@@ -543,6 +550,20 @@ void AgentCore::Prefetch() {
       Enqueue(std::move(op), true);
     }
   }
+}
+
+// A fill may reach far memory before write-backs that arrived earlier but
+// are still queued here: they become patches of the new entry (in arrival
+// order), so it never holds data older than them.
+void AgentCore::PatchWithQueuedWrites(uint64_t region, uint64_t entry) {
+  const uint64_t lo = entry * options_.entry_bytes, hi = lo + options_.entry_bytes;
+  auto patch = [&](uint64_t offset, const std::vector<uint8_t>& data) {
+    if (offset < hi && offset + data.size() > lo) cache_.ApplyWrite(region, offset, data.data(), data.size());
+  };
+  for (const Op& op : queue_)
+    if (op.purpose == Purpose::kHostWrite && op.region == region) patch(op.offset, op.op.data);
+  for (const QueuedWrite& w : writes_)
+    if (w.region == region) patch(w.offset, w.data);
 }
 
 void AgentCore::StartStaticLoad(Region& r) {

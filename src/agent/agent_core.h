@@ -253,6 +253,7 @@ class AgentCore {
   void BuildBatch();
   void Issue();
   void Prefetch();
+  void PatchWithQueuedWrites(uint64_t region, uint64_t entry);
   void StartStaticLoad(Region& r);
   void OnRead(Op& op, ForwardResult& result);
   void QueueRead(uint64_t region, uint64_t offset, uint64_t length, uint64_t pending, uint64_t dst_offset);

@@ -163,7 +163,8 @@ Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes) {
   a.data = r.GetBytes(UINT32_MAX);
   if (!r.ok()) return Malformed("reply", fmt::format("truncated or oversized field in {} bytes", bytes.size()));
   if (!r.at_end()) return Malformed("reply", "trailing bytes");
-  a.status = StatusFromWire(code, std::move(message));
+  // Code 0 is success; StatusFromWire rebuilds errors only.
+  a.status = code == 0 ? Status::Ok() : StatusFromWire(code, std::move(message));
   return a;
 }
 
