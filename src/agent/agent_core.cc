@@ -139,17 +139,23 @@ void AgentCore::CreateRegion(uint64_t host, AgentRequest& q) {
   PartDone(pending, Status::Ok());
 }
 
+// The region a page request names, if it exists and holds the pages.
+Result<AgentCore::Region*> AgentCore::PagesOf(const AgentRequest& q) {
+  Region* r = FindRegion(q.region);
+  if (r == nullptr || !r->ready) return Status::NotFound(fmt::format("agent: region {} does not exist", q.region));
+  const uint64_t offset = q.first * q.page_bytes, length = uint64_t{q.count} * q.page_bytes;
+  if (q.page_bytes == 0 || q.count == 0 || offset / q.page_bytes != q.first || offset + length > r->alloc_bytes)
+    return Status::OutOfRange(fmt::format("agent: {}: pages [{}, +{}) of {} bytes are outside its {} bytes",
+                                          r->Describe(), q.first, q.count, q.page_bytes, r->alloc_bytes));
+  return r;
+}
+
 void AgentCore::ReadPages(uint64_t host, AgentRequest& q) {
   ++counters_.host_read_requests;
-  Region* r = FindRegion(q.region);
+  Result<Region*> found = PagesOf(q);
+  Region* r = found.ok() ? *found : nullptr;
   const uint64_t offset = q.first * q.page_bytes, length = uint64_t{q.count} * q.page_bytes;
-  Status bad;
-  if (r == nullptr || !r->ready) {
-    bad = Status::NotFound(fmt::format("agent: region {} does not exist", q.region));
-  } else if (q.page_bytes == 0 || q.count == 0 || offset / q.page_bytes != q.first || offset + length > r->alloc_bytes) {
-    bad = Status::OutOfRange(fmt::format("agent: {}: pages [{}, +{}) of {} bytes are outside its {} bytes",
-                                         r->Describe(), q.first, q.count, q.page_bytes, r->alloc_bytes));
-  }
+  Status bad = found.status();
   if (!bad.ok()) {
     ++counters_.host_errors;
     return Reply(host, q.request_id, std::move(bad));
@@ -166,7 +172,7 @@ void AgentCore::ReadPages(uint64_t host, AgentRequest& q) {
       counters_.static_hits += pages;
     } else if (r->st == Region::Static::kLoading) {
       counters_.static_misses += pages;
-      QueueRead(r->id, lo, hi - lo, pending, dst);
+      QueueRead(r->id, lo, hi - lo, pending, dst, q.cls);
     } else if (DynamicApplies(*r)) {
       const CacheKey key{r->id, lo / entry_bytes};
       bool hit = false;
@@ -179,12 +185,12 @@ void AgentCore::ReadPages(uint64_t host, AgentRequest& q) {
           e->waiters.push_back({pending, dst, lo - key.entry * entry_bytes, hi - lo});
           ++pending_.at(pending).outstanding;
         } else {
-          QueueRead(r->id, lo, hi - lo, pending, dst);
+          QueueRead(r->id, lo, hi - lo, pending, dst, q.cls);
         }
         (hit ? counters_.dynamic_hits : counters_.dynamic_misses) += pages;
       } else {
         hit = PredictHit(r->id, key.entry);
-        QueueRead(r->id, lo, hi - lo, pending, dst);
+        QueueRead(r->id, lo, hi - lo, pending, dst, q.cls);
       }
       for (uint64_t p = 0; p < pages; ++p) {
         const bool was_on = switch_.on();
@@ -192,7 +198,7 @@ void AgentCore::ReadPages(uint64_t host, AgentRequest& q) {
         recent_.Push({r->id, lo + p * q.page_bytes, !hit || !was_on});
       }
     } else {
-      QueueRead(r->id, lo, hi - lo, pending, dst);
+      QueueRead(r->id, lo, hi - lo, pending, dst, q.cls);
     }
     lo = hi;
   }
@@ -201,17 +207,13 @@ void AgentCore::ReadPages(uint64_t host, AgentRequest& q) {
 
 void AgentCore::WritePages(uint64_t host, AgentRequest& q) {
   ++counters_.host_write_requests;
-  Region* r = FindRegion(q.region);
+  Result<Region*> found = PagesOf(q);
+  Region* r = found.ok() ? *found : nullptr;
   const uint64_t offset = q.first * q.page_bytes, length = uint64_t{q.count} * q.page_bytes;
-  Status bad;
-  if (r == nullptr || !r->ready) {
-    bad = Status::NotFound(fmt::format("agent: region {} does not exist", q.region));
-  } else if (r->read_only) {
+  Status bad = found.status();
+  if (bad.ok() && r->read_only) {
     bad = Status::FailedPrecondition(fmt::format("agent: {} is read-only: write-back refused", r->Describe()));
-  } else if (q.page_bytes == 0 || q.count == 0 || offset / q.page_bytes != q.first || offset + length > r->alloc_bytes) {
-    bad = Status::OutOfRange(fmt::format("agent: {}: pages [{}, +{}) of {} bytes are outside its {} bytes",
-                                         r->Describe(), q.first, q.count, q.page_bytes, r->alloc_bytes));
-  } else if (q.data.size() != length) {
+  } else if (bad.ok() && q.data.size() != length) {
     bad = Status::InvalidArgument(fmt::format("agent: {}: write of {} pages carries {} bytes, not {}", r->Describe(),
                                               q.count, q.data.size(), length));
   }
@@ -386,8 +388,9 @@ size_t AgentCore::window() const { return options_.async_forwarding ? options_.m
 
 // ---- operations -------------------------------------------------------------
 
-void AgentCore::QueueRead(uint64_t region, uint64_t offset, uint64_t length, uint64_t pending, uint64_t dst_offset) {
-  reads_.push_back({region, offset, length, pending, dst_offset});
+void AgentCore::QueueRead(uint64_t region, uint64_t offset, uint64_t length, uint64_t pending, uint64_t dst_offset,
+                          PageClass cls) {
+  reads_.push_back({region, offset, length, pending, dst_offset, cls});
   ++pending_.at(pending).outstanding;
 }
 
@@ -481,7 +484,10 @@ void AgentCore::BuildBatch() {
     Op op;
     op.purpose = Purpose::kHostRead;
     op.op.kind = ForwardOp::Kind::kRead;
-    op.op.cls = PageClass::kOnDemand;
+    // The host's class (its own prefetch) unless a part was on demand.
+    op.op.cls = PageClass::kPrefetch;
+    for (size_t k = i; k < j; ++k)
+      if (reads[k].cls != PageClass::kPrefetch) op.op.cls = PageClass::kOnDemand;
     op.op.addr = FarAddress(*r, lo);
     op.op.bytes = hi - lo;
     op.region = r->id;
@@ -636,7 +642,8 @@ void AgentCore::OnResult(ForwardResult result) {
             PartDone(w.pending, Status::NotFound(fmt::format("agent: region {} was destroyed", op.region)));
             continue;
           }
-          reads_.push_back({op.region, op.offset + w.entry_offset, w.length, w.pending, w.dst_offset});
+          reads_.push_back({op.region, op.offset + w.entry_offset, w.length, w.pending, w.dst_offset,
+                            PageClass::kOnDemand});
         }
       }
       break;

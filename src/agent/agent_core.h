@@ -181,6 +181,7 @@ struct QueuedRead {
   uint64_t length = 0;
   uint64_t pending = 0;
   uint64_t dst_offset = 0;
+  PageClass cls = PageClass::kOnDemand;  // the host's: its own prefetch or on demand
 };
 
 struct QueuedWrite {
@@ -256,7 +257,9 @@ class AgentCore {
   void PatchWithQueuedWrites(uint64_t region, uint64_t entry);
   void StartStaticLoad(Region& r);
   void OnRead(Op& op, ForwardResult& result);
-  void QueueRead(uint64_t region, uint64_t offset, uint64_t length, uint64_t pending, uint64_t dst_offset);
+  void QueueRead(uint64_t region, uint64_t offset, uint64_t length, uint64_t pending, uint64_t dst_offset,
+                 PageClass cls);
+  Result<Region*> PagesOf(const AgentRequest& q);
   bool DynamicApplies(const Region& r) const;
   bool PredictHit(uint64_t region, uint64_t entry) const;
   size_t window() const;

@@ -47,6 +47,7 @@ class ClientForwarder final : public Forwarder {
       auto m = farmem::MemoryAgentClient::Create(client_.get(), memory_timeout);
       if (!m.ok()) return started.set_value(m.status());
       memory_ = std::move(*m);
+      memory_nodes_ = client_->memory_nodes();
       worker_.store(&ClientInternal::worker(*client_));
       started.set_value(Status::Ok());
       Loop();
@@ -80,7 +81,6 @@ class ClientForwarder final : public Forwarder {
 
  private:
   void Loop() {
-    memory_nodes_ = client_->memory_nodes();
     EventLoop& loop = ClientInternal::loop(*client_);
     while (!stop_.load()) {
       std::vector<ForwardOp> ops;
