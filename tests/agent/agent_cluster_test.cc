@@ -4,9 +4,9 @@
 // byte (from several threads at once, concurrent reads of one page
 // included); a file-backed region is preloaded at the memory node and served
 // from the agent's static cache; a second writer is refused; the memory
-// nodes count the traffic by class; the agent or a memory node killed
-// mid-run gives clear errors (naming the agent / the memory node), never a
-// hang.
+// nodes count the traffic by class; the agent killed or stopped, or a
+// memory node killed, mid-run gives clear errors (naming the agent / the
+// memory node, and the region), never a hang.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -239,6 +239,26 @@ TEST_F(AgentCluster, TheAgentKilledMidRunGivesAClearErrorNotAHang) {
   }
   EXPECT_EQ(backend->ReadPages(*id, 0, 1, kPage, page.data(), PageClass::kOnDemand).code(),
             Status::Code::kUnavailable);
+}
+
+TEST_F(AgentCluster, AHungAgentTimesOutNamingItAndTheRegion) {
+  StartAgent();
+  AgentBackendOptions o;
+  o.agent_address = address_;
+  o.request_timeout = 1500ms;
+  auto backend = AgentBackend::Connect(o);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  auto id = (*backend)->CreateRegion("stalled", 1 << 20, "", false);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  std::vector<uint8_t> page(kPage);
+  agent_->Signal(SIGSTOP);
+  Status s = (*backend)->ReadPages(*id, 3, 1, kPage, page.data(), PageClass::kOnDemand);
+  agent_->Signal(SIGCONT);
+  EXPECT_EQ(s.code(), Status::Code::kTimeout) << s.ToString();
+  EXPECT_NE(s.message().find(address_), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(fmt::format("region {}", *id)), std::string::npos) << s.message();
+  // Its late answer is dropped; the next request is served.
+  EXPECT_TRUE((*backend)->ReadPages(*id, 3, 1, kPage, page.data(), PageClass::kOnDemand).ok());
 }
 
 TEST_F(AgentCluster, AMemoryNodeKilledMidRunGivesAnErrorNamingIt) {
