@@ -98,18 +98,37 @@ void AgentCore::CreateRegion(uint64_t host, AgentRequest& q) {
                  Status::InvalidArgument(fmt::format("agent: region '{}' of {} bytes: a region needs a name and a size",
                                                      q.name, q.bytes)));
   }
+  // Names follow PageBackend::CreateRegion: one writer; readers attach a
+  // region once it is read-only.
+  Status refused;
   if (auto it = names_.find(q.name); it != names_.end()) {
     Region& r = *regions_.at(it->second);
-    if (r.ready && r.read_only && q.read_only) {  // read-only sharing
+    const bool only_this_host = r.openers.empty() || (r.openers.size() == 1 && r.openers.count(host) == 1);
+    if (!r.ready) {
+      refused = Status::FailedPrecondition(fmt::format("agent: {} is being created", r.Describe()));
+    } else if (!q.read_only && only_this_host) {  // a new region replaces this process's earlier one
+      r.openers.clear();
+      FreeRegion(r);
+    } else if (!q.read_only) {
+      refused = Status::AlreadyExists(fmt::format(
+          "agent: {} is open in another process{}: one writer per region", r.Describe(),
+          r.read_only ? " (read-only)" : " for writing"));
+    } else if (!r.read_only) {
+      refused = Status::FailedPrecondition(fmt::format(
+          "agent: {} is still held by its writer: readers attach it once it is marked read-only", r.Describe()));
+    } else if (q.bytes > r.bytes) {
+      refused = Status::InvalidArgument(
+          fmt::format("agent: {} has {} bytes, not {}", r.Describe(), r.bytes, q.bytes));
+    } else {  // read-only sharing
       ++r.openers[host];
       return Reply(host, q.request_id, Status::Ok(), r.id);
     }
+  } else if (q.read_only && q.file.empty()) {
+    refused = Status::NotFound(fmt::format("agent: no region '{}' to attach read-only", q.name));
+  }
+  if (!refused.ok()) {
     ++counters_.host_errors;
-    return Reply(host, q.request_id,
-                 Status::FailedPrecondition(fmt::format(
-                     "agent: {} is already open{}: one writer per region; another process may only open it "
-                     "read-only after it is marked read-only",
-                     r.Describe(), r.read_only ? " (read-only)" : " for writing")));
+    return Reply(host, q.request_id, std::move(refused));
   }
   auto owned = std::make_unique<Region>();
   Region& r = *owned;

@@ -128,7 +128,8 @@ class MemoryAgent final : public memnode::MemNodeExtension {
     uint64_t done = 0;
     if (!file.empty()) {
       const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return Status::IoError(fmt::format("memory agent: cannot open {}: {}", file, std::strerror(errno)));
+      if (fd < 0)
+        return Status::InvalidArgument(fmt::format("memory agent: cannot open {}: {}", file, std::strerror(errno)));
       while (done < bytes) {
         const ssize_t n = ::pread(fd, dst + done, bytes - done, static_cast<off_t>(offset + done));
         if (n < 0 && errno == EINTR) continue;

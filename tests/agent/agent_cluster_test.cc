@@ -196,14 +196,14 @@ TEST_F(AgentCluster, ASecondWriterIsRefused) {
   auto id = first->CreateRegion("owned", 1 << 20, "", false);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   auto again = second->CreateRegion("owned", 1 << 20, "", false);
-  EXPECT_EQ(again.status().code(), Status::Code::kFailedPrecondition) << again.status().ToString();
+  EXPECT_EQ(again.status().code(), Status::Code::kAlreadyExists) << again.status().ToString();
   EXPECT_NE(again.status().message().find("'owned'"), std::string::npos) << again.status().message();
   // Once the writer's process is gone, the name is free.
   first.reset();
   Result<uint64_t> later = Status::Internal("not tried");
   for (int attempt = 0; attempt < 50; ++attempt) {  // the agent learns of the disconnect asynchronously
     later = second->CreateRegion("owned", 1 << 20, "", false);
-    if (later.ok() || later.status().code() != Status::Code::kFailedPrecondition) break;
+    if (later.ok() || later.status().code() != Status::Code::kAlreadyExists) break;
     std::this_thread::sleep_for(100ms);
   }
   EXPECT_TRUE(later.ok()) << later.status().ToString();

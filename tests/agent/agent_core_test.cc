@@ -417,14 +417,18 @@ TEST(AgentCore, OneWriterPerRegionAndReadOnlySharing) {
   auto id = h.Create("graph", kEntry, /*read_only=*/false, /*host=*/1);
   ASSERT_TRUE(id.ok());
   auto second = h.Create("graph", kEntry, /*read_only=*/false, /*host=*/2);
-  EXPECT_EQ(second.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(second.status().code(), Status::Code::kAlreadyExists);
   EXPECT_NE(second.status().message().find("'graph'"), std::string::npos) << second.status().message();
   auto reader = h.Create("graph", kEntry, /*read_only=*/true, /*host=*/2);
   EXPECT_EQ(reader.status().code(), Status::Code::kFailedPrecondition) << "not read-only yet";
   ASSERT_TRUE(h.Simple(farmem::AgentOp::kMarkReadOnly, *id).ok());
+  EXPECT_EQ(h.Create("graph", 2 * kEntry, /*read_only=*/true, /*host=*/2).status().code(),
+            Status::Code::kInvalidArgument) << "larger than the region";
   reader = h.Create("graph", kEntry, /*read_only=*/true, /*host=*/2);
   ASSERT_TRUE(reader.ok());
   EXPECT_EQ(*reader, *id);
+  EXPECT_EQ(h.Create("nothing", kEntry, /*read_only=*/true, /*host=*/2).status().code(), Status::Code::kNotFound)
+      << "no region of that name to attach";
   // The writer's process goes away; the reader keeps the region.
   h.core.OnHostGone(1);
   h.far.Drain(h.core);
@@ -436,6 +440,9 @@ TEST(AgentCore, OneWriterPerRegionAndReadOnlySharing) {
   EXPECT_EQ(h.far.Count(ForwardOp::Kind::kFree, PageClass::kOnDemand), 1u);
   auto again = h.Create("graph", kEntry);
   EXPECT_TRUE(again.ok()) << "the name is free once every opener left";
+  auto replaced = h.Create("graph", 2 * kEntry);
+  ASSERT_TRUE(replaced.ok()) << "its writer may replace it";
+  EXPECT_NE(*replaced, *again);
 }
 
 TEST(AgentCore, BadRequestsGetErrorsNamingTheRegion) {

@@ -43,10 +43,15 @@ class AgentBackend : public PageBackend {
   static Result<std::unique_ptr<AgentBackend>> Connect(const AgentBackendOptions& options);
   ~AgentBackend() override;
 
-  // PageBackend.  Errors, besides those of the agent (NotFound: no such
-  // region; FailedPrecondition: a second writer, or a write to a read-only
-  // region; OutOfRange; and the memory node's, naming the node):
-  // Unavailable (the agent is gone), Timeout.
+  // PageBackend, with its contract for region names (page_backend.h; the
+  // agent keeps the names, so they are shared by every process using this
+  // agent).  Errors, besides those PageBackend lists (AlreadyExists: a
+  // second writer; FailedPrecondition: a writer still holds a region a
+  // reader attaches, or a write-back to a read-only region; NotFound;
+  // InvalidArgument: an unreadable file, naming it; OutOfRange: pages past
+  // the region; the memory node's, naming the region and the node):
+  // Unavailable (the agent is gone, naming its address), Timeout (naming
+  // the agent and the region).
   Result<uint64_t> CreateRegion(const std::string& name, uint64_t bytes, const std::string& file,
                                 bool read_only) override;
   Status ReadPages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, void* dst,
@@ -67,8 +72,9 @@ class AgentBackend : public PageBackend {
 };
 
 // The factory the host agent's MakeBackend calls for the proxy and agent
-// modes (which of the two is the agent's configuration: `pulse agent
-// --mode proxy|agent`).
+// modes, e.g. MakeAgentBackend({.agent_address = options.agent_address}).
+// Which of the two modes a request gets is the agent's configuration
+// (`pulse agent --mode proxy|agent`): one agent process per mode.
 inline Result<std::unique_ptr<PageBackend>> MakeAgentBackend(const AgentBackendOptions& options) {
   auto b = AgentBackend::Connect(options);
   if (!b.ok()) return b.status();
