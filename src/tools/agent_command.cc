@@ -100,14 +100,14 @@ void RunAgent(const AgentArgs& args) {
     log.Info("{} received: shutting down", strsignal(sig));
     server->RequestStop();
   });
+  if (!args.port_file.empty()) {
+    if (Status s = cluster::WritePortFile(args.port_file, server->port()); !s.ok()) fail(s.message());
+  }
   log.Info("listening on {}:{} for host agents; cluster at {}; mode {} (aggregation {}, async {}, static cache {} MiB, "
            "dynamic cache {} MiB of {} KiB entries, prefetch {}, adaptive {} at {:.0f}%)",
            options.listen_host, server->port(), options.switch_address, args.mode, a.aggregation, a.async_forwarding,
            a.static_cache ? args.static_cache_mib : 0, a.dynamic_cache ? args.dynamic_cache_mib : 0, args.entry_kib,
            a.prefetch, a.adaptive, a.hit_rate_threshold * 100);
-  if (!args.port_file.empty()) {
-    if (Status s = cluster::WritePortFile(args.port_file, server->port()); !s.ok()) fail(s.message());
-  }
   if (Status s = server->Run(); !s.ok()) fail(s.ToString());
 }
 

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cluster/launcher.h"
 #include "cluster/process.h"
 #include "pulse/farmem/agent_backend.h"
 #include "support/local_rack.h"
@@ -53,8 +54,7 @@ class AgentCluster : public ::testing::Test {
                                      "--memory-timeout-ms", "2000"};
     args.insert(args.end(), extra.begin(), extra.end());
     agent_ = std::make_unique<NodeProcess>(args);
-    ASSERT_TRUE(agent_->WaitForLog("listening on", 20s)) << agent_->Log();
-    auto port = cluster::ReadPortFile(port_file_);
+    auto port = cluster::WaitForPortFile(agent_->id(), "agent", port_file_, agent_->log_path(), 20s);
     ASSERT_TRUE(port.ok()) << port.status().ToString();
     address_ = fmt::format("127.0.0.1:{}", *port);
   }
