@@ -39,6 +39,32 @@ uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
 size_t ClassIndex(PageClass cls) { return static_cast<size_t>(cls); }
 
+uint64_t ItemBytes(const QueuedRead& q) { return q.length; }
+uint64_t ItemBytes(const QueuedWrite& w) { return w.data.size(); }
+
+// The end j of the run [i, j) of `items` (sorted by region and offset) that
+// one operation carries, and the run's end offset `hi`: items of one region
+// that overlap or touch, within max_op_bytes and one chunk, except that
+// overlapping items always stay together (writes must apply in order).
+// Without merging, one item.
+template <typename Item>
+size_t RunEnd(const std::vector<Item>& items, size_t i, bool merge, uint64_t max_op_bytes, uint64_t chunk_bytes,
+              uint64_t* hi) {
+  const uint64_t lo = items[i].offset;
+  *hi = lo + ItemBytes(items[i]);
+  size_t j = i + 1;
+  while (merge && j < items.size() && items[j].region == items[i].region && items[j].offset <= *hi) {
+    const uint64_t new_hi = std::max(*hi, items[j].offset + ItemBytes(items[j]));
+    const bool overlaps = items[j].offset < *hi;  // same chunk: pieces never cross one
+    if (!overlaps && (new_hi - lo > max_op_bytes || (new_hi - 1) / chunk_bytes != lo / chunk_bytes)) break;
+    *hi = new_hi;
+    ++j;
+  }
+  return j;
+}
+
+Status Destroyed(uint64_t region) { return Status::NotFound(fmt::format("agent: region {} was destroyed", region)); }
+
 }  // namespace
 
 Status ValidateAgentOptions(const AgentOptions& o) {
@@ -442,22 +468,14 @@ void AgentCore::BuildBatch() {
   });
   for (size_t i = 0; i < writes.size();) {
     const Region* r = FindRegion(writes[i].region);
-    size_t j = i + 1;
-    uint64_t lo = writes[i].offset, hi = lo + writes[i].data.size();
-    while (merge && r != nullptr && j < writes.size() && writes[j].region == writes[i].region && writes[j].offset <= hi) {
-      const uint64_t new_hi = std::max(hi, writes[j].offset + writes[j].data.size());
-      const bool overlaps = writes[j].offset < hi;  // same chunk: pieces never cross one
-      if (!overlaps && (new_hi - lo > options_.max_op_bytes || (new_hi - 1) / r->chunk_bytes != lo / r->chunk_bytes))
-        break;
-      hi = new_hi;
-      ++j;
-    }
     if (r == nullptr) {  // destroyed meanwhile
-      for (size_t k = i; k < j; ++k)
-        PartDone(writes[k].pending, Status::NotFound(fmt::format("agent: region {} was destroyed", writes[i].region)));
-      i = j;
+      PartDone(writes[i].pending, Destroyed(writes[i].region));
+      ++i;
       continue;
     }
+    uint64_t hi = 0;
+    const size_t j = RunEnd(writes, i, merge, options_.max_op_bytes, r->chunk_bytes, &hi);
+    const uint64_t lo = writes[i].offset;
     Op op;
     op.purpose = Purpose::kHostWrite;
     op.op.kind = ForwardOp::Kind::kWrite;
@@ -486,20 +504,14 @@ void AgentCore::BuildBatch() {
   }
   for (size_t i = 0; i < reads.size();) {
     const Region* r = FindRegion(reads[i].region);
-    size_t j = i + 1;
-    uint64_t lo = reads[i].offset, hi = lo + reads[i].length;
-    while (merge && r != nullptr && j < reads.size() && reads[j].region == reads[i].region && reads[j].offset <= hi) {
-      const uint64_t new_hi = std::max(hi, reads[j].offset + reads[j].length);
-      if (new_hi - lo > options_.max_op_bytes || (new_hi - 1) / r->chunk_bytes != lo / r->chunk_bytes) break;
-      hi = new_hi;
-      ++j;
-    }
     if (r == nullptr) {
-      for (size_t k = i; k < j; ++k)
-        PartDone(reads[k].pending, Status::NotFound(fmt::format("agent: region {} was destroyed", reads[i].region)));
-      i = j;
+      PartDone(reads[i].pending, Destroyed(reads[i].region));
+      ++i;
       continue;
     }
+    uint64_t hi = 0;
+    const size_t j = RunEnd(reads, i, merge, options_.max_op_bytes, r->chunk_bytes, &hi);
+    const uint64_t lo = reads[i].offset;
     Op op;
     op.purpose = Purpose::kHostRead;
     op.op.kind = ForwardOp::Kind::kRead;
@@ -658,7 +670,7 @@ void AgentCore::OnResult(ForwardResult result) {
         cache_.Erase(key);
         for (const CacheWaiter& w : waiters) {
           if (r == nullptr) {
-            PartDone(w.pending, Status::NotFound(fmt::format("agent: region {} was destroyed", op.region)));
+            PartDone(w.pending, Destroyed(op.region));
             continue;
           }
           reads_.push_back({op.region, op.offset + w.entry_offset, w.length, w.pending, w.dst_offset,
@@ -685,7 +697,7 @@ void AgentCore::OnResult(ForwardResult result) {
     case Purpose::kAllocate:
       if (!result.status.ok() || r == nullptr) {
         for (uint64_t p : op.acks)
-          PartDone(p, r == nullptr ? Status::NotFound(fmt::format("agent: region {} was destroyed", op.region))
+          PartDone(p, r == nullptr ? Destroyed(op.region)
                                    : Status::FromCode(result.status.code(),
                                                       fmt::format("agent: {}: reserving {} bytes: {}", r->Describe(),
                                                                   r->chunk_bytes, result.status.message())));

@@ -19,6 +19,19 @@
 namespace pulse::farmem {
 namespace {
 
+// A request about region `region` (pages [first, first + count) for reads
+// and writes).
+AgentRequest RegionRequest(AgentOp op, uint64_t region, uint64_t first = 0, uint32_t count = 0,
+                           uint32_t page_bytes = 0) {
+  AgentRequest q;
+  q.op = op;
+  q.region = region;
+  q.first = first;
+  q.count = count;
+  q.page_bytes = page_bytes;
+  return q;
+}
+
 const char* OpName(AgentOp op) {
   switch (op) {
     case AgentOp::kCreateRegion: return "create";
@@ -238,12 +251,7 @@ Result<uint64_t> AgentBackend::CreateRegion(const std::string& name, uint64_t by
 
 Status AgentBackend::ReadPages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, void* dst,
                                PageClass cls) {
-  AgentRequest q;
-  q.op = AgentOp::kReadPages;
-  q.region = id;
-  q.first = first;
-  q.count = count;
-  q.page_bytes = page_bytes;
+  AgentRequest q = RegionRequest(AgentOp::kReadPages, id, first, count, page_bytes);
   q.cls = cls;
   PULSE_ASSIGN_OR_RETURN(AgentReply a, impl_->Call(std::move(q), impl_->options.request_timeout));
   const uint64_t want = uint64_t{count} * page_bytes;
@@ -255,12 +263,7 @@ Status AgentBackend::ReadPages(uint64_t id, uint64_t first, uint32_t count, uint
 }
 
 Status AgentBackend::WritePages(uint64_t id, uint64_t first, uint32_t count, uint32_t page_bytes, const void* src) {
-  AgentRequest q;
-  q.op = AgentOp::kWritePages;
-  q.region = id;
-  q.first = first;
-  q.count = count;
-  q.page_bytes = page_bytes;
+  AgentRequest q = RegionRequest(AgentOp::kWritePages, id, first, count, page_bytes);
   q.cls = PageClass::kWriteBack;
   const auto* p = static_cast<const uint8_t*>(src);
   q.data.assign(p, p + uint64_t{count} * page_bytes);
@@ -268,23 +271,15 @@ Status AgentBackend::WritePages(uint64_t id, uint64_t first, uint32_t count, uin
 }
 
 Status AgentBackend::MarkReadOnly(uint64_t id) {
-  AgentRequest q;
-  q.op = AgentOp::kMarkReadOnly;
-  q.region = id;
-  return impl_->Call(std::move(q), impl_->options.request_timeout).status();
+  return impl_->Call(RegionRequest(AgentOp::kMarkReadOnly, id), impl_->options.request_timeout).status();
 }
 
 Status AgentBackend::DestroyRegion(uint64_t id) {
-  AgentRequest q;
-  q.op = AgentOp::kDestroyRegion;
-  q.region = id;
-  return impl_->Call(std::move(q), impl_->options.request_timeout).status();
+  return impl_->Call(RegionRequest(AgentOp::kDestroyRegion, id), impl_->options.request_timeout).status();
 }
 
 Result<std::string> AgentBackend::AgentStats() {
-  AgentRequest q;
-  q.op = AgentOp::kStats;
-  PULSE_ASSIGN_OR_RETURN(AgentReply a, impl_->Call(std::move(q), impl_->options.request_timeout));
+  PULSE_ASSIGN_OR_RETURN(AgentReply a, impl_->Call(RegionRequest(AgentOp::kStats, 0), impl_->options.request_timeout));
   return std::string(a.data.begin(), a.data.end());
 }
 
