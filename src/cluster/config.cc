@@ -17,9 +17,12 @@
 
 namespace pulse::cluster {
 
-std::string_view RoleName(Role role) { return role == Role::kSwitch ? "switch" : "memnode"; }
+std::string_view RoleName(Role role) {
+  return role == Role::kSwitch ? "switch" : role == Role::kAgent ? "agent" : "memnode";
+}
 
 std::string NodeConfig::Name() const {
+  if (role == Role::kAgent) return "agent";
   return role == Role::kSwitch ? std::string("switch") : fmt::format("memnode-{}", node);
 }
 
@@ -217,6 +220,19 @@ Status ReadConfig(const toml::table& root, ClusterConfig* c) {
     PULSE_RETURN_IF_ERROR(ReadMemNode(r, &n));
     c->memnodes.push_back(std::move(n));
   }
+  // [agent]
+  auto at = top.GetTable("agent");
+  if (!at.ok()) return at.status();
+  if (*at != nullptr) {
+    NodeConfig n;
+    n.role = Role::kAgent;
+    n.port = 7300;
+    TableReader r(*at, "agent");
+    PULSE_RETURN_IF_ERROR(ReadNodeCommon(r, &n));
+    PULSE_RETURN_IF_ERROR(r.GetString("flags", &n.agent_flags));
+    PULSE_RETURN_IF_ERROR(r.CheckNoUnknownKeys());
+    c->agent = std::move(n);
+  }
   return top.CheckNoUnknownKeys();
 }
 
@@ -249,6 +265,11 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
     if (!n.shm_name.empty() &&
         (n.shm_name.size() < 2 || n.shm_name[0] != '/' || n.shm_name.find('/', 1) != std::string::npos))
       return ConfigError(key + ".shm_name", "must be '/' followed by a name without '/'");
+  }
+  if (c.agent) {
+    if (c.agent->host.empty()) return ConfigError("agent.host", "must not be empty");
+    if (c.agent->port != 0 && !addresses.emplace(c.agent->host, c.agent->port).second)
+      return ConfigError("agent.port", fmt::format("{}:{} is used by another node", c.agent->host, c.agent->port));
   }
   for (const auto& [k, v] : c.env)
     if (k.empty() || k.find('=') != std::string::npos)

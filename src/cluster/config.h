@@ -25,8 +25,8 @@ struct PollConfig {
   bool busy = false;        // never sleep (dedicated cores only)
 };
 
-enum class Role { kSwitch, kMemNode };
-std::string_view RoleName(Role role);  // "switch" | "memnode"
+enum class Role { kSwitch, kMemNode, kAgent };
+std::string_view RoleName(Role role);  // "switch" | "memnode" | "agent"
 
 // One process of the cluster.
 struct NodeConfig {
@@ -47,8 +47,10 @@ struct NodeConfig {
   // ClusterConfig::env (e.g. $PULSE_NET_FAULTS for one node).
   std::vector<std::string> extra_args;
   std::vector<std::pair<std::string, std::string>> env;
+  // The agent only ([agent] flags): `pulse agent` flags, e.g. "--mode proxy".
+  std::string agent_flags;
 
-  // "switch" or "memnode-<id>": the name in tables, logs and errors.
+  // "switch", "memnode-<id>" or "agent": the name in tables, logs and errors.
   std::string Name() const;
 };
 
@@ -71,6 +73,9 @@ struct ClusterConfig {
   PollConfig poll;
   NodeConfig switch_node;             // role kSwitch
   std::vector<NodeConfig> memnodes;   // role kMemNode, ids unique
+  // [agent]: the far-memory offload agent (`pulse agent`, docs/farmem_agent.md),
+  // started once the memory nodes are registered.  Absent: none.
+  std::optional<NodeConfig> agent;    // role kAgent
 
   // "host:port" of the switch / of a node (after ports are chosen).
   std::string SwitchAddress() const;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -79,6 +80,16 @@ std::vector<std::string> MemNodeArgs(const std::string& binary, const ClusterCon
   if (n.workspaces != 0) a.insert(a.end(), {"--workspaces", std::to_string(n.workspaces)});
   if (n.max_iterations != 0) a.insert(a.end(), {"--max-iterations", std::to_string(n.max_iterations)});
   for (auto& s : PollArgs(c, n)) a.push_back(std::move(s));
+  return a;
+}
+
+// `pulse agent` in front of the memory nodes: its [agent] flags last.
+std::vector<std::string> AgentArgs(const std::string& binary, const ClusterConfig& c, const NodeConfig& n) {
+  std::vector<std::string> a = {binary, "agent", "--listen", fmt::format("{}:{}", n.host, n.port), "--switch",
+                                fmt::format("{}:{}", ConnectHost(c.switch_node.host), c.switch_node.port)};
+  for (auto& s : PollArgs(c, n)) a.push_back(std::move(s));
+  std::istringstream flags(n.agent_flags);
+  for (std::string f; flags >> f;) a.push_back(f);
   return a;
 }
 
@@ -208,7 +219,9 @@ Status WaitForRegistrations(ControlSession& session, const ClusterState& st, Clo
 SpawnOptions SpawnOptionsOf(const std::string& binary, const ClusterConfig& c, const NodeConfig& n,
                             const LaunchOptions& options) {
   SpawnOptions so;
-  so.argv = n.role == Role::kSwitch ? SwitchArgs(binary, c) : MemNodeArgs(binary, c, n);
+  so.argv = n.role == Role::kSwitch  ? SwitchArgs(binary, c)
+            : n.role == Role::kAgent ? AgentArgs(binary, c, n)
+                                     : MemNodeArgs(binary, c, n);
   if (n.port == 0) {
     // The node binds port 0 itself and reports the port: choosing a free
     // port here and passing it on would race every other process on the
@@ -379,6 +392,17 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
     return fail(s);
   if (Status s = WriteState(st); !s.ok()) return fail(s);  // with the ports the nodes chose
   if (Status s = WaitForRegistrations(**session, st, deadline, config.start_timeout); !s.ok()) return fail(s);
+  if (config.agent) {  // the offload agent, once the memory nodes serve
+    auto a = Launch(*binary, config, *config.agent, options);
+    if (!a.ok()) return fail(a.status());
+    st.nodes.push_back(std::move(*a));
+    if (Status s = WriteState(st); !s.ok()) return fail(s);
+    if (Status s = WaitForNodes(**session, &st, {st.nodes.size() - 1}, config.ClusterDir(), deadline,
+                                config.start_timeout, options);
+        !s.ok())
+      return fail(s);
+    if (Status s = WriteState(st); !s.ok()) return fail(s);
+  }
   return st;
 }
 
@@ -417,7 +441,9 @@ Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t
 
 Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, milliseconds stage_timeout) {
   std::vector<StopOutcome> out;
-  std::vector<const NodeProcess*> order;  // memory nodes first, the switch last
+  std::vector<const NodeProcess*> order;  // the agent, memory nodes, the switch last
+  for (const NodeProcess& n : state.nodes)
+    if (n.role == Role::kAgent) order.push_back(&n);
   for (const NodeProcess& n : state.nodes)
     if (n.role == Role::kMemNode) order.push_back(&n);
   for (const NodeProcess& n : state.nodes)

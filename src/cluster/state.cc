@@ -69,7 +69,8 @@ Result<ClusterState> ReadState(const std::string& path) {
     for (const json& n : j.at("nodes")) {
       NodeProcess p;
       p.name = n.at("name").get<std::string>();
-      p.role = n.at("role").get<std::string>() == "switch" ? Role::kSwitch : Role::kMemNode;
+      const std::string role = n.at("role").get<std::string>();
+      p.role = role == "switch" ? Role::kSwitch : role == "agent" ? Role::kAgent : Role::kMemNode;
       p.node = n.value("node", 0u);
       p.address = n.at("address").get<std::string>();
       p.process.pid = n.at("pid").get<pid_t>();

@@ -77,6 +77,28 @@ std::string HumanBytes(uint64_t bytes) {
   return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
+// Far-memory traffic (docs/farmem_agent.md): a memory node's bytes by class
+// when it served any, the agent's caches; empty otherwise.
+std::string FarmemLine(const NodeProcess& n, const json& c) {
+  if (n.role == Role::kAgent)
+    return fmt::format("  {}: {} host pages read, {} written; static hits {}, dynamic hits {} ({:.0f}%), {} batches, "
+                       "{:.1f} CPU s\n",
+                       n.name, c.value("host_pages_read", uint64_t{0}), c.value("host_pages_written", uint64_t{0}),
+                       c.value("static_hits", uint64_t{0}), c.value("dynamic_hits", uint64_t{0}),
+                       100 * c.value("dynamic_hit_rate", 0.0), c.value("batches", uint64_t{0}),
+                       c.value("cpu_seconds", 0.0));
+  if (!c.contains("farmem")) return "";
+  const json& f = c["farmem"];
+  auto bytes = [&](const char* key) { return f.value(key, uint64_t{0}); };
+  const uint64_t total = bytes("on_demand_bytes") + bytes("prefetch_bytes") + bytes("write_back_bytes") +
+                         bytes("static_load_bytes") + bytes("preload_bytes");
+  if (total == 0) return "";
+  return fmt::format("  {} far memory: on-demand {}, prefetch {}, write-back {}, static load {}, preload {}\n", n.name,
+                     HumanBytes(bytes("on_demand_bytes")), HumanBytes(bytes("prefetch_bytes")),
+                     HumanBytes(bytes("write_back_bytes")), HumanBytes(bytes("static_load_bytes")),
+                     HumanBytes(bytes("preload_bytes")));
+}
+
 std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>& nodes) {
   std::string out = fmt::format("cluster '{}' (state {})\n", state.name, state.state_file);
   out += fmt::format("{:<11} {:<8} {:<21} {:>7} {:<5} {:>10} {:>11} {:>9} {:>10} {:>10} {}\n", "node", "role",
@@ -94,7 +116,7 @@ std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>
       outb = HumanBytes(c.value("bytes_out", uint64_t{0}));
       if (n.role == Role::kSwitch) {
         forwards = num("forwards");
-      } else {
+      } else if (n.role == Role::kMemNode) {
         iterations = num("iterations");
         forwards = num("not_local");
         engine = fmt::format("{}/{} busy, {} queued", c.value("engine_active", uint64_t{0}),
@@ -105,6 +127,7 @@ std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>
                        RoleName(n.role), n.address, n.process.pid, alive, requests, iterations, forwards, in,
                        outb, engine);
     if (s.running && !s.answering) out += fmt::format("  {}: {}\n", n.name, s.error);
+    if (s.answering) out += FarmemLine(n, s.stats["counters"]);
   }
   return out;
 }

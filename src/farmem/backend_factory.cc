@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "pulse/farmem/agent_backend.h"
 #include "pulse/farmem/backends.h"
 
 namespace pulse::farmem {
@@ -12,9 +13,12 @@ Result<std::unique_ptr<PageBackend>> MakeBackend(const HostAgentOptions& options
       return MakeLocalFileBackend(options);
     case BackendMode::kProxy:
     case BackendMode::kAgent:
-      // faragent: replace the next line with `return MakeAgentBackend(options);` (pulse/farmem/agent_backend.h).
-      return Status::Unavailable(fmt::format("far-memory mode '{}': the offload agent's backend is not built in",
-                                             BackendModeName(options.mode)));
+      // Which of the two a request gets is the agent's own configuration
+      // (`pulse agent --mode proxy|agent`).
+      if (options.agent_address.empty())
+        return Status::InvalidArgument(fmt::format("far-memory mode '{}': agent_address is empty",
+                                                   BackendModeName(options.mode)));
+      return MakeAgentBackend(AgentBackendOptions{.agent_address = options.agent_address});
   }
   return Status::InvalidArgument("far-memory mode: unknown");
 }

@@ -26,6 +26,8 @@ void AddSuiteBench(CLI::App& bench);
 void AddSoakBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
 void AddNodeCommands(CLI::App& app);
+// pulse agent: the far-memory offload agent (src/tools/agent_command.cc)
+void AddAgentCommand(CLI::App& app);
 // pulse cluster up | down | status
 void AddClusterCommands(CLI::App& app);
 // pulse kv serve (src/tools/kv_command.cc)

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   pulse::tools::AddAsmCommands(app);
   pulse::tools::AddCompileCommand(app);
   pulse::tools::AddNodeCommands(app);
+  pulse::tools::AddAgentCommand(app);
   pulse::tools::AddClusterCommands(app);
   pulse::tools::AddKvCommands(app);
 #ifdef PULSE_WITH_BENCHMARKS  // PULSE_BUILD_BENCHMARKS

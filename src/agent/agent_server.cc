@@ -1,0 +1,277 @@
+#include "agent/agent_server.h"
+
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "client/client_internal.h"
+#include "farmem/agent_memory_client.h"
+#include "node/node_control.h"
+#include "pulse/client.h"
+#include "pulse/cluster.h"
+
+namespace pulse::agent {
+
+uint64_t ProcessMaxRssKib() {
+  struct rusage u {};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return static_cast<uint64_t>(u.ru_maxrss);
+}
+
+namespace {
+
+// The forwarding thread: a Client, the memory agent's client over it, and
+// the two queues.  Results go to `deliver` (called on the forwarding
+// thread; it queues them for the request thread).
+class ClientForwarder final : public Forwarder {
+ public:
+  using DeliverFn = std::function<void(ForwardResult)>;
+
+  ClientForwarder(DeliverFn deliver) : deliver_(std::move(deliver)) {}
+  ~ClientForwarder() override { Stop(); }
+
+  // Connects on the forwarding thread and waits for the outcome.
+  Status Start(const ClientOptions& options, std::chrono::milliseconds memory_timeout) {
+    std::promise<Status> started;
+    std::future<Status> outcome = started.get_future();
+    thread_ = std::thread([this, options, memory_timeout, &started] {
+      auto c = Client::Connect(options);
+      if (!c.ok()) return started.set_value(c.status());
+      client_ = std::move(*c);
+      auto m = farmem::MemoryAgentClient::Create(client_.get(), memory_timeout);
+      if (!m.ok()) return started.set_value(m.status());
+      memory_ = std::move(*m);
+      memory_nodes_ = client_->memory_nodes();
+      worker_.store(&ClientInternal::worker(*client_));
+      started.set_value(Status::Ok());
+      Loop();
+      memory_.reset();
+      client_.reset();
+    });
+    Status s = outcome.get();  // Client::Connect is bounded by its connect_timeout
+    if (!s.ok()) {
+      thread_.join();
+      return s;
+    }
+    return s;
+  }
+
+  void Stop() {
+    stop_.store(true);
+    if (net::Worker* w = worker_.load()) w->Wake();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Submit(std::vector<ForwardOp> ops) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (ForwardOp& op : ops) inbox_.push_back(std::move(op));
+      has_inbox_.store(true);
+    }
+    if (net::Worker* w = worker_.load()) w->Wake();
+  }
+
+  uint32_t memory_nodes() const { return memory_nodes_; }
+
+ private:
+  void Loop() {
+    EventLoop& loop = ClientInternal::loop(*client_);
+    while (!stop_.load()) {
+      std::vector<ForwardOp> ops;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ops.swap(inbox_);
+        has_inbox_.store(false);
+      }
+      for (ForwardOp& op : ops) StartOp(std::move(op));
+      if (ops.empty())
+        (void)loop.DriveUntil([this] { return stop_.load() || has_inbox_.load(); }, std::chrono::milliseconds(1000));
+      else
+        client_->Poll();
+    }
+  }
+
+  void StartOp(ForwardOp op) {
+    const uint64_t tag = op.tag;
+    switch (op.kind) {
+      case ForwardOp::Kind::kRead:
+        return memory_->ReadAsync(op.addr, op.bytes, op.cls, [this, tag](Result<std::vector<uint8_t>> r) {
+          ForwardResult f{tag, r.status(), 0, {}};
+          if (r.ok()) f.data = std::move(*r);
+          deliver_(std::move(f));
+        });
+      case ForwardOp::Kind::kWrite:
+        return memory_->WriteAsync(op.addr, std::move(op.data), op.cls, [this, tag](Result<uint64_t> r) {
+          deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
+        });
+      case ForwardOp::Kind::kPreload:
+        return memory_->PreloadAsync(op.addr, op.bytes, op.file, op.file_offset, [this, tag](Result<uint64_t> r) {
+          deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
+        });
+      case ForwardOp::Kind::kAllocate: {
+        Result<uint64_t> r = client_->Allocate(op.bytes);
+        return deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
+      }
+      case ForwardOp::Kind::kFree:
+        return deliver_({tag, client_->Free(op.addr), 0, {}});
+    }
+  }
+
+  DeliverFn deliver_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<net::Worker*> worker_{nullptr};
+  std::mutex mu_;
+  std::vector<ForwardOp> inbox_;
+  std::atomic<bool> has_inbox_{false};
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<farmem::MemoryAgentClient> memory_;
+  uint32_t memory_nodes_ = 0;
+};
+
+}  // namespace
+
+struct AgentServer::Impl {
+  AgentServerOptions options;
+  std::unique_ptr<net::Worker> worker;
+  uint16_t port = 0;
+  std::unique_ptr<ClientForwarder> forwarder;
+  std::unique_ptr<AgentCore> core;
+  node::NodeLog log{"agent", node::LogLevel::kInfo};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::vector<ForwardResult> outbox;
+  std::atomic<bool> has_outbox{false};
+
+  void Deliver(ForwardResult r) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      outbox.push_back(std::move(r));
+      has_outbox.store(true);
+    }
+    worker->Wake();
+  }
+
+  nlohmann::json Stats() const {
+    nlohmann::json j = core->Stats();
+    j["cpu_seconds"] = node::ProcessCpuSeconds();
+    j["max_rss_kib"] = ProcessMaxRssKib();
+    j["memory_nodes"] = forwarder->memory_nodes();
+    return j;
+  }
+
+  void OnRequest(net::EndpointId from, std::span<const uint8_t> payload) {
+    Result<farmem::AgentRequest> q = farmem::DecodeAgentRequest(payload);
+    if (!q.ok()) {
+      log.Warn("dropping a malformed request from connection {}: {}", from, q.status().message());
+      return;
+    }
+    if (q->op == farmem::AgentOp::kStats) {  // the core's counters plus the process's
+      farmem::AgentReply a;
+      a.request_id = q->request_id;
+      const std::string text = Stats().dump();
+      a.data.assign(text.begin(), text.end());
+      (void)worker->Send(from, farmem::kAmAgentReply, farmem::EncodeAgentReply(a));
+      return;
+    }
+    core->OnRequest(from, std::move(*q));
+  }
+
+  void OnControl(net::EndpointId from, std::span<const uint8_t> payload) {
+    nlohmann::json seq;
+    Result<node::ControlRequest> c = node::ParseControl(payload, &seq);
+    Result<nlohmann::json> answer = c.status();
+    if (c.ok() && c->op == "stats") {
+      answer = nlohmann::json{{"role", "agent"}, {"counters", Stats()}};
+    } else if (c.ok() && c->op == "shutdown") {
+      answer = nlohmann::json::object();
+      stop.store(true);
+    } else if (c.ok()) {
+      answer = Status::InvalidArgument(fmt::format("control: the agent has no op '{}'", c->op));
+    }
+    node::SendControlReply(*worker, from, seq, std::move(answer), log);
+  }
+
+  Status Run() {
+    while (!stop.load()) {
+      (void)worker->RunUntil([this] { return stop.load() || has_outbox.load() || core->has_work(); },
+                             std::chrono::milliseconds(1000));
+      std::vector<ForwardResult> results;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        results.swap(outbox);
+        has_outbox.store(false);
+      }
+      for (ForwardResult& r : results) core->OnResult(std::move(r));
+      core->Flush();
+    }
+    return Status::Ok();
+  }
+};
+
+AgentServer::AgentServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+AgentServer::~AgentServer() {
+  if (impl_->forwarder) impl_->forwarder->Stop();
+  impl_->core.reset();
+  impl_->worker.reset();
+}
+
+Result<std::unique_ptr<AgentServer>> AgentServer::Start(const AgentServerOptions& options) {
+  PULSE_RETURN_IF_ERROR(ValidateAgentOptions(options.agent));
+  if (!options.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : options.cpus) {
+      if (cpu < 0 || cpu >= CPU_SETSIZE) return Status::InvalidArgument(fmt::format("agent: cpu {} is out of range", cpu));
+      CPU_SET(cpu, &set);
+    }
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+      return Status::InvalidArgument(fmt::format("agent: cannot restrict the process to cpus {}", fmt::join(options.cpus, ",")));
+  }
+  PULSE_ASSIGN_OR_RETURN(node::LogLevel level, node::ParseLogLevel(options.log_level));
+  auto impl = std::make_unique<Impl>();
+  Impl* raw = impl.get();
+  impl->options = options;
+  impl->log = node::NodeLog("agent", level);
+  net::WorkerOptions wo = options.worker;
+  if (wo.name == "pulse") wo.name = "agent";
+  PULSE_ASSIGN_OR_RETURN(impl->worker, net::Worker::Create(wo));
+  impl->forwarder = std::make_unique<ClientForwarder>([raw](ForwardResult r) { raw->Deliver(std::move(r)); });
+  impl->core = std::make_unique<AgentCore>(options.agent, impl->forwarder.get(),
+                                           [raw](uint64_t host, farmem::AgentReply a) {
+                                             (void)raw->worker->Send(host, farmem::kAmAgentReply,
+                                                                     farmem::EncodeAgentReply(a));
+                                           });
+  ClientOptions co;
+  co.switch_address = options.switch_address;
+  co.tenant = options.tenant;
+  co.connect_timeout = options.connect_timeout;
+  co.worker.name = "agent-forward";
+  PULSE_RETURN_IF_ERROR(impl->forwarder->Start(co, options.memory_timeout));
+  impl->worker->SetHandler(farmem::kAmAgentRequest,
+                           [raw](net::EndpointId from, std::span<const uint8_t> p) { raw->OnRequest(from, p); });
+  impl->worker->SetHandler(kAmControl,
+                           [raw](net::EndpointId from, std::span<const uint8_t> p) { raw->OnControl(from, p); });
+  impl->worker->SetDisconnectHandler([raw](net::EndpointId ep, const Status&) {
+    raw->core->OnHostGone(ep);
+    (void)raw->worker->Close(ep);
+  });
+  PULSE_ASSIGN_OR_RETURN(impl->port, impl->worker->Listen(options.listen_host, options.port));
+  return std::unique_ptr<AgentServer>(new AgentServer(std::move(impl)));
+}
+
+uint16_t AgentServer::port() const { return impl_->port; }
+Status AgentServer::Run() { return impl_->Run(); }
+void AgentServer::RequestStop() {
+  impl_->stop.store(true);
+  impl_->worker->Wake();
+}
+
+}  // namespace pulse::agent

@@ -1,0 +1,181 @@
+#include "farmem/agent_wire.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace pulse::farmem {
+namespace {
+
+constexpr uint8_t kRequestMagic = 0x46;  // 'F'
+constexpr uint8_t kReplyMagic = 0x66;    // 'f'
+constexpr uint8_t kVersion = 1;
+
+// Appends fixed-size values and length-prefixed bytes.
+class Writer {
+ public:
+  template <typename T>
+  void Put(T v) {
+    const size_t at = out_.size();
+    out_.resize(at + sizeof(T));
+    std::memcpy(out_.data() + at, &v, sizeof(T));
+  }
+  void PutBytes(std::span<const uint8_t> b) {
+    Put<uint32_t>(static_cast<uint32_t>(b.size()));
+    out_.insert(out_.end(), b.begin(), b.end());
+  }
+  void PutString(const std::string& s) {
+    PutBytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+  }
+  std::vector<uint8_t> Take() { return std::move(out_); }
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+// Reads what Writer wrote; the first read past the end fails every later one.
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> in) : in_(in) {}
+  template <typename T>
+  T Get() {
+    T v{};
+    if (!ok_ || in_.size() - at_ < sizeof(T)) {
+      ok_ = false;
+      return v;
+    }
+    std::memcpy(&v, in_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  std::vector<uint8_t> GetBytes(uint64_t max) {
+    const uint32_t n = Get<uint32_t>();
+    if (!ok_ || n > max || in_.size() - at_ < n) {
+      ok_ = false;
+      return {};
+    }
+    std::vector<uint8_t> out(in_.begin() + at_, in_.begin() + at_ + n);
+    at_ += n;
+    return out;
+  }
+  std::string GetString() {
+    std::vector<uint8_t> b = GetBytes(kMaxAgentStringBytes);
+    return std::string(b.begin(), b.end());
+  }
+  bool ok() const { return ok_; }
+  bool at_end() const { return at_ == in_.size(); }
+
+ private:
+  std::span<const uint8_t> in_;
+  size_t at_ = 0;
+  bool ok_ = true;
+};
+
+bool KnownOp(uint8_t op) {
+  return (op >= static_cast<uint8_t>(AgentOp::kCreateRegion) && op <= static_cast<uint8_t>(AgentOp::kStats)) ||
+         (op >= static_cast<uint8_t>(AgentOp::kMemPreload) && op <= static_cast<uint8_t>(AgentOp::kMemWrite));
+}
+
+Status Malformed(const char* what, const std::string& why) {
+  return Status::InvalidArgument(fmt::format("agent {}: {}", what, why));
+}
+
+Status CheckHeader(Reader& r, uint8_t magic, const char* what) {
+  const uint8_t m = r.Get<uint8_t>();
+  const uint8_t v = r.Get<uint8_t>();
+  if (!r.ok()) return Malformed(what, "shorter than its header");
+  if (m != magic) return Malformed(what, fmt::format("bad magic {:#x}", m));
+  if (v != kVersion) return Malformed(what, fmt::format("unsupported version {}", v));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<uint8_t> EncodeAgentRequest(const AgentRequest& q) {
+  Writer w;
+  w.Put<uint8_t>(kRequestMagic);
+  w.Put<uint8_t>(kVersion);
+  w.Put<uint8_t>(static_cast<uint8_t>(q.op));
+  w.Put<uint8_t>(static_cast<uint8_t>(q.cls));
+  w.Put<uint8_t>(q.read_only ? 1 : 0);
+  w.Put<uint64_t>(q.request_id);
+  w.Put<uint64_t>(q.region);
+  w.Put<uint64_t>(q.first);
+  w.Put<uint32_t>(q.count);
+  w.Put<uint32_t>(q.page_bytes);
+  w.Put<uint32_t>(q.tenant);
+  w.Put<uint64_t>(q.addr);
+  w.Put<uint64_t>(q.bytes);
+  w.PutString(q.name);
+  w.PutString(q.file);
+  w.PutBytes(q.data);
+  return w.Take();
+}
+
+Result<AgentRequest> DecodeAgentRequest(std::span<const uint8_t> bytes) {
+  Reader r(bytes);
+  PULSE_RETURN_IF_ERROR(CheckHeader(r, kRequestMagic, "request"));
+  AgentRequest q;
+  const uint8_t op = r.Get<uint8_t>();
+  const uint8_t cls = r.Get<uint8_t>();
+  q.read_only = r.Get<uint8_t>() != 0;
+  q.request_id = r.Get<uint64_t>();
+  q.region = r.Get<uint64_t>();
+  q.first = r.Get<uint64_t>();
+  q.count = r.Get<uint32_t>();
+  q.page_bytes = r.Get<uint32_t>();
+  q.tenant = r.Get<uint32_t>();
+  q.addr = r.Get<uint64_t>();
+  q.bytes = r.Get<uint64_t>();
+  q.name = r.GetString();
+  q.file = r.GetString();
+  q.data = r.GetBytes(UINT32_MAX);
+  if (!r.ok()) return Malformed("request", fmt::format("truncated or oversized field in {} bytes", bytes.size()));
+  if (!r.at_end()) return Malformed("request", "trailing bytes");
+  if (!KnownOp(op)) return Malformed("request", fmt::format("unknown op {}", op));
+  if (cls > static_cast<uint8_t>(PageClass::kStaticLoad))
+    return Malformed("request", fmt::format("unknown page class {}", cls));
+  q.op = static_cast<AgentOp>(op);
+  q.cls = static_cast<PageClass>(cls);
+  return q;
+}
+
+std::vector<uint8_t> EncodeAgentReply(const AgentReply& a) {
+  Writer w;
+  w.Put<uint8_t>(kReplyMagic);
+  w.Put<uint8_t>(kVersion);
+  w.Put<uint64_t>(a.request_id);
+  w.Put<uint32_t>(StatusCodeToWire(a.status.code()));
+  w.Put<uint64_t>(a.value);
+  w.PutString(a.status.message());
+  w.PutBytes(a.data);
+  return w.Take();
+}
+
+Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes) {
+  Reader r(bytes);
+  PULSE_RETURN_IF_ERROR(CheckHeader(r, kReplyMagic, "reply"));
+  AgentReply a;
+  a.request_id = r.Get<uint64_t>();
+  const uint32_t code = r.Get<uint32_t>();
+  a.value = r.Get<uint64_t>();
+  std::string message = r.GetString();
+  a.data = r.GetBytes(UINT32_MAX);
+  if (!r.ok()) return Malformed("reply", fmt::format("truncated or oversized field in {} bytes", bytes.size()));
+  if (!r.at_end()) return Malformed("reply", "trailing bytes");
+  // Code 0 is success; StatusFromWire rebuilds errors only.
+  a.status = code == 0 ? Status::Ok() : StatusFromWire(code, std::move(message));
+  return a;
+}
+
+const char* PageClassName(PageClass cls) {
+  switch (cls) {
+    case PageClass::kOnDemand: return "on_demand";
+    case PageClass::kPrefetch: return "prefetch";
+    case PageClass::kWriteBack: return "write_back";
+    case PageClass::kStaticLoad: return "static_load";
+  }
+  return "unknown";
+}
+
+}  // namespace pulse::farmem

@@ -1,0 +1,80 @@
+// The wire format of the far-memory agents (issue 17, seed 003 III-IV): one
+// request and one reply layout for both hops,
+//   host agent (AgentBackend) --kAmAgentRequest/kAmAgentReply--> `pulse agent`
+//   `pulse agent` --kAmMemAgentRequest/kAmMemAgentReply--> memory agent
+//                                       (a memory node extension, src/agent)
+// Each op uses the fields its comment lists; the others travel as zero.
+// Little-endian fixed header, then the variable parts (name, file, data),
+// each length-prefixed.  A reply carries the request's id, a Status (code
+// via StatusCodeToWire, and message), one integer and bytes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pulse/farmem/page_backend.h"
+#include "pulse/status.h"
+
+namespace pulse::farmem {
+
+// Active-message ids (the others are in include/pulse/cluster.h: 1-3, 20-21).
+inline constexpr uint16_t kAmAgentRequest = 30;
+inline constexpr uint16_t kAmAgentReply = 31;
+inline constexpr uint16_t kAmMemAgentRequest = 32;
+inline constexpr uint16_t kAmMemAgentReply = 33;
+
+enum class AgentOp : uint8_t {
+  // host -> pulse agent
+  kCreateRegion = 1,   // name, bytes, file, read_only -> value: region id
+  kReadPages = 2,      // region, first, count, page_bytes, cls -> data
+  kWritePages = 3,     // region, first, count, page_bytes, data
+  kMarkReadOnly = 4,   // region
+  kDestroyRegion = 5,  // region
+  kStats = 6,          // -> data: JSON text of the agent's counters
+  // pulse agent -> memory agent (addresses are far addresses of `tenant`)
+  kMemPreload = 16,    // addr, bytes, file, first (= file offset): fill [addr, addr+bytes) from
+                       // the file (zeros past its end; all zeros without a file) -> value: file bytes
+  kMemRead = 17,       // addr, bytes, cls -> data
+  kMemWrite = 18,      // addr, cls, data
+};
+
+struct AgentRequest {
+  AgentOp op = AgentOp::kStats;
+  uint64_t request_id = 0;
+  uint64_t region = 0;
+  uint64_t first = 0;
+  uint32_t count = 0;
+  uint32_t page_bytes = 0;
+  PageClass cls = PageClass::kOnDemand;
+  bool read_only = false;
+  uint32_t tenant = 0;
+  uint64_t addr = 0;
+  uint64_t bytes = 0;
+  std::string name;
+  std::string file;
+  std::vector<uint8_t> data;
+};
+
+struct AgentReply {
+  uint64_t request_id = 0;
+  Status status;
+  uint64_t value = 0;
+  std::vector<uint8_t> data;
+};
+
+// The longest name or file path a request may carry.
+inline constexpr uint32_t kMaxAgentStringBytes = 4096;
+
+std::vector<uint8_t> EncodeAgentRequest(const AgentRequest& request);
+std::vector<uint8_t> EncodeAgentReply(const AgentReply& reply);
+// Errors: InvalidArgument naming what is malformed (short, bad magic or
+// version, an unknown op, a length past the end).
+Result<AgentRequest> DecodeAgentRequest(std::span<const uint8_t> bytes);
+Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes);
+
+// "on_demand", "prefetch", "write_back", "static_load".
+const char* PageClassName(PageClass cls);
+
+}  // namespace pulse::farmem
