@@ -32,6 +32,8 @@ void AddClusterCommands(CLI::App& app);
 void AddKvCommands(CLI::App& app);
 // pulse bench resp (src/tools/kv_command.cc)
 void AddRespBench(CLI::App& bench);
+// pulse graph gen | run (src/tools/graph_command.cc)
+void AddGraphCommands(CLI::App& app);
 // pulse demo: the main job's workload against a running cluster
 void AddDemoCommand(CLI::App& app);
 
