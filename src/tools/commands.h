@@ -22,6 +22,8 @@ void AddDsBench(CLI::App& bench);
 void AddAppBench(CLI::App& bench);
 // pulse bench suite (src/tools/suite_command.cc)
 void AddSuiteBench(CLI::App& bench);
+// pulse bench graph (src/tools/graph_bench_command.cc)
+void AddGraphBench(CLI::App& bench);
 // pulse bench soak (src/tools/soak_command.cc)
 void AddSoakBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
