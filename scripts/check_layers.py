@@ -40,6 +40,7 @@ LAYERS = [
     ("client", 3, ["client", "ds"], ["client.h", "typed_traversal.h", "ds/"]),
     ("apps", 4, ["apps"], ["apps/"]),
     ("resp", 4, ["resp"], ["resp/"]),
+    ("farmem", 4, ["farmem"], ["farmem/"]),
     ("graph", 4, ["graph"], ["graph/"]),
     ("rpc", 5, ["rpc"], ["rpc.h", "rpc_ds.h", "rpc_cache.h", "rpc_apps.h"]),
     ("cluster", 6, ["cluster"], []),
