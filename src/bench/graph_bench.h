@@ -33,6 +33,8 @@ struct GraphBenchOptions {
   uint32_t page_bytes = 64 << 10;
   // Far systems: join this cluster instead of starting one.
   std::string switch_address;
+  // proxy, agent: the `pulse agent` to page through.
+  std::string agent_address;
   std::string binary, run_dir, ucx_tls;
   std::function<void(const std::string&)> progress;
 };
@@ -41,7 +43,10 @@ struct GraphBenchOptions {
 //   {"graphs": [{file, vertices, edges, symmetric, csr_bytes}],
 //    "results": [{graph, system, app, seconds, rounds, host_rss_bytes,
 //                 host_peak_rss_bytes, host_cpu_seconds, buffer_bytes,
+//                 host_rss_at_start_bytes (far systems: before any array),
 //                 verified, error (when it failed), counters: {...}}]}
+// The in-memory answers are kept in a temporary directory while the far
+// systems run, so that host memory counts only the system under test.
 // A system or app that fails is reported in its result (error) and the
 // others still run.  Errors: InvalidArgument for an unknown app or system
 // or no graph; a graph that cannot be read.

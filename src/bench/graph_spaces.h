@@ -4,8 +4,9 @@
 //   local      anonymous memory of this process (the upper bound; also the
 //              in-memory run every other result is verified against)
 //   memserver, proxy, agent, ssd
-//              far-memory regions of the host agent (pulse/farmem), paged
-//              through a buffer of `buffer_bytes`: see MakeGraphSpace.
+//              far-memory regions of the host agent (pulse/farmem/
+//              host_agent.h) in that backend mode, one region per array,
+//              paged through one buffer of `buffer_bytes`.
 // Thread-safety: a GraphSpace is used by the benchmark's thread; the
 // memory it hands out is used by the framework's workers.
 #pragma once

@@ -34,6 +34,7 @@ void AddGraphBench(CLI::App& bench) {
   cmd->add_option("--page-kib", opts->page_bytes, "Far systems: page size in KiB")
       ->transform([](std::string s) { return std::to_string(std::stoull(s) << 10); });
   cmd->add_option("--switch", opts->switch_address, "Far systems: join this cluster instead of starting one");
+  cmd->add_option("--agent", opts->agent_address, "proxy, agent: the address of `pulse agent`");
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports of a started cluster (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs");
   cmd->add_flag("--json", *json, "Print one JSON object");
