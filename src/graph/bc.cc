@@ -15,31 +15,18 @@
 namespace pulse::graph {
 namespace {
 
-struct PathCountUpdate {
-  double* num_paths;
+// Both passes add s's value into each unvisited d: path counts forward,
+// dependencies backward.  d is activated by its first addition.
+struct SumIntoUnvisited {
+  double* sums;
   const uint8_t* visited;
   bool Update(VertexId s, VertexId d) {
-    double old = num_paths[d];
-    num_paths[d] += num_paths[s];
+    double old = sums[d];
+    sums[d] += sums[s];
     return old == 0.0;
   }
   bool UpdateAtomic(VertexId s, VertexId d) {
-    double old = std::atomic_ref<double>(num_paths[d]).fetch_add(num_paths[s], std::memory_order_relaxed);
-    return old == 0.0;
-  }
-  bool Cond(VertexId d) { return std::atomic_ref<const uint8_t>(visited[d]).load(std::memory_order_relaxed) == 0; }
-};
-
-struct DependencyUpdate {
-  double* dependencies;
-  const uint8_t* visited;
-  bool Update(VertexId s, VertexId d) {
-    double old = dependencies[d];
-    dependencies[d] += dependencies[s];
-    return old == 0.0;
-  }
-  bool UpdateAtomic(VertexId s, VertexId d) {
-    double old = std::atomic_ref<double>(dependencies[d]).fetch_add(dependencies[s], std::memory_order_relaxed);
+    double old = std::atomic_ref<double>(sums[d]).fetch_add(sums[s], std::memory_order_relaxed);
     return old == 0.0;
   }
   bool Cond(VertexId d) { return std::atomic_ref<const uint8_t>(visited[d]).load(std::memory_order_relaxed) == 0; }
@@ -60,7 +47,7 @@ Result<AppResult> RunBc(const CsrGraph& g, ArraySpace& space, Workers& workers, 
   std::vector<VertexSubset> levels;
   levels.push_back(VertexSubset::Single(n, options.root));
   for (;;) {
-    PathCountUpdate f{num_paths.data(), visited.data()};
+    SumIntoUnvisited f{num_paths.data(), visited.data()};
     VertexSubset next = EdgeMap(g, levels.back(), f, workers);
     if (next.empty()) break;
     VertexMap(next, workers, [&](VertexId v) { visited[v] = 1; });
@@ -83,7 +70,7 @@ Result<AppResult> RunBc(const CsrGraph& g, ArraySpace& space, Workers& workers, 
   settle(levels.back());
   CsrGraph transpose = g.Transpose();
   for (size_t i = levels.size() - 1; i-- > 0;) {
-    DependencyUpdate f{dependencies.data(), visited.data()};
+    SumIntoUnvisited f{dependencies.data(), visited.data()};
     EdgeMap(transpose, levels[i + 1], f, workers, EdgeMapOptions{.output = false});
     settle(levels[i]);
   }

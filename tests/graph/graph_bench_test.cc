@@ -4,12 +4,11 @@
 // graph or less, equals the in-memory run; a system that cannot run is
 // reported per result, not faked.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <iostream>
 
 #include "bench/graph_bench.h"
+#include "graph/temp_dir.h"
 #include "pulse/graph/generators.h"
 #include "pulse/graph/graph_io.h"
 
@@ -19,21 +18,14 @@ namespace {
 class GraphBenchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/pulse_graph_bench_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     auto space = graph::MakeLocalArraySpace();
     graph::RmatOptions r;
     r.scale = 13;
     auto g = graph::CsrGraph::FromEdges(*graph::GenerateRmat(r), true, *space);
     ASSERT_TRUE(g.ok());
     csr_bytes_ = g->footprint_bytes();
-    file_ = dir_ + "/rmat-13.bin";
+    file_ = dir_.Path("rmat-13.bin");
     ASSERT_TRUE(graph::WriteBinaryGraph(*g, file_).ok());
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
   }
 
   GraphBenchOptions Options(std::vector<std::string> systems) {
@@ -48,7 +40,8 @@ class GraphBenchTest : public ::testing::Test {
     return o;
   }
 
-  std::string dir_, file_;
+  graph::testing::TempDir dir_;
+  std::string file_;
   uint64_t csr_bytes_ = 0;
 };
 

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "graph/temp_dir.h"
 #include "pulse/graph/generators.h"
 #include "pulse/graph/graph_io.h"
 
@@ -14,13 +15,7 @@ namespace {
 
 class GraphIoTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/pulse_graph_io_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-  std::string Path(const std::string& name) { return dir_ + "/" + name; }
+  std::string Path(const std::string& name) { return dir_.Path(name); }
   void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
   static void ExpectSame(const CsrGraph& a, const CsrGraph& b) {
@@ -31,7 +26,7 @@ class GraphIoTest : public ::testing::Test {
     for (uint64_t e = 0; e < a.num_edges(); ++e) ASSERT_EQ(a.edges()[e], b.edges()[e]) << e;
   }
 
-  std::string dir_;
+  testing::TempDir dir_;
   std::unique_ptr<ArraySpace> space_ = MakeLocalArraySpace();
 };
 
