@@ -24,9 +24,11 @@ struct BfsUpdate {
   bool Cond(VertexId d) { return std::atomic_ref<VertexId>(parents[d]).load(std::memory_order_relaxed) == kNoVertex; }
 };
 
-// Depths from a parent array: each vertex's depth is its parent's plus
-// one, found by walking up to a vertex whose depth is known.
-Result<std::vector<int64_t>> DepthsFromParents(const std::vector<VertexId>& parents, VertexId root) {
+}  // namespace
+
+// Each vertex's depth is its parent's plus one, found by walking up to a
+// vertex whose depth is known.
+Result<std::vector<int64_t>> BfsDepthsFromParents(const std::vector<VertexId>& parents, VertexId root) {
   uint64_t n = parents.size();
   std::vector<int64_t> depth(n, -1);
   depth[root] = 0;
@@ -47,8 +49,6 @@ Result<std::vector<int64_t>> DepthsFromParents(const std::vector<VertexId>& pare
   return depth;
 }
 
-}  // namespace
-
 Result<AppResult> RunBfs(const CsrGraph& g, ArraySpace& space, Workers& workers, const AppOptions& options) {
   uint64_t n = g.num_vertices();
   if (options.root >= n) return Status::InvalidArgument(fmt::format("bfs: root {} is not a vertex (n = {})", options.root, n));
@@ -65,7 +65,7 @@ Result<AppResult> RunBfs(const CsrGraph& g, ArraySpace& space, Workers& workers,
   }
   if (options.on_computed) options.on_computed();
   r.parents.assign(parents.data(), parents.data() + n);
-  PULSE_ASSIGN_OR_RETURN(r.labels, DepthsFromParents(r.parents, options.root));
+  PULSE_ASSIGN_OR_RETURN(r.labels, BfsDepthsFromParents(r.parents, options.root));
   return r;
 }
 

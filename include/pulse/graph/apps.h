@@ -90,6 +90,11 @@ Result<AppResult> RunApp(App app, const CsrGraph& g, ArraySpace& space, Workers&
 // naming the first differing vertex and both values.
 Status CompareResults(const AppResult& expected, const AppResult& actual, double tolerance = 1e-9);
 
+// Depths from a BFS parent array (kNoVertex: unreached; the root is its own
+// parent).  Errors: Internal naming a vertex whose parent chain does not
+// reach the root.
+Result<std::vector<int64_t>> BfsDepthsFromParents(const std::vector<VertexId>& parents, VertexId root);
+
 // Checks a BFS tree against the graph: the root is its own parent, every
 // other reached vertex's parent is an in-neighbour one level closer to the
 // root.  Errors: FailedPrecondition naming the vertex.
