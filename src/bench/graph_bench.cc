@@ -17,6 +17,7 @@
 #include "node/node_control.h"
 #include "pulse/graph/apps.h"
 #include "pulse/graph/graph_io.h"
+#include "pulse/graph/offloaded_bfs.h"
 
 namespace pulse::bench {
 namespace {
@@ -231,6 +232,64 @@ void RunOnSystem(const GraphBenchOptions& o, const std::string& file, const std:
   }
 }
 
+// The `offload` system: BFS with its neighbour scans run at the memory
+// nodes (pulse/graph/offloaded_bfs.h); the other apps are not offloaded.
+// The graph is loaded locally (the offsets stay at the CPU node), its edges
+// copied into far memory, then each BFS is measured from the first scan to
+// the parents read back.  Counters: scans sent, memory-node iterations,
+// vertices returned, and the fabric bytes this process sent and received.
+void RunOffloaded(const GraphBenchOptions& o, const std::string& file, const std::vector<graph::App>& apps,
+                  const Reference& ref, const std::string& switch_address, graph::Workers& workers,
+                  nlohmann::json& out) {
+  auto progress = [&](const std::string& line) {
+    if (o.progress) o.progress(line);
+  };
+  auto report = [&](graph::App app, const Measured& m, const Result<graph::AppResult>* expected) {
+    out["results"].push_back(Report(file, "offload", app, o.threads, 0, m, expected, progress));
+  };
+  auto fail_all = [&](const Status& s) {
+    Measured failed;
+    failed.result = s;
+    for (graph::App app : apps) report(app, failed, nullptr);
+  };
+  ClientOptions client_options;
+  client_options.switch_address = switch_address;
+  auto client = Client::Connect(client_options);
+  if (!client.ok()) return fail_all(client.status());
+  auto local = graph::MakeLocalArraySpace();
+  auto g = graph::LoadGraph(file, o.symmetric, *local);
+  if (!g.ok()) return fail_all(g.status());
+  auto bfs = graph::OffloadedBfs::Upload(**client, *g);
+  if (!bfs.ok()) return fail_all(bfs.status());
+  for (graph::App app : apps) {
+    Measured m;
+    if (app != graph::App::kBfs) {
+      m.result = Status::InvalidArgument(fmt::format("offload: only bfs is offloaded, not {}", graph::AppName(app)));
+      report(app, m, nullptr);
+      continue;
+    }
+    graph::OffloadedBfsStats before = bfs->stats();
+    net::Counters net_before = (*client)->net_counters();
+    ResetPeakMemory();
+    double cpu0 = node::ProcessCpuSeconds();
+    auto t0 = std::chrono::steady_clock::now();
+    m.result = bfs->Run(ref.options.root);
+    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m.cpu_seconds = node::ProcessCpuSeconds() - cpu0;
+    m.memory = ReadMemory();
+    const graph::OffloadedBfsStats& after = bfs->stats();
+    const net::Counters& net_after = (*client)->net_counters();
+    m.counters = {{"traversals", after.traversals - before.traversals},
+                  {"iterations", after.iterations - before.iterations},
+                  {"vertices_returned", after.vertices_returned - before.vertices_returned},
+                  {"fabric_bytes_sent", net_after.bytes_sent - net_before.bytes_sent},
+                  {"fabric_bytes_received", net_after.bytes_received - net_before.bytes_received}};
+    const auto& spilled = ref.answers.at(app);
+    Result<graph::AppResult> expected = spilled.ok() ? spilled->Read() : Result<graph::AppResult>(spilled.status());
+    report(app, m, &expected);
+  }
+}
+
 }  // namespace
 
 Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
@@ -246,7 +305,7 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
   auto known = GraphSystems();
   for (const auto& s : o.systems)
     if (std::find(known.begin(), known.end(), s) == known.end())
-      return Status::InvalidArgument(fmt::format("bench graph: system '{}' is not one of local, memserver, proxy, agent, ssd", s));
+      return Status::InvalidArgument(fmt::format("bench graph: system '{}' is not one of local, memserver, proxy, agent, ssd, offload", s));
 
   // The far systems that page to memory nodes share one cluster, started
   // here (or joined) with a pool for the largest graph, its applications'
@@ -288,8 +347,13 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
     space_options.switch_address = switch_address;
     space_options.agent_address = o.agent_address;
     space_options.progress = o.progress;
-    for (const auto& system : o.systems)
-      if (system != "local") RunOnSystem(o, file, system, apps, ref, space_options, workers, out);
+    for (const auto& system : o.systems) {
+      if (system == "offload") {
+        RunOffloaded(o, file, apps, ref, switch_address, workers, out);
+      } else if (system != "local") {
+        RunOnSystem(o, file, system, apps, ref, space_options, workers, out);
+      }
+    }
   }
   if (needs_cluster) PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));
   return out;

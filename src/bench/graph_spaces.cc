@@ -70,16 +70,18 @@ class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
 
 }  // namespace
 
-std::vector<std::string> GraphSystems() { return {"local", "memserver", "proxy", "agent", "ssd"}; }
+std::vector<std::string> GraphSystems() { return {"local", "memserver", "proxy", "agent", "ssd", "offload"}; }
 
 bool GraphSystemNeedsCluster(const std::string& system) {
-  return system == "memserver" || system == "proxy" || system == "agent";
+  return system == "memserver" || system == "proxy" || system == "agent" || system == "offload";
 }
 
 bool GraphSystemNeedsAgent(const std::string& system) { return system == "proxy" || system == "agent"; }
 
 Result<std::unique_ptr<GraphSpace>> MakeGraphSpace(const std::string& system, const GraphSpaceOptions& options) {
   if (system == "local") return std::unique_ptr<GraphSpace>(std::make_unique<LocalGraphSpace>());
+  if (system == "offload")
+    return Status::InvalidArgument("graph system 'offload' runs BFS as traversals, not over an ArraySpace");
   auto mode = farmem::ParseBackendMode(system);
   if (!mode.ok())
     return Status::InvalidArgument(fmt::format("graph system '{}' is not one of local, memserver, proxy, agent, ssd", system));

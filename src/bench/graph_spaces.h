@@ -7,6 +7,8 @@
 //              far-memory regions of the host agent (pulse/farmem/
 //              host_agent.h) in that backend mode, one region per array,
 //              paged through one buffer of `buffer_bytes`.
+//   offload    not a space: BFS with its neighbour scans offloaded to the
+//              memory nodes (pulse/graph/offloaded_bfs.h, graph_bench.cc).
 // Thread-safety: a GraphSpace is used by the benchmark's thread; the
 // memory it hands out is used by the framework's workers.
 #pragma once

@@ -20,7 +20,7 @@ void AddGraphBench(CLI::App& bench) {
                "memory-node traffic and cache hits, answers verified against the in-memory run");
   cmd->add_option("--app", opts->apps, "Applications: bfs, pagerank, radii, bc, cc")->delimiter(',')->capture_default_str();
   cmd->add_option("--graph", opts->graphs, "Graph files (pulse graph gen; scripts/graphs.sh)")->delimiter(',')->required();
-  cmd->add_option("--system", opts->systems, "Systems: local, memserver, proxy, agent, ssd")
+  cmd->add_option("--system", opts->systems, "Systems: local, memserver, proxy, agent, ssd, offload (bfs only: neighbour scans at the memory nodes)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_flag("--symmetric,-s", opts->symmetric, "Text graphs are symmetric (Ligra's -s)");
