@@ -41,6 +41,7 @@ LAYERS = [
     ("apps", 4, ["apps"], ["apps/"]),
     ("resp", 4, ["resp"], ["resp/"]),
     ("farmem", 4, ["farmem"], ["farmem/"]),
+    ("graph", 4, ["graph"], ["graph/"]),
     ("agent", 5, ["agent"], []),
     ("rpc", 5, ["rpc"], ["rpc.h", "rpc_ds.h", "rpc_cache.h", "rpc_apps.h"]),
     ("cluster", 6, ["cluster"], []),

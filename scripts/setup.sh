@@ -14,6 +14,7 @@ PACKAGES=(
   libxbyak-dev                       # the engine's JIT (x86-64 code generator, header-only)
   iproute2 procps
   python3 python3-matplotlib         # plots of `pulse bench suite` (scripts/plot_suite.py)
+  python3-networkx                   # the graph applications checked against networkx (tests/graph/networkx_test.py)
   redis-server redis-tools python3-redis  # `pulse kv serve` tests and `pulse bench resp`: real Redis clients
 )
 

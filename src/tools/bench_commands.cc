@@ -168,6 +168,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddSuiteBench(bench);
   AddSoakBench(bench);
   AddRespBench(bench);
+  AddGraphBench(bench);
 }
 
 }  // namespace pulse::tools

@@ -22,6 +22,8 @@ void AddDsBench(CLI::App& bench);
 void AddAppBench(CLI::App& bench);
 // pulse bench suite (src/tools/suite_command.cc)
 void AddSuiteBench(CLI::App& bench);
+// pulse bench graph (src/tools/graph_bench_command.cc)
+void AddGraphBench(CLI::App& bench);
 // pulse bench soak (src/tools/soak_command.cc)
 void AddSoakBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
@@ -34,6 +36,8 @@ void AddClusterCommands(CLI::App& app);
 void AddKvCommands(CLI::App& app);
 // pulse bench resp (src/tools/kv_command.cc)
 void AddRespBench(CLI::App& bench);
+// pulse graph gen | run (src/tools/graph_command.cc)
+void AddGraphCommands(CLI::App& app);
 // pulse demo: the main job's workload against a running cluster
 void AddDemoCommand(CLI::App& app);
 

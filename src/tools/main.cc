@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   pulse::tools::AddAgentCommand(app);
   pulse::tools::AddClusterCommands(app);
   pulse::tools::AddKvCommands(app);
+  pulse::tools::AddGraphCommands(app);
 #ifdef PULSE_WITH_BENCHMARKS  // PULSE_BUILD_BENCHMARKS
   pulse::tools::AddDemoCommand(app);
   CLI::App* bench = app.add_subcommand("bench", "Run a benchmark and print its figures");

@@ -1,0 +1,55 @@
+// `pulse bench graph`: the five graph applications of seed 003 (BFS,
+// PageRank, Radii, BC, CC) on graph files, on each system of
+// src/bench/graph_spaces.h, side by side.  Per (graph, system, app): run
+// time, host resident memory (now and peak since the run started), host CPU
+// seconds, the system's counters (memory-node bytes by class, cache hit
+// rates), and whether the answer equals the in-memory (local) run.
+// A benchmark, not a test: nothing is asserted about the figures.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pulse/status.h"
+
+namespace pulse::bench {
+
+struct GraphBenchOptions {
+  std::vector<std::string> apps = {"bfs", "pagerank", "radii", "bc", "cc"};
+  std::vector<std::string> graphs;   // files (PULSECSR binary or AdjacencyGraph text)
+  std::vector<std::string> systems = {"local"};
+  bool symmetric = false;            // text graphs: symmetric (Ligra's -s)
+  uint32_t threads = 2;
+  uint32_t root = 0;                 // BFS and BC source (0: the vertex of highest out-degree)
+  uint32_t pagerank_iterations = 10;  // fixed: PageRank runs exactly this many
+  uint64_t radii_seed = 1;
+  // Far systems: the page buffer (0: a quarter of the graph's CSR bytes)
+  // and page size.
+  uint64_t buffer_bytes = 0;
+  uint32_t page_bytes = 64 << 10;
+  // Far systems: join this cluster instead of starting one.
+  std::string switch_address;
+  // proxy, agent: the `pulse agent` to page through.
+  std::string agent_address;
+  std::string binary, run_dir, ucx_tls;
+  std::function<void(const std::string&)> progress;
+};
+
+// Runs every (graph, system, app) and returns
+//   {"graphs": [{file, vertices, edges, symmetric, csr_bytes}],
+//    "results": [{graph, system, app, seconds, rounds, host_rss_bytes,
+//                 host_peak_rss_bytes, host_cpu_seconds, buffer_bytes,
+//                 host_rss_at_start_bytes (far systems: before any array),
+//                 verified, error (when it failed), counters: {...}}]}
+// The in-memory answers are kept in a temporary directory while the far
+// systems run, so that host memory counts only the system under test.
+// A system or app that fails is reported in its result (error) and the
+// others still run.  Errors: InvalidArgument for an unknown app or system
+// or no graph; a graph that cannot be read.
+Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& options);
+
+}  // namespace pulse::bench

@@ -1,0 +1,99 @@
+#include "bench/graph_spaces.h"
+
+#include <unistd.h>
+
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "pulse/farmem/host_agent.h"
+
+namespace pulse::bench {
+namespace {
+
+class LocalGraphSpace : public GraphSpace {
+ public:
+  graph::ArraySpace& space() override { return *space_; }
+  std::vector<std::pair<std::string, double>> Counters() override { return {}; }
+
+ private:
+  std::unique_ptr<graph::ArraySpace> space_ = graph::MakeLocalArraySpace();
+};
+
+// Arrays as far-memory regions of a host agent: each Allocate maps an
+// anonymous region (zero-filled), MarkReadOnly hands it to the agent's
+// MarkReadOnly (flushed; the offload agent may cache it), Free unmaps and
+// destroys it.
+class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
+ public:
+  explicit FarGraphSpace(std::unique_ptr<farmem::HostAgent> agent) : agent_(std::move(agent)) {}
+
+  graph::ArraySpace& space() override { return *this; }
+
+  std::vector<std::pair<std::string, double>> Counters() override {
+    farmem::HostAgentStats s = agent_->stats();
+    return {{"faults", s.faults},
+            {"coalesced_faults", s.coalesced_faults},
+            {"write_faults", s.write_faults},
+            {"pages_fetched", s.pages_fetched},
+            {"pages_written_back", s.pages_written_back},
+            {"evictions", s.evictions},
+            {"host_bytes_on_demand", s.bytes_on_demand},
+            {"host_bytes_prefetch", s.bytes_prefetch},
+            {"host_bytes_write_back", s.bytes_write_back}};
+  }
+
+  Result<void*> Allocate(const std::string& name, size_t bytes) override {
+    // Region names are shared by the machine's processes: the pid and a
+    // counter keep this run's apart.
+    std::string region = fmt::format("graph-{}-{}-{}", getpid(), next_id_++, name);
+    PULSE_ASSIGN_OR_RETURN(farmem::Region * r, agent_->MapAnonymous(region, bytes));
+    return r->base;
+  }
+
+  Status MarkReadOnly(void* base) override {
+    farmem::Region* r = agent_->Find(base);
+    if (r == nullptr) return Status::NotFound("far graph space: MarkReadOnly of an address no region holds");
+    return agent_->MarkReadOnly(r);
+  }
+
+  Status Free(void* base) override {
+    farmem::Region* r = agent_->Find(base);
+    if (r == nullptr) return Status::NotFound("far graph space: Free of an address no region holds");
+    return agent_->Unmap(r);
+  }
+
+ private:
+  std::unique_ptr<farmem::HostAgent> agent_;
+  uint64_t next_id_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::string> GraphSystems() { return {"local", "memserver", "proxy", "agent", "ssd", "offload"}; }
+
+bool GraphSystemNeedsCluster(const std::string& system) {
+  return system == "memserver" || system == "proxy" || system == "agent" || system == "offload";
+}
+
+bool GraphSystemNeedsAgent(const std::string& system) { return system == "proxy" || system == "agent"; }
+
+Result<std::unique_ptr<GraphSpace>> MakeGraphSpace(const std::string& system, const GraphSpaceOptions& options) {
+  if (system == "local") return std::unique_ptr<GraphSpace>(std::make_unique<LocalGraphSpace>());
+  if (system == "offload")
+    return Status::InvalidArgument("graph system 'offload' runs BFS as traversals, not over an ArraySpace");
+  auto mode = farmem::ParseBackendMode(system);
+  if (!mode.ok())
+    return Status::InvalidArgument(fmt::format("graph system '{}' is not one of local, memserver, proxy, agent, ssd", system));
+  farmem::HostAgentOptions o;
+  o.mode = *mode;
+  o.page_bytes = options.page_bytes;
+  o.buffer_bytes = options.buffer_bytes;
+  o.client.switch_address = options.switch_address;
+  o.agent_address = options.agent_address;
+  o.ssd_directory = options.ssd_directory;
+  PULSE_ASSIGN_OR_RETURN(auto agent, farmem::HostAgent::Create(o));
+  return std::unique_ptr<GraphSpace>(std::make_unique<FarGraphSpace>(std::move(agent)));
+}
+
+}  // namespace pulse::bench

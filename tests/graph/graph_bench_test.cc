@@ -1,0 +1,85 @@
+// pulse bench graph end to end on a small R-MAT graph: every application's
+// answer on far memory (the SSD baseline's O_DIRECT file, a real memory node
+// through the host agent, and BFS offloaded to it), paged through a buffer a quarter of the
+// graph or less, equals the in-memory run; a system that cannot run is
+// reported per result, not faked.
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "bench/graph_bench.h"
+#include "graph/temp_dir.h"
+#include "pulse/graph/generators.h"
+#include "pulse/graph/graph_io.h"
+
+namespace pulse::bench {
+namespace {
+
+class GraphBenchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto space = graph::MakeLocalArraySpace();
+    graph::RmatOptions r;
+    r.scale = 13;
+    auto g = graph::CsrGraph::FromEdges(*graph::GenerateRmat(r), true, *space);
+    ASSERT_TRUE(g.ok());
+    csr_bytes_ = g->footprint_bytes();
+    file_ = dir_.Path("rmat-13.bin");
+    ASSERT_TRUE(graph::WriteBinaryGraph(*g, file_).ok());
+  }
+
+  GraphBenchOptions Options(std::vector<std::string> systems) {
+    GraphBenchOptions o;
+    o.graphs = {file_};
+    o.systems = std::move(systems);
+    o.page_bytes = 4096;
+    o.buffer_bytes = 192 << 10;
+    o.pagerank_iterations = 3;
+    o.binary = PULSE_BINARY;
+    o.progress = [](const std::string& line) { std::cerr << "[bench graph] " << line << std::endl; };
+    return o;
+  }
+
+  graph::testing::TempDir dir_;
+  std::string file_;
+  uint64_t csr_bytes_ = 0;
+};
+
+TEST_F(GraphBenchTest, FarSystemsAnswerAsInMemory) {
+  ASSERT_GE(csr_bytes_, 4 * (192u << 10)) << "the graph must be at least four times the buffer";
+  auto r = RunGraphBench(Options({"local", "ssd", "memserver", "offload"}));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& results = (*r)["results"];
+  ASSERT_EQ(results.size(), 20u);
+  for (const auto& x : results) {
+    SCOPED_TRACE(x.dump());
+    if (x["system"] == "offload" && x["app"] != "bfs") {  // only BFS is offloaded
+      EXPECT_TRUE(x.contains("error"));
+      continue;
+    }
+    EXPECT_FALSE(x.contains("error"));
+    EXPECT_TRUE(x["verified"].get<bool>());
+    if (x["system"] == "offload") {
+      EXPECT_GT(x["counters"]["iterations"].get<double>(), 0);
+    } else if (x["system"] != "local") {
+      EXPECT_EQ(x["buffer_bytes"].get<uint64_t>(), 192u << 10);
+      EXPECT_GT(x["counters"]["pages_fetched"].get<double>(), 0);
+    }
+  }
+}
+
+TEST_F(GraphBenchTest, SystemsThatCannotRunAreReportedNotFaked) {
+  auto r = RunGraphBench(Options({"proxy"}));  // no `pulse agent` given
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const auto& x : (*r)["results"]) {
+    EXPECT_TRUE(x.contains("error"));
+    EXPECT_FALSE(x["verified"].get<bool>());
+  }
+  EXPECT_EQ(RunGraphBench(Options({"cxl"})).status().code(), Status::Code::kInvalidArgument);
+  auto o = Options({"local"});
+  o.apps = {"sssp"};
+  EXPECT_EQ(RunGraphBench(o).status().code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pulse::bench
