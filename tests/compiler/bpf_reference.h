@@ -4,6 +4,7 @@
 // translated pulse program run by InterpretTraversal.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -23,8 +24,18 @@ struct FarWrite {
   bool operator==(const FarWrite&) const = default;
 };
 
+// What a reference run did that pulse defines differently (a fault where
+// BPF goes on): see include/pulse/iterator.h.
+struct BpfRunNotes {
+  bool divided_by_zero = false;  // a DIV/MOD by zero (BPF: 0 / the dividend; pulse: a fault)
+  uint64_t ctx_data_end = 0;     // the highest ctx offset below the scratch pad a load reached
+};
+
 class BpfReference {
  public:
+  // Where the scratch pad starts in the context (PULSE_CTX_SCRATCH_OFFSET).
+  static constexpr uint64_t kCtxScratchOffset = 16384;
+
   // The value BPF ALU `op` (not kBpfEnd) leaves in the destination register
   // (32-bit ops: zero-extended); division by zero gives 0, remainder by zero
   // leaves the dividend, shift counts are taken modulo the width.  nullopt
@@ -89,10 +100,11 @@ class BpfReference {
 
   // Runs the code on ctx (cur_ptr, data[256], scratch pad).  Returns r0, or
   // nullopt (with *error) on anything the tests do not expect.  Stores to
-  // addresses outside ctx and the stack are recorded in *writes.
+  // addresses outside ctx and the stack are recorded in *writes; `notes`, if
+  // given, collects what pulse would have stopped at (BpfRunNotes).
   static std::optional<uint64_t> Run(std::span<const compiler::BpfInsn> code, uint8_t* ctx,
                                      size_t ctx_bytes, std::vector<FarWrite>* writes,
-                                     std::string* error) {
+                                     std::string* error, BpfRunNotes* notes = nullptr) {
     using namespace compiler;
     uint64_t r[11] = {};
     alignas(8) uint8_t stack[kBpfStackBytes] = {};
@@ -119,6 +131,8 @@ class BpfReference {
             *error = "load outside ctx/stack at " + std::to_string(pc);
             return std::nullopt;
           }
+          if (notes && inside(a, n, ctx, ctx_bytes) && a - reinterpret_cast<uint64_t>(ctx) < kCtxScratchOffset)
+            notes->ctx_data_end = std::max(notes->ctx_data_end, a - reinterpret_cast<uint64_t>(ctx) + n);
           uint64_t v = 0;
           std::memcpy(&v, reinterpret_cast<const void*>(a), n);
           r[in.dst] = v;
@@ -142,6 +156,8 @@ class BpfReference {
           if (in.op() == kBpfEnd) {
             res = in.imm == 16 ? (r[in.dst] & 0xffff) : in.imm == 32 ? (r[in.dst] & 0xffffffffu) : r[in.dst];
           } else if (auto v = Alu(in.op(), is32, r[in.dst], src)) {
+            if (notes && (in.op() == kBpfDiv || in.op() == kBpfMod) && (is32 ? (src & 0xffffffffu) : src) == 0)
+              notes->divided_by_zero = true;
             res = *v;
           } else {
             *error = "unsupported ALU op";
