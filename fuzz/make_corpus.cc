@@ -160,14 +160,16 @@ void ControlSeeds(const fs::path& out) {
       {"not_json", std::string(1, '\2') + "{\"op\":\"hel"},
   };
   for (const auto& [name, text] : raw) Write(out / "control", name, Bytes(text));
-  // Structured: op, tenant choice, tenant, then the op's fields (see
-  // StructuredOp): an allocation freed by its owner, by the other tenant,
-  // locks on it, and pseudo-random sequences.
+  // Structured (see StructuredOp; 7 makes a field valid): an allocation of
+  // tenant 1 freed by its owner; another one that tenant 2 tries to free and
+  // lock, tenant 1 locks and unlocks, then frees; a hello and a stats.
   const std::vector<uint8_t> structured[] = {
-      {1, 0, 0, 7, 7, 40, 0, 1, 0, 7, 1, 0, 7},
-      {1, 0, 1, 7, 7, 3, 1, 1, 0, 7, 1, 0, 7, 2, 0, 7, 1, 0, 7, 9, 7, 2, 7, 1},
-      {1, 2, 0, 7, 1, 0, 7, 5, 7, 8, 7, 3, 1, 4, 0, 7, 1, 0, 7, 5, 7},
-      {1, 5, 0, 7, 6, 1, 7},
+      {1, /*alloc*/ 0, 0, 7, 40, 7, 0, /*free by 1*/ 1, 0, 7, 1, 0, 7},
+      {1, /*alloc*/ 0, 0, 7, 40, 7, 2, /*free by 2*/ 1, 1, 7, 1, 0, 7,
+       /*lock by 1*/ 2, 0, 7, 1, 8, 7, 5, 7, 0, 7, 1, 1, /*lock by 2*/ 2, 1, 7, 1, 8, 7, 6, 7, 0, 7, 1, 0,
+       /*unlock by 1*/ 4, 0, 7, 1, 8, 7, 5, 7, 0, 7, 1, 1, /*free by 1*/ 1, 0, 7, 1, 0, 7},
+      {1, /*alloc read-only*/ 0, 1, 7, 90, 7, 1, /*lock_renew*/ 3, 1, 7, 2, 0, 7, 3, 7, 1, 7},
+      {1, /*hello*/ 5, 0, 7, /*stats*/ 6, 1, 7},
   };
   for (size_t i = 0; i < std::size(structured); ++i)
     Write(out / "control", fmt::format("structured_{}", i), structured[i]);
