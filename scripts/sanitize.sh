@@ -28,7 +28,7 @@ steps=("$@")
 asan_exclude='^Install\.'
 # The TSan selection (ctest -R): test names of the concurrent tests.
 tsan_tests='^(ConcurrentPipelines|NetWait|NetAm|NetRma|NetFailure|NetTransport|ClientThreads|DsLock)\.'
-tsan_targets=(engine_concurrent_pipelines_test net_test net_peer client_threads_test ds_test)
+tsan_targets=(engine_concurrent_pipelines_test net_test net_peer client_threads_test ds_lock_test)
 
 run_asan() {
   local t0=$(date +%s)
