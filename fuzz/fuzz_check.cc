@@ -19,6 +19,8 @@ std::span<const Target> Targets() {
       {"switch_message", FuzzSwitchMessage},
       {"elf", FuzzElf},
       {"jit", FuzzJit},
+      {"rpc_message", FuzzRpcMessage},
+      {"control", FuzzControl},
   };
   return kTargets;
 }

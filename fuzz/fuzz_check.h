@@ -38,6 +38,11 @@ void FuzzElf(std::span<const uint8_t> data);
 // Verified programs built from the input on the JIT, the interpreted engine
 // and the reference interpreter: see jit_fuzz.cc.
 void FuzzJit(std::span<const uint8_t> data);
+// An RPC request through the memory node's RPC service: see rpc_message_fuzz.cc.
+void FuzzRpcMessage(std::span<const uint8_t> data);
+// Control requests to a switch and a memory node running in this process:
+// see control_fuzz.cc.
+void FuzzControl(std::span<const uint8_t> data);
 
 // All targets, by name.
 std::span<const Target> Targets();

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "engine/sum_list_program.h"
 #include "pulse/assembler.h"
 #include "pulse/compiler.h"
@@ -18,7 +20,9 @@
 #include "pulse/iterators/ds_list_aggregate.h"
 #include "pulse/iterators/ds_umap_find.h"
 #include "pulse/program.h"
+#include "protocol/rpc_message.h"
 #include "pulse/protocol.h"
+#include "rpc/rpc_handler.h"
 #include "tenant_memory.h"
 
 namespace fs = std::filesystem;
@@ -107,6 +111,77 @@ void JitSeeds(const fs::path& out) {
   }
 }
 
+// The rpc_message target (fuzz/rpc_message_fuzz.cc): every handler's
+// request as it travels (byte 0 even), truncated and with an unknown
+// handler, and structured inputs (byte 0 odd) for every handler and tenant.
+void RpcSeeds(const fs::path& out) {
+  const fuzz::TenantMemory memory;
+  for (const rpc::RpcHandler* h : rpc::RpcHandlers()) {
+    rpc::RpcRequest r;
+    r.handler = h->id;
+    r.request_id = 0x77;
+    r.tenant = fuzz::kTenantA;
+    r.start = memory.PickAddress(0, 4);
+    r.state.resize(h->state_bytes);
+    memory.FillWords(h->id, &r.state);
+    std::vector<uint8_t> raw = {0};
+    const std::vector<uint8_t> wire = rpc::EncodeRpcRequest(r);
+    raw.insert(raw.end(), wire.begin(), wire.end());
+    Write(out / "rpc_message", std::string(h->name) + "_wire", raw);
+    for (uint8_t tenant_and_flags : {0, 1, 2}) {
+      std::vector<uint8_t> structured = {1, static_cast<uint8_t>(h->id), tenant_and_flags, 10, 3, 2, 9};
+      for (uint32_t i = 0; i < h->state_bytes; ++i) structured.push_back(static_cast<uint8_t>(i * 7));
+      Write(out / "rpc_message", fmt::format("{}_structured_{}", h->name, tenant_and_flags), structured);
+    }
+  }
+  rpc::RpcRequest unknown;
+  unknown.handler = 999;
+  unknown.request_id = 5;
+  std::vector<uint8_t> raw = {0};
+  const std::vector<uint8_t> wire = rpc::EncodeRpcRequest(unknown);
+  raw.insert(raw.end(), wire.begin(), wire.end());
+  Write(out / "rpc_message", "unknown_handler", raw);
+  raw.resize(20);
+  Write(out / "rpc_message", "truncated_header", raw);
+}
+
+// The control target (fuzz/control_fuzz.cc): requests as they travel
+// (byte 0 even; bit 1: to the switch) and structured operation sequences
+// (byte 0 odd).
+void ControlSeeds(const fs::path& out) {
+  const std::pair<const char*, std::string> raw[] = {
+      {"hello_memnode", std::string(1, '\0') + R"({"op":"hello","seq":1})"},
+      {"hello_switch", std::string(1, '\2') + R"({"op":"hello","seq":2})"},
+      {"stats_switch", std::string(1, '\2') + R"({"op":"stats","seq":"three"})"},
+      {"stats_memnode", std::string(1, '\0') + R"({"op":"stats"})"},
+      {"unknown_op", std::string(1, '\0') + R"({"op":"frobnicate","seq":[1,{"a":null}]})"},
+      {"op_not_a_string", std::string(1, '\2') + R"({"op":17,"seq":4})"},
+      {"not_an_object", std::string(1, '\0') + R"([{"op":"hello"}])"},
+      {"not_json", std::string(1, '\2') + "{\"op\":\"hel"},
+  };
+  for (const auto& [name, text] : raw) Write(out / "control", name, Bytes(text));
+  // Structured (see StructuredOp; 7 makes a field valid): an allocation of
+  // tenant 1 freed by its owner; another one that tenant 2 tries to free and
+  // lock, tenant 1 locks and unlocks, then frees; a hello and a stats.
+  const std::vector<uint8_t> structured[] = {
+      {1, /*alloc*/ 0, 0, 7, 40, 7, 0, /*free by 1*/ 1, 0, 7, 1, 0, 7},
+      {1, /*alloc*/ 0, 0, 7, 40, 7, 2, /*free by 2*/ 1, 1, 7, 1, 0, 7,
+       /*lock by 1*/ 2, 0, 7, 1, 8, 7, 5, 7, 0, 7, 1, 1, /*lock by 2*/ 2, 1, 7, 1, 8, 7, 6, 7, 0, 7, 1, 0,
+       /*unlock by 1*/ 4, 0, 7, 1, 8, 7, 5, 7, 0, 7, 1, 1, /*free by 1*/ 1, 0, 7, 1, 0, 7},
+      {1, /*alloc read-only*/ 0, 1, 7, 90, 7, 1, /*lock_renew*/ 3, 1, 7, 2, 0, 7, 3, 7, 1, 7},
+      {1, /*hello*/ 5, 0, 7, /*stats*/ 6, 1, 7},
+  };
+  for (size_t i = 0; i < std::size(structured); ++i)
+    Write(out / "control", fmt::format("structured_{}", i), structured[i]);
+  std::mt19937_64 rng(19);
+  for (int i = 0; i < 8; ++i) {
+    std::vector<uint8_t> bytes(1 + 8 + rng() % 48);
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+    bytes[0] |= 1;
+    Write(out / "control", fmt::format("structured_random_{}", i), bytes);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,6 +191,8 @@ int main(int argc, char** argv) {
   }
   const fs::path out = argv[1];
   JitSeeds(out);
+  RpcSeeds(out);
+  ControlSeeds(out);
   for (const auto& [name, text] : kTextPrograms) {
     Write(out / "assembler", std::string(name) + "_source.s", Bytes(text));
     auto insns = Assemble(text);

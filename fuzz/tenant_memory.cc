@@ -87,6 +87,15 @@ void TenantMemory::FillWords(uint64_t seed, std::vector<uint8_t>* out) const {
   }
 }
 
+void TenantMemory::ScrambleHiddenFrom(TenantId tenant, uint64_t seed) {
+  for (Block& b : blocks_) {
+    if (b.owner == tenant && (b.perms & kPermRead)) continue;
+    std::vector<uint8_t> words(b.length);
+    FillWords(SplitMix(&seed), &words);
+    std::memcpy(b.bytes.data() + kGuardBytes, words.data(), b.length);
+  }
+}
+
 void TenantMemory::CheckUntouched(const TenantMemory& original, TenantId tenant, const char* who) const {
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = blocks_[i];

@@ -33,6 +33,10 @@ class TenantMemory {
   // Fills `out` with the same kind of words as the memory holds, from `seed`.
   void FillWords(uint64_t seed, std::vector<uint8_t>* out) const;
 
+  // Overwrites every range `tenant` may not read with other words (from
+  // `seed`): what that tenant computes must not change (non-interference).
+  void ScrambleHiddenFrom(TenantId tenant, uint64_t seed);
+
   // Fails unless the guard bytes are intact and every range `tenant` may not
   // write still equals `original`.
   void CheckUntouched(const TenantMemory& original, TenantId tenant, const char* who) const;

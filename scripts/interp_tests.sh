@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 t0=$(date +%s)
-for t in ds_test ds_tree_test ds_lists_test ds_btree_repair_test apps_test; do
+for t in ds_test ds_lock_test ds_tree_test ds_lists_test ds_btree_repair_test apps_test; do
   echo "interp_tests.sh: $t"
   PULSE_ENGINE=interp PULSE_TEST_SCALE=0.25 "$build/bin/$t" --gtest_brief=1
 done

@@ -10,7 +10,8 @@
 #     over one range table and shared programs, and the fabric's workers with
 #     peers on their own threads and cross-thread Wake(), and several
 #     Clients on their own threads in one process (the state the library
-#     keeps per process; each Client itself is single-threaded).
+#     keeps per process; each Client itself is single-threaded), and FarLock
+#     with readers and a writer on their own threads and Clients (DsLock).
 #
 #   scripts/sanitize.sh [asan|tsan]...   (default: both)
 set -euo pipefail
@@ -26,8 +27,8 @@ steps=("$@")
 #  it checks packaging, which the normal run covers.
 asan_exclude='^Install\.'
 # The TSan selection (ctest -R): test names of the concurrent tests.
-tsan_tests='^(ConcurrentPipelines|NetWait|NetAm|NetRma|NetFailure|NetTransport|ClientThreads)\.'
-tsan_targets=(engine_concurrent_pipelines_test net_test net_peer client_threads_test)
+tsan_tests='^(ConcurrentPipelines|NetWait|NetAm|NetRma|NetFailure|NetTransport|ClientThreads|DsLock)\.'
+tsan_targets=(engine_concurrent_pipelines_test net_test net_peer client_threads_test ds_lock_test)
 
 run_asan() {
   local t0=$(date +%s)

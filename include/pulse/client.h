@@ -61,8 +61,9 @@ struct DispatchPolicy {
 // run here over cached windows until its first uncached one and offloaded
 // from there (cur_ptr and the scratch pad are the whole state between
 // iterations).  Dirty blocks are written back before any traversal is
-// offloaded; an offloaded traversal that STOREs drops the cache when it
-// ends.  The cache is per Client and not coherent with other CPU nodes:
+// offloaded (only the bytes written, so data of others sharing a block is
+// not overwritten with stale bytes); an offloaded traversal that STOREs
+// drops the cache when it ends.  The cache is per Client and not coherent with other CPU nodes:
 // pulse::ds::FarLock flushes it on release and drops it on acquire.
 enum class CacheGranularity {
   kObject,  // object_bytes blocks: one traversal window

@@ -59,6 +59,9 @@ struct SoakResult {
   std::map<std::string, uint64_t> errors_by_kind;  // status code name -> count
   uint64_t unacknowledged_writes = 0;              // failed writes (their keys were re-decided)
   uint32_t restarts = 0;                           // memory node kill + restart cycles
+  // Per kill: milliseconds from the kill until the switch listed the node
+  // as dead (polled every 10 ms; absent if it had not within 10 s).
+  std::vector<double> switch_detect_ms;
   ClientCounters client;
   uint64_t client_faults_injected = 0;             // dropped + duplicated + reordered by the client
   uint64_t node_faults_injected = 0;               // ... by the switch and memory nodes (current processes)

@@ -29,7 +29,19 @@ void BlockCache::Touch(uint64_t block, Block& b) {
 
 Status BlockCache::WriteBack(uint64_t block, Block& b) {
   if (!b.dirty) return Status::Ok();
-  PULSE_RETURN_IF_ERROR(store_(block, b.data.get(), block_));
+  // Each run of written bytes; a failure leaves the block dirty (re-writing
+  // a run is harmless).
+  for (size_t i = 0; i < block_;) {
+    if (!b.written[i]) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < block_ && b.written[end]) ++end;
+    PULSE_RETURN_IF_ERROR(store_(block + i, b.data.get() + i, end - i));
+    i = end;
+  }
+  b.written.clear();
   b.dirty = false;
   --dirty_;
   ++counters_->writebacks;
@@ -161,8 +173,10 @@ Status BlockCache::Write(uint64_t addr, const void* src, size_t len) {
       std::memcpy((*b)->data.get() + off, in + (pos - addr), n);
       if (!(*b)->dirty) {
         (*b)->dirty = true;
+        (*b)->written.assign(block_, 0);
         ++dirty_;
       }
+      std::fill_n((*b)->written.begin() + static_cast<std::ptrdiff_t>(off), n, uint8_t{1});
     }
     pos += n;
   }

@@ -8,8 +8,11 @@
 // window for CacheGranularity::kObject, a 4 KiB page for kPage).  A miss
 // fetches the whole block.  Eviction is LRU or CLOCK.  Write-back mode
 // keeps writes in the cache (fetching a block first unless the write covers
-// it) until eviction or Flush(); write-through mode writes far memory at
-// once and updates only blocks that are already cached.
+// it) until eviction or Flush(), and then writes back only the bytes written,
+// not the whole block: the rest of it may be stale by then, and writing it
+// would undo another CPU node's writes to other data in the same block
+// (e.g. data under another FarLock).  Write-through mode writes far memory
+// at once and updates only blocks that are already cached.
 //
 // Not thread-safe: owned by one Client.
 #pragma once
@@ -58,6 +61,7 @@ class BlockCache {
   struct Block {
     std::unique_ptr<uint8_t[]> data;
     bool dirty = false;
+    std::vector<uint8_t> written;         // while dirty: 1 for each byte written since the last write-back
     bool referenced = false;              // CLOCK
     std::list<uint64_t>::iterator lru;    // LRU: position in lru_
     size_t slot = 0;                      // CLOCK: position in ring_

@@ -22,6 +22,7 @@ nlohmann::json SoakJson(const bench::SoakResult& r) {
           {"errors_by_kind", r.errors_by_kind},
           {"unacknowledged_writes", r.unacknowledged_writes},
           {"restarts", r.restarts},
+          {"switch_detect_ms", r.switch_detect_ms},
           {"client",
            {{"traversals", c.traversals},
             {"requests_sent", c.requests_sent},

@@ -152,5 +152,40 @@ TEST(BlockCache, UnfetchableBlocksFallBackToDirectAccess) {
   EXPECT_EQ(far.bytes[5], 7);
 }
 
+// Write-back writes back only the bytes written: bytes of the block that
+// changed in far memory meanwhile (another CPU node's data, under another
+// lock) are left as they are, for random writes in both block sizes.
+TEST(BlockCache, WriteBackLeavesUnwrittenBytesOfTheBlockAlone) {
+  for (CacheGranularity g : {CacheGranularity::kObject, CacheGranularity::kPage}) {
+    FakeFar far(1 << 14);
+    CacheOptions options;
+    options.bytes = 1 << 14;
+    options.granularity = g;
+    ClientCounters counters;
+    BlockCache cache(
+        options, [&](uint64_t a, void* d, size_t n) { return far.Fetch(a, d, n); },
+        [&](uint64_t a, const void* s, size_t n) { return far.Store(a, s, n); }, &counters);
+    std::mt19937_64 rng(static_cast<int>(g) + 3);
+    std::vector<uint8_t> want(far.bytes.size(), 0);
+    for (int round = 0; round < 50; ++round) {
+      std::vector<bool> mine(far.bytes.size(), false);
+      for (int w = 0; w < 8; ++w) {  // this client's writes, kept in the cache
+        const size_t at = rng() % (far.bytes.size() - 64), n = 1 + rng() % 64;
+        std::vector<uint8_t> v(n);
+        for (uint8_t& x : v) x = static_cast<uint8_t>(rng());
+        ASSERT_TRUE(cache.Write(kBase + at, v.data(), n).ok());
+        std::copy(v.begin(), v.end(), want.begin() + static_cast<long>(at));
+        std::fill_n(mine.begin() + static_cast<long>(at), n, true);
+      }
+      for (size_t i = 0; i < far.bytes.size(); ++i) {  // someone else's, straight to far memory
+        if (mine[i] || rng() % 4 != 0) continue;
+        far.bytes[i] = want[i] = static_cast<uint8_t>(rng());
+      }
+      ASSERT_TRUE(cache.Invalidate().ok());
+      ASSERT_EQ(far.bytes, want) << "round " << round;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pulse

@@ -330,7 +330,6 @@ TEST_F(NodeFailures, KilledMemoryNodeFailsClearlyTheOtherServesAndTheRestartedOn
   // A running workload over both nodes, two traversals in flight; node 1 is
   // killed a third of the way in.
   uint64_t ok[2] = {0, 0}, failed_dead = 0, failed_alive = 0;
-  Clock::duration slowest = {};
   bool killed = false;
   for (int round = 0; round < 90; ++round) {
     if (round == 30) {
@@ -341,9 +340,7 @@ TEST_F(NodeFailures, KilledMemoryNodeFailsClearlyTheOtherServesAndTheRestartedOn
     for (uint32_t n = 0; n < 2; ++n) {
       auto it = std::next(cells[n].begin(), round % 16);
       const uint64_t addr = it->first, want = it->second;
-      const auto t0 = Clock::now();
-      client_->TraverseAsync(read, addr, std::vector<uint8_t>(8, 0), off, [&, n, want, t0](Result<TraversalResult> r) {
-        slowest = std::max(slowest, Clock::now() - t0);
+      client_->TraverseAsync(read, addr, std::vector<uint8_t>(8, 0), off, [&, n, want](Result<TraversalResult> r) {
         if (r.ok()) {
           EXPECT_EQ(r->status, TraversalStatus::kDone);
           EXPECT_EQ(Sp0(*r), want);
@@ -360,6 +357,8 @@ TEST_F(NodeFailures, KilledMemoryNodeFailsClearlyTheOtherServesAndTheRestartedOn
         }
       });
     }
+    // Every request is answered (or fails) within its retry budget: the
+    // bounded wait is the check, not a measured time.
     ASSERT_TRUE(client_->WaitAll(std::chrono::duration_cast<std::chrono::milliseconds>(Budget())).ok());
   }
   EXPECT_EQ(ok[0], 90u);
@@ -367,7 +366,6 @@ TEST_F(NodeFailures, KilledMemoryNodeFailsClearlyTheOtherServesAndTheRestartedOn
   EXPECT_GE(ok[1], 30u);
   EXPECT_EQ(failed_dead + ok[1], 90u);
   EXPECT_GT(failed_dead, 50u) << "after the kill, requests to node 1 fail";
-  EXPECT_LT(slowest, Budget()) << "every request answered within its retry budget";
   // One-sided access to the dead node: a clear error naming it, at once.
   uint64_t v = 0;
   Status dead = client_->Read(cells[1].begin()->first, &v, 8);
@@ -461,11 +459,9 @@ TEST_F(NodeFailures, ClientsRejoinARestartedSwitch) {
   ASSERT_TRUE(second.WaitForLog("listening on", 10s)) << second.Log();
   // The next traversal reconnects (bounded) and waits for the memory nodes
   // to re-register with the new switch.
-  const auto t0 = Clock::now();
   auto r = ReadByTraversal(a);
   ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << second.Log();
   EXPECT_EQ(Sp0(*r), v);
-  EXPECT_LT(Clock::now() - t0, options_.reconnect_timeout + Budget());
   EXPECT_GE(client_->counters().reconnections, 1u);
   // Both memory nodes serve through it.
   r = ReadByTraversal(Cell(1, v));
@@ -478,19 +474,20 @@ TEST_F(NodeFailures, ASwitchThatStaysDownIsReportedAsUnavailable) {
   const uint64_t a = Cell(0, v);
   rack_.switch_process().Signal(SIGKILL);
   ASSERT_NE(rack_.switch_process().Wait(10s), -1);
-  const auto t0 = Clock::now();
   auto r = ReadByTraversal(a);
-  const auto waited = Clock::now() - t0;
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kUnavailable) << r.status().ToString();
   EXPECT_NE(r.status().message().find(options_.switch_address), std::string::npos) << r.status().ToString();
-  EXPECT_LT(waited, options_.reconnect_timeout + Budget()) << "bounded by the reconnection budget";
-  // Until the budget has passed again, calls fail at once instead of
-  // waiting once more.
-  const auto t1 = Clock::now();
-  r = ReadByTraversal(a);
-  EXPECT_EQ(r.status().code(), Status::Code::kUnavailable) << r.status().ToString();
-  EXPECT_LT(Clock::now() - t1, 1s);
+  const std::string budget = fmt::format("reconnecting for {} ms failed", options_.reconnect_timeout.count());
+  EXPECT_NE(r.status().message().find(budget), std::string::npos) << "gave up after its reconnection budget: "
+                                                                    << r.status().ToString();
+  // Until the budget has passed again, calls fail with that remembered
+  // failure instead of trying once more (no reconnection, same answer).
+  const uint64_t reconnections = client_->counters().reconnections;
+  auto again = ReadByTraversal(a);
+  EXPECT_EQ(again.status().code(), Status::Code::kUnavailable) << again.status().ToString();
+  EXPECT_NE(again.status().message().find(budget), std::string::npos) << again.status().ToString();
+  EXPECT_EQ(client_->counters().reconnections, reconnections);
   // One-sided access goes straight to the memory node: it still works.
   uint64_t got = 0;
   ASSERT_TRUE(client_->Read(a, &got, 8).ok());

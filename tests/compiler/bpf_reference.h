@@ -4,6 +4,7 @@
 // translated pulse program run by InterpretTraversal.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -23,14 +24,87 @@ struct FarWrite {
   bool operator==(const FarWrite&) const = default;
 };
 
+// What a reference run did that pulse defines differently (a fault where
+// BPF goes on): see include/pulse/iterator.h.
+struct BpfRunNotes {
+  bool divided_by_zero = false;  // a DIV/MOD by zero (BPF: 0 / the dividend; pulse: a fault)
+  uint64_t ctx_data_end = 0;     // the highest ctx offset below the scratch pad a load reached
+};
+
 class BpfReference {
  public:
+  // Where the scratch pad starts in the context (PULSE_CTX_SCRATCH_OFFSET).
+  static constexpr uint64_t kCtxScratchOffset = 16384;
+
+  // The value BPF ALU `op` (not kBpfEnd) leaves in the destination register
+  // (32-bit ops: zero-extended); division by zero gives 0, remainder by zero
+  // leaves the dividend, shift counts are taken modulo the width.  nullopt
+  // for an unknown op.
+  static std::optional<uint64_t> Alu(uint8_t op, bool is32, uint64_t d, uint64_t s) {
+    using namespace compiler;
+    if (is32) {
+      d &= 0xffffffffu;
+      s &= 0xffffffffu;
+    }
+    const unsigned shift_mask = is32 ? 31 : 63;
+    uint64_t res = 0;
+    switch (op) {
+      case kBpfAdd: res = d + s; break;
+      case kBpfSub: res = d - s; break;
+      case kBpfMul: res = d * s; break;
+      case kBpfDiv: res = s ? d / s : 0; break;
+      case kBpfMod: res = s ? d % s : d; break;
+      case kBpfOr: res = d | s; break;
+      case kBpfAnd: res = d & s; break;
+      case kBpfXor: res = d ^ s; break;
+      case kBpfLsh: res = d << (s & shift_mask); break;
+      case kBpfRsh: res = d >> (s & shift_mask); break;
+      case kBpfArsh:
+        res = is32 ? static_cast<uint32_t>(static_cast<int32_t>(d) >> (s & 31))
+                   : static_cast<uint64_t>(static_cast<int64_t>(d) >> (s & 63));
+        break;
+      case kBpfNeg: res = 0 - d; break;
+      case kBpfMov: res = s; break;
+      default: return std::nullopt;
+    }
+    return is32 ? (res & 0xffffffffu) : res;
+  }
+
+  // Whether conditional jump `op` (not call/exit) is taken for registers a, b.
+  // nullopt for an unknown op.
+  static std::optional<bool> Jump(uint8_t op, bool is32, uint64_t a, uint64_t b) {
+    using namespace compiler;
+    int64_t sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
+    if (is32) {
+      a &= 0xffffffffu;
+      b &= 0xffffffffu;
+      sa = static_cast<int32_t>(a);
+      sb = static_cast<int32_t>(b);
+    }
+    switch (op) {
+      case kBpfJa: return true;
+      case kBpfJeq: return a == b;
+      case kBpfJne: return a != b;
+      case kBpfJgt: return a > b;
+      case kBpfJge: return a >= b;
+      case kBpfJlt: return a < b;
+      case kBpfJle: return a <= b;
+      case kBpfJsgt: return sa > sb;
+      case kBpfJsge: return sa >= sb;
+      case kBpfJslt: return sa < sb;
+      case kBpfJsle: return sa <= sb;
+      case kBpfJset: return (a & b) != 0;
+      default: return std::nullopt;
+    }
+  }
+
   // Runs the code on ctx (cur_ptr, data[256], scratch pad).  Returns r0, or
   // nullopt (with *error) on anything the tests do not expect.  Stores to
-  // addresses outside ctx and the stack are recorded in *writes.
+  // addresses outside ctx and the stack are recorded in *writes; `notes`, if
+  // given, collects what pulse would have stopped at (BpfRunNotes).
   static std::optional<uint64_t> Run(std::span<const compiler::BpfInsn> code, uint8_t* ctx,
                                      size_t ctx_bytes, std::vector<FarWrite>* writes,
-                                     std::string* error) {
+                                     std::string* error, BpfRunNotes* notes = nullptr) {
     using namespace compiler;
     uint64_t r[11] = {};
     alignas(8) uint8_t stack[kBpfStackBytes] = {};
@@ -57,6 +131,8 @@ class BpfReference {
             *error = "load outside ctx/stack at " + std::to_string(pc);
             return std::nullopt;
           }
+          if (notes && inside(a, n, ctx, ctx_bytes) && a - reinterpret_cast<uint64_t>(ctx) < kCtxScratchOffset)
+            notes->ctx_data_end = std::max(notes->ctx_data_end, a - reinterpret_cast<uint64_t>(ctx) + n);
           uint64_t v = 0;
           std::memcpy(&v, reinterpret_cast<const void*>(a), n);
           r[in.dst] = v;
@@ -76,35 +152,16 @@ class BpfReference {
         }
         case kBpfAlu:
         case kBpfAlu64: {
-          uint64_t d = r[in.dst], s = src, res = 0;
-          if (is32) {
-            d &= 0xffffffffu;
-            s &= 0xffffffffu;
-          }
-          const unsigned shift_mask = is32 ? 31 : 63;
-          switch (in.op()) {
-            case kBpfAdd: res = d + s; break;
-            case kBpfSub: res = d - s; break;
-            case kBpfMul: res = d * s; break;
-            case kBpfDiv: res = s ? d / s : 0; break;
-            case kBpfMod: res = s ? d % s : d; break;
-            case kBpfOr: res = d | s; break;
-            case kBpfAnd: res = d & s; break;
-            case kBpfXor: res = d ^ s; break;
-            case kBpfLsh: res = d << (s & shift_mask); break;
-            case kBpfRsh: res = d >> (s & shift_mask); break;
-            case kBpfArsh:
-              res = is32 ? static_cast<uint32_t>(static_cast<int32_t>(d) >> (s & 31))
-                         : static_cast<uint64_t>(static_cast<int64_t>(d) >> (s & 63));
-              break;
-            case kBpfNeg: res = 0 - d; break;
-            case kBpfMov: res = s; break;
-            case kBpfEnd:
-              res = in.imm == 16 ? (r[in.dst] & 0xffff) : in.imm == 32 ? (r[in.dst] & 0xffffffffu) : r[in.dst];
-              break;
-            default:
-              *error = "unsupported ALU op";
-              return std::nullopt;
+          uint64_t res = 0;
+          if (in.op() == kBpfEnd) {
+            res = in.imm == 16 ? (r[in.dst] & 0xffff) : in.imm == 32 ? (r[in.dst] & 0xffffffffu) : r[in.dst];
+          } else if (auto v = Alu(in.op(), is32, r[in.dst], src)) {
+            if (notes && (in.op() == kBpfDiv || in.op() == kBpfMod) && (is32 ? (src & 0xffffffffu) : src) == 0)
+              notes->divided_by_zero = true;
+            res = *v;
+          } else {
+            *error = "unsupported ALU op";
+            return std::nullopt;
           }
           r[in.dst] = is32 ? (res & 0xffffffffu) : res;
           break;
@@ -115,33 +172,12 @@ class BpfReference {
             *error = "call";
             return std::nullopt;
           }
-          uint64_t a = r[in.dst], b = src;
-          int64_t sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
-          if (is32) {
-            a &= 0xffffffffu;
-            b &= 0xffffffffu;
-            sa = static_cast<int32_t>(a);
-            sb = static_cast<int32_t>(b);
+          const std::optional<bool> take = Jump(in.op(), is32, r[in.dst], src);
+          if (!take) {
+            *error = "unsupported jump";
+            return std::nullopt;
           }
-          bool take = false;
-          switch (in.op()) {
-            case kBpfJa: take = true; break;
-            case kBpfJeq: take = a == b; break;
-            case kBpfJne: take = a != b; break;
-            case kBpfJgt: take = a > b; break;
-            case kBpfJge: take = a >= b; break;
-            case kBpfJlt: take = a < b; break;
-            case kBpfJle: take = a <= b; break;
-            case kBpfJsgt: take = sa > sb; break;
-            case kBpfJsge: take = sa >= sb; break;
-            case kBpfJslt: take = sa < sb; break;
-            case kBpfJsle: take = sa <= sb; break;
-            case kBpfJset: take = (a & b) != 0; break;
-            default:
-              *error = "unsupported jump";
-              return std::nullopt;
-          }
-          if (take) {
+          if (*take) {
             pc = pc + 1 + in.off;
             continue;
           }

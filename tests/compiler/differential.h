@@ -64,7 +64,7 @@ inline int CompareWithBpf(const std::string& file, const std::string& name, int 
     FarMemory mem(4096);
     const uint64_t cur = mem.Alloc(256);
     std::memcpy(mem.At<uint8_t>(cur), window.data(), 256);
-    constexpr size_t kScratchAt = 16384;  // PULSE_CTX_SCRATCH_OFFSET
+    constexpr size_t kScratchAt = BpfReference::kCtxScratchOffset;
     std::vector<uint8_t> ctx(kScratchAt + sp_bytes);
     std::memcpy(ctx.data(), &cur, 8);
     std::memcpy(ctx.data() + 8, window.data(), 256);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "support/ds_cluster.h"
@@ -82,6 +83,32 @@ void ExpectHolds(Client* client, BTree& tree, const Shadow& shadow, std::optiona
   } else {
     EXPECT_EQ(got, shadow) << when << ": scan";
   }
+}
+
+// After a failed update and its repair, `key` must hold either what it held
+// before the update (rolled back) or what the update would have left
+// (completed): for an insert of `value`, the old value if the key was present,
+// else absence or `value`; for an erase, the old value or absence.  The
+// shadow decides both states on its own; the tree's answer only picks one
+// of them.  Applies the picked state to the shadow.
+void AdoptRolledBackOrCompleted(Shadow& shadow, bool insert, uint64_t key, uint64_t value,
+                                const std::optional<uint64_t>& got, const std::string& when) {
+  struct KeyState {  // not std::optional: GCC 12 warns about formatting one (-Wmaybe-uninitialized)
+    bool present;
+    uint64_t value;
+    bool operator==(const KeyState& o) const { return present == o.present && (!present || value == o.value); }
+    std::string ToString() const { return present ? fmt::format("{}", value) : "absent"; }
+  };
+  const auto it = shadow.find(key);
+  const KeyState before{it != shadow.end(), it != shadow.end() ? it->second : 0};
+  const KeyState after = !insert ? KeyState{false, 0} : before.present ? before : KeyState{true, value};
+  const KeyState now{got.has_value(), got.value_or(0)};
+  ASSERT_TRUE(now == before || now == after)
+      << when << ": key " << key << " holds " << now.ToString() << ", neither its state before the "
+      << (insert ? "insert" : "erase") << " (" << before.ToString() << ") nor after it (" << after.ToString()
+      << ")";
+  if (now.present) shadow[key] = now.value;
+  else shadow.erase(key);
 }
 
 struct Scenario {
@@ -173,8 +200,8 @@ TEST_F(DsBTreeRepair, AWriteFailingAtEveryStepOfASplitBorrowMergeOrRootChangeIsR
       ASSERT_TRUE(v.ok()) << when << ": " << v.ToString();
       auto got = repaired->Find(sc.key);
       ASSERT_TRUE(got.ok());
-      if (got->has_value()) shadow[sc.key] = **got;
-      else shadow.erase(sc.key);
+      AdoptRolledBackOrCompleted(shadow, sc.insert, sc.key, value, *got, when);
+      if (HasFatalFailure()) return;
       EXPECT_EQ(repaired->size(), shadow.size()) << when;
       ExpectHolds(client_.get(), *repaired, shadow, std::nullopt, 0, when + ", after repair");
       // And it takes updates again.
@@ -209,8 +236,8 @@ TEST_F(DsBTreeRepair, RandomOperationsWithRandomFailedWritesMatchStdMap) {
     ASSERT_TRUE(tree.Repair().ok());
     auto got = tree.Find(key);  // the failed operation's key: either state
     ASSERT_TRUE(got.ok());
-    if (got->has_value()) shadow[key] = **got;
-    else shadow.erase(key);
+    AdoptRolledBackOrCompleted(shadow, insert, key, op, *got, fmt::format("op {}", op));
+    if (HasFatalFailure()) return;
     if (failures % 16 == 0) {
       Status v = tree.Validate();
       ASSERT_TRUE(v.ok()) << "op " << op << ": " << v.ToString();

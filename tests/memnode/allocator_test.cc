@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <random>
 
 #include "memnode/allocator.h"
 #include "memnode/pool.h"
@@ -89,6 +93,124 @@ TEST(MemNodeAllocator, ManyRandomOperationsKeepTheBooksBalanced) {
   EXPECT_EQ(a.used(), 0u);
   EXPECT_EQ(a.free_blocks(), 1u);
   EXPECT_EQ(a.largest_free(), 256 * kUnit);
+}
+
+// The allocator against a plain interval set of the live blocks: every block
+// it hands out lies inside the pool, is granularity-aligned, at least as long
+// as asked, and overlaps no live block; it is the first gap that fits (first
+// fit, computed from the interval set, not from the allocator); it fails only
+// when no gap fits; restores succeed exactly for free aligned ranges; and the
+// counters agree with the set after every step.
+class IntervalSetReference {
+ public:
+  explicit IntervalSetReference(uint64_t capacity) : capacity_(capacity) {}
+
+  bool Overlaps(uint64_t offset, uint64_t length) const {
+    auto it = live_.lower_bound(offset + length);  // first block starting at or after the end
+    if (it == live_.begin()) return false;
+    --it;  // the last block starting before the end
+    return it->first + it->second > offset;
+  }
+  // The first gap of at least `length` bytes, or nullopt.
+  std::optional<uint64_t> FirstFit(uint64_t length) const {
+    uint64_t at = 0;
+    for (const auto& [offset, len] : live_) {
+      if (offset - at >= length) return at;
+      at = offset + len;
+    }
+    if (capacity_ - at >= length) return at;
+    return std::nullopt;
+  }
+  uint64_t LargestGap() const {
+    uint64_t at = 0, best = 0;
+    for (const auto& [offset, len] : live_) {
+      best = std::max(best, offset - at);
+      at = offset + len;
+    }
+    return std::max(best, capacity_ - at);
+  }
+  uint64_t Used() const {
+    uint64_t sum = 0;
+    for (const auto& [offset, len] : live_) sum += len;
+    return sum;
+  }
+  void Add(uint64_t offset, uint64_t length) { live_.emplace(offset, length); }
+  const std::map<uint64_t, uint64_t>& live() const { return live_; }
+  std::map<uint64_t, uint64_t>& live() { return live_; }
+
+ private:
+  uint64_t capacity_;
+  std::map<uint64_t, uint64_t> live_;  // offset -> length
+};
+
+TEST(MemNodeAllocator, LiveBlocksAreDisjointInsideThePoolAndFirstFitAgainstAnIntervalSet) {
+  constexpr uint64_t kUnits = 200;
+  const uint64_t pool_bytes = kUnits * kUnit + kUnit / 3;  // a tail shorter than a unit
+  PoolAllocator a(pool_bytes, kUnit);
+  ASSERT_EQ(a.capacity(), kUnits * kUnit);
+  IntervalSetReference ref(kUnits * kUnit);
+  std::mt19937_64 rng(19);
+  int allocated = 0, exhausted = 0, restored = 0, freed = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const int op = static_cast<int>(rng() % 10);
+    if (op < 5) {  // allocate an arbitrary byte count, up to a fifth of the pool
+      const uint64_t bytes = 1 + rng() % (kUnits * kUnit / 5);
+      const uint64_t want = (bytes + kUnit - 1) / kUnit * kUnit;
+      const auto fit = ref.FirstFit(want);
+      auto r = a.Allocate(bytes);
+      if (!fit) {
+        ASSERT_FALSE(r.ok()) << "step " << step << ": no gap of " << want << " but it allocated";
+        ASSERT_EQ(r.status().code(), Status::Code::kResourceExhausted);
+        ++exhausted;
+        continue;
+      }
+      ASSERT_TRUE(r.ok()) << "step " << step << ": " << r.status().ToString();
+      ASSERT_EQ(r->offset % kUnit, 0u);
+      ASSERT_GE(r->length, bytes);
+      ASSERT_EQ(r->length, want);
+      ASSERT_LE(r->offset + r->length, kUnits * kUnit) << "outside the pool";
+      ASSERT_FALSE(ref.Overlaps(r->offset, r->length)) << "overlaps a live block at step " << step;
+      ASSERT_EQ(r->offset, *fit) << "not the first gap that fits";
+      ref.Add(r->offset, r->length);
+      ++allocated;
+    } else if (op < 8 && !ref.live().empty()) {  // free a live block
+      auto it = ref.live().begin();
+      std::advance(it, static_cast<long>(rng() % ref.live().size()));
+      ASSERT_TRUE(a.Free(it->first).ok());
+      ref.live().erase(it);
+      ++freed;
+    } else if (op == 8) {  // restore an arbitrary (often misaligned or busy) range
+      const uint64_t unit_off = rng() % (kUnits + 2);
+      const uint64_t offset = unit_off * kUnit + (rng() % 4 == 0 ? rng() % kUnit : 0);
+      const uint64_t length = (rng() % 6) * kUnit + (rng() % 4 == 0 ? 1 : 0);
+      const bool valid = length > 0 && offset % kUnit == 0 && length % kUnit == 0 &&
+                         offset + length <= kUnits * kUnit && !ref.Overlaps(offset, length);
+      Status s = a.Restore(offset, length);
+      ASSERT_EQ(s.ok(), valid) << "restore [" << offset << ", +" << length << "): " << s.ToString();
+      if (valid) {
+        ref.Add(offset, length);
+        ++restored;
+      }
+    } else {  // free something that is not the start of a live block
+      const uint64_t offset = rng() % (kUnits * kUnit + kUnit);
+      const bool live = ref.live().count(offset) != 0;
+      ASSERT_EQ(a.Free(offset).ok(), live);
+      if (live) ref.live().erase(offset);
+    }
+    ASSERT_EQ(a.used(), ref.Used());
+    ASSERT_EQ(a.allocations(), ref.live().size());
+    ASSERT_EQ(a.largest_free(), ref.LargestGap());
+    for (const auto& [offset, len] : ref.live()) {
+      const Allocation* found = a.Find(offset);
+      ASSERT_NE(found, nullptr);
+      ASSERT_EQ(found->length, len);
+    }
+  }
+  // Each kind of step happened often enough to mean something.
+  EXPECT_GT(allocated, 1000);
+  EXPECT_GT(exhausted, 50);
+  EXPECT_GT(restored, 50);
+  EXPECT_GT(freed, 1000);
 }
 
 std::string PoolName() { return "/pulse-pool-test-" + std::to_string(getpid()); }

@@ -170,12 +170,14 @@ TEST_F(RpcServiceTest, WimpyCallsAreStretchedOnlyWhenSlower) {
             TraversalStatus::kFaultBadRequest);
 }
 
-// The calibration measures a clock rate, not something else: a plausible
-// figure for any core this runs on (it once read 14.9 "GHz" when the chain
-// used add-immediate, which the core folded at renaming).
-TEST(CoreClock, HostGhzIsPlausible) {
+// The calibration measures a clock rate, not something else: it once read
+// 14.9 "GHz" when the chain used add-immediate, which the core folded at
+// renaming.  Only that bound is checked: load can make the best-of-runs
+// figure lower, never higher, so a low figure is a busy machine, not a bug.
+// The figure itself is `pulse bench rpc`'s (host_ghz per memory node).
+TEST(CoreClock, HostGhzIsNoFasterThanAnyCore) {
   const double ghz = MeasureHostGhz();
-  EXPECT_GT(ghz, 0.2);
+  EXPECT_GT(ghz, 0.0);
   EXPECT_LT(ghz, 7.0);
 }
 
