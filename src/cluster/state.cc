@@ -27,7 +27,8 @@ Status WriteState(const ClusterState& state) {
                          {"pid", n.process.pid},
                          {"start_ticks", n.process.start_ticks},
                          {"log", n.log},
-                         {"shm_name", n.shm_name}});
+                         {"shm_name", n.shm_name},
+                         {"instance", n.instance}});
   const json j = {{"name", state.name},
                   {"config", state.config_source},
                   {"switch_address", state.switch_address},
@@ -76,6 +77,7 @@ Result<ClusterState> ReadState(const std::string& path) {
       p.process.start_ticks = n.value("start_ticks", uint64_t{0});
       p.log = n.value("log", "");
       p.shm_name = n.value("shm_name", "");
+      p.instance = n.value("instance", "");
       s.nodes.push_back(std::move(p));
     }
   } catch (const json::exception& e) {

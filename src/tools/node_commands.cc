@@ -133,6 +133,7 @@ struct CommonArgs {
   bool busy_poll = false;
   std::string log_level = "info";
   std::string port_file;
+  std::string instance_id;
 };
 
 void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
@@ -150,6 +151,10 @@ void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
                   "Once listening (and, for a memory node, registered), write the port listened on to\n"
                   "this file: how a launcher learns the port a node given port 0 chose")
       ->type_name("PATH");
+  cmd->add_option("--instance-id", args->instance_id,
+                  "An id returned in `stats` as \"instance\": how `pulse cluster up` tells the process it\n"
+                  "started from another one answering on the same address")
+      ->type_name("ID");
 }
 
 void ApplyPoll(const CommonArgs& args, net::WorkerOptions* wo) {
@@ -180,6 +185,7 @@ void RunSwitch(const SwitchArgs& args) {
   node::NodeLog log("switch", *node::ParseLogLevel(args.common.log_level));
   switchd::SwitchServerOptions options;
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
+  options.instance_id = args.common.instance_id;
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
@@ -268,6 +274,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.calibrate = !args.no_calibrate;
   options.extensions.push_back(rpc::RpcExtension({.core_ghz = args.rpc_core_ghz}));
   options.reattach_pool = !args.fresh_pool;
+  options.instance_id = args.common.instance_id;
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
