@@ -596,6 +596,12 @@ Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, millisec
       const auto deadline = Clock::now() + stage_timeout;
       for (size_t i = 0; i < order.size(); ++i) {
         if (!IsRunning(order[i]->process) || Clock::now() >= deadline) continue;
+        // Only to the node itself: whatever else answers at its address
+        // (its port taken by another process) is not ours to stop.
+        if (!order[i]->instance.empty()) {
+          auto stats = (*session)->Call(order[i]->address, "stats", std::min(kProbeTimeout, Left(deadline)));
+          if (!stats.ok() || InstanceOf(*stats) != order[i]->instance) continue;
+        }
         (void)(*session)->Call(order[i]->address, "shutdown", std::min(kProbeTimeout, Left(deadline)));
       }
       wait_gone(Left(deadline));
