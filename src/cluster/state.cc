@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/launcher.h"
+#include "common/bounded_file.h"
 
 namespace pulse::cluster {
 
@@ -50,11 +51,9 @@ Status WriteState(const ClusterState& state) {
 }
 
 Result<ClusterState> ReadState(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(fmt::format("no cluster state file at '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  const json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  auto text = ReadInputFile(path, kMaxConfigFileBytes, "cluster state file");
+  if (!text.ok()) return text.status();
+  const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   auto bad = [&](const std::string& what) {
     return Status::InvalidArgument(fmt::format("cluster state file '{}': {}", path, what));
   };

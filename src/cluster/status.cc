@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cluster/control_session.h"
+#include "common/bounded_file.h"
 
 namespace pulse::cluster {
 
@@ -66,16 +67,7 @@ json StatusJson(const ClusterState& state, const std::vector<NodeStatus>& nodes)
               {"nodes", list}};
 }
 
-std::string HumanBytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
-}
+std::string HumanBytes(uint64_t bytes) { return DescribeBytes(bytes); }
 
 std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>& nodes) {
   std::string out = fmt::format("cluster '{}' (state {})\n", state.name, state.state_file);

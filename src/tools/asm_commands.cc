@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/bounded_file.h"
 #include "pulse/assembler.h"
 #include "pulse/program.h"
 #include "tools/commands.h"
@@ -31,12 +32,11 @@ namespace {
   throw CLI::RuntimeError(1);
 }
 
+// A program file: regular, at most kMaxProgramFileBytes.
 Result<std::vector<uint8_t>> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot open '" + path + "': " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::IoError("cannot read '" + path + "'");
-  return bytes;
+  auto text = ReadInputFile(path, kMaxProgramFileBytes, "program file");
+  if (!text.ok()) return text.status();
+  return std::vector<uint8_t>(text->begin(), text->end());
 }
 
 Status WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bounded_file.h"
 #include "pulse/assembler.h"
 #include "pulse/compiler.h"
 #include "tools/commands.h"
@@ -44,6 +45,10 @@ struct CompileArgs {
 };
 
 void RunCompile(CompileArgs& args, const CLI::App& cmd) {
+  // clang would read a device or a FIFO without end; a directory gets a
+  // confusing "no object file".
+  if (auto checked = CheckInputFile(args.source, kMaxProgramFileBytes, "iterator source"); !checked.ok())
+    CompileFail(checked.status().message());
   if (args.list) {
     auto object = CompileCToBpfObject(args.source, args.options);
     if (!object.ok()) CompileFail(object.status().message());
