@@ -22,6 +22,7 @@
 #include "pulse/assembler.h"
 #include "pulse/program.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -81,10 +82,12 @@ std::string InfoText(const ProgramInfo& info) {
 void AddVerifierOptions(CLI::App* cmd, VerifierOptions* options) {
   cmd->add_option("--scratch-pad", options->scratch_pad_bytes,
                   "Scratch pad size in bytes; every static sp[] access must fit")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, 1 << 24));
   cmd->add_option("--max-instructions", options->max_instructions,
                   "Longest program the verifier accepts")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 1 << 24));
 }
 
 // ---------------------------------------------------------------------------

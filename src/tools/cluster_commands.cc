@@ -15,6 +15,7 @@
 #include "cluster/pools.h"
 #include "cluster/status.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -238,7 +239,8 @@ void AddClusterCommands(CLI::App& app) {
   cmd->add_option("--state", status->state, "State file of the cluster (default: the config's)");
   cmd->add_flag("--json", status->json, "Print one JSON object");
   cmd->add_option("--timeout-ms", status->timeout_ms, "How long to wait for each node's answer")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, kMaxTimeoutMs));
   cmd->callback([status] { RunStatus(*status); });
 
   auto restart = std::make_shared<ClusterArgs>();

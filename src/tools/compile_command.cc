@@ -24,6 +24,7 @@
 #include "pulse/assembler.h"
 #include "pulse/compiler.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -106,10 +107,12 @@ void AddCompileCommand(CLI::App& app) {
   cmd->add_option("-I", args->options.include_dirs, "include directory for clang");
   cmd->add_option("-D", args->options.defines, "preprocessor definition for clang");
   cmd->add_option("--scratch-pad-bytes", args->options.scratch_pad_bytes,
-                  "scratch pad size the program runs with (default 4096)");
+                  "scratch pad size the program runs with (default 4096)")
+      ->check(Within(8, 1 << 24));
   cmd->add_option("--stack-offset", args->stack_offset,
                   "scratch pad offset for clang's stack slots (default: after the iterator's own "
-                  "scratch bytes)");
+                  "scratch bytes)")
+      ->check(Within(0, 1 << 24));
   cmd->add_option("--clang", args->options.clang, "clang executable (default: clang on PATH)");
   cmd->add_flag("--no-optimize", args->no_optimize,
                 "skip jump threading, copy propagation and dead-code elimination");
