@@ -9,6 +9,7 @@
 #include "bench/app_bench.h"
 #include "bench/app_systems.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
 #include "tools/flag_checks.h"
 
 namespace pulse::tools {
@@ -94,6 +95,8 @@ void AddAppBench(CLI::App& bench) {
       std::cerr << "bench app: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench app", r->closed.ops, "the closed-loop phase's operations");
+    if (r->has_open) RequireWorkDone("bench app", r->open.ops, "the open-loop phase's operations");
     const nlohmann::json j = bench::AppBenchJson(*opts, *r);
     if (*json) {
       std::cout << j.dump(2) << std::endl;

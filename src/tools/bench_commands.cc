@@ -10,6 +10,7 @@
 #include "bench/net_bench.h"
 #include "pulse/calibration.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
 #include "tools/flag_checks.h"
 
 namespace pulse::tools {
@@ -66,6 +67,7 @@ void AddEngineBench(CLI::App& bench) {
       std::cerr << "bench engine: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench engine", r->checked_requests, "the number of checked requests");
     auto ratio = [](double a, double b) { return b > 0 ? nlohmann::json(a / b) : nlohmann::json(nullptr); };
     nlohmann::json sweep = nlohmann::json::array();
     for (const auto& p : r->sweep)

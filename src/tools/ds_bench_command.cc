@@ -14,6 +14,7 @@
 #include "bench/ds_bench_targets_lists.h"
 #include "bench/ds_bench_targets_trees.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
 #include "tools/flag_checks.h"
 
 namespace pulse::tools {
@@ -117,6 +118,9 @@ void AddDsBench(CLI::App& bench) {
       std::cerr << "bench ds: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    uint64_t verified = 0;
+    for (const auto& s : r->structures) verified += s.verified;
+    RequireWorkDone("bench ds", verified, "the number of checked lookups");
     if (*json) {
       std::cout << ResultJson(*r, opts->cache_bytes).dump(2) << std::endl;
       return;

@@ -19,6 +19,7 @@
 #include "pulse/resp/keyspace.h"
 #include "pulse/resp/server.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
 #include "tools/flag_checks.h"
 
 namespace pulse::tools {
@@ -143,6 +144,7 @@ void AddRespBench(CLI::App& bench) {
       std::cerr << "pulse bench resp: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench resp", r->contains("runs") ? (*r)["runs"].size() : 0, "the number of redis-benchmark runs");
     if (*json) {
       std::cout << r->dump(2) << std::endl;
       return;

@@ -9,6 +9,7 @@
 
 #include "bench/rpc_bench.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
 #include "tools/flag_checks.h"
 
 namespace pulse::tools {
@@ -57,6 +58,7 @@ void AddRpcBench(CLI::App& bench) {
   cmd->callback([opts, json] {
     opts->progress = [](const std::string& line) { std::cerr << "[bench rpc] " << line << std::endl; };
     auto r = bench::RunRpcBench(*opts);
+    if (r.ok()) RequireWorkDone("bench rpc", r->figures.empty() ? 0 : r->verified, "the number of checked answers");
     if (!r.ok()) {
       std::cerr << "bench rpc: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);

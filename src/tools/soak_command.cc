@@ -9,6 +9,7 @@
 
 #include "bench/soak.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
 #include "tools/flag_checks.h"
 
 namespace pulse::tools {
@@ -91,6 +92,7 @@ void AddSoakBench(CLI::App& bench) {
       std::cerr << "bench soak: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench soak", r->ops, "the number of operations");
     nlohmann::json j = SoakJson(*r);
     j["structures"] = o->structures;
     j["faults"] = o->faults;

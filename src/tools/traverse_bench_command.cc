@@ -8,6 +8,7 @@
 
 #include "bench/traverse_bench.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
 #include "tools/flag_checks.h"
 
 namespace pulse::tools {
@@ -95,6 +96,7 @@ void AddTraverseBench(CLI::App& bench) {
       std::cerr << "bench traverse: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench traverse", r->verified, "the number of checked traversals");
     if (*json) {
       std::cout << ResultJson(*r).dump(2) << std::endl;
       return;
