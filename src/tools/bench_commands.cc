@@ -135,7 +135,7 @@ void AddCalibrateBench(CLI::App& bench) {
       "calibrate", "Measure the engine's t_i (ns per instruction) and t_d (ns per window load) for the offload rule");
   cmd->add_option("--mib", *mib, "Size of the list the calibration chases")->capture_default_str()
       ->check(Within(1, 1 << 20));
-  cmd->add_option("--workspaces", *workspaces, "Engine workspaces")->capture_default_str();
+  cmd->add_option("--workspaces", *workspaces, "Engine workspaces")->capture_default_str()->check(Within(1, 4096));
   cmd->callback([mib, workspaces] {
     auto c = CalibrateEngine(*mib << 20, *workspaces);
     if (!c.ok()) {
