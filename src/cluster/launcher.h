@@ -18,6 +18,12 @@
 // (process.h) runs it.  LocalClusterConfig is the config of a throw-away
 // cluster on this host (benchmarks, tests).
 //
+// Each launch of a node gets a random instance id that the node returns in
+// `stats`: the launcher takes a node for up, and sends it `shutdown`, only
+// when the process answering at its address returns that id.
+// RestartDeadNodes (`pulse cluster restart`) starts dead nodes again on
+// their addresses and pools.
+//
 // StopCluster asks each node to `shutdown`, then sends SIGTERM, then
 // SIGKILL, each stage bounded by a deadline; it never signals a pid that no
 // longer belongs to the node (see process.h).
@@ -129,7 +135,8 @@ Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t
 Status KillMemNode(const ClusterState& state, uint32_t node, std::chrono::milliseconds timeout);
 
 // How the launcher starts node `n` of `config`: the pulse binary
-// (NodeBinary) with the node's flags then n.extra_args, the environment
+// (NodeBinary) with the node's flags (a new random --instance-id among them)
+// then n.extra_args, the environment
 // (ClusterConfig::env, UCX_TLS, n.env), the log <ClusterDir>/<name>.log,
 // and, for port 0, `--port-file PortFileOf(config, n)` (removed first).
 // Does not create ClusterDir.  Errors: those of NodeBinary.

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,6 +40,17 @@ void AddConfigFlag(CLI::App* cmd, ClusterArgs* args) {
   cmd->add_option("--config", args->config,
                   "Cluster description (TOML); default: config/local.toml in the current directory,\n"
                   "else the copy embedded in this binary");
+}
+
+// A subcommand acting on the cluster of a state file: --config, --state,
+// and `run` as its callback.
+CLI::App* AddStateCommand(CLI::App* cluster, const std::string& name, const std::string& help,
+                          const std::shared_ptr<ClusterArgs>& args, void (*run)(const ClusterArgs&)) {
+  CLI::App* cmd = cluster->add_subcommand(name, help);
+  AddConfigFlag(cmd, args.get());
+  cmd->add_option("--state", args->state, "State file of the cluster (default: the config's)");
+  cmd->callback([args, run] { run(*args); });
+  return cmd;
 }
 
 // The state file `down`/`status` act on.
@@ -86,21 +98,36 @@ void RunDown(const ClusterArgs& args) {
   std::cout << fmt::format("cluster '{}' is down\n", state->name);
 }
 
-void RunRestart(const ClusterArgs& args) {
+// The config a command acts on, and the cluster of its state file if there
+// is one.
+struct Target {
+  cluster::ClusterConfig config;
+  std::string state_file;
+  std::optional<cluster::ClusterState> state;
+};
+
+Target LoadTarget(const std::string& command, const ClusterArgs& args) {
   auto config = cluster::LoadClusterConfigOrDefault(args.config);
-  if (!config.ok()) Fail("restart", config.status());
-  const std::string path = args.state.empty() ? config->StateFile() : args.state;
-  auto state = cluster::ReadState(path);
-  if (!state.ok()) {
-    if (state.status().code() == Status::Code::kNotFound)
-      Fail("restart", Status::NotFound(fmt::format("no cluster to restart (no state file at {}); start one with "
-                                                   "`pulse cluster up`",
-                                                   path)));
-    Fail("restart", state.status());
-  }
+  if (!config.ok()) Fail(command, config.status());
+  Target t{*config, args.state.empty() ? config->StateFile() : args.state, std::nullopt};
+  auto state = cluster::ReadState(t.state_file);
+  if (state.ok())
+    t.state = std::move(*state);
+  else if (state.status().code() != Status::Code::kNotFound)
+    Fail(command, state.status());
+  return t;
+}
+
+void RunRestart(const ClusterArgs& args) {
+  Target t = LoadTarget("restart", args);
+  if (!t.state)
+    Fail("restart", Status::NotFound(fmt::format(
+                        "no cluster to restart (no state file at {}); start one with `pulse cluster up`", t.state_file)));
+  const cluster::ClusterConfig* config = &t.config;
+  cluster::ClusterState* state = &*t.state;
   cluster::LaunchOptions options;
   options.progress = [](const std::string& line) { std::cerr << "[cluster restart] " << line << std::endl; };
-  auto restarted = cluster::RestartDeadNodes(*config, &*state, args.nodes, options);
+  auto restarted = cluster::RestartDeadNodes(*config, state, args.nodes, options);
   // Whatever was restarted runs now: the state file must name it, also on failure.
   if (Status s = cluster::WriteState(*state); !s.ok()) Fail("restart", s);
   if (!restarted.ok()) Fail("restart", restarted.status());
@@ -112,14 +139,11 @@ void RunRestart(const ClusterArgs& args) {
 // (those are `down`'s and `restart`'s), and this cluster's (its name prefix
 // or a pool name its config sets) unless --all.
 std::vector<cluster::PoolInfo> OrphanedPools(const ClusterArgs& args, std::string* scope) {
-  auto config = cluster::LoadClusterConfigOrDefault(args.config);
-  if (!config.ok()) Fail("clean", config.status());
+  const Target t = LoadTarget("clean", args);
+  const cluster::ClusterConfig* config = &t.config;
   std::set<std::string> recorded, configured;
-  if (auto state = cluster::ReadState(args.state.empty() ? config->StateFile() : args.state); state.ok()) {
-    for (const auto& n : state->nodes) recorded.insert(n.shm_name);
-  } else if (state.status().code() != Status::Code::kNotFound) {
-    Fail("clean", state.status());
-  }
+  if (t.state)
+    for (const auto& n : t.state->nodes) recorded.insert(n.shm_name);
   for (const auto& n : config->memnodes)
     if (!n.shm_name.empty()) configured.insert(n.shm_name);
   const std::string prefix = fmt::format("{}{}-", cluster::kPoolPrefix, config->name);
@@ -138,17 +162,16 @@ std::vector<cluster::PoolInfo> OrphanedPools(const ClusterArgs& args, std::strin
 }
 
 void RunPools(const ClusterArgs& args) {
-  auto config = cluster::LoadClusterConfigOrDefault(args.config);
-  if (!config.ok()) Fail("pools", config.status());
+  const Target t = LoadTarget("pools", args);
   std::map<std::string, std::string> recorded;  // pool -> node of this cluster
-  if (auto state = cluster::ReadState(args.state.empty() ? config->StateFile() : args.state); state.ok())
-    for (const auto& n : state->nodes)
-      if (!n.shm_name.empty()) recorded[n.shm_name] = fmt::format("{} of '{}'", n.name, state->name);
+  if (t.state)
+    for (const auto& n : t.state->nodes)
+      if (!n.shm_name.empty()) recorded[n.shm_name] = fmt::format("{} of '{}'", n.name, t.state->name);
   auto pools = cluster::ListPools();
   if (!pools.ok()) Fail("pools", pools.status());
   for (const auto& [name, node] : recorded)
-    if (!cluster::PoolUseOf(name).exists) std::cout << fmt::format("{} ({}): gone\n", name, node);
-  if (pools->empty()) std::cout << fmt::format("no pool named {}* on this host\n", cluster::kPoolPrefix);
+    if (!args.json && !cluster::PoolUseOf(name).exists) std::cout << fmt::format("{} ({}): gone\n", name, node);
+  if (pools->empty() && !args.json) std::cout << fmt::format("no pool named {}* on this host\n", cluster::kPoolPrefix);
   nlohmann::json list = nlohmann::json::array();
   for (const auto& p : *pools) {
     const auto it = recorded.find(p.name);
@@ -224,58 +247,46 @@ void AddClusterCommands(CLI::App& app) {
   cmd->callback([up] { RunUp(*up); });
 
   auto down = std::make_shared<ClusterArgs>();
-  cmd = cluster->add_subcommand(
-      "down",
-      "Stop the cluster: `shutdown` to each node, then SIGTERM, then SIGKILL (idempotent); remove the\n"
-      "pools of its dead nodes, except one a live process uses (a node restarted by hand keeps its pool)");
-  AddConfigFlag(cmd, down.get());
-  cmd->add_option("--state", down->state, "State file of the cluster (default: the config's)");
-  cmd->callback([down] { RunDown(*down); });
+  AddStateCommand(cluster, "down",
+                  "Stop the cluster: `shutdown` to each node, then SIGTERM, then SIGKILL (idempotent); remove the\n"
+                  "pools of its dead nodes, except one a live process uses (a node restarted by hand keeps its pool)",
+                  down, RunDown);
 
   auto status = std::make_shared<ClusterArgs>();
-  cmd = cluster->add_subcommand(
-      "status", "Per node: role, address, alive, and its counters; exit 1 unless every node answers");
-  AddConfigFlag(cmd, status.get());
-  cmd->add_option("--state", status->state, "State file of the cluster (default: the config's)");
+  cmd = AddStateCommand(cluster, "status",
+                        "Per node: role, address, alive, and its counters; exit 1 unless every node answers", status,
+                        RunStatus);
   cmd->add_flag("--json", status->json, "Print one JSON object");
   cmd->add_option("--timeout-ms", status->timeout_ms, "How long to wait for each node's answer")
       ->capture_default_str()
       ->check(Within(1, kMaxTimeoutMs));
-  cmd->callback([status] { RunStatus(*status); });
 
   auto restart = std::make_shared<ClusterArgs>();
-  cmd = cluster->add_subcommand(
-      "restart",
-      "Start dead nodes of the running cluster again (memory nodes on their pools: data kept; the\n"
-      "switch on its address), leave live ones alone, wait until the switch lists every memory node");
-  AddConfigFlag(cmd, restart.get());
-  cmd->add_option("--state", restart->state, "State file of the cluster (default: the config's)");
+  cmd = AddStateCommand(cluster, "restart",
+                        "Start dead nodes of the running cluster again (memory nodes on their pools: data kept; the\n"
+                        "switch on its address), leave live ones alone, wait until the switch lists every memory node",
+                        restart, RunRestart);
   cmd->add_option("node", restart->nodes, "Nodes to restart if dead: switch, memnode-<id> or <id> (default: all)")
       ->type_name("NODE");
-  cmd->callback([restart] { RunRestart(*restart); });
 
   auto pools = std::make_shared<ClusterArgs>();
-  cmd = cluster->add_subcommand(
-      "pools",
+  cmd = AddStateCommand(
+      cluster, "pools",
       "List the memory nodes' pools on this host (/dev/shm/pulse-*): size, the process using it, the node\n"
-      "of this cluster it belongs to, or orphaned (no process uses it and no state file names it)");
-  AddConfigFlag(cmd, pools.get());
-  cmd->add_option("--state", pools->state, "State file of the cluster (default: the config's)");
+      "of this cluster it belongs to, or orphaned (no process uses it and no state file names it)",
+      pools, RunPools);
   cmd->add_flag("--json", pools->json, "Print a JSON array");
-  cmd->callback([pools] { RunPools(*pools); });
 
   auto clean = std::make_shared<ClusterArgs>();
-  cmd = cluster->add_subcommand(
-      "clean",
+  cmd = AddStateCommand(
+      cluster, "clean",
       "Remove orphaned pools of this cluster: those named after it (or in its config) that no process\n"
-      "uses and its state file does not name.  Never removes a pool in use, nor one `restart` needs");
-  AddConfigFlag(cmd, clean.get());
-  cmd->add_option("--state", clean->state, "State file of the cluster (default: the config's)");
+      "uses and its state file does not name.  Never removes a pool in use, nor one `restart` needs",
+      clean, RunClean);
   cmd->add_flag("--all", clean->all,
                 "Every unused /dev/shm/pulse-* pool on the host, also other clusters' (their dead nodes lose\n"
                 "their data)");
   cmd->add_flag("--dry-run", clean->dry_run, "List what would be removed");
-  cmd->callback([clean] { RunClean(*clean); });
 }
 
 }  // namespace pulse::tools
