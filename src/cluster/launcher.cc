@@ -92,12 +92,6 @@ std::string NewInstanceId() {
   return fmt::format("{:016x}", id);
 }
 
-// The "instance" a node put in its `stats` answer ("" if none).
-std::string InstanceOf(const json& stats) {
-  const auto it = stats.find("instance");
-  return it != stats.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // The variables the nodes get on top of the inherited environment.
 std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterConfig& c) {
   std::vector<std::pair<std::string, std::string>> env;
@@ -158,11 +152,11 @@ Status Probe(ControlSession& session, NodeProcess& n, const std::string& cluster
   }
   auto stats = session.Call(n.address, "stats", std::min(kProbeTimeout, std::max(Left(deadline), milliseconds(1))));
   if (!stats.ok()) return stats.status();
-  if (const std::string answered = InstanceOf(*stats); !n.instance.empty() && answered != n.instance)
+  if (!AnsweredBy(n, *stats))
     return Status::FailedPrecondition(fmt::format(
         "another process answers at {} (instance '{}', not '{}' given to the {} started as pid {}): "
         "is something else using that port?",
-        n.address, answered, n.instance, n.name, n.process.pid));
+        n.address, InstanceOf(*stats), n.instance, n.name, n.process.pid));
   if (n.role == Role::kMemNode && !(*stats)["counters"].value("switch_connected", false))
     return Status::Unavailable("answers but is not registered with the switch yet");
   return Status::Ok();
@@ -356,6 +350,13 @@ Status KillMemNode(const ClusterState& state, uint32_t node, milliseconds timeou
   }
   return Status::NotFound(fmt::format("no memory node {}", node));
 }
+
+std::string InstanceOf(const json& stats) {
+  const auto it = stats.find("instance");
+  return it != stats.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool AnsweredBy(const NodeProcess& n, const json& stats) { return n.instance.empty() || InstanceOf(stats) == n.instance; }
 
 Result<std::string> NodeBinary(const ClusterConfig& config) {
   if (!config.binary.empty()) return config.binary;
@@ -600,7 +601,7 @@ Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, millisec
         // (its port taken by another process) is not ours to stop.
         if (!order[i]->instance.empty()) {
           auto stats = (*session)->Call(order[i]->address, "stats", std::min(kProbeTimeout, Left(deadline)));
-          if (!stats.ok() || InstanceOf(*stats) != order[i]->instance) continue;
+          if (!stats.ok() || !AnsweredBy(*order[i], *stats)) continue;
         }
         (void)(*session)->Call(order[i]->address, "shutdown", std::min(kProbeTimeout, Left(deadline)));
       }

@@ -37,6 +37,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cluster/config.h"
 #include "cluster/process.h"
 #include "pulse/status.h"
@@ -165,6 +167,12 @@ ClusterConfig LocalClusterConfig(const std::string& name, uint32_t memory_nodes,
 // it does not parse.
 Result<ClusterState> ReadState(const std::string& path);
 Status WriteState(const ClusterState& state);
+
+// The "instance" of a node's `stats` answer ("" if none), and whether the
+// answer came from node `n`'s process: its instance id (always true for a
+// node recorded without one).
+std::string InstanceOf(const nlohmann::json& stats);
+bool AnsweredBy(const NodeProcess& n, const nlohmann::json& stats);
 
 // True if any process of the state still runs.
 bool AnyRunning(const ClusterState& state);

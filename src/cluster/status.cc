@@ -22,7 +22,10 @@ std::vector<NodeStatus> QueryStatus(const ClusterState& state, std::chrono::mill
       s.error = session.status().ToString();
     } else {
       auto stats = (*session)->Call(n.address, "stats", timeout);
-      if (stats.ok()) {
+      if (stats.ok() && !AnsweredBy(n, *stats)) {
+        s.error = fmt::format("another process answers at {} (instance '{}', not '{}')", n.address,
+                              InstanceOf(*stats), n.instance);
+      } else if (stats.ok()) {
         s.answering = true;
         s.stats = std::move(*stats);
       } else {
