@@ -234,7 +234,7 @@ void RunStatus(const ClusterArgs& args) {
 }  // namespace
 
 void AddClusterCommands(CLI::App& app) {
-  CLI::App* cluster = app.add_subcommand("cluster", "Start, stop and inspect a local cluster (switch + memory nodes)");
+  CLI::App* cluster = app.add_subcommand("cluster", "Start, stop, inspect and restart a local cluster (switch + memory nodes); list and clean its pools");
   cluster->require_subcommand(1);
   cluster->footer(
       "The cluster is described by a TOML file (docs/cluster.md).  Logs and the state file are\n"

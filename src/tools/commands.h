@@ -26,7 +26,7 @@ void AddSuiteBench(CLI::App& bench);
 void AddSoakBench(CLI::App& bench);
 // pulse switch | memnode: the server processes of a rack.
 void AddNodeCommands(CLI::App& app);
-// pulse cluster up | down | status
+// pulse cluster up | down | status | restart | pools | clean
 void AddClusterCommands(CLI::App& app);
 // pulse kv serve (src/tools/kv_command.cc)
 void AddKvCommands(CLI::App& app);
