@@ -188,7 +188,7 @@ struct AgentServer::Impl {
     Result<node::ControlRequest> c = node::ParseControl(payload, &seq);
     Result<nlohmann::json> answer = c.status();
     if (c.ok() && c->op == "stats") {
-      answer = nlohmann::json{{"role", "agent"}, {"counters", Stats()}};
+      answer = nlohmann::json{{"role", "agent"}, {"instance", options.instance_id}, {"counters", Stats()}};
     } else if (c.ok() && c->op == "shutdown") {
       answer = nlohmann::json::object();
       stop.store(true);

@@ -50,6 +50,7 @@ struct AgentServerOptions {
   AgentOptions agent;
   net::WorkerOptions worker;    // the request thread's worker
   std::string log_level = "info";  // error | warn | info | debug
+  std::string instance_id;      // returned by "stats" as "instance" (how `pulse cluster up` knows its process)
 };
 
 class AgentServer {

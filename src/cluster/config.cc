@@ -7,13 +7,13 @@
 #include "cluster/config.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
+
+#include "common/bounded_file.h"
 
 namespace pulse::cluster {
 
@@ -306,12 +306,9 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view text, const std::strin
 }
 
 Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cluster config: cannot open '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::IoError(fmt::format("cluster config: cannot read '{}'", path));
-  return ParseClusterConfig(text.str(), path);
+  auto text = ReadInputFile(path, kMaxConfigFileBytes, "cluster config");
+  if (!text.ok()) return text.status();
+  return ParseClusterConfig(*text, path);
 }
 
 Result<ClusterConfig> LoadDefaultClusterConfig() {

@@ -13,13 +13,16 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cluster/control_session.h"
+#include "cluster/pools.h"
 #include "protocol/control_client.h"
 
 namespace pulse::cluster {
@@ -93,6 +96,13 @@ std::vector<std::string> AgentArgs(const std::string& binary, const ClusterConfi
   return a;
 }
 
+// A new random instance id (64 bits, hex) for one launch of a node.
+std::string NewInstanceId() {
+  std::random_device entropy;
+  const uint64_t id = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+  return fmt::format("{:016x}", id);
+}
+
 // The variables the nodes get on top of the inherited environment.
 std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterConfig& c) {
   std::vector<std::pair<std::string, std::string>> env;
@@ -153,6 +163,11 @@ Status Probe(ControlSession& session, NodeProcess& n, const std::string& cluster
   }
   auto stats = session.Call(n.address, "stats", std::min(kProbeTimeout, std::max(Left(deadline), milliseconds(1))));
   if (!stats.ok()) return stats.status();
+  if (!AnsweredBy(n, *stats))
+    return Status::FailedPrecondition(fmt::format(
+        "another process answers at {} (instance '{}', not '{}' given to the {} started as pid {}): "
+        "is something else using that port?",
+        n.address, InstanceOf(*stats), n.instance, n.name, n.process.pid));
   if (n.role == Role::kMemNode && !(*stats)["counters"].value("switch_connected", false))
     return Status::Unavailable("answers but is not registered with the switch yet");
   return Status::Ok();
@@ -172,6 +187,9 @@ Status WaitForNodes(ControlSession& session, ClusterState* st, const std::vector
         return Status::Unavailable(fmt::format("{} {} while starting; its log {}:\n{}", n.name,
                                                HowItEnded(n.process), n.log, TailOfFile(n.log, 8)));
       Status s = Probe(session, n, cluster_dir, deadline);
+      if (s.code() == Status::Code::kFailedPrecondition)  // a stranger: waiting will not help
+        return Status::FailedPrecondition(fmt::format("{} did not come up: {}; its log {}:\n{}", n.name, s.message(),
+                                                      n.log, TailOfFile(n.log, 8)));
       if (s.ok()) {
         Progress(options, fmt::format("{} is up at {}", n.name, n.address));
         it = waiting.erase(it);
@@ -216,12 +234,44 @@ Status WaitForRegistrations(ControlSession& session, const ClusterState& st, Clo
   }
 }
 
+// Whether `up` may replace the cluster of state file `old`: only if none of
+// its nodes runs and none of its pools is left (data `restart` would bring
+// back).  The errors say what is left and which command deals with it.
+Status CheckNothingLeft(const ClusterState& old) {
+  std::vector<std::string> dead, pools;
+  bool any_running = false;
+  for (const NodeProcess& n : old.nodes) {
+    if (IsRunning(n.process))
+      any_running = true;
+    else
+      dead.push_back(fmt::format("{} (pid {})", n.name, n.process.pid));
+    if (!n.shm_name.empty() && PoolUseOf(n.shm_name).exists) pools.push_back(n.shm_name);
+  }
+  if (any_running && dead.empty())
+    return Status::InvalidArgument(
+        fmt::format("cluster '{}' from {} is already running (switch at {}); stop it with `pulse cluster down`",
+                    old.name, old.state_file, old.switch_address));
+  if (any_running)
+    return Status::FailedPrecondition(fmt::format(
+        "cluster '{}' from {} is partly running: {} no longer {}; `pulse cluster restart` starts {} again "
+        "(memory nodes on their pools, data kept), `pulse cluster down` stops the rest",
+        old.name, old.state_file, fmt::join(dead, ", "), dead.size() == 1 ? "runs" : "run",
+        dead.size() == 1 ? "it" : "them"));
+  if (!pools.empty())
+    return Status::FailedPrecondition(fmt::format(
+        "every node of cluster '{}' from {} has died, and its pools {} still hold its data; "
+        "`pulse cluster restart` brings the cluster back with them, `pulse cluster down` removes them",
+        old.name, old.state_file, fmt::join(pools, ", ")));
+  return Status::Ok();
+}
+
 SpawnOptions SpawnOptionsOf(const std::string& binary, const ClusterConfig& c, const NodeConfig& n,
-                            const LaunchOptions& options) {
+                            const std::string& instance, const LaunchOptions& options) {
   SpawnOptions so;
   so.argv = n.role == Role::kSwitch  ? SwitchArgs(binary, c)
             : n.role == Role::kAgent ? AgentArgs(binary, c, n)
                                      : MemNodeArgs(binary, c, n);
+  so.argv.insert(so.argv.end(), {"--instance-id", instance});
   if (n.port == 0) {
     // The node binds port 0 itself and reports the port: choosing a free
     // port here and passing it on would race every other process on the
@@ -246,7 +296,8 @@ Result<NodeProcess> Launch(const std::string& binary, const ClusterConfig& c, co
   p.node = n.node;
   p.address = fmt::format("{}:{}", ConnectHost(n.host), n.port);
   if (n.role == Role::kMemNode) p.shm_name = n.shm_name;
-  const SpawnOptions so = SpawnOptionsOf(binary, c, n, options);
+  p.instance = NewInstanceId();
+  const SpawnOptions so = SpawnOptionsOf(binary, c, n, p.instance, options);
   p.log = so.log_path;
   auto pid = Spawn(so);
   if (!pid.ok()) return Status::IoError(fmt::format("{}: {}", p.name, pid.status().message()));
@@ -260,7 +311,7 @@ Result<NodeProcess> Launch(const std::string& binary, const ClusterConfig& c, co
 Result<SpawnOptions> NodeSpawnOptions(const ClusterConfig& config, const NodeConfig& n, const LaunchOptions& options) {
   auto binary = NodeBinary(config);
   if (!binary.ok()) return binary.status();
-  return SpawnOptionsOf(*binary, config, n, options);
+  return SpawnOptionsOf(*binary, config, n, NewInstanceId(), options);
 }
 
 std::string PortFileOf(const ClusterConfig& config, const NodeConfig& n) {
@@ -313,6 +364,13 @@ Status KillMemNode(const ClusterState& state, uint32_t node, milliseconds timeou
   return Status::NotFound(fmt::format("no memory node {}", node));
 }
 
+std::string InstanceOf(const json& stats) {
+  const auto it = stats.find("instance");
+  return it != stats.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool AnsweredBy(const NodeProcess& n, const json& stats) { return n.instance.empty() || InstanceOf(stats) == n.instance; }
+
 Result<std::string> NodeBinary(const ClusterConfig& config) {
   if (!config.binary.empty()) return config.binary;
   char path[PATH_MAX];
@@ -331,11 +389,9 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
   PULSE_RETURN_IF_ERROR(MakeDirectories(config.ClusterDir()));
   const std::string state_file = config.StateFile();
   if (auto old = ReadState(state_file); old.ok()) {
-    if (AnyRunning(*old))
-      return Status::InvalidArgument(fmt::format(
-          "cluster '{}' from {} is already running (switch at {}); stop it with `pulse cluster down`",
-          old->name, state_file, old->switch_address));
-    Progress(options, fmt::format("removing stale state file {} (none of its processes runs)", state_file));
+    PULSE_RETURN_IF_ERROR(CheckNothingLeft(*old));
+    Progress(options, fmt::format("removing stale state file {} (none of its processes runs, no pool is left)",
+                                  state_file));
     std::remove(state_file.c_str());
   } else if (old.status().code() != Status::Code::kNotFound) {
     return Status::InvalidArgument(fmt::format("{}; remove it if no cluster runs", old.status().message()));
@@ -406,37 +462,128 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
   return st;
 }
 
-Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t node, const LaunchOptions& options) {
-  size_t index = state->nodes.size();
-  for (size_t i = 0; i < state->nodes.size(); ++i)
-    if (state->nodes[i].role == Role::kMemNode && state->nodes[i].node == node) index = i;
-  const NodeConfig* wanted = nullptr;
-  for (const NodeConfig& n : config.memnodes)
-    if (n.node == node) wanted = &n;
-  if (index == state->nodes.size() || wanted == nullptr)
-    return Status::NotFound(fmt::format("restart: the cluster has no memory node {}", node));
-  if (IsRunning(state->nodes[index].process))
-    return Status::InvalidArgument(fmt::format("restart: memory node {} still runs", node));
+namespace {
+
+// Launches node `index` of `state` again as it was launched before it died:
+// its settings from `config`, its address (port) and pool from `state`, a
+// new instance id.  Does not wait for it.
+Status Relaunch(const ClusterConfig& config, ClusterState* state, size_t index, const std::string& binary,
+                const LaunchOptions& options) {
+  const NodeProcess& old = state->nodes[index];
   // The ports the nodes chose and the pool name are in the state, not in
   // the config; the node comes back on its old port with its old pool.
-  auto own = ParseAddress(state->nodes[index].address);
+  auto own = ParseAddress(old.address);
   if (!own.ok()) return own.status();
   auto sw = ParseAddress(state->switch_address);
   if (!sw.ok()) return sw.status();
   ClusterConfig c = config;
   c.switch_node.port = sw->second;
-  NodeConfig n = *wanted;
+  NodeConfig n = c.switch_node;
+  if (old.role == Role::kMemNode) {
+    const NodeConfig* wanted = nullptr;
+    for (const NodeConfig& m : config.memnodes)
+      if (m.node == old.node) wanted = &m;
+    if (wanted == nullptr)
+      return Status::NotFound(fmt::format("restart: {} is not in the config {}", old.name, config.source));
+    n = *wanted;
+    n.shm_name = old.shm_name;
+  }
   n.port = own->second;
-  n.shm_name = state->nodes[index].shm_name;
-  auto binary = NodeBinary(c);
-  if (!binary.ok()) return binary.status();
-  auto p = Launch(*binary, c, n, options);
+  auto p = Launch(binary, c, n, options);
   if (!p.ok()) return p.status();
   state->nodes[index] = std::move(*p);
-  auto session = ControlSession::Create(c.ucx_tls);
+  return Status::Ok();
+}
+
+// The index in `state` of the node called `name` ("switch", "memnode-<id>",
+// or "<id>" for a memory node).
+Result<size_t> NodeIndex(const ClusterState& state, const std::string& name) {
+  const std::string full = !name.empty() && name.find_first_not_of("0123456789") == std::string::npos
+                               ? "memnode-" + name
+                               : name;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < state.nodes.size(); ++i) {
+    if (state.nodes[i].name == full) return i;
+    names.push_back(state.nodes[i].name);
+  }
+  return Status::NotFound(
+      fmt::format("restart: cluster '{}' has no node '{}' (its nodes: {})", state.name, name, fmt::join(names, ", ")));
+}
+
+}  // namespace
+
+Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t node, const LaunchOptions& options) {
+  size_t index = state->nodes.size();
+  for (size_t i = 0; i < state->nodes.size(); ++i)
+    if (state->nodes[i].role == Role::kMemNode && state->nodes[i].node == node) index = i;
+  if (index == state->nodes.size()) return Status::NotFound(fmt::format("restart: the cluster has no memory node {}", node));
+  if (IsRunning(state->nodes[index].process))
+    return Status::InvalidArgument(fmt::format("restart: memory node {} still runs", node));
+  auto binary = NodeBinary(config);
+  if (!binary.ok()) return binary.status();
+  PULSE_RETURN_IF_ERROR(Relaunch(config, state, index, *binary, options));
+  auto session = ControlSession::Create(config.ucx_tls);
   if (!session.ok()) return session.status();
-  return WaitForNodes(**session, state, {index}, c.ClusterDir(), Clock::now() + c.start_timeout, c.start_timeout,
-                      options);
+  return WaitForNodes(**session, state, {index}, config.ClusterDir(), Clock::now() + config.start_timeout,
+                      config.start_timeout, options);
+}
+
+Result<std::vector<NodeOutcome>> RestartDeadNodes(const ClusterConfig& config, ClusterState* state,
+                                                  const std::vector<std::string>& names,
+                                                  const LaunchOptions& options) {
+  std::vector<size_t> chosen;
+  for (const std::string& name : names) {
+    auto index = NodeIndex(*state, name);
+    if (!index.ok()) return index.status();
+    if (std::find(chosen.begin(), chosen.end(), *index) == chosen.end()) chosen.push_back(*index);
+  }
+  if (names.empty())
+    for (size_t i = 0; i < state->nodes.size(); ++i) chosen.push_back(i);
+
+  std::vector<size_t> dead_switch, dead_memnodes;
+  for (size_t i : chosen) {
+    const NodeProcess& n = state->nodes[i];
+    if (IsRunning(n.process)) continue;
+    if (n.role == Role::kSwitch) {
+      dead_switch.push_back(i);
+      continue;
+    }
+    // A node restarted by hand serves this pool: a second one cannot.
+    if (const PoolUse use = PoolUseOf(n.shm_name); use.in_use)
+      return Status::FailedPrecondition(fmt::format(
+          "restart: the pool {} of {} is in use by pid {}, a process this cluster did not start "
+          "(restarted by hand?); stop that process first",
+          n.shm_name, n.name, use.user));
+    dead_memnodes.push_back(i);
+  }
+  std::vector<NodeOutcome> out;
+  if (!dead_switch.empty() || !dead_memnodes.empty()) {
+    auto binary = NodeBinary(config);
+    if (!binary.ok()) return binary.status();
+    ApplyTransportEnvironment(config);  // the control session speaks what the nodes speak
+    auto session = ControlSession::Create(config.ucx_tls);
+    if (!session.ok()) return session.status();
+    const auto deadline = Clock::now() + config.start_timeout;
+    // The switch first: the memory nodes register with it.
+    for (const std::vector<size_t>* group : {&dead_switch, &dead_memnodes}) {
+      if (group->empty()) continue;
+      for (size_t i : *group) {
+        Progress(options, fmt::format("restarting {} at {}", state->nodes[i].name, state->nodes[i].address));
+        PULSE_RETURN_IF_ERROR(Relaunch(config, state, i, *binary, options));
+      }
+      PULSE_RETURN_IF_ERROR(
+          WaitForNodes(**session, state, *group, config.ClusterDir(), deadline, config.start_timeout, options));
+    }
+    PULSE_RETURN_IF_ERROR(WaitForRegistrations(**session, *state, deadline, config.start_timeout));
+  }
+  for (size_t i : chosen) {
+    const NodeProcess& n = state->nodes[i];
+    const bool restarted = std::find(dead_switch.begin(), dead_switch.end(), i) != dead_switch.end() ||
+                           std::find(dead_memnodes.begin(), dead_memnodes.end(), i) != dead_memnodes.end();
+    out.push_back({n.name, restarted ? fmt::format("restarted (pid {})", n.process.pid)
+                                     : fmt::format("running (pid {}), left alone", n.process.pid)});
+  }
+  return out;
 }
 
 Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, milliseconds stage_timeout) {
@@ -476,6 +623,12 @@ Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, millisec
       const auto deadline = Clock::now() + stage_timeout;
       for (size_t i = 0; i < order.size(); ++i) {
         if (!IsRunning(order[i]->process) || Clock::now() >= deadline) continue;
+        // Only to the node itself: whatever else answers at its address
+        // (its port taken by another process) is not ours to stop.
+        if (!order[i]->instance.empty()) {
+          auto stats = (*session)->Call(order[i]->address, "stats", std::min(kProbeTimeout, Left(deadline)));
+          if (!stats.ok() || !AnsweredBy(*order[i], *stats)) continue;
+        }
         (void)(*session)->Call(order[i]->address, "shutdown", std::min(kProbeTimeout, Left(deadline)));
       }
       wait_gone(Left(deadline));
@@ -493,9 +646,16 @@ Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, millisec
     wait_gone(stage_timeout);
     mark("SIGKILL");
   }
-  // A pool object outlives a killed node; the names are this cluster's own.
-  for (const NodeProcess* n : order)
-    if (!n->shm_name.empty() && !IsRunning(n->process)) shm_unlink(n->shm_name.c_str());
+  // A pool object outlives a killed node; the names are this cluster's own,
+  // but a node restarted by hand may serve one again: that one stays.
+  for (size_t i = 0; i < order.size(); ++i) {
+    const NodeProcess* n = order[i];
+    if (n->shm_name.empty() || IsRunning(n->process)) continue;
+    if (const PoolUse use = PoolUseOf(n->shm_name); use.in_use)
+      out[i].how += fmt::format("; pool {} kept: in use by pid {}", n->shm_name, use.user);
+    else if (use.exists)
+      shm_unlink(n->shm_name.c_str());
+  }
   for (size_t i = 0; i < order.size(); ++i)
     if (IsRunning(order[i]->process))
       return Status::Timeout(fmt::format("{} (pid {}) still runs after SIGKILL; state kept in {}", order[i]->name,

@@ -18,6 +18,12 @@
 // (process.h) runs it.  LocalClusterConfig is the config of a throw-away
 // cluster on this host (benchmarks, tests).
 //
+// Each launch of a node gets a random instance id that the node returns in
+// `stats`: the launcher takes a node for up, and sends it `shutdown`, only
+// when the process answering at its address returns that id.
+// RestartDeadNodes (`pulse cluster restart`) starts dead nodes again on
+// their addresses and pools.
+//
 // StopCluster asks each node to `shutdown`, then sends SIGTERM, then
 // SIGKILL, each stage bounded by a deadline; it never signals a pid that no
 // longer belongs to the node (see process.h).
@@ -30,6 +36,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cluster/config.h"
 #include "cluster/process.h"
@@ -45,6 +53,11 @@ struct NodeProcess {
   ProcessId process;
   std::string log;          // its stdout and stderr
   std::string shm_name;     // memnode pool object, removed after a SIGKILL
+  // Random, new at every launch, passed as --instance-id and returned by
+  // the node in `stats`: the process that answers at `address` is the one
+  // started, not another one holding the port.  Empty in state files
+  // written before instance ids (then not checked).
+  std::string instance;
 };
 
 // What the state file records about a running cluster.
@@ -68,22 +81,46 @@ struct LaunchOptions {
   std::function<void(const std::string&)> progress;
 };
 
-// Starts the cluster.  Errors: InvalidArgument if the state file names a
-// cluster that still runs; IoError (cannot write the run directory, cannot
-// execute the binary); Unavailable/Timeout naming the node that did not come
-// up and its log.
+// Starts the cluster.  A node counts as up once the process answering
+// `stats` at its address returns the instance id it was launched with.
+// Errors: InvalidArgument "already running" if every node of the state
+// file's cluster still runs; FailedPrecondition if some of its nodes died
+// (naming them, pointing at `pulse cluster restart`) or all did and their
+// pools still exist (restart or down); FailedPrecondition naming the address
+// if another process answers where a started node should; IoError (cannot
+// write the run directory, cannot execute the binary); Unavailable/Timeout
+// naming the node that did not come up and its log.
 Result<ClusterState> StartCluster(const ClusterConfig& config, const LaunchOptions& options = {});
 
-// How StopCluster ended each node.
-struct StopOutcome {
+// What StopCluster or RestartDeadNodes did with each node.
+struct NodeOutcome {
   std::string name;
-  std::string how;  // "shutdown", "SIGTERM", "SIGKILL", "not running", "still running"
+  std::string how;  // StopCluster: "shutdown", "SIGTERM", "SIGKILL", "not running", "still running",
+                    // with "; pool ... kept" when a live process uses the pool of a node that was dead
 };
+using StopOutcome = NodeOutcome;
 
 // Stops every node of `state` (memory nodes first) and removes the state
-// file.  Each stage waits at most `stage_timeout`.  Errors: Timeout if a
-// process survived SIGKILL (the state file is then kept).
+// file.  Each stage waits at most `stage_timeout`.  The pool of a memory
+// node that no longer runs is removed unless a live process uses it (e.g.
+// the node restarted by hand: see pools.h).  Errors: Timeout if a process
+// survived SIGKILL (the state file is then kept).
 Result<std::vector<StopOutcome>> StopCluster(const ClusterState& state, std::chrono::milliseconds stage_timeout);
+
+// Starts again the nodes of `state` named in `names` ("switch",
+// "memnode-<id>" or just "<id>"; empty: every node) that no longer run, with
+// their arguments, addresses and pools (memory nodes re-attach theirs: data
+// kept), the switch first; leaves running ones alone.  Waits until the
+// restarted nodes answer with their new instance ids and the switch lists
+// every memory node again.  Updates `state` (not its file).  One outcome
+// per named node: "restarted (pid N)" or "running (pid N), left alone".
+// Errors: NotFound naming an unknown node; FailedPrecondition if a dead
+// memory node's pool is in use by another process (restarted by hand); those
+// of starting a node (nodes restarted before the failure keep running and
+// are in `state`).
+Result<std::vector<NodeOutcome>> RestartDeadNodes(const ClusterConfig& config, ClusterState* state,
+                                                  const std::vector<std::string>& names,
+                                                  const LaunchOptions& options = {});
 
 // Starts memory node `node` of a cluster started from `config` again after
 // it died, with the same arguments, port and pool name (so it re-attaches the
@@ -100,7 +137,8 @@ Status RestartMemNode(const ClusterConfig& config, ClusterState* state, uint32_t
 Status KillMemNode(const ClusterState& state, uint32_t node, std::chrono::milliseconds timeout);
 
 // How the launcher starts node `n` of `config`: the pulse binary
-// (NodeBinary) with the node's flags then n.extra_args, the environment
+// (NodeBinary) with the node's flags (a new random --instance-id among them)
+// then n.extra_args, the environment
 // (ClusterConfig::env, UCX_TLS, n.env), the log <ClusterDir>/<name>.log,
 // and, for port 0, `--port-file PortFileOf(config, n)` (removed first).
 // Does not create ClusterDir.  Errors: those of NodeBinary.
@@ -129,6 +167,12 @@ ClusterConfig LocalClusterConfig(const std::string& name, uint32_t memory_nodes,
 // it does not parse.
 Result<ClusterState> ReadState(const std::string& path);
 Status WriteState(const ClusterState& state);
+
+// The "instance" of a node's `stats` answer ("" if none), and whether the
+// answer came from node `n`'s process: its instance id (always true for a
+// node recorded without one).
+std::string InstanceOf(const nlohmann::json& stats);
+bool AnsweredBy(const NodeProcess& n, const nlohmann::json& stats);
 
 // True if any process of the state still runs.
 bool AnyRunning(const ClusterState& state);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/launcher.h"
+#include "common/bounded_file.h"
 
 namespace pulse::cluster {
 
@@ -27,7 +28,8 @@ Status WriteState(const ClusterState& state) {
                          {"pid", n.process.pid},
                          {"start_ticks", n.process.start_ticks},
                          {"log", n.log},
-                         {"shm_name", n.shm_name}});
+                         {"shm_name", n.shm_name},
+                         {"instance", n.instance}});
   const json j = {{"name", state.name},
                   {"config", state.config_source},
                   {"switch_address", state.switch_address},
@@ -49,11 +51,9 @@ Status WriteState(const ClusterState& state) {
 }
 
 Result<ClusterState> ReadState(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(fmt::format("no cluster state file at '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  const json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  auto text = ReadInputFile(path, kMaxConfigFileBytes, "cluster state file");
+  if (!text.ok()) return text.status();
+  const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   auto bad = [&](const std::string& what) {
     return Status::InvalidArgument(fmt::format("cluster state file '{}': {}", path, what));
   };
@@ -77,6 +77,7 @@ Result<ClusterState> ReadState(const std::string& path) {
       p.process.start_ticks = n.value("start_ticks", uint64_t{0});
       p.log = n.value("log", "");
       p.shm_name = n.value("shm_name", "");
+      p.instance = n.value("instance", "");
       s.nodes.push_back(std::move(p));
     }
   } catch (const json::exception& e) {

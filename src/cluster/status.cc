@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cluster/control_session.h"
+#include "common/bounded_file.h"
 
 namespace pulse::cluster {
 
@@ -21,7 +22,10 @@ std::vector<NodeStatus> QueryStatus(const ClusterState& state, std::chrono::mill
       s.error = session.status().ToString();
     } else {
       auto stats = (*session)->Call(n.address, "stats", timeout);
-      if (stats.ok()) {
+      if (stats.ok() && !AnsweredBy(n, *stats)) {
+        s.error = fmt::format("another process answers at {} (instance '{}', not '{}')", n.address,
+                              InstanceOf(*stats), n.instance);
+      } else if (stats.ok()) {
         s.answering = true;
         s.stats = std::move(*stats);
       } else {
@@ -66,16 +70,7 @@ json StatusJson(const ClusterState& state, const std::vector<NodeStatus>& nodes)
               {"nodes", list}};
 }
 
-std::string HumanBytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
-}
+std::string HumanBytes(uint64_t bytes) { return DescribeBytes(bytes); }
 
 // Far-memory traffic (docs/farmem_agent.md): a memory node's bytes by class
 // when it served any, the agent's caches; empty otherwise.

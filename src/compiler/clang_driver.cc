@@ -1,18 +1,24 @@
 #include "compiler/clang_driver.h"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+
+#include "common/bounded_file.h"
 
 extern char** environ;
 
@@ -58,30 +64,109 @@ Result<std::string> FindClangExecutable(const std::string& explicit_path) {
       "or `apt-get install clang`) or set PULSE_CLANG to the clang executable");
 }
 
+Result<ProcessLimits> ClangLimits() {
+  ProcessLimits limits;
+  auto positive = [](const char* name, uint64_t max, uint64_t* out) -> Status {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return Status::Ok();
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0' || v == 0 || v > max || text[0] == '-')
+      return Status::InvalidArgument(fmt::format("{}='{}' must be an integer from 1 to {}", name, text, max));
+    *out = v;
+    return Status::Ok();
+  };
+  uint64_t ms = 0, mib = 0;
+  PULSE_RETURN_IF_ERROR(positive("PULSE_CLANG_TIMEOUT_MS", 24ull * 3600 * 1000, &ms));
+  PULSE_RETURN_IF_ERROR(positive("PULSE_CLANG_MEMORY_MIB", 1ull << 20, &mib));
+  if (ms != 0) limits.cpu = limits.wall = std::chrono::milliseconds(ms);
+  if (mib != 0) limits.address_space_bytes = mib << 20;
+  return limits;
+}
+
 Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv) {
+  auto limits = ClangLimits();
+  if (!limits.ok()) return limits.status();
+  return RunProcess(argv, *limits);
+}
+
+Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv, const ProcessLimits& limits) {
+  if (argv.empty()) return Status::InvalidArgument("RunProcess: empty command");
   auto dir = TempDir::Create();
   if (!dir.ok()) return dir.status();
   const std::string log = dir->path() + "/output.txt";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  // Everything the child uses is prepared before fork: after fork only
+  // async-signal-safe calls (open, dup2, setrlimit, execve).
+  const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (log_fd < 0) return Status::IoError(fmt::format("cannot create {}: {}", log, std::strerror(errno)));
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return Status::IoError(fmt::format("cannot run {}: {}", argv[0], std::strerror(rc)));
+  const rlimit as{limits.address_space_bytes, limits.address_space_bytes};
+  const rlimit fsize{limits.output_file_bytes, limits.output_file_bytes};
+  const rlim_t cpu_s = static_cast<rlim_t>(std::max<int64_t>(1, (limits.cpu.count() + 999) / 1000));
+  const rlimit cpu{cpu_s, cpu_s + 1};  // SIGXCPU at the soft limit, SIGKILL a second later
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int e = errno;
+    close(log_fd);
+    if (null_fd >= 0) close(null_fd);
+    return Status::IoError(fmt::format("fork for {}: {}", argv[0], std::strerror(e)));
+  }
+  if (pid == 0) {
+    if (null_fd >= 0) dup2(null_fd, 0);
+    dup2(log_fd, 1);
+    dup2(log_fd, 2);
+    setrlimit(RLIMIT_AS, &as);
+    setrlimit(RLIMIT_FSIZE, &fsize);
+    setrlimit(RLIMIT_CPU, &cpu);
+    execve(args[0], args.data(), environ);
+    _exit(127);
+  }
+  close(log_fd);
+  if (null_fd >= 0) close(null_fd);
+
+  // Wait on a pidfd, which turns readable when the child ends: no polling.
+  const auto deadline = std::chrono::steady_clock::now() + limits.wall;
+  bool timed_out = false;
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) {
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd pfd{pidfd, POLLIN, 0};
+      const int rc = poll(&pfd, 1, static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT32_MAX)));
+      if (rc < 0 && errno == EINTR) continue;
+      timed_out = rc == 0;
+      break;
+    }
+    close(pidfd);
+  }
+  if (timed_out) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return Status::IoError(fmt::format("waitpid: {}", std::strerror(errno)));
   }
+  if (timed_out)
+    return Status::Timeout(fmt::format("{} did not finish within its time limit of {} ms and was killed "
+                                       "($PULSE_CLANG_TIMEOUT_MS raises it)",
+                                       argv[0], limits.wall.count()));
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
+    return Status::ResourceExhausted(fmt::format("{} was stopped at its CPU time limit of {} s "
+                                                 "($PULSE_CLANG_TIMEOUT_MS raises it)",
+                                                 argv[0], cpu_s));
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ)
+    return Status::ResourceExhausted(fmt::format("{} wrote more than its file size limit of {} MiB", argv[0],
+                                                 limits.output_file_bytes >> 20));
   ProcessOutput out;
   out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream f(log, std::ios::binary);
-  out.output.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  auto text = ReadInputFile(log, limits.output_file_bytes, "clang output");
+  if (!text.ok()) return text.status();
+  out.output = std::move(*text);
+  if (out.exit_code != 0 && out.output.find("out of memory") != std::string::npos)
+    out.output += fmt::format("\n(clang's address space is limited to {} MiB; $PULSE_CLANG_MEMORY_MIB raises it)",
+                              limits.address_space_bytes >> 20);
   return out;
 }
 

@@ -330,7 +330,7 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
     } else if (op == "lock" || op == "lock_renew" || op == "unlock") {
       answer = LockOp(op, req->body);
     } else if (op == "stats") {
-      answer = json{{"role", "memnode"}, {"node", options_.node}, {"counters", Stats()}};
+      answer = json{{"role", "memnode"}, {"node", options_.node}, {"instance", options_.instance_id}, {"counters", Stats()}};
     } else if (op == "shutdown") {
       shutdown = true;
       log_->Info("shutdown requested by connection {}", from);

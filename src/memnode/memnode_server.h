@@ -90,6 +90,9 @@ struct MemNodeServerOptions {
   // AllocationJournal in its metadata area) are kept, so a restarted node
   // serves what it served before.  false: it is replaced by a fresh pool.
   bool reattach_pool = true;
+  // Returned as "instance" in `stats`: the launcher tells its process from
+  // another one answering on the same address (src/cluster/launcher.h).
+  std::string instance_id;
 };
 
 // Counters of the process beyond those of the service.

@@ -255,7 +255,7 @@ void SwitchServer::OnControl(net::EndpointId from, std::span<const uint8_t> payl
   } else if (req->op == "hello") {
     answer = Hello(from);
   } else if (req->op == "stats") {
-    answer = json{{"role", "switch"}, {"counters", Stats()}, {"memnodes", MemNodeList()}};
+    answer = json{{"role", "switch"}, {"instance", options_.instance_id}, {"counters", Stats()}, {"memnodes", MemNodeList()}};
   } else if (req->op == "shutdown") {
     shutdown = true;
     log_->Info("shutdown requested by connection {}", from);

@@ -53,6 +53,9 @@ struct SwitchServerOptions {
   uint16_t listen_port = 7100;
   net::WorkerOptions worker;
   uint32_t max_scratch_bytes = 64 * 1024;  // larger messages are malformed
+  // Returned as "instance" in `stats`: the launcher tells its process from
+  // another one answering on the same address (src/cluster/launcher.h).
+  std::string instance_id;
 };
 
 struct SwitchCounters {

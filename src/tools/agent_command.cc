@@ -37,6 +37,7 @@ struct AgentArgs {
   std::string cpus;
   std::string log_level = "info";
   std::string port_file;
+  std::string instance_id;
   uint32_t poll_window_us = net::kDefaultPollWindowUs;
 };
 
@@ -69,6 +70,7 @@ void RunAgent(const AgentArgs& args) {
   options.switch_address = args.switch_address;
   options.tenant = args.tenant;
   options.log_level = args.log_level;
+  options.instance_id = args.instance_id;
   options.memory_timeout = std::chrono::milliseconds(args.memory_timeout_ms);
   options.worker.poll_window_us = args.poll_window_us;
   if (!args.cpus.empty() && !ParseCpuList(args.cpus, &options.cpus))
@@ -164,6 +166,9 @@ void AddAgentCommand(CLI::App& app) {
       ->type_name("error|warn|info|debug")
       ->capture_default_str();
   cmd->add_option("--port-file", args->port_file, "Once listening, write the port to this file")->type_name("PATH");
+  cmd->add_option("--instance-id", args->instance_id,
+                  "An id returned in `stats` as \"instance\": how `pulse cluster up` tells the process it started\n"
+                  "from another one answering on the same port");
   cmd->callback([args] { RunAgent(*args); });
 }
 

@@ -9,6 +9,8 @@
 #include "bench/app_bench.h"
 #include "bench/app_systems.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 
@@ -25,32 +27,40 @@ void AddAppBench(CLI::App& bench) {
   cmd->add_option("--system", opts->system, "The system to run on (see above)")->capture_default_str();
   cmd->add_option("--memory-nodes", opts->memory_nodes, "Memory nodes of the started cluster")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 64u));
+      ->check(Within(1, 64));
   cmd->add_option("--switch", opts->switch_address, "Join the cluster at this switch instead of starting one");
   cmd->add_option("--size", opts->size,
                   "Data-set size: users (webservice, default 10000), records (wiredtiger, default 20000),\n"
-                  "seconds of 120 Hz readings (btrdb, default 600)");
+                  "seconds of 120 Hz readings (btrdb, default 600)")
+      ->check(Within(1, kMaxCount));
   cmd->add_option("--workload", opts->workload, "webservice: YCSB workload A, B or C")->capture_default_str();
   cmd->add_option("--distribution", opts->distribution, "webservice: zipfian or uniform keys")->capture_default_str();
   cmd->add_option("--chain-length", opts->chain_length,
                   "webservice: users per bucket (e.g. 100: the high-load-factor variant; 0: one bucket per user)")
-      ->capture_default_str();
-  cmd->add_option("--seconds", opts->seconds, "Length of the measured closed-loop phase")->capture_default_str();
-  cmd->add_option("--warmup", opts->warmup_ops, "Unmeasured requests first")->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 1e6));
+  cmd->add_option("--seconds", opts->seconds, "Length of the measured closed-loop phase")->capture_default_str()
+      ->check(Within(0.001, 86400));
+  cmd->add_option("--warmup", opts->warmup_ops, "Unmeasured requests first")->capture_default_str()
+      ->check(Within(0, kMaxCount));
   cmd->add_option("--concurrency", opts->concurrency, "Closed-loop clients (threads, each with its own Client and its own copy of the data);\n"
-                  "several drive the memory nodes towards saturation")->capture_default_str();
-  cmd->add_option("--rate", opts->rate, "Also run open-loop at this many requests per second")->capture_default_str();
+                  "several drive the memory nodes towards saturation")->capture_default_str()
+      ->check(Within(1, 1024));
+  cmd->add_option("--rate", opts->rate, "Also run open-loop at this many requests per second")->capture_default_str()
+      ->check(Within(0, 1e9));
   cmd->add_option("--mode", *mode, "Where traversals run: offload (always on the memory nodes), auto (the dispatch rule:\n"
                   "offload iff t_i * N < eta * t_d; see offload_fraction), cpu (at the CPU node)")->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Seed of data and requests")->capture_default_str();
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs");
   cmd->add_option("--scan-length", opts->scan_length, "wiredtiger: records per scan (0: YCSB E's uniform 1..100)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
   cmd->add_option("--allocation", opts->allocation, "wiredtiger: uniform (round robin) or partitioned (>= 2 nodes)")
       ->capture_default_str();
   cmd->add_option("--insert-fraction", opts->insert_fraction, "webservice: fraction of requests adding a new user")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, 1));
   cmd->add_option("--offload-alloc", opts->offload_alloc,
                   "webservice inserts: carry pre-allocated regions (true) or return to the CPU node to allocate")
       ->capture_default_str();
@@ -58,7 +68,7 @@ void AddAppBench(CLI::App& bench) {
   cmd->add_option("--cache-fraction", opts->cache_fraction,
                   "cache, cache-rpc: the CPU-node cache's size as a fraction of the working set")
       ->capture_default_str()
-      ->check(CLI::Range(0.0001, 1.0));
+      ->check(Within(0, 1));
   cmd->add_option("--cache-policy", opts->cache_policy, "cache: page eviction, lru or clock")
       ->capture_default_str()
       ->check(CLI::IsMember({"lru", "clock"}));
@@ -69,7 +79,7 @@ void AddAppBench(CLI::App& bench) {
       ->check(CLI::IsMember({"switch", "direct"}));
   cmd->add_option("--rpc-core-ghz", opts->rpc_core_ghz, "rpc-wimpy: the emulated wimpy core's clock (GHz)")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 65.0));
+      ->check(Within(0.001, 65));
   cmd->callback([opts, json, mode] {
     if (*mode == "offload") {
       opts->mode = ExecutionMode::kOffload;
@@ -85,6 +95,8 @@ void AddAppBench(CLI::App& bench) {
       std::cerr << "bench app: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench app", r->closed.ops, "the closed-loop phase's operations");
+    if (r->has_open) RequireWorkDone("bench app", r->open.ops, "the open-loop phase's operations");
     const nlohmann::json j = bench::AppBenchJson(*opts, *r);
     if (*json) {
       std::cout << j.dump(2) << std::endl;

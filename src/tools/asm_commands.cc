@@ -18,9 +18,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/bounded_file.h"
 #include "pulse/assembler.h"
 #include "pulse/program.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -31,12 +33,11 @@ namespace {
   throw CLI::RuntimeError(1);
 }
 
+// A program file: regular, at most kMaxProgramFileBytes.
 Result<std::vector<uint8_t>> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot open '" + path + "': " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::IoError("cannot read '" + path + "'");
-  return bytes;
+  auto text = ReadInputFile(path, kMaxProgramFileBytes, "program file");
+  if (!text.ok()) return text.status();
+  return std::vector<uint8_t>(text->begin(), text->end());
 }
 
 Status WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
@@ -81,10 +82,12 @@ std::string InfoText(const ProgramInfo& info) {
 void AddVerifierOptions(CLI::App* cmd, VerifierOptions* options) {
   cmd->add_option("--scratch-pad", options->scratch_pad_bytes,
                   "Scratch pad size in bytes; every static sp[] access must fit")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, 1 << 24));
   cmd->add_option("--max-instructions", options->max_instructions,
                   "Longest program the verifier accepts")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 1 << 24));
 }
 
 // ---------------------------------------------------------------------------

@@ -10,6 +10,8 @@
 #include "bench/net_bench.h"
 #include "pulse/calibration.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -24,15 +26,20 @@ void AddEngineBench(CLI::App& bench) {
       "(hops/s, medians of --rounds runs)");
   auto engine_name = std::make_shared<std::string>(std::string(EngineKindName(DefaultEngineKind())));
   opts->sweep = {16, 32, 64, 128};
-  cmd->add_option("--size-gib", opts->size_gib, "List size in GiB")->capture_default_str();
-  cmd->add_option("--node-bytes", opts->node_bytes, "Bytes per list node")->capture_default_str();
-  cmd->add_option("--hops", opts->hops_per_request, "Hops per traversal request")->capture_default_str();
+  cmd->add_option("--size-gib", opts->size_gib, "List size in GiB")->capture_default_str()
+      ->check(Within(0.0001, 1024));
+  cmd->add_option("--node-bytes", opts->node_bytes, "Bytes per list node")->capture_default_str()
+      ->check(Within(16, 1 << 20));
+  cmd->add_option("--hops", opts->hops_per_request, "Hops per traversal request")->capture_default_str()
+      ->check(Within(1, 1e9));
   CLI::Option* workspaces =
-      cmd->add_option("--workspaces", opts->workspaces, "Measure only this many engine workspaces (and chains)");
+      cmd->add_option("--workspaces", opts->workspaces, "Measure only this many engine workspaces (and chains)")
+      ->check(Within(1, 4096));
   cmd->add_option("--sweep", opts->sweep, "Workspace counts to measure (engine and limit at each)")
       ->delimiter(',')
       ->capture_default_str()
-      ->excludes(workspaces);
+      ->excludes(workspaces)
+      ->check(Within(1, 4096));
   cmd->add_option("--engine", *engine_name, "interp or jit (jit: the interpreter is measured too, at every count)")
       ->check(CLI::IsMember({"interp", "jit"}))
       ->capture_default_str();
@@ -40,13 +47,16 @@ void AddEngineBench(CLI::App& bench) {
                   "list (walk --hops nodes), hash (find in chains of 8) or btree (lower_bound, 256-byte nodes)")
       ->check(CLI::IsMember({"list", "hash", "btree"}))
       ->capture_default_str();
-  cmd->add_option("--seconds", opts->seconds, "Seconds per measurement")->capture_default_str();
+  cmd->add_option("--seconds", opts->seconds, "Seconds per measurement")->capture_default_str()
+      ->check(Within(0.001, 86400));
   cmd->add_option("--rounds", opts->rounds, "Measurements per figure (the median is reported)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 1000));
   cmd->add_option("--seed", opts->seed, "Seed of the list permutation")->capture_default_str();
   cmd->add_option("--pipelines", opts->pipelines,
                   "Also measure this many engine pipelines, one thread each (memory pipelines of one node)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 256));
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([opts, json, workspaces, engine_name] {
     if (workspaces->count() > 0) opts->sweep = {opts->workspaces};
@@ -57,6 +67,7 @@ void AddEngineBench(CLI::App& bench) {
       std::cerr << "bench engine: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench engine", r->checked_requests, "the number of checked requests");
     auto ratio = [](double a, double b) { return b > 0 ? nlohmann::json(a / b) : nlohmann::json(nullptr); };
     nlohmann::json sweep = nlohmann::json::array();
     for (const auto& p : r->sweep)
@@ -122,8 +133,9 @@ void AddCalibrateBench(CLI::App& bench) {
   auto workspaces = std::make_shared<uint32_t>(16);
   CLI::App* cmd = bench.add_subcommand(
       "calibrate", "Measure the engine's t_i (ns per instruction) and t_d (ns per window load) for the offload rule");
-  cmd->add_option("--mib", *mib, "Size of the list the calibration chases")->capture_default_str();
-  cmd->add_option("--workspaces", *workspaces, "Engine workspaces")->capture_default_str();
+  cmd->add_option("--mib", *mib, "Size of the list the calibration chases")->capture_default_str()
+      ->check(Within(1, 1 << 20));
+  cmd->add_option("--workspaces", *workspaces, "Engine workspaces")->capture_default_str()->check(Within(1, 4096));
   cmd->callback([mib, workspaces] {
     auto c = CalibrateEngine(*mib << 20, *workspaces);
     if (!c.ok()) {
@@ -141,14 +153,19 @@ void AddNetBench(CLI::App& bench) {
       "net",
       "Active-message ping-pong between two processes for each adaptive poll window (and busy\n"
       "polling): one-way latency back to back and paced, CPU per message, idle CPU (JSON)");
-  cmd->add_option("--payload", opts->payload_bytes, "Payload bytes per message")->capture_default_str();
+  cmd->add_option("--payload", opts->payload_bytes, "Payload bytes per message")->capture_default_str()
+      ->check(Within(1, 1 << 26));
   cmd->add_option("--iterations", opts->iterations, "Back-to-back round trips per configuration")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, kMaxCount));
   cmd->add_option("--paced-iterations", opts->paced_iterations, "Paced round trips per configuration")
-      ->capture_default_str();
-  cmd->add_option("--paced-gap-us", opts->paced_gap_us, "Idle time between paced round trips")->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, kMaxCount));
+  cmd->add_option("--paced-gap-us", opts->paced_gap_us, "Idle time between paced round trips")->capture_default_str()
+      ->check(Within(0, 1e8));
   cmd->add_option("--windows", opts->windows_us, "Poll windows to measure in microseconds (-1: busy polling)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(-1, kMaxPollWindowUs));
   cmd->add_option("--transports", opts->transports, "UCX transports for both sides (default: UCX's choice)");
   cmd->callback([opts] {
     if (net::RunNetBench(*opts) != 0) throw CLI::RuntimeError(1);

@@ -30,7 +30,7 @@ void AddSoakBench(CLI::App& bench);
 void AddNodeCommands(CLI::App& app);
 // pulse agent: the far-memory offload agent (src/tools/agent_command.cc)
 void AddAgentCommand(CLI::App& app);
-// pulse cluster up | down | status
+// pulse cluster up | down | status | restart | pools | clean
 void AddClusterCommands(CLI::App& app);
 // pulse kv serve (src/tools/kv_command.cc)
 void AddKvCommands(CLI::App& app);

@@ -20,9 +20,11 @@
 
 #include <fmt/format.h>
 
+#include "common/bounded_file.h"
 #include "pulse/assembler.h"
 #include "pulse/compiler.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -44,6 +46,10 @@ struct CompileArgs {
 };
 
 void RunCompile(CompileArgs& args, const CLI::App& cmd) {
+  // clang would read a device or a FIFO without end; a directory gets a
+  // confusing "no object file".
+  if (auto checked = CheckInputFile(args.source, kMaxProgramFileBytes, "iterator source"); !checked.ok())
+    CompileFail(checked.status().message());
   if (args.list) {
     auto object = CompileCToBpfObject(args.source, args.options);
     if (!object.ok()) CompileFail(object.status().message());
@@ -101,10 +107,12 @@ void AddCompileCommand(CLI::App& app) {
   cmd->add_option("-I", args->options.include_dirs, "include directory for clang");
   cmd->add_option("-D", args->options.defines, "preprocessor definition for clang");
   cmd->add_option("--scratch-pad-bytes", args->options.scratch_pad_bytes,
-                  "scratch pad size the program runs with (default 4096)");
+                  "scratch pad size the program runs with (default 4096)")
+      ->check(Within(8, 1 << 24));
   cmd->add_option("--stack-offset", args->stack_offset,
                   "scratch pad offset for clang's stack slots (default: after the iterator's own "
-                  "scratch bytes)");
+                  "scratch bytes)")
+      ->check(Within(0, 1 << 24));
   cmd->add_option("--clang", args->options.clang, "clang executable (default: clang on PATH)");
   cmd->add_flag("--no-optimize", args->no_optimize,
                 "skip jump threading, copy propagation and dead-code elimination");

@@ -27,6 +27,7 @@
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -290,12 +291,18 @@ void AddDemoCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "demo", "Hash-table lookups offloaded to a running cluster (start one with `pulse cluster up`)");
   cmd->add_option("--switch", args->switch_address, "The cluster's switch")->capture_default_str();
-  cmd->add_option("--keys", args->keys, "Keys in the table")->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 26));
-  cmd->add_option("--buckets", args->buckets, "Buckets")->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 26));
-  cmd->add_option("--seconds", args->seconds, "Seconds per phase")->capture_default_str()->check(CLI::Range(0.1, 600.0));
-  cmd->add_option("--depth", args->depth, "Lookups in flight in the second phase")->capture_default_str()->check(CLI::Range(1u, 4096u));
-  cmd->add_option("--hit-ratio", args->hit_ratio, "Share of lookups for keys that exist")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--poll-window-us", args->poll_window_us, "The client's adaptive polling window")->capture_default_str();
+  cmd->add_option("--keys", args->keys, "Keys in the table")->capture_default_str()
+      ->check(Within(1, 1 << 26));
+  cmd->add_option("--buckets", args->buckets, "Buckets")->capture_default_str()
+      ->check(Within(1, 1 << 26));
+  cmd->add_option("--seconds", args->seconds, "Seconds per phase")->capture_default_str()
+      ->check(Within(0.1, 600));
+  cmd->add_option("--depth", args->depth, "Lookups in flight in the second phase")->capture_default_str()
+      ->check(Within(1, 4096));
+  cmd->add_option("--hit-ratio", args->hit_ratio, "Share of lookups for keys that exist")->capture_default_str()
+      ->check(Within(0, 1));
+  cmd->add_option("--poll-window-us", args->poll_window_us, "The client's adaptive polling window")->capture_default_str()
+      ->check(Within(0, kMaxPollWindowUs));
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args] { RunDemo(*args); });
 }

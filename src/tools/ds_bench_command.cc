@@ -14,6 +14,8 @@
 #include "bench/ds_bench_targets_lists.h"
 #include "bench/ds_bench_targets_trees.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -83,16 +85,20 @@ void AddDsBench(CLI::App& bench) {
       "Data structures: lookup latency and throughput offloaded vs at the CPU node (one run,\n"
       "interleaved rounds, medians), iterations, wire bytes and cross-node traversals per lookup");
   cmd->add_option("--structures", *structures, "Comma-separated structures (default: all of " + names + ")");
-  cmd->add_option("--keys", opts->keys, "Keys loaded into each structure")->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
-  cmd->add_option("--lookups", opts->lookups, "Measured lookups per structure and mode")->capture_default_str();
+  cmd->add_option("--keys", opts->keys, "Keys loaded into each structure")->capture_default_str()
+      ->check(Within(1, 4294967296.0));
+  cmd->add_option("--lookups", opts->lookups, "Measured lookups per structure and mode")->capture_default_str()
+      ->check(Within(1, kMaxCount));
   cmd->add_option("--rounds", opts->rounds, "Interleaved rounds the lookups are split into")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1000u));
-  cmd->add_option("--warmup", opts->warmup, "Unmeasured lookups per mode and round")->capture_default_str();
+      ->check(Within(1, 1000));
+  cmd->add_option("--warmup", opts->warmup, "Unmeasured lookups per mode and round")->capture_default_str()
+      ->check(Within(0, kMaxCount));
   cmd->add_option("--memory-nodes", opts->memory_nodes, "Memory nodes of a started cluster")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 64u));
-  cmd->add_option("--cache-bytes", opts->cache_bytes, "CPU-node cache of each client (0: none)")->capture_default_str();
+      ->check(Within(1, 64));
+  cmd->add_option("--cache-bytes", opts->cache_bytes, "CPU-node cache of each client (0: none)")->capture_default_str()
+      ->check(Within(0, 1ull << 40));
   cmd->add_option("--switch", opts->switch_address, "Join the cluster at this switch (HOST:PORT); default: start one");
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs (default: $PULSE_RUN_DIR or run)");
@@ -100,7 +106,7 @@ void AddDsBench(CLI::App& bench) {
   cmd->add_option("--request-timeout-ms", opts->request_timeout_ms,
                   "Per-attempt traversal timeout of the clients (4 attempts)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 600000u));
+      ->check(Within(1, kMaxTimeoutMs));
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([opts, json, structures] {
     opts->structures = SplitNames(*structures);
@@ -112,6 +118,9 @@ void AddDsBench(CLI::App& bench) {
       std::cerr << "bench ds: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    uint64_t verified = 0;
+    for (const auto& s : r->structures) verified += s.verified;
+    RequireWorkDone("bench ds", verified, "the number of checked lookups");
     if (*json) {
       std::cout << ResultJson(*r, opts->cache_bytes).dump(2) << std::endl;
       return;

@@ -19,6 +19,8 @@
 #include "pulse/resp/keyspace.h"
 #include "pulse/resp/server.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -102,12 +104,15 @@ void AddKvCommands(CLI::App& app) {
                     "File holding the keyspace's far address (default: <cluster dir>/resp.root); servers "
                     "given the same file serve the same data");
   serve->add_option("--max-value-mib", args->max_value_mib, "Largest value (and request argument), MiB")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 4096));
   serve->add_option("--max-batch", args->max_batch, "Requests run under one hold of the keyspace lock")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 1e6));
   serve->add_option("--request-timeout-ms", args->request_timeout_ms,
                     "Far-memory request timeout (4 attempts, then an error reply)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, kMaxTimeoutMs));
   serve->add_option("--port-file", args->port_file, "Write the port bound here once listening");
   serve->callback([args] { Serve(*args); });
 }
@@ -119,12 +124,17 @@ void AddRespBench(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "resp", "redis-benchmark GET/SET against `pulse kv serve` and a local redis-server, side by side");
   cmd->add_option("--switch", o->switch_address, "Use this cluster (default: start one with 2 memory nodes)");
-  cmd->add_option("--requests", o->requests, "redis-benchmark -n, per test")->capture_default_str();
-  cmd->add_option("--clients", o->clients, "redis-benchmark -c")->capture_default_str();
-  cmd->add_option("--keyspace", o->keyspace, "redis-benchmark -r")->capture_default_str();
-  cmd->add_option("--pipelines", o->pipelines, "redis-benchmark -P values")->capture_default_str();
+  cmd->add_option("--requests", o->requests, "redis-benchmark -n, per test")->capture_default_str()
+      ->check(Within(1, kMaxCount));
+  cmd->add_option("--clients", o->clients, "redis-benchmark -c")->capture_default_str()
+      ->check(Within(1, 10000));
+  cmd->add_option("--keyspace", o->keyspace, "redis-benchmark -r")->capture_default_str()
+      ->check(Within(1, kMaxCount));
+  cmd->add_option("--pipelines", o->pipelines, "redis-benchmark -P values")->capture_default_str()
+      ->check(Within(1, 10000));
   cmd->add_option("--tests", o->tests, "redis-benchmark -t")->capture_default_str();
-  cmd->add_option("--value-bytes", o->value_bytes, "redis-benchmark -d")->capture_default_str();
+  cmd->add_option("--value-bytes", o->value_bytes, "redis-benchmark -d")->capture_default_str()
+      ->check(Within(1, 1 << 26));
   cmd->add_option("--run-dir", o->run_dir, "Where a started cluster writes its logs");
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([o, json] {
@@ -134,6 +144,7 @@ void AddRespBench(CLI::App& bench) {
       std::cerr << "pulse bench resp: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench resp", r->contains("runs") ? (*r)["runs"].size() : 0, "the number of redis-benchmark runs");
     if (*json) {
       std::cout << r->dump(2) << std::endl;
       return;

@@ -31,6 +31,7 @@
 #include "switch/switch_server.h"
 #include "tools/commands.h"
 #include "tools/server_process.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -49,13 +50,15 @@ struct CommonArgs {
   bool busy_poll = false;
   std::string log_level = "info";
   std::string port_file;
+  std::string instance_id;
 };
 
 void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
   cmd->add_option("--poll-window-us", args->poll_window_us,
                   "Adaptive polling: keep polling this long after traffic before sleeping on the event\n"
                   "fd (0: sleep at once)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, kMaxPollWindowUs));
   cmd->add_flag("--busy-poll", args->busy_poll,
                 "Never sleep: poll all the time (dedicated cores only; an idle node then uses a full core)");
   cmd->add_option("--log-level", args->log_level, "Least severe log lines printed on stderr")
@@ -66,6 +69,10 @@ void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
                   "Once listening (and, for a memory node, registered), write the port listened on to\n"
                   "this file: how a launcher learns the port a node given port 0 chose")
       ->type_name("PATH");
+  cmd->add_option("--instance-id", args->instance_id,
+                  "An id returned in `stats` as \"instance\": how `pulse cluster up` tells the process it\n"
+                  "started from another one answering on the same address")
+      ->type_name("ID");
 }
 
 void ApplyPoll(const CommonArgs& args, net::WorkerOptions* wo) {
@@ -96,6 +103,7 @@ void RunSwitch(const SwitchArgs& args) {
   node::NodeLog log("switch", *node::ParseLogLevel(args.common.log_level));
   switchd::SwitchServerOptions options;
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
+  options.instance_id = args.common.instance_id;
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
@@ -185,6 +193,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.extensions.push_back(rpc::RpcExtension({.core_ghz = args.rpc_core_ghz}));
   options.extensions.push_back(agent::MemoryAgentExtension());
   options.reattach_pool = !args.fresh_pool;
+  options.instance_id = args.common.instance_id;
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
@@ -232,7 +241,7 @@ void AddMemNodeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--pool-mib", args->pool_mib, "Pool size in MiB")
       ->required()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+      ->check(Within(1, 1 << 20));
   cmd->add_option("--granularity-kib", args->granularity_kib,
                   "Allocation granularity in KiB: every allocation is a multiple (a multiple of 4)")
       ->check(CLI::Validator(
@@ -252,17 +261,17 @@ void AddMemNodeCommand(CLI::App& app) {
                   "interp or jit (default: $PULSE_ENGINE, else jit on x86-64 and interp elsewhere)")
       ->check(CLI::IsMember({"interp", "jit"}));
   cmd->add_option("--workspaces", args->workspaces, "Engine workspaces (traversals in flight at once)")
-      ->check(CLI::Range(1u, 4096u))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 4096));
   cmd->add_option("--program-cache-entries", args->program_cache_entries,
                   "Programs cached by hash (a full cache is emptied)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 1 << 24));
   cmd->add_option("--rpc-core-ghz", args->rpc_core_ghz,
                   "Clock rate of the wimpy SmartNIC core that `rpc-wimpy` calls emulate (their handler time\n"
                   "is stretched by host GHz / this; src/rpc/core_clock.h)")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 100.0));
+      ->check(Within(0.01, 100));
   cmd->add_flag("--no-calibrate", args->no_calibrate,
                "Skip measuring the engine's t_i / t_d at start (CPU nodes then use their defaults)");
   cmd->add_flag("--fresh-pool", args->fresh_pool,
@@ -270,8 +279,8 @@ void AddMemNodeCommand(CLI::App& app) {
                "(by default a restarted node keeps that pool's data and allocations)");
   cmd->add_option("--max-iterations", args->max_iterations,
                   "Iterations a request runs when it does not set its own limit")
-      ->check(CLI::Range(1u, UINT32_MAX))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 4294967295.0));
   cmd->add_option("--shm-name", args->shm_name,
                   "Name of the pool's POSIX shared-memory object (default /pulse-node-<node>-<port>);\n"
                   "unlinked on exit")
@@ -285,8 +294,8 @@ void AddMemNodeCommand(CLI::App& app) {
       ->type_name("/NAME");
   cmd->add_option("--connect-timeout-s", args->connect_timeout_s,
                   "How long to keep trying to reach the switch at start")
-      ->check(CLI::Range(1u, 3600u))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(1, 3600));
   AddCommonFlags(cmd, &args->common);
   cmd->footer(kEnvironmentHelp);
   cmd->callback([args] { RunMemNode(*args); });

@@ -9,6 +9,8 @@
 
 #include "bench/rpc_bench.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 
@@ -22,33 +24,41 @@ void AddRpcBench(CLI::App& bench) {
       "a local cluster: latency, node crossings and memory-node CPU time per operation");
   cmd->add_option("--memory-nodes", opts->memory_nodes, "Memory nodes of the started cluster")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 16u));
+      ->check(Within(1, 16));
   cmd->add_option("--policy", opts->policy, "Object placement: uniform (most pointers cross nodes) or local-first")
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, AllocationPolicy>{{"uniform", AllocationPolicy::kUniform},
                                                   {"local-first", AllocationPolicy::kLocalFirst}},
           CLI::ignore_case));
-  cmd->add_option("--map-keys", opts->map_keys, "Hash-table entries")->capture_default_str();
-  cmd->add_option("--chain", opts->chain, "Mean hash-chain length (buckets = keys / chain)")->capture_default_str();
-  cmd->add_option("--tree-keys", opts->tree_keys, "B+tree entries")->capture_default_str();
-  cmd->add_option("--range-keys", opts->range_keys, "Keys per btree_aggregate range")->capture_default_str();
-  cmd->add_option("--list-length", opts->list_length, "List elements")->capture_default_str();
-  cmd->add_option("--samples", opts->samples, "Measured operations per figure")->capture_default_str();
+  cmd->add_option("--map-keys", opts->map_keys, "Hash-table entries")->capture_default_str()
+      ->check(Within(1, kMaxCount));
+  cmd->add_option("--chain", opts->chain, "Mean hash-chain length (buckets = keys / chain)")->capture_default_str()
+      ->check(Within(1, 1e6));
+  cmd->add_option("--tree-keys", opts->tree_keys, "B+tree entries")->capture_default_str()
+      ->check(Within(1, kMaxCount));
+  cmd->add_option("--range-keys", opts->range_keys, "Keys per btree_aggregate range")->capture_default_str()
+      ->check(Within(1, kMaxCount));
+  cmd->add_option("--list-length", opts->list_length, "List elements")->capture_default_str()
+      ->check(Within(1, kMaxCount));
+  cmd->add_option("--samples", opts->samples, "Measured operations per figure")->capture_default_str()
+      ->check(Within(1, kMaxCount));
   cmd->add_option("--rounds", opts->rounds, "Rounds the systems take turns in")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1000u));
+      ->check(Within(1, 1000));
   cmd->add_option("--operations", opts->operations,
                   "Subset of umap_find, btree_lower_bound, btree_aggregate, list_aggregate (default: all)");
   cmd->add_option("--poll-window-us", opts->poll_window_us,
                   "Adaptive polling window of the nodes and the client (0: the nodes sleep at once, as in\n"
                   "config/local.toml, and the client polls the default window)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, kMaxPollWindowUs));
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where the cluster writes its logs (default: $PULSE_RUN_DIR or run)");
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([opts, json] {
     opts->progress = [](const std::string& line) { std::cerr << "[bench rpc] " << line << std::endl; };
     auto r = bench::RunRpcBench(*opts);
+    if (r.ok()) RequireWorkDone("bench rpc", r->figures.empty() ? 0 : r->verified, "the number of checked answers");
     if (!r.ok()) {
       std::cerr << "bench rpc: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);

@@ -9,6 +9,8 @@
 
 #include "bench/soak.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -55,28 +57,34 @@ void AddSoakBench(CLI::App& bench) {
       "Mixed read/write workload on UnorderedMap, BTree and List with std:: shadows, with message loss,\n"
       "duplication and reordering injected and a memory node killed and restarted periodically; checks\n"
       "at the end that every acknowledged write is readable and every structure equals its shadow");
-  cmd->add_option("--minutes", o->minutes, "How long the workload runs")->capture_default_str();
+  cmd->add_option("--minutes", o->minutes, "How long the workload runs")->capture_default_str()
+      ->check(Within(0.001, 1e6));
   cmd->add_option("--switch", o->switch_address,
                   "Join the cluster at this switch (HOST:PORT; no restarts then);\n"
                   "default: start a local cluster with faults injected into its nodes too");
   cmd->add_option("--memnodes", o->memnodes, "Memory nodes of a started cluster")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 64u));
+      ->check(Within(1, 64));
   cmd->add_option("--faults", o->faults,
                   "Traversal-message faults, PULSE_NET_FAULTS syntax (loss=P,dup=P,reorder=P,hold_us=N,seed=N);\n"
                   "empty: none")
       ->capture_default_str();
   cmd->add_option("--restart-every-s", o->restart_every_s, "Kill a memory node this often (0: never)")
-      ->capture_default_str();
-  cmd->add_option("--down-s", o->down_s, "Restart it this much later")->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
+  cmd->add_option("--down-s", o->down_s, "Restart it this much later")->capture_default_str()
+      ->check(Within(0, 1e5));
   cmd->add_option("--structures", o->structures, "Structures to use (comma-separated): map, tree, list, counter (a far counter per\n"
                   "memory node incremented by an offloaded STORE-bearing program: exactly-once under\n"
                   "faults and restarts)")
       ->capture_default_str();
-  cmd->add_option("--keys", o->keys, "Key space of the map and the tree")->capture_default_str();
-  cmd->add_option("--max-list", o->max_list, "Longest list")->capture_default_str();
+  cmd->add_option("--keys", o->keys, "Key space of the map and the tree")->capture_default_str()
+      ->check(Within(1, 4294967296.0));
+  cmd->add_option("--max-list", o->max_list, "Longest list")->capture_default_str()
+      ->check(Within(1, 1e7));
   cmd->add_option("--seed", o->seed, "Seed of the workload")->capture_default_str();
-  cmd->add_option("--progress-every-s", o->progress_every_s, "Seconds between progress lines")->capture_default_str();
+  cmd->add_option("--progress-every-s", o->progress_every_s, "Seconds between progress lines")->capture_default_str()
+      ->check(Within(0.001, 1e5));
   cmd->add_option("--run-dir", o->run_dir, "Where a started cluster writes its logs (default: $PULSE_RUN_DIR or run)");
   cmd->callback([o] {
     o->progress = [](const std::string& line) { std::cerr << "[bench soak] " << line << std::endl; };
@@ -85,6 +93,7 @@ void AddSoakBench(CLI::App& bench) {
       std::cerr << "bench soak: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench soak", r->ops, "the number of operations");
     nlohmann::json j = SoakJson(*r);
     j["structures"] = o->structures;
     j["faults"] = o->faults;

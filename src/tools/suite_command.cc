@@ -9,6 +9,7 @@
 #include "bench/suite.h"
 #include "cluster/launcher.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -82,8 +83,9 @@ void AddSuiteBench(CLI::App& bench) {
   cmd->add_option("--saturation-clients", args->saturation_clients,
                   "The saturation study's closed-loop clients per run (bench app --concurrency)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--seconds", args->seconds, "Measured phase of each run (default 3; --quick 1)");
+      ->check(Within(1, 64));
+  cmd->add_option("--seconds", args->seconds, "Measured phase of each run (default 3; --quick 1)")
+      ->check(Within(0.001, 86400));
   cmd->add_option("--size", args->sizes,
                   "Data-set sizes as for bench app --size: N for every app, or app=N,... (default: bench app's)");
   cmd->add_flag("--quick", args->quick, "Short phases, small data, 1 and 2 nodes, short sweeps (a few minutes)");

@@ -8,6 +8,8 @@
 
 #include "bench/traverse_bench.h"
 #include "tools/commands.h"
+#include "tools/nothing_ran.h"
+#include "tools/flag_checks.h"
 
 namespace pulse::tools {
 namespace {
@@ -66,18 +68,23 @@ void AddTraverseBench(CLI::App& bench) {
   cmd->add_option("--switch", opts->switch_address,
                   "Join the cluster at this switch (HOST:PORT; uses its memory nodes 0 and 1);\n"
                   "default: start a local cluster of two memory nodes on free ports");
-  cmd->add_option("--hops", opts->hops, "Nodes per list")->capture_default_str()->check(CLI::Range(2u, 1u << 20));
+  cmd->add_option("--hops", opts->hops, "Nodes per list")->capture_default_str()
+      ->check(Within(2, 1 << 20));
   cmd->add_option("--hops-per-node", opts->hops_per_node, "Consecutive list nodes on one memory node")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 20));
-  cmd->add_option("--lists", opts->lists, "Distinct lists, visited in turn")->capture_default_str()->check(CLI::Range(1u, 4096u));
-  cmd->add_option("--samples", opts->samples, "Measured requests per figure")->capture_default_str();
+      ->check(Within(1, 1 << 20));
+  cmd->add_option("--lists", opts->lists, "Distinct lists, visited in turn")->capture_default_str()
+      ->check(Within(1, 4096));
+  cmd->add_option("--samples", opts->samples, "Measured requests per figure")->capture_default_str()
+      ->check(Within(1, kMaxCount));
   cmd->add_option("--rounds", opts->rounds, "Interleaved rounds the samples are split into")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1000u));
-  cmd->add_option("--warmup", opts->warmup, "Unmeasured requests per figure and round")->capture_default_str();
+      ->check(Within(1, 1000));
+  cmd->add_option("--warmup", opts->warmup, "Unmeasured requests per figure and round")->capture_default_str()
+      ->check(Within(0, kMaxCount));
   cmd->add_option("--poll-window-us", opts->poll_window_us, "Adaptive polling window of the nodes and the client")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Within(0, kMaxPollWindowUs));
   cmd->add_flag("--busy-poll", opts->busy_poll, "Nodes and client never sleep (dedicated cores only)");
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs (default: $PULSE_RUN_DIR or run)");
@@ -89,6 +96,7 @@ void AddTraverseBench(CLI::App& bench) {
       std::cerr << "bench traverse: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    RequireWorkDone("bench traverse", r->verified, "the number of checked traversals");
     if (*json) {
       std::cout << ResultJson(*r).dump(2) << std::endl;
       return;

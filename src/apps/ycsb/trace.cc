@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bounded_file.h"
 #include "pulse/apps/ycsb.h"
 
 namespace pulse::apps::ycsb {
@@ -99,6 +100,8 @@ Result<Operation> ParseTraceLine(std::string_view line, uint64_t n, bool* skippe
 }
 
 Result<std::vector<Operation>> ReadTrace(const std::string& path) {
+  // Read line by line, so the whole text is never held; bounded all the same.
+  if (auto checked = CheckInputFile(path, kMaxTraceFileBytes, "ycsb trace"); !checked.ok()) return checked.status();
   std::ifstream in(path);
   if (!in) return Status::IoError(fmt::format("ycsb trace {}: cannot open", path));
   std::vector<Operation> ops;
