@@ -230,7 +230,8 @@ class Workload {
 // Errors: InvalidArgument naming `line_number` and the bad field.
 Result<Operation> ParseTraceLine(std::string_view line, uint64_t line_number, bool* skipped);
 // Every operation of a trace file.  IoError if it cannot be read;
-// InvalidArgument (with the path and line) for a malformed line.
+// InvalidArgument (with the path and line) for a malformed line, or if it is
+// no regular file or larger than 4 GiB (common/bounded_file.h).
 Result<std::vector<Operation>> ReadTrace(const std::string& path);
 
 }  // namespace pulse::apps::ycsb

@@ -101,7 +101,10 @@ Result<Operation> ParseTraceLine(std::string_view line, uint64_t n, bool* skippe
 
 Result<std::vector<Operation>> ReadTrace(const std::string& path) {
   // Read line by line, so the whole text is never held; bounded all the same.
-  if (auto checked = CheckInputFile(path, kMaxTraceFileBytes, "ycsb trace"); !checked.ok()) return checked.status();
+  // A file that is missing stays IoError (the documented contract).
+  if (auto checked = CheckInputFile(path, kMaxTraceFileBytes, "ycsb trace"); !checked.ok())
+    return checked.status().code() == Status::Code::kNotFound ? Status::IoError(checked.status().message())
+                                                              : checked.status();
   std::ifstream in(path);
   if (!in) return Status::IoError(fmt::format("ycsb trace {}: cannot open", path));
   std::vector<Operation> ops;
