@@ -144,6 +144,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
     return FromUcs(st, "ucp_worker_get_efd");
   }
   Status hs = impl->SetUpFaults();
+  if (hs.ok()) hs = impl->SetUpLinks();
   if (hs.ok()) hs = impl->InstallAmHandlers();
   if (!hs.ok()) {
     ucp_worker_destroy(impl->worker);
@@ -194,7 +195,7 @@ Worker::~Worker() {
   }
   for (ucp_ep_h ep : m.deferred_closes) m.ForceClose(ep);
   m.deferred_closes.clear();
-  m.accepted_by_handle.clear();
+  m.CloseAllLinks();
   std::vector<EndpointId> ids;
   for (auto& [id, e] : m.eps) ids.push_back(id);
   for (EndpointId id : ids) m.FailSwOps(id, Status::Unavailable("worker destroyed"));
