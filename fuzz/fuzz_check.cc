@@ -19,6 +19,7 @@ std::span<const Target> Targets() {
       {"switch_message", FuzzSwitchMessage},
       {"elf", FuzzElf},
       {"jit", FuzzJit},
+      {"handshake", FuzzHandshake},
   };
   return kTargets;
 }

@@ -38,6 +38,8 @@ void FuzzElf(std::span<const uint8_t> data);
 // Verified programs built from the input on the JIT, the interpreted engine
 // and the reference interpreter: see jit_fuzz.cc.
 void FuzzJit(std::span<const uint8_t> data);
+// The connection handshake's framing and decoders (src/net/handshake.h).
+void FuzzHandshake(std::span<const uint8_t> data);
 
 // All targets, by name.
 std::span<const Target> Targets();

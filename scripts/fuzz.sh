@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(assembler program memnode_message switch_message elf jit)
+  targets=(assembler program memnode_message switch_message elf jit handshake)
 fi
 
 source scripts/sanitized_build.sh

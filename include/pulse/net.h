@@ -16,7 +16,8 @@
 // are in the environment.  A program linked with pulse::net sets both at
 // start-up (before main) unless they are already set, so processes on one
 // host talk through shared memory (~5x lower latency than TCP loopback); a
-// dead peer is still reported, through the connection manager's socket.
+// dead peer is still reported, through the handshake's TCP connection (see
+// "Connections" below).
 // Set them to "n" to keep UCX's own default.
 //
 // Connections: a Worker's listening port is a plain TCP socket owned by
@@ -381,8 +382,11 @@ class Worker {
   // ---- connections ------------------------------------------------------
 
   // Listens on host:port (port 0: an ephemeral port) and returns the bound
-  // port.  Each peer that connects becomes an endpoint; see
-  // SetAcceptHandler().  One listener per Worker.  Errors: kInvalidArgument
+  // port.  Each peer that connects and passes the handshake (see
+  // Credentials) becomes an endpoint; see SetAcceptHandler().  The
+  // listener is served by the thread that drives the Worker, inside
+  // Progress(), WaitForEvent() and every blocking call.  One listener per
+  // Worker.  Errors: kInvalidArgument
   // (bad host, already listening), kIoError (address in use, ...).
   Result<uint16_t> Listen(const std::string& host, uint16_t port);
   // Stops accepting connections; existing endpoints stay.

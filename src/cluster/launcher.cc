@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "cluster/control_session.h"
+#include "cluster/keys.h"
 #include "protocol/control_client.h"
 
 namespace pulse::cluster {
@@ -89,6 +90,7 @@ std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterCo
     if (std::getenv(name) == nullptr) env.emplace_back(name, "y");
   for (const auto& kv : c.env) env.push_back(kv);
   if (!c.ucx_tls.empty()) env.emplace_back("UCX_TLS", c.ucx_tls);
+  for (auto& kv : SecretEnvironment(c)) env.push_back(std::move(kv));  // the nodes prove and check it
   return env;
 }
 
@@ -329,6 +331,7 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
   }
   auto binary = NodeBinary(config);
   if (!binary.ok()) return binary.status();
+  PULSE_RETURN_IF_ERROR(EnsureClusterKeys(config));  // before NodeEnvironment hands the secret on
   NamePools(&config);
 
   ClusterState st;

@@ -140,6 +140,9 @@ Result<Hello> DecodeHello(std::span<const uint8_t> bytes) {
     return Status::InvalidArgument("handshake hello: unknown role " + std::to_string(role));
   }
   h.role = static_cast<Role>(role);
+  for (size_t i = 1; i < 4; ++i) {
+    if (bytes[kHeaderSize + kNonceSize + i] != 0) return Status::InvalidArgument("handshake hello: padding is not zero");
+  }
   h.tenant = static_cast<uint32_t>(GetLE(bytes.data() + kHeaderSize + kNonceSize + 4, 4));
   if (h.role != Role::kTenant && h.tenant != 0) {
     return Status::InvalidArgument("handshake hello: a tenant id without the tenant role");

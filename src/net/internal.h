@@ -179,6 +179,7 @@ struct Worker::Impl {
   Credentials credentials;            // resolved at Create
   Clock::time_point next_link_check{};
   bool links_ready = false;           // ppoll saw a link fd ready
+  Clock::time_point accept_paused_until{};  // out of descriptors: accept later
 
   std::unordered_map<EndpointId, std::unique_ptr<Endpoint>> eps;
   // Records of closed endpoints, kept until their UCX close has finished so

@@ -41,6 +41,8 @@ constexpr auto kLinkCheckIntervalIdle = std::chrono::milliseconds(1);
 constexpr auto kLinkCheckIntervalBusy = std::chrono::microseconds(100);  // handshakes under way
 // Connections accepted per ProgressOnce (the rest wait for the next one).
 constexpr int kAcceptBatch = 64;
+// How long the listener is left alone when the process is out of descriptors.
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 
 // Resolves host:port to a socket address.  An empty host means "any".
 Status Resolve(const std::string& host, uint16_t port, bool passive, sockaddr_storage* out, socklen_t* out_len) {
@@ -391,7 +393,7 @@ Result<EndpointId> Worker::Connect(const std::string& host, uint16_t port, Durat
 }
 
 void Worker::Impl::AppendLinkFds(std::vector<pollfd>* fds) const {
-  if (listen_fd >= 0) fds->push_back(pollfd{listen_fd, POLLIN, 0});
+  if (listen_fd >= 0 && Clock::now() >= accept_paused_until) fds->push_back(pollfd{listen_fd, POLLIN, 0});
   for (const auto& [fd, l] : links) {
     short events = POLLIN;
     if (!l->out.empty() || l->stage == Link::Stage::kClientConnecting) events |= POLLOUT;
@@ -426,11 +428,18 @@ bool Worker::Impl::ServiceLinks(bool force) {
   // New connections: each starts a handshake; beyond the limit the oldest
   // pending one is dropped (a flood of half-open connections costs its
   // senders their own slots, not the node).
-  for (int i = 0; listen_fd >= 0 && i < kAcceptBatch; ++i) {
+  for (int i = 0; listen_fd >= 0 && now >= accept_paused_until && i < kAcceptBatch; ++i) {
     sockaddr_storage sa{};
     socklen_t len = sizeof(sa);
     int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) break;  // EAGAIN, or a connection that went away already
+    if (fd < 0) {
+      // Out of descriptors: the listener stays readable, so stop watching
+      // it for a while instead of waking for it again and again.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        accept_paused_until = now + kAcceptPause;
+      }
+      break;  // EAGAIN, or a connection that went away already
+    }
     any = true;
     size_t pending = 0;
     Link* oldest = nullptr;
@@ -466,21 +475,26 @@ bool Worker::Impl::ServiceLinks(bool force) {
     if (it == links.end()) continue;  // closed by an earlier step
     Link* l = it->second.get();
     // Ends this link; a client's endpoint fails with `why`.
+    // (`l` is gone afterwards.)
     auto drop = [&](Status why) {
       any = true;
-      Endpoint* e = Find(l->ep);
-      if (e != nullptr && e->link_fd == fd) {
-        if (e->state == EpState::kReady && e->announced) {
-          // Deliver what the peer sent before it went (its messages may
-          // still be in UCX's queues behind the end of the link).
-          for (int i = 0; i < 64 && ucp_worker_progress(worker) != 0; ++i) {
-          }
-        }
-        e->link_fd = -1;
-        MarkFailed(e, std::move(why));
-      }
+      const EndpointId id = l->ep;
+      Endpoint* e = Find(id);
+      const bool owns_endpoint = e != nullptr && e->link_fd == fd;
+      if (owns_endpoint) e->link_fd = -1;
       links.erase(fd);
       close(fd);
+      if (!owns_endpoint) return;
+      if (e->state == EpState::kReady && e->announced) {
+        // Deliver what the peer sent before it went (its messages may still
+        // be in UCX's queues behind the end of the link).  Handlers run
+        // here and may close the endpoint.
+        for (int i = 0; i < 64 && ucp_worker_progress(worker) != 0; ++i) {
+        }
+        e = Find(id);
+        if (e == nullptr) return;
+      }
+      MarkFailed(e, std::move(why));
     };
     if (l->stage != Link::Stage::kEstablished && now >= l->deadline) {
       drop(Status::Timeout("connect to " + l->peer + ": handshake not finished in time"));

@@ -15,7 +15,7 @@ namespace {
 // of one host that costs ~5x in latency (TCP loopback instead of shared
 // memory).  Set them, unless the user did, before main() runs, while the
 // process has a single thread (setenv is not thread-safe).  A dead peer is
-// still reported promptly, through the connection manager's socket.
+// still reported promptly, through the handshake's TCP connection (link.cc).
 // When a Worker is restricted to other transports (UCX_TLS=tcp) UCX would
 // then warn on stdout that these two are unused; unless the user asked for
 // that warning explicitly, switch it off (libucs has parsed its global

@@ -1,5 +1,6 @@
 // pulse cluster up | down | status: a local cluster of separate processes
 // (one switch, N memory nodes) described by a TOML file; see docs/cluster.md.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cluster/config.h"
+#include "cluster/keys.h"
 #include "cluster/launcher.h"
 #include "cluster/status.h"
 #include "tools/commands.h"
@@ -33,10 +35,18 @@ void AddConfigFlag(CLI::App* cmd, ClusterArgs* args) {
 }
 
 // The state file `down`/`status` act on.
+// Also hands this process the cluster's secret (the control session proves it).
 std::string StateFileOf(const std::string& command, const ClusterArgs& args) {
-  if (!args.state.empty()) return args.state;
   auto config = cluster::LoadClusterConfigOrDefault(args.config);
+  if (!args.state.empty()) {
+    cluster::ClusterConfig next_to_state;  // the default secret next to the state file
+    next_to_state.run_dir = std::filesystem::path(args.state).parent_path().parent_path().string();
+    next_to_state.name = std::filesystem::path(args.state).parent_path().filename().string();
+    cluster::UseClusterSecret(config.ok() && config->StateFile() == args.state ? *config : next_to_state);
+    return args.state;
+  }
   if (!config.ok()) Fail(command, config.status());
+  cluster::UseClusterSecret(*config);
   return config->StateFile();
 }
 
