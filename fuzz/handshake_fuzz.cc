@@ -6,6 +6,8 @@
 // than the limits allow nor reads past the message it sized; a message that
 // decodes re-encodes to the same bytes; a proof verifies only with the key
 // that made it.
+#include <algorithm>
+
 #include "fuzz_check.h"
 #include "net/handshake.h"
 
@@ -31,7 +33,7 @@ void FuzzHandshake(std::span<const uint8_t> data) {
     PULSE_FUZZ_CHECK(need >= in.size(), "the reader needs {} bytes but holds {}", need, in.size());
     if (size->has_value() && in.size() == need) break;
     if (offset >= rest.size()) return;  // the peer stopped sending: the deadline closes it
-    const size_t chunk = std::min({need - in.size(), rest.size() - offset, size_t{1} + rest[offset] % 64});
+    const size_t chunk = std::min<size_t>({need - in.size(), rest.size() - offset, size_t{1} + rest[offset] % 64});
     in.insert(in.end(), rest.begin() + offset, rest.begin() + offset + chunk);
     offset += chunk;
   }

@@ -11,14 +11,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "cluster/keys.h"
-#include "engine/sum_list_program.h"
-#include "pulse/assembler.h"
-#include "pulse/program.h"
-#include "pulse/protocol.h"
 #include "protocol/control_client.h"
 #include "pulse/client.h"
 #include "pulse/net.h"
+#include "pulse/program.h"
+#include "pulse/protocol.h"
+#include "security/sum_list.h"
 #include "support/local_rack.h"
 
 namespace pulse::testing {
@@ -220,17 +218,15 @@ TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
   const uint64_t base1 = mine["base"].get<uint64_t>();
   const uint64_t element[2] = {0, 77};  // {next, value}
   ASSERT_TRUE(rack.Put(0, base1, element, sizeof(element)).ok());
-  auto insns = Assemble(kSumListProgram);
-  ASSERT_TRUE(insns.ok());
-  auto program = VerifiedProgram::Create(std::move(*insns));
-  ASSERT_TRUE(program.ok());
+  const ProgramRef program = SumListProgram();
+  ASSERT_NE(program, nullptr);
   auto request = [&](uint32_t cpu, uint64_t n) {
     TraversalMessage m;
     m.request_id = MakeRequestId(cpu, n);
     m.cpu_node = cpu;
     m.tenant = 1;  // claimed
-    m.program_hash = (*program)->hash();
-    m.program = (*program)->encoded();
+    m.program_hash = program->hash();
+    m.program = program->encoded();
     m.cur_ptr = base1;
     m.scratch.assign(8, 0);
     m.max_iterations = 10;

@@ -23,11 +23,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "engine/sum_list_program.h"
 #include "net/handshake.h"
-#include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "pulse/program.h"
+#include "security/sum_list.h"
 #include "security/tcp_probe.h"
 #include "support/local_rack.h"
 
@@ -35,14 +34,6 @@ namespace pulse::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-ProgramRef SumProgram() {
-  auto insns = Assemble(kSumListProgram);
-  EXPECT_TRUE(insns.ok()) << insns.status().ToString();
-  auto p = VerifiedProgram::Create(std::move(*insns));
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return *p;
-}
 
 // A fresh client builds a two-element list {next @0, value @8} across both
 // memory nodes with one-sided writes, reads it back, and sums it with an
@@ -64,7 +55,7 @@ void ExpectRackServes(LocalRack& rack, uint64_t salt) {
   EXPECT_EQ(back[1], 2000 + salt);
   TraverseOptions to;
   to.mode = ExecutionMode::kOffload;
-  auto r = (*client)->Traverse(SumProgram(), *a, std::vector<uint8_t>(8, 0), to);
+  auto r = (*client)->Traverse(SumListProgram(), *a, std::vector<uint8_t>(8, 0), to);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
   uint64_t sum = 0;
