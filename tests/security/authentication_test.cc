@@ -11,12 +11,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "engine/run_both.h"
+#include "engine/sum_list_program.h"
 #include "protocol/control_client.h"
 #include "pulse/client.h"
 #include "pulse/net.h"
 #include "pulse/program.h"
 #include "pulse/protocol.h"
-#include "security/sum_list.h"
 #include "support/local_rack.h"
 
 namespace pulse::testing {
@@ -218,7 +219,7 @@ TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
   const uint64_t base1 = mine["base"].get<uint64_t>();
   const uint64_t element[2] = {0, 77};  // {next, value}
   ASSERT_TRUE(rack.Put(0, base1, element, sizeof(element)).ok());
-  const ProgramRef program = SumListProgram();
+  const ProgramRef program = MustBuild(kSumListProgram);
   ASSERT_NE(program, nullptr);
   auto request = [&](uint32_t cpu, uint64_t n) {
     TraversalMessage m;

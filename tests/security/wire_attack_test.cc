@@ -23,10 +23,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "engine/run_both.h"
+#include "engine/sum_list_program.h"
 #include "net/handshake.h"
 #include "pulse/client.h"
 #include "pulse/program.h"
-#include "security/sum_list.h"
 #include "security/tcp_probe.h"
 #include "support/local_rack.h"
 
@@ -55,7 +56,7 @@ void ExpectRackServes(LocalRack& rack, uint64_t salt) {
   EXPECT_EQ(back[1], 2000 + salt);
   TraverseOptions to;
   to.mode = ExecutionMode::kOffload;
-  auto r = (*client)->Traverse(SumListProgram(), *a, std::vector<uint8_t>(8, 0), to);
+  auto r = (*client)->Traverse(MustBuild(kSumListProgram), *a, std::vector<uint8_t>(8, 0), to);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
   uint64_t sum = 0;
