@@ -21,6 +21,7 @@ std::span<const Target> Targets() {
       {"jit", FuzzJit},
       {"rpc_message", FuzzRpcMessage},
       {"control", FuzzControl},
+      {"handshake", FuzzHandshake},
   };
   return kTargets;
 }

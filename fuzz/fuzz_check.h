@@ -43,6 +43,8 @@ void FuzzRpcMessage(std::span<const uint8_t> data);
 // Control requests to a switch and a memory node running in this process:
 // see control_fuzz.cc.
 void FuzzControl(std::span<const uint8_t> data);
+// The connection handshake's framing and decoders (src/net/handshake.h).
+void FuzzHandshake(std::span<const uint8_t> data);
 
 // All targets, by name.
 std::span<const Target> Targets();

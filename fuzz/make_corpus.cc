@@ -22,6 +22,7 @@
 #include "pulse/program.h"
 #include "protocol/rpc_message.h"
 #include "pulse/protocol.h"
+#include "net/handshake.h"
 #include "rpc/rpc_handler.h"
 #include "tenant_memory.h"
 
@@ -182,6 +183,33 @@ void ControlSeeds(const fs::path& out) {
   }
 }
 
+// The handshake target's first byte picks the kind (1 + byte % 4).
+void HandshakeSeeds(const fs::path& out) {
+  using namespace net::handshake;
+  auto seed = [&](const char* name, uint8_t kind, std::vector<uint8_t> bytes) {
+    bytes.insert(bytes.begin(), static_cast<uint8_t>(kind - 1));
+    Write(out / "handshake", name, bytes);
+  };
+  Hello hello;
+  hello.role = Role::kTenant;
+  hello.tenant = 2;
+  for (size_t i = 0; i < hello.nonce.size(); ++i) hello.nonce[i] = static_cast<uint8_t>(i);
+  seed("hello", 1, EncodeHello(hello));
+  seed("challenge", 2, EncodeChallenge(hello.nonce));
+  Signed s;
+  s.endpoint_id = 7;
+  s.address.assign(300, 0xab);
+  s.proof = ComputeProof(std::vector<uint8_t>(32, 1), kClientLabel, hello, hello.nonce, 7, s.address);
+  seed("proof", 3, EncodeProof(s));
+  Verdict accepted;
+  accepted.accepted = s;
+  seed("verdict_accepted", 4, EncodeVerdict(accepted));
+  Verdict refused;
+  refused.code = 5;
+  refused.text = "authentication failed";
+  seed("verdict_refused", 4, EncodeVerdict(refused));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -193,6 +221,7 @@ int main(int argc, char** argv) {
   JitSeeds(out);
   RpcSeeds(out);
   ControlSeeds(out);
+  HandshakeSeeds(out);
   for (const auto& [name, text] : kTextPrograms) {
     Write(out / "assembler", std::string(name) + "_source.s", Bytes(text));
     auto insns = Assemble(text);

@@ -83,6 +83,18 @@ struct CacheOptions {
 struct ClientOptions {
   std::string switch_address = "127.0.0.1:7100";
   TenantId tenant = 1;
+  // How the client proves `tenant` when it connects (docs/security.md): the
+  // tenant's credential, as bytes (`credential`) or as the key file `pulse
+  // cluster up` wrote for it (`credential_file`, e.g.
+  // run/local/tenant-1.key).  Both empty: the key is derived from the
+  // cluster secret in worker.credentials or, if that is unset, in the file
+  // $PULSE_CLUSTER_SECRET_FILE names (a tool run by the cluster's
+  // administrator; the test rack sets it); with neither the client connects
+  // without credentials, which a cluster with a secret refuses
+  // (PermissionDenied).  The nodes take the tenant from this proof, not from
+  // requests.
+  std::vector<uint8_t> credential;
+  std::string credential_file;
   std::chrono::milliseconds connect_timeout{5000};
   // A traversal attempt that gets no answer in this time is sent again, up
   // to max_attempts in all; then the caller gets Status::Timeout.

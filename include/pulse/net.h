@@ -16,8 +16,23 @@
 // are in the environment.  A program linked with pulse::net sets both at
 // start-up (before main) unless they are already set, so processes on one
 // host talk through shared memory (~5x lower latency than TCP loopback); a
-// dead peer is still reported, through the connection manager's socket.
+// dead peer is still reported, through the handshake's TCP connection (see
+// "Connections" below).
 // Set them to "n" to keep UCX's own default.
+//
+// Connections: a Worker's listening port is a plain TCP socket owned by
+// pulse, not UCX's connection manager.  A connecting peer first runs pulse's
+// handshake on it (src/net/handshake.h: fixed-size, length-checked,
+// versioned messages, every read bounded in bytes and time): both sides
+// prove knowledge of a key by HMAC-SHA256 challenge-response over both
+// sides' nonces (see Credentials), then exchange endpoint ids and UCX
+// worker addresses; only then does either side create a UCX endpoint (to
+// the other's worker address).  A peer that fails the handshake gets a
+// refusal (or, for bytes that are not a handshake, nothing) and the
+// connection is closed; it never reaches UCX.  The TCP connection stays
+// open for the life of the endpoint: its end tells the other side that the
+// peer closed or died.  What UCX itself still reads from the network is in
+// docs/security.md.
 //
 // Waiting: nothing here waits forever.  Every blocking call takes a timeout
 // and returns Status::Timeout when it passes.  How the thread waits is set by
@@ -140,6 +155,61 @@ struct FaultInjection {
 // inject faults into the switch and memory nodes it starts).
 inline constexpr const char* kFaultsEnvironmentVariable = "PULSE_NET_FAULTS";
 
+// The environment variable a Worker reads its cluster secret from (a key
+// file, see ReadKeyFile) when WorkerOptions::credentials is unset.  `pulse
+// cluster up` sets it for the nodes it starts; the test rack for itself.
+inline constexpr const char* kSecretFileEnvironmentVariable = "PULSE_CLUSTER_SECRET_FILE";
+
+// Size of a cluster secret and of a tenant key.
+inline constexpr size_t kKeySize = 32;
+
+// What a Worker proves when it connects, and what its listener accepts.
+//
+// A Worker with a cluster secret acts for the cluster (a node, or an
+// administrator's tool): it connects as the cluster unless `tenant` is set,
+// and its listener accepts a peer that proves the cluster secret (a
+// cluster peer) or the key of the tenant it names (a tenant peer, see
+// DeriveTenantKey), and nobody else.  A tenant's client holds only its
+// tenant key (`tenant` and `tenant_key`), so it can prove that tenant and no
+// other.  A Worker without credentials connects "open" and its listener
+// accepts only open peers: for tests inside one process; every node of a
+// cluster has the secret.  Keys are compared in constant time and never
+// sent.
+struct Credentials {
+  std::vector<uint8_t> cluster_secret;  // kKeySize bytes, or empty
+  // Connect as this tenant, proving `tenant_key`, or if that is empty, the
+  // key DeriveTenantKey(cluster_secret, tenant).
+  std::optional<uint32_t> tenant;
+  std::vector<uint8_t> tenant_key;
+};
+
+// Who the peer of an endpoint proved to be in the handshake.
+enum class PeerKind {
+  kOpen,     // no credentials (only between Workers without a secret)
+  kCluster,  // knows the cluster secret: a node or an administrator
+  kTenant,   // knows the key of `tenant` only
+};
+struct PeerIdentity {
+  PeerKind kind = PeerKind::kOpen;
+  uint32_t tenant = 0;  // kTenant only
+};
+
+// The key of tenant `tenant`: HMAC-SHA256(secret, "pulse-tenant-v1" |
+// tenant as 4 bytes little-endian).  Whoever holds the cluster secret can
+// derive every tenant's key; a tenant's key reveals neither the secret nor
+// another tenant's key.
+std::vector<uint8_t> DeriveTenantKey(std::span<const uint8_t> cluster_secret, uint32_t tenant);
+
+// Reads a key file: exactly kKeySize bytes, a regular file that only its
+// owner may read or write.  Errors: NotFound, InvalidArgument naming the
+// path and what is wrong (size, type, permissions), IoError.
+Result<std::vector<uint8_t>> ReadKeyFile(const std::string& path);
+// Writes `key` to a new file at `path` with mode 0600 (fails if it exists:
+// AlreadyExists).  Errors: IoError naming the path.
+Status WriteKeyFile(const std::string& path, std::span<const uint8_t> key);
+// kKeySize random bytes from the system's generator.  Errors: Internal.
+Result<std::vector<uint8_t>> NewRandomKey();
+
 struct WorkerOptions {
   PollMode poll_mode = PollMode::kAdaptive;
   // kAdaptive only: how long to keep polling after the last traffic.
@@ -173,6 +243,16 @@ struct WorkerOptions {
   // Test hook (see FaultInjection).  Unset: from $PULSE_NET_FAULTS if set
   // (Create fails with kInvalidArgument if it does not parse), else none.
   std::optional<FaultInjection> faults;
+  // What this Worker proves and accepts (see Credentials).  Unset: the
+  // cluster secret in the file $PULSE_CLUSTER_SECRET_FILE names if set
+  // (Create fails if it cannot be read), else none.
+  std::optional<Credentials> credentials;
+  // A peer connecting to our listener must complete the handshake within
+  // this time, or its connection is closed.
+  uint32_t handshake_timeout_ms = 5000;
+  // At most this many connections to our listener may be in the handshake
+  // at once; a new one beyond that closes the oldest.
+  uint32_t max_pending_handshakes = 128;
 };
 
 // Event and traffic counts of one Worker since creation.  Only the worker
@@ -302,16 +382,22 @@ class Worker {
   // ---- connections ------------------------------------------------------
 
   // Listens on host:port (port 0: an ephemeral port) and returns the bound
-  // port.  Each peer that connects becomes an endpoint; see
-  // SetAcceptHandler().  One listener per Worker.  Errors: kInvalidArgument
+  // port.  Each peer that connects and passes the handshake (see
+  // Credentials) becomes an endpoint; see SetAcceptHandler().  The
+  // listener is served by the thread that drives the Worker, inside
+  // Progress(), WaitForEvent() and every blocking call.  One listener per
+  // Worker.  Errors: kInvalidArgument
   // (bad host, already listening), kIoError (address in use, ...).
   Result<uint16_t> Listen(const std::string& host, uint16_t port);
   // Stops accepting connections; existing endpoints stay.
   void StopListening();
 
-  // Connects to a peer's listener and waits (progressing) until the peer has
-  // accepted, at most `timeout`.  Errors: kUnavailable (refused,
-  // unreachable), kTimeout, kInvalidArgument (bad address, or called from a
+  // Connects to a peer's listener, runs the handshake (see Credentials) and
+  // waits (progressing, so this Worker's own listener keeps serving) until
+  // the peer has accepted, at most `timeout`.  Errors: kUnavailable
+  // (refused, unreachable), kPermissionDenied (the peer refused our
+  // credentials, or did not prove its own), kTimeout, kInvalidArgument (bad
+  // address, a peer that does not speak the handshake, or called from a
   // handler).
   Result<EndpointId> Connect(const std::string& host, uint16_t port, Duration timeout);
 
@@ -323,6 +409,10 @@ class Worker {
 
   // True if `ep` is known and has not failed.
   bool IsConnected(EndpointId ep) const;
+
+  // Who the peer of `ep` proved to be in the handshake (for an endpoint we
+  // connected: the listener, always kCluster or kOpen).  Errors: kNotFound.
+  Result<PeerIdentity> PeerOf(EndpointId ep) const;
 
   // Handlers (replace any previous one; an empty function removes it).
   void SetAcceptHandler(AcceptHandler handler);

@@ -1,6 +1,7 @@
 #include "client/connections.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -11,8 +12,49 @@ namespace pulse {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
+namespace {
+
+// The worker options with the credentials that prove the client's tenant
+// (see ClientOptions::credential).
+Result<net::WorkerOptions> WithTenantCredentials(const ClientOptions& options) {
+  net::WorkerOptions wo = options.worker;
+  net::Credentials creds;
+  if (!options.credential.empty()) {
+    creds.tenant_key = options.credential;
+  } else if (!options.credential_file.empty()) {
+    auto key = net::ReadKeyFile(options.credential_file);
+    if (!key.ok()) return key.status();
+    creds.tenant_key = std::move(*key);
+  } else if (wo.credentials) {
+    creds = *wo.credentials;
+  } else if (const char* path = std::getenv(net::kSecretFileEnvironmentVariable); path != nullptr && *path != '\0') {
+    auto secret = net::ReadKeyFile(path);
+    if (!secret.ok()) return secret.status();
+    creds.cluster_secret = std::move(*secret);
+  } else {
+    return wo;  // no credentials: only a cluster without a secret accepts this client
+  }
+  if (creds.tenant && *creds.tenant != options.tenant)
+    return Status::InvalidArgument(fmt::format("client: worker.credentials name tenant {} but tenant is {}",
+                                               *creds.tenant, options.tenant));
+  creds.tenant = options.tenant;
+  wo.credentials = std::move(creds);
+  return wo;
+}
+
+// A failed Connect as the caller sees it: Unavailable, except a refusal of
+// our credentials, which waiting will not cure (PermissionDenied).
+Status Unreachable(const Status& why, std::string message) {
+  if (why.code() == Status::Code::kPermissionDenied) return Status::PermissionDenied(std::move(message));
+  return Status::Unavailable(std::move(message));
+}
+
+}  // namespace
+
 Status Connections::Open() {
-  auto created = net::Worker::Create(options.worker);
+  auto wo = WithTenantCredentials(options);
+  if (!wo.ok()) return wo.status();
+  auto created = net::Worker::Create(*wo);
   if (!created.ok()) return created.status();
   worker = std::move(*created);
   control = std::make_unique<ControlClient>(worker.get());
@@ -20,8 +62,8 @@ Status Connections::Open() {
   if (!addr.ok()) return addr.status();
   auto ep = worker->Connect(addr->first, addr->second, options.connect_timeout);
   if (!ep.ok())
-    return Status::Unavailable(fmt::format("cannot reach the switch at {}: {}", options.switch_address,
-                                           ep.status().ToString()));
+    return Unreachable(ep.status(), fmt::format("cannot reach the switch at {}: {}", options.switch_address,
+                                                ep.status().ToString()));
   switch_ep = *ep;
   auto hello = control->Call(switch_ep, json{{"op", "hello"}}, options.connect_timeout);
   if (!hello.ok()) return hello.status();
@@ -73,8 +115,8 @@ Result<json> Connections::ConnectNode(MemNode& n) {
   if (!naddr.ok()) return naddr.status();
   auto nep = worker->Connect(naddr->first, naddr->second, options.connect_timeout);
   if (!nep.ok())
-    return Status::Unavailable(fmt::format("cannot reach memory node {} at {}: {}", n.id, n.address,
-                                           nep.status().ToString()));
+    return Unreachable(nep.status(), fmt::format("cannot reach memory node {} at {}: {}", n.id, n.address,
+                                                 nep.status().ToString()));
   n.ep = *nep;
   auto nh = control->Call(n.ep, json{{"op", "hello"}}, options.connect_timeout);
   if (!nh.ok()) return nh.status();

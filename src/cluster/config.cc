@@ -31,6 +31,14 @@ std::string ClusterConfig::SwitchAddress() const {
 }
 std::string ClusterConfig::ClusterDir() const { return run_dir + "/" + name; }
 std::string ClusterConfig::StateFile() const { return ClusterDir() + "/state.json"; }
+std::string ClusterConfig::SecretFile() const { return secret_file.empty() ? ClusterDir() + "/secret.key" : secret_file; }
+std::vector<TenantConfig> ClusterConfig::TenantsOrDefault() const {
+  if (!tenants.empty()) return tenants;
+  return {TenantConfig{1, "default", ""}};
+}
+std::string ClusterConfig::CredentialFileOf(const TenantConfig& t) const {
+  return t.credential_file.empty() ? fmt::format("{}/tenant-{}.key", ClusterDir(), t.id) : t.credential_file;
+}
 
 namespace {
 
@@ -166,6 +174,7 @@ Status ReadConfig(const toml::table& root, ClusterConfig* c) {
     PULSE_RETURN_IF_ERROR(r.GetString("run_dir", &c->run_dir));
     PULSE_RETURN_IF_ERROR(r.GetString("binary", &c->binary));
     PULSE_RETURN_IF_ERROR(r.GetString("log_level", &c->log_level));
+    PULSE_RETURN_IF_ERROR(r.GetString("secret_file", &c->secret_file));
     int64_t start_ms = c->start_timeout.count(), stop_ms = c->stop_timeout.count();
     PULSE_RETURN_IF_ERROR(r.GetInt("start_timeout_ms", 100, 3'600'000, &start_ms));
     PULSE_RETURN_IF_ERROR(r.GetInt("stop_timeout_ms", 100, 3'600'000, &stop_ms));
@@ -233,6 +242,20 @@ Status ReadConfig(const toml::table& root, ClusterConfig* c) {
     PULSE_RETURN_IF_ERROR(r.CheckNoUnknownKeys());
     c->agent = std::move(n);
   }
+  // [[tenant]]
+  auto tn = top.GetTableArray("tenant");
+  if (!tn.ok()) return tn.status();
+  for (size_t i = 0; *tn != nullptr && i < (*tn)->size(); ++i) {
+    TenantConfig t;
+    t.id = 0;  // required: 0 stays if absent
+    TableReader r((*tn)->get(i)->as_table(), fmt::format("tenant[{}]", i));
+    PULSE_RETURN_IF_ERROR(r.GetInt("id", 1, UINT32_MAX, &t.id));
+    if (t.id == 0) return ConfigError(fmt::format("tenant[{}].id", i), "is required");
+    PULSE_RETURN_IF_ERROR(r.GetString("name", &t.name));
+    PULSE_RETURN_IF_ERROR(r.GetString("credential_file", &t.credential_file));
+    PULSE_RETURN_IF_ERROR(r.CheckNoUnknownKeys());
+    c->tenants.push_back(std::move(t));
+  }
   return top.CheckNoUnknownKeys();
 }
 
@@ -270,6 +293,12 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
     if (c.agent->host.empty()) return ConfigError("agent.host", "must not be empty");
     if (c.agent->port != 0 && !addresses.emplace(c.agent->host, c.agent->port).second)
       return ConfigError("agent.port", fmt::format("{}:{} is used by another node", c.agent->host, c.agent->port));
+  }
+  std::set<uint32_t> tenant_ids;
+  for (size_t i = 0; i < c.tenants.size(); ++i) {
+    const TenantConfig& t = c.tenants[i];
+    if (t.id == 0) return ConfigError(fmt::format("tenant[{}].id", i), "must be at least 1");
+    if (!tenant_ids.insert(t.id).second) return ConfigError(fmt::format("tenant[{}].id", i), fmt::format("id {} is used twice", t.id));
   }
   for (const auto& [k, v] : c.env)
     if (k.empty() || k.find('=') != std::string::npos)

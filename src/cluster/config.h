@@ -54,6 +54,15 @@ struct NodeConfig {
   std::string Name() const;
 };
 
+// A tenant of the cluster ([[tenant]]): its id, a name for tables and
+// messages, and where `pulse cluster up` writes its credential (the key
+// net::DeriveTenantKey gives for the cluster secret; docs/security.md).
+struct TenantConfig {
+  uint32_t id = 1;
+  std::string name;
+  std::string credential_file;  // empty: <ClusterDir>/tenant-<id>.key
+};
+
 struct ClusterConfig {
   std::string source = "<built-in>";  // where it was read from, for messages
   std::string name = "local";         // names the run subdirectory and shm objects
@@ -71,6 +80,13 @@ struct ClusterConfig {
   std::string ucx_tls;
   std::vector<std::pair<std::string, std::string>> env;
   PollConfig poll;
+  // The cluster secret every node and administrator proves when it
+  // connects (a 32-byte key file, mode 0600).  Empty: <ClusterDir>/secret.key,
+  // created by `pulse cluster up` if missing.  A multi-host cluster names a
+  // file every host has a copy of.
+  std::string secret_file;
+  // Declared tenants; none: one tenant, id 1, "default".
+  std::vector<TenantConfig> tenants;
   NodeConfig switch_node;             // role kSwitch
   std::vector<NodeConfig> memnodes;   // role kMemNode, ids unique
   // [agent]: the far-memory offload agent (`pulse agent`, docs/farmem_agent.md),
@@ -83,6 +99,12 @@ struct ClusterConfig {
   std::string ClusterDir() const;
   // The state file of a running cluster: <ClusterDir()>/state.json.
   std::string StateFile() const;
+  // The cluster secret's file (secret_file or its default).
+  std::string SecretFile() const;
+  // The declared tenants, or the default one.
+  std::vector<TenantConfig> TenantsOrDefault() const;
+  // Where tenant `t`'s credential is written (credential_file or its default).
+  std::string CredentialFileOf(const TenantConfig& t) const;
   // The node's effective poll settings.
   const PollConfig& PollOf(const NodeConfig& n) const { return n.poll ? *n.poll : poll; }
 };

@@ -22,6 +22,7 @@
 #include <fmt/ranges.h>
 
 #include "cluster/control_session.h"
+#include "cluster/keys.h"
 #include "cluster/pools.h"
 #include "protocol/control_client.h"
 
@@ -110,6 +111,7 @@ std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterCo
     if (std::getenv(name) == nullptr) env.emplace_back(name, "y");
   for (const auto& kv : c.env) env.push_back(kv);
   if (!c.ucx_tls.empty()) env.emplace_back("UCX_TLS", c.ucx_tls);
+  for (auto& kv : SecretEnvironment(c)) env.push_back(std::move(kv));  // the nodes prove and check it
   return env;
 }
 
@@ -398,6 +400,7 @@ Result<ClusterState> StartCluster(const ClusterConfig& config_in, const LaunchOp
   }
   auto binary = NodeBinary(config);
   if (!binary.ok()) return binary.status();
+  PULSE_RETURN_IF_ERROR(EnsureClusterKeys(config));  // before NodeEnvironment hands the secret on
   NamePools(&config);
 
   ClusterState st;

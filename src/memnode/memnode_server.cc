@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "node/node_control.h"
+#include "node/node_tenant.h"
 #include "protocol/control_reply.h"
 #include "pulse/cluster.h"
 
@@ -267,6 +268,8 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
                 m.status().message());
     return;
   }
+  // A tenant's connection runs as its proven tenant, whatever it claims.
+  if (auto who = node::TenantOf(*worker_, from); who.ok() && !who->any) m->tenant = who->tenant;
   service_.Handle(std::move(m).value(), send_);
 }
 
@@ -324,16 +327,18 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
     if (op == "hello") {
       answer = Hello();
     } else if (op == "alloc") {
-      answer = Alloc(req->body);
+      answer = Alloc(from, req->body);
     } else if (op == "free") {
-      answer = Free(req->body);
+      answer = Free(from, req->body);
     } else if (op == "lock" || op == "lock_renew" || op == "unlock") {
-      answer = LockOp(op, req->body);
+      answer = LockOp(from, op, req->body);
     } else if (op == "stats") {
       answer = json{{"role", "memnode"}, {"node", options_.node}, {"instance", options_.instance_id}, {"counters", Stats()}};
     } else if (op == "shutdown") {
-      shutdown = true;
-      log_->Info("shutdown requested by connection {}", from);
+      Status allowed = node::RequireClusterPeer(*worker_, from, op);
+      shutdown = allowed.ok();
+      if (shutdown) log_->Info("shutdown requested by connection {}", from);
+      if (!shutdown) answer = allowed;
     } else {
       answer = Status::InvalidArgument(fmt::format("control: unknown op '{}'", op));
     }
@@ -361,14 +366,14 @@ Result<json> MemNodeServer::Hello() {
   return reply;
 }
 
-Result<json> MemNodeServer::Alloc(const json& body) {
+Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
   // "bytes must be positive" covers a missing, zero or negative count.
   auto bytes_field = body.find("bytes");
   if (bytes_field == body.end() || !bytes_field->is_number_integer() ||
       (!bytes_field->is_number_unsigned() && bytes_field->get<int64_t>() <= 0))
     return Status::InvalidArgument("alloc: bytes must be positive");
   const uint64_t bytes = bytes_field->get<uint64_t>();
-  Result<uint32_t> tenant = node::GetU32(body, "tenant", "alloc");
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "alloc");  // proven, not claimed
   if (!tenant.ok()) return tenant.status();
   uint8_t perms = kPermReadWrite;
   if (auto p = body.find("perms"); p != body.end()) {
@@ -393,10 +398,10 @@ Result<json> MemNodeServer::Alloc(const json& body) {
   return json{{"base", range.base}, {"length", range.length}};
 }
 
-Result<json> MemNodeServer::Free(const json& body) {
+Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
   Result<uint64_t> base = node::GetU64(body, "base", "free");
   if (!base.ok()) return base.status();
-  Result<uint32_t> tenant = node::GetU32(body, "tenant", "free");
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "free");
   if (!tenant.ok()) return tenant.status();
   const Allocation* a = *base >= far_base_ ? allocator_->Find(*base - far_base_) : nullptr;
   const Range* range = a != nullptr ? table_.Find(*base) : nullptr;
@@ -416,10 +421,10 @@ Result<json> MemNodeServer::Free(const json& body) {
   return json::object();
 }
 
-Result<json> MemNodeServer::LockOp(const std::string& op, const json& body) {
+Result<json> MemNodeServer::LockOp(net::EndpointId from, const std::string& op, const json& body) {
   Result<uint64_t> addr = node::GetU64(body, "addr", op);
   if (!addr.ok()) return addr.status();
-  Result<uint32_t> tenant = node::GetU32(body, "tenant", op);
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, op);
   if (!tenant.ok()) return tenant.status();
   Result<uint64_t> holder = node::GetU64(body, "holder", op);
   if (!holder.ok()) return holder.status();

@@ -143,10 +143,10 @@ class MemNodeServer {
   void OnDisconnect(net::EndpointId ep, const Status& why);
 
   Result<nlohmann::json> Hello();
-  Result<nlohmann::json> Alloc(const nlohmann::json& body);
-  Result<nlohmann::json> Free(const nlohmann::json& body);
+  Result<nlohmann::json> Alloc(net::EndpointId from, const nlohmann::json& body);
+  Result<nlohmann::json> Free(net::EndpointId from, const nlohmann::json& body);
   // lock / lock_renew / unlock: the lock service (memnode/lock_table.h).
-  Result<nlohmann::json> LockOp(const std::string& op, const nlohmann::json& body);
+  Result<nlohmann::json> LockOp(net::EndpointId from, const std::string& op, const nlohmann::json& body);
   nlohmann::json Stats() const;
 
   // Connects to the switch, waiting at most `timeout` (retrying refused

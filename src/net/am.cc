@@ -35,12 +35,13 @@ ucs_status_t Receive(Worker::Impl* m, bool control, const void* header, size_t h
   WireHeader h;
   const bool decoded = WireHeader::Decode(header, header_length, &h);
   Endpoint* e = nullptr;
-  if (decoded && control && !rndv && (h.msg_id == kCtlHello || h.msg_id == kCtlHelloAck)) {
-    m->OnControl(h, data, length, param);  // handshake: the endpoint is not ready yet
-    return UCS_OK;
-  }
   if (decoded) e = m->Find(h.dest);
-  if (e == nullptr || e->state != EpState::kReady || m->destroying) {
+  // An endpoint we are connecting may get messages before its handshake has
+  // finished here (the listener was ready first): they are held in order
+  // (DrainInbound delivers once it is ready).
+  const bool usable = e != nullptr && (e->state == EpState::kReady ||
+                                       (e->state == EpState::kConnecting && !e->accepted));
+  if (!usable || m->destroying) {
     ++m->counters.messages_dropped;
     if (!rndv) return UCS_OK;
     // Still receive it (into a throw-away buffer) so the sender completes.
@@ -61,7 +62,7 @@ ucs_status_t Receive(Worker::Impl* m, bool control, const void* header, size_t h
     m->rndv_to_start.emplace_back(e->id, std::move(in));
     return UCS_INPROGRESS;
   }
-  if (e->inbound.empty()) {
+  if (e->inbound.empty() && e->state == EpState::kReady) {
     m->Deliver(e->id, control, h.msg_id, static_cast<const uint8_t*>(data), length);
     return UCS_OK;
   }
@@ -130,7 +131,7 @@ void Worker::Impl::Deliver(EndpointId from, bool control, uint16_t msg_id,
 void Worker::Impl::DrainInbound(EndpointId id) {
   for (;;) {
     Endpoint* e = Find(id);
-    if (e == nullptr || e->inbound.empty() || !e->inbound.front()->ready) return;
+    if (e == nullptr || e->state != EpState::kReady || e->inbound.empty() || !e->inbound.front()->ready) return;
     std::shared_ptr<Inbound> in = std::move(e->inbound.front());
     e->inbound.pop_front();
     if (in->failed) {

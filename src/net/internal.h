@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/request_tracker.h"
+#include "net/handshake.h"
 #include "pulse/net.h"
 
 namespace pulse::net {
@@ -46,8 +47,8 @@ struct WireHeader {
 
 // Control message types (msg_id field of kCtlAmId messages).
 enum CtlType : uint16_t {
-  kCtlHello = 1,      // client -> server: payload = client's endpoint id
-  kCtlHelloAck = 2,   // server -> client: payload = server's endpoint id
+  // 1 and 2 were UCX-level hello messages before the TCP handshake
+  // (link.cc) replaced them.
   // RmaPath::kMessages (rma_sw.cc); payloads start with a u64 request id.
   kCtlReadReq = 3,    // id, region id, address, length
   kCtlReadRep = 4,    // id, u8 status, data
@@ -98,6 +99,8 @@ struct Endpoint {
   uint64_t rma_floor = 0;
   std::set<uint64_t> rma_applied;
   std::string peer;
+  int link_fd = -1;        // the handshake's TCP connection (Link), kept open
+  PeerIdentity identity;   // what the peer proved in the handshake
   Status failure;
   std::deque<std::shared_ptr<Inbound>> inbound;
   Worker::Impl* impl = nullptr;
@@ -130,6 +133,31 @@ struct Op {
   std::vector<uint8_t> sw_request;
 };
 
+// One TCP connection of pulse's handshake (link.cc), from accept/connect to
+// the end of its endpoint.
+struct Link {
+  enum class Stage {
+    kServerWantHello,
+    kServerWantProof,
+    kClientConnecting,   // TCP connect in progress
+    kClientWantChallenge,
+    kClientWantVerdict,
+    kEstablished,        // handshake done: only its end is watched
+    kClosing,            // refusal being sent, then closed
+  };
+  int fd = -1;
+  Stage stage = Stage::kServerWantHello;
+  std::string peer;                   // "host:port"
+  std::vector<uint8_t> in;            // bytes of the message being read
+  std::vector<uint8_t> out;           // bytes still to send
+  Clock::time_point deadline{};       // the handshake must be done by then
+  Clock::time_point accepted_at{};    // for evicting the oldest
+  handshake::Hello hello;             // the connecting side's hello
+  handshake::Nonce server_nonce{};
+  std::vector<uint8_t> key;           // the key proofs use on this link
+  EndpointId ep = kInvalidEndpoint;   // client: set at once; server: once accepted
+};
+
 // A message FaultInjection holds back (faults.cc).
 struct HeldMessage {
   EndpointId ep = kInvalidEndpoint;
@@ -144,13 +172,19 @@ struct Worker::Impl {
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   int efd = -1;
-  ucp_listener_h listener = nullptr;
+  // pulse's listener and handshakes (link.cc).
+  int listen_fd = -1;
+  std::unordered_map<int, std::unique_ptr<Link>> links;  // by fd
+  std::vector<uint8_t> own_address;  // this worker's UCX address
+  Credentials credentials;            // resolved at Create
+  Clock::time_point next_link_check{};
+  bool links_ready = false;           // ppoll saw a link fd ready
+  Clock::time_point accept_paused_until{};  // out of descriptors: accept later
 
   std::unordered_map<EndpointId, std::unique_ptr<Endpoint>> eps;
   // Records of closed endpoints, kept until their UCX close has finished so
   // that a late UCX callback never sees freed memory.
   std::vector<std::unique_ptr<Endpoint>> graveyard;
-  std::unordered_map<ucp_ep_h, Endpoint*> accepted_by_handle;  // until Hello
   EndpointId next_id = 1;
 
   std::vector<std::shared_ptr<MessageHandler>> handlers;
@@ -197,9 +231,24 @@ struct Worker::Impl {
   // Starts a graceful close (flush, then disconnect) without waiting.
   void GracefulClose(ucp_ep_h ep);
   void ReapCloses();
-  void OnControl(const WireHeader& h, const void* data, size_t length,
-                 const ucp_am_recv_param_t* param);
-  Status SendControl(Endpoint* e, uint16_t type, uint64_t value, bool reply);
+  // --- the handshake and its TCP connections (link.cc) ---
+  // Reads the credentials (options or environment) and the worker address.
+  Status SetUpLinks();
+  // Accepts, advances handshakes, notices ended links.  `force`: now, else
+  // only when due (a syscall per call would slow the polling loop).
+  bool ServiceLinks(bool force);
+  // The fds a sleep must also wake for (listener and links).
+  void AppendLinkFds(std::vector<struct pollfd>* fds) const;
+  // The earliest handshake deadline (max() if none).
+  Clock::time_point NextLinkDeadline() const;
+  // Starts a handshake with host:port for endpoint `e`.
+  Status StartConnect(Endpoint* e, const std::string& host, uint16_t port, Clock::time_point deadline);
+  // Closes an endpoint's link (its peer sees the end).
+  void CloseLink(Endpoint* e);
+  void CloseAllLinks();
+  // Creates the UCX endpoint of `e` to a peer's worker address.
+  Status CreateUcpEndpoint(Endpoint* e, std::span<const uint8_t> address);
+  std::vector<EndpointId> to_drain;  // became ready with messages held
   // --- active messages (am.cc) ---
   Status InstallAmHandlers();
   // Issues a send whose header and payload `op` owns; takes `op`.

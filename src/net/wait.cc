@@ -49,6 +49,17 @@ bool Worker::Impl::ProgressOnce() {
   }
   if (!held.empty() && ReleaseHeld(kInvalidEndpoint, /*all=*/false)) any = true;
   if (!sw_ops.empty() && RetransmitSwOps()) any = true;
+  if ((listen_fd >= 0 || !links.empty()) && ServiceLinks(/*force=*/false)) any = true;
+  if (!to_drain.empty()) {
+    std::vector<EndpointId> ids;
+    ids.swap(to_drain);
+    for (EndpointId id : ids) DrainInbound(id);
+    any = true;
+  }
+  if (!failed.empty()) {  // links that ended
+    ProcessFailures();
+    any = true;
+  }
   if (!closing.empty() || !graveyard.empty()) ReapCloses();
   if (any) NoteActivity();
   return any;
@@ -85,16 +96,25 @@ Status Worker::Impl::SleepUntil(Clock::time_point deadline) {
     if (due <= now) return Status::Ok();
     wait = std::min<Duration>(wait, due - now);
   }
+  if (!links.empty()) {  // a handshake that must end by its deadline
+    const Clock::time_point due = NextLinkDeadline();
+    if (due <= now) return Status::Ok();
+    wait = std::min<Duration>(wait, due - now);
+  }
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
   timespec ts{};
   ts.tv_sec = ns / 1000000000;
   ts.tv_nsec = ns % 1000000000;
-  pollfd pfd{};
-  pfd.fd = efd;
-  pfd.events = POLLIN;
+  // The UCX event fd first, then the listener and the handshake links.
+  std::vector<pollfd> fds;
+  fds.push_back(pollfd{efd, POLLIN, 0});
+  AppendLinkFds(&fds);
   ++counters.sleeps;
-  int rc = ppoll(&pfd, 1, &ts, nullptr);
+  int rc = ppoll(fds.data(), fds.size(), &ts, nullptr);
   if (rc > 0) ++counters.wakeups;
+  for (size_t i = 1; rc > 0 && i < fds.size(); ++i) {
+    if (fds[i].revents != 0) links_ready = true;
+  }
   if (rc < 0 && errno != EINTR) {
     return Status::IoError(std::string("ppoll on the UCX event fd: ") + std::strerror(errno));
   }

@@ -15,7 +15,7 @@ namespace {
 // of one host that costs ~5x in latency (TCP loopback instead of shared
 // memory).  Set them, unless the user did, before main() runs, while the
 // process has a single thread (setenv is not thread-safe).  A dead peer is
-// still reported promptly, through the connection manager's socket.
+// still reported promptly, through the handshake's TCP connection (link.cc).
 // When a Worker is restricted to other transports (UCX_TLS=tcp) UCX would
 // then warn on stdout that these two are unused; unless the user asked for
 // that warning explicitly, switch it off (libucs has parsed its global
@@ -144,6 +144,7 @@ Result<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
     return FromUcs(st, "ucp_worker_get_efd");
   }
   Status hs = impl->SetUpFaults();
+  if (hs.ok()) hs = impl->SetUpLinks();
   if (hs.ok()) hs = impl->InstallAmHandlers();
   if (!hs.ok()) {
     ucp_worker_destroy(impl->worker);
@@ -194,7 +195,7 @@ Worker::~Worker() {
   }
   for (ucp_ep_h ep : m.deferred_closes) m.ForceClose(ep);
   m.deferred_closes.clear();
-  m.accepted_by_handle.clear();
+  m.CloseAllLinks();
   std::vector<EndpointId> ids;
   for (auto& [id, e] : m.eps) ids.push_back(id);
   for (EndpointId id : ids) m.FailSwOps(id, Status::Unavailable("worker destroyed"));

@@ -1,6 +1,7 @@
 #include "switch/switch_server.h"
 
 #include "node/node_control.h"
+#include "node/node_tenant.h"
 #include "pulse/cluster.h"
 #include "protocol/rpc_message.h"
 
@@ -110,6 +111,12 @@ void SwitchServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> pa
     if (m.cpu_node != cpu) {
       log_->Debug("request {:#x} names CPU node {} but came from CPU node {}", m.request_id, m.cpu_node, cpu);
       m.cpu_node = cpu;
+    }
+    // ... and run as the tenant its connection proved, whatever it claims
+    // (the memory nodes trust the switch's word).
+    if (auto who = node::TenantOf(*worker_, from); who.ok() && !who->any && m.tenant != who->tenant) {
+      log_->Debug("request {:#x} names tenant {} but came from tenant {}", m.request_id, m.tenant, who->tenant);
+      m.tenant = who->tenant;
     }
   }
   RouteDecision d = router_.Route(&m);
@@ -251,14 +258,18 @@ void SwitchServer::OnControl(net::EndpointId from, std::span<const uint8_t> payl
   if (!req.ok()) {
     answer = req.status();
   } else if (req->op == "register_memnode") {
-    answer = RegisterMemNode(from, req->body);
+    // Only a holder of the cluster secret may claim a range of far memory.
+    Status allowed = node::RequireClusterPeer(*worker_, from, req->op);
+    answer = allowed.ok() ? RegisterMemNode(from, req->body) : Result<json>(allowed);
   } else if (req->op == "hello") {
     answer = Hello(from);
   } else if (req->op == "stats") {
     answer = json{{"role", "switch"}, {"instance", options_.instance_id}, {"counters", Stats()}, {"memnodes", MemNodeList()}};
   } else if (req->op == "shutdown") {
-    shutdown = true;
-    log_->Info("shutdown requested by connection {}", from);
+    Status allowed = node::RequireClusterPeer(*worker_, from, req->op);
+    shutdown = allowed.ok();
+    if (shutdown) log_->Info("shutdown requested by connection {}", from);
+    if (!shutdown) answer = allowed;
   } else {
     answer = Status::InvalidArgument(fmt::format("control: unknown op '{}'", req->op));
   }

@@ -1,6 +1,7 @@
 // pulse cluster up | down | status | restart | pools | clean: a local
 // cluster of separate processes (one switch, N memory nodes) described by a
 // TOML file; see docs/cluster.md.
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cluster/config.h"
+#include "cluster/keys.h"
 #include "cluster/launcher.h"
 #include "cluster/pools.h"
 #include "cluster/status.h"
@@ -54,10 +56,18 @@ CLI::App* AddStateCommand(CLI::App* cluster, const std::string& name, const std:
 }
 
 // The state file `down`/`status` act on.
+// Also hands this process the cluster's secret (the control session proves it).
 std::string StateFileOf(const std::string& command, const ClusterArgs& args) {
-  if (!args.state.empty()) return args.state;
   auto config = cluster::LoadClusterConfigOrDefault(args.config);
+  if (!args.state.empty()) {
+    cluster::ClusterConfig next_to_state;  // the default secret next to the state file
+    next_to_state.run_dir = std::filesystem::path(args.state).parent_path().parent_path().string();
+    next_to_state.name = std::filesystem::path(args.state).parent_path().filename().string();
+    cluster::UseClusterSecret(config.ok() && config->StateFile() == args.state ? *config : next_to_state);
+    return args.state;
+  }
   if (!config.ok()) Fail(command, config.status());
+  cluster::UseClusterSecret(*config);
   return config->StateFile();
 }
 

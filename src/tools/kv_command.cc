@@ -13,6 +13,7 @@
 #include "bench/resp_bench.h"
 #endif
 #include "cluster/config.h"
+#include "cluster/keys.h"
 #include "cluster/launcher.h"
 #include "cluster/process.h"
 #include "pulse/client.h"
@@ -49,6 +50,7 @@ void OnSignal(int) {
 void Serve(const KvServeArgs& a) {
   auto config = cluster::LoadClusterConfigOrDefault(a.config);
   if (!config.ok()) Fail(config.status());
+  cluster::UseClusterSecret(*config);  // the client derives its tenant's key from it
   std::string switch_address = a.switch_address;
   if (switch_address.empty()) {
     // A running cluster's state file has the ports it bound (port 0 in the

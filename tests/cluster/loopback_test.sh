@@ -42,6 +42,12 @@ echo "node pids: $PIDS"
 ! grep -q '"address": "[^"]*:0"' "$STATE" || fail "a node's port was never learned: $(cat "$STATE")"
 [[ $(grep -c '"address": "127.0.0.1:[1-9][0-9]*"' "$STATE") -eq 3 ]] || fail "state lacks the nodes' ports: $(cat "$STATE")"
 [[ $(ls "$WORK/run/ctest/"*.port | wc -l) -eq 3 ]] || fail "expected a port file per node in $WORK/run/ctest"
+# The cluster secret and the default tenant's credential: 32 bytes each, owner-only.
+for key in secret.key tenant-1.key; do
+  [[ -f "$WORK/run/ctest/$key" ]] || fail "up wrote no $key"
+  [[ $(stat -c %a "$WORK/run/ctest/$key") == 600 && $(stat -c %s "$WORK/run/ctest/$key") == 32 ]] ||
+    fail "$key: $(stat -c '%a %s' "$WORK/run/ctest/$key"), expected mode 600 and 32 bytes"
+done
 
 "$PULSE" cluster status --config "$CONFIG" --json >"$WORK/status.json" || fail "status --json exit $?"
 S="$WORK/status.json"

@@ -26,10 +26,11 @@ std::vector<uint8_t> HexDecode(const std::string& hex) {
   return out;
 }
 
-TestCpuNode::TestCpuNode() {
+TestCpuNode::TestCpuNode(std::optional<net::Credentials> credentials) {
   SetUcxTestEnvironment();
   net::WorkerOptions options;
   options.name = "test-cpu";
+  options.credentials = std::move(credentials);
   auto w = net::Worker::Create(options);
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   if (!w.ok()) return;

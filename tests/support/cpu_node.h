@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,7 +37,9 @@ std::vector<uint8_t> HexDecode(const std::string& hex);
 class TestCpuNode {
  public:
   // Creates the worker; a failure fails the test and leaves ok() false.
-  TestCpuNode();
+  // Without `credentials` it proves the cluster secret of
+  // $PULSE_CLUSTER_SECRET_FILE (the rack's), like the rack's own CPU node.
+  explicit TestCpuNode(std::optional<net::Credentials> credentials = std::nullopt);
 
   bool ok() const { return worker_ != nullptr; }
   net::Worker& worker() { return *worker_; }

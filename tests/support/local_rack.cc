@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "cluster/keys.h"
 #include "cluster/launcher.h"
 #include "cluster/process.h"
 
@@ -36,9 +37,21 @@ LocalRack::LocalRack()
   config_.poll.window_us = net::kDefaultPollWindowUs;
   config_.log_level = "info";
   config_.start_timeout = 10s;  // a memory node's --connect-timeout-s (its default)
+  // The rack's cluster secret and tenant credentials, as `pulse cluster up`
+  // makes them; the nodes get the secret through the launcher's
+  // environment, this process's Workers (the CPU node, Clients) through its
+  // own, restored when the rack goes.
+  if (Status s = cluster::EnsureClusterKeys(config_); !s.ok()) ADD_FAILURE() << s.ToString();
+  if (const char* old = std::getenv(net::kSecretFileEnvironmentVariable)) saved_secret_env_ = old;
+  setenv(net::kSecretFileEnvironmentVariable, config_.SecretFile().c_str(), /*overwrite=*/1);
 }
 
 LocalRack::~LocalRack() {
+  if (saved_secret_env_) {
+    setenv(net::kSecretFileEnvironmentVariable, saved_secret_env_->c_str(), 1);
+  } else {
+    unsetenv(net::kSecretFileEnvironmentVariable);
+  }
   for (auto& [id, v] : views_) v.rkey = net::RemoteKey();
   cpu_.reset();
   for (auto& [id, p] : memnodes_) p.reset();

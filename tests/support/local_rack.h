@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,8 @@ class LocalRack {
   }
 
   TestCpuNode& cpu() { return *cpu_; }
+  // The rack as the launcher sees it (its secret and credential files).
+  const cluster::ClusterConfig& config() const { return config_; }
   NodeProcess& switch_process() { return *switch_; }
   NodeProcess& memnode(uint32_t node) { return *memnodes_.at(node); }
   MemNodeView& view(uint32_t node) { return views_.at(node); }
@@ -106,6 +109,7 @@ class LocalRack {
   uint16_t switch_port_ = 0;
   net::EndpointId switch_ep_ = net::kInvalidEndpoint;
   uint32_t cpu_node_ = 0;
+  std::optional<std::string> saved_secret_env_;  // $PULSE_CLUSTER_SECRET_FILE before the rack
 };
 
 }  // namespace pulse::testing

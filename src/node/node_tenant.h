@@ -1,0 +1,47 @@
+// Who a node's connection acts for: the one accessor every request path of
+// the switch and the memory nodes uses to learn a request's tenant, from
+// what the peer proved in the connection's handshake (net::Worker::PeerOf,
+// docs/security.md), never from what a request claims.
+//
+//   - A tenant peer (a client holding one tenant's credential) acts for that
+//     tenant only.
+//   - A cluster peer (a node, the switch forwarding a client's traversal, an
+//     administrator's tool holding the cluster secret) is trusted to act for
+//     the tenant a request names.
+//   - An open peer exists only on a node started without a cluster secret
+//     (tests inside one process); it is treated like a cluster peer.
+//
+// Thread-compatible: called on the node's worker thread.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "pulse/memory.h"
+#include "pulse/net.h"
+#include "pulse/status.h"
+
+namespace pulse::node {
+
+struct ConnectionTenant {
+  bool any = false;       // a cluster or open peer: may act for any tenant
+  TenantId tenant = 0;    // the proven tenant when !any
+};
+
+// What the peer of `ep` may act for.  Errors: NotFound (unknown endpoint).
+Result<ConnectionTenant> TenantOf(const net::Worker& worker, net::EndpointId ep);
+
+// The tenant request `op` from `ep` acts for: for a tenant peer its own
+// tenant (a "tenant" field in `body`, if present, must name it, else
+// PermissionDenied naming both); for a cluster peer the request's "tenant"
+// field (InvalidArgument if missing or not a u32, as node::GetU32).
+Result<TenantId> RequestTenant(const net::Worker& worker, net::EndpointId ep, const nlohmann::json& body,
+                               std::string_view op);
+
+// OK if the peer of `ep` is a cluster (or open) peer; PermissionDenied
+// naming `op` for a tenant peer (administrative operations: register a
+// memory node, shut a node down).
+Status RequireClusterPeer(const net::Worker& worker, net::EndpointId ep, std::string_view op);
+
+}  // namespace pulse::node

@@ -1,0 +1,266 @@
+// Who may connect to a running rack, and what a tenant's connection may do
+// (issue 19, part 2): the rack has a cluster secret and the default tenant's
+// credential (cluster::EnsureClusterKeys, as `pulse cluster up`); a client
+// proves its tenant in the handshake; an administrative operation needs the
+// cluster secret; the memory node takes a request's tenant from the
+// connection, not from the request.
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "engine/run_both.h"
+#include "engine/sum_list_program.h"
+#include "protocol/control_client.h"
+#include "pulse/client.h"
+#include "pulse/net.h"
+#include "pulse/program.h"
+#include "pulse/protocol.h"
+#include "support/local_rack.h"
+
+namespace pulse::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+// Unsets an environment variable for a scope.
+class ScopedUnsetEnv {
+ public:
+  explicit ScopedUnsetEnv(const char* name) : name_(name) {
+    if (const char* v = std::getenv(name)) old_ = v;
+    unsetenv(name);
+  }
+  ~ScopedUnsetEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::vector<uint8_t> RackSecret() {
+  auto secret = net::ReadKeyFile(std::getenv(net::kSecretFileEnvironmentVariable));
+  EXPECT_TRUE(secret.ok()) << secret.status().ToString();
+  return secret.ok() ? *secret : std::vector<uint8_t>{};
+}
+
+// A bare Worker with `creds`, connected to the memory node 0 and the
+// switch of `rack`, for raw control calls.
+struct RawPeer {
+  std::unique_ptr<net::Worker> worker;
+  std::unique_ptr<ControlClient> control;
+  net::EndpointId sw = net::kInvalidEndpoint;
+  net::EndpointId mem = net::kInvalidEndpoint;
+};
+
+RawPeer ConnectRaw(LocalRack& rack, const net::Credentials& creds) {
+  RawPeer p;
+  net::WorkerOptions wo;
+  wo.credentials = creds;
+  auto w = net::Worker::Create(wo);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  if (!w.ok()) return p;
+  p.worker = std::move(*w);
+  p.control = std::make_unique<ControlClient>(p.worker.get());
+  auto sw = p.worker->Connect("127.0.0.1", rack.switch_port(), 10s);
+  EXPECT_TRUE(sw.ok()) << sw.status().ToString();
+  if (sw.ok()) p.sw = *sw;
+  auto hello = p.control->Call(p.sw, json{{"op", "hello"}}, 10s);
+  EXPECT_TRUE(hello.ok()) << hello.status().ToString();
+  if (!hello.ok()) return p;
+  const std::string address = (*hello)["memnodes"][0]["address"].get<std::string>();
+  auto colon = address.rfind(':');
+  auto mem = p.worker->Connect(address.substr(0, colon), static_cast<uint16_t>(std::stoul(address.substr(colon + 1))), 10s);
+  EXPECT_TRUE(mem.ok()) << mem.status().ToString();
+  if (mem.ok()) p.mem = *mem;
+  return p;
+}
+
+TEST(Authentication, TenantCredentialFileLetsAClientIn) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  ScopedUnsetEnv no_secret(net::kSecretFileEnvironmentVariable);  // the file alone must do
+  ClientOptions co;
+  co.switch_address = rack.switch_address();
+  co.tenant = 1;
+  co.credential_file = rack.config().CredentialFileOf(rack.config().TenantsOrDefault()[0]);
+  auto client = Client::Connect(co);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto a = (*client)->Allocate(64);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const uint64_t v = 0x5ec0de;
+  ASSERT_TRUE((*client)->Write(*a, &v, 8).ok());
+  uint64_t back = 0;
+  ASSERT_TRUE((*client)->Read(*a, &back, 8).ok());
+  EXPECT_EQ(back, v);
+}
+
+TEST(Authentication, ClientWithoutCredentialsIsRefused) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  ScopedUnsetEnv no_secret(net::kSecretFileEnvironmentVariable);
+  ClientOptions co;
+  co.switch_address = rack.switch_address();
+  co.connect_timeout = 10s;
+  auto client = Client::Connect(co);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), Status::Code::kPermissionDenied) << client.status().ToString();
+}
+
+TEST(Authentication, WrongTenantCredentialIsRefused) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  const std::vector<uint8_t> secret = RackSecret();
+  ClientOptions co;
+  co.switch_address = rack.switch_address();
+  co.connect_timeout = 10s;
+  // Tenant 2 claimed with tenant 1's key.
+  co.tenant = 2;
+  co.credential = net::DeriveTenantKey(secret, 1);
+  auto client = Client::Connect(co);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), Status::Code::kPermissionDenied) << client.status().ToString();
+  // Random bytes.
+  co.tenant = 1;
+  co.credential = std::vector<uint8_t>(net::kKeySize, 0x42);
+  client = Client::Connect(co);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), Status::Code::kPermissionDenied) << client.status().ToString();
+  // The right one.
+  co.credential = net::DeriveTenantKey(secret, 1);
+  client = Client::Connect(co);
+  EXPECT_TRUE(client.ok()) << client.status().ToString();
+}
+
+TEST(Authentication, WrongClusterSecretIsRefusedByEveryNode) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  net::WorkerOptions wo;
+  wo.credentials = net::Credentials{};
+  wo.credentials->cluster_secret.assign(net::kKeySize, 7);
+  auto w = net::Worker::Create(wo);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto sw = (*w)->Connect("127.0.0.1", rack.switch_port(), 10s);
+  ASSERT_FALSE(sw.ok());
+  EXPECT_EQ(sw.status().code(), Status::Code::kPermissionDenied) << sw.status().ToString();
+  const std::string address = rack.view(0).address;
+  auto colon = address.rfind(':');
+  auto mem = (*w)->Connect(address.substr(0, colon), static_cast<uint16_t>(std::stoul(address.substr(colon + 1))), 10s);
+  ASSERT_FALSE(mem.ok());
+  EXPECT_EQ(mem.status().code(), Status::Code::kPermissionDenied) << mem.status().ToString();
+  EXPECT_FALSE(rack.switch_process().Exited());
+  EXPECT_FALSE(rack.memnode(0).Exited());
+}
+
+TEST(Authentication, TenantConnectionActsOnlyForItsTenant) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  const std::vector<uint8_t> secret = RackSecret();
+  // Tenant 1's allocation, made by the rack (a cluster peer naming tenant 1).
+  json mine = rack.Alloc(0, 4096, 1);
+  ASSERT_TRUE(mine.value("ok", false)) << mine.dump();
+  const uint64_t base1 = mine["base"].get<uint64_t>();
+
+  net::Credentials tenant2;
+  tenant2.tenant = 2;
+  tenant2.tenant_key = net::DeriveTenantKey(secret, 2);
+  RawPeer p = ConnectRaw(rack, tenant2);
+  ASSERT_NE(p.mem, net::kInvalidEndpoint);
+  auto peer = rack.cpu().worker().PeerOf(rack.switch_ep());
+  ASSERT_TRUE(peer.ok());
+  EXPECT_EQ(peer->kind, net::PeerKind::kCluster);  // the rack's CPU node sees the switch
+
+  auto call = [&](net::EndpointId ep, json req) { return p.control->Call(ep, std::move(req), 10s); };
+  // Claiming another tenant is refused; naming none or its own works.
+  auto r = call(p.mem, json{{"op", "alloc"}, {"bytes", 4096}, {"tenant", 1}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kPermissionDenied) << r.status().ToString();
+  r = call(p.mem, json{{"op", "alloc"}, {"bytes", 4096}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  r = call(p.mem, json{{"op", "alloc"}, {"bytes", 4096}, {"tenant", 2}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // Tenant 1's memory: no free, no lock, whatever tenant the request names.
+  for (json t : {json(1), json(2), json()}) {
+    json free_req{{"op", "free"}, {"base", base1}};
+    json lock_req{{"op", "lock"}, {"addr", base1}, {"holder", 9}, {"exclusive", true}, {"lease_ms", 1000}};
+    if (!t.is_null()) free_req["tenant"] = lock_req["tenant"] = t;
+    r = call(p.mem, free_req);
+    EXPECT_EQ(r.status().code(), Status::Code::kPermissionDenied) << free_req.dump() << " " << r.status().ToString();
+    r = call(p.mem, lock_req);
+    EXPECT_EQ(r.status().code(), Status::Code::kPermissionDenied) << lock_req.dump() << " " << r.status().ToString();
+  }
+  // Administrative operations need the cluster secret.
+  r = call(p.sw, json{{"op", "register_memnode"}, {"node", 9}, {"address", "127.0.0.1:1"}, {"base", 1ull << 40},
+                      {"size", 1 << 20}});
+  EXPECT_EQ(r.status().code(), Status::Code::kPermissionDenied) << r.status().ToString();
+  r = call(p.sw, json{{"op", "shutdown"}});
+  EXPECT_EQ(r.status().code(), Status::Code::kPermissionDenied) << r.status().ToString();
+  r = call(p.mem, json{{"op", "shutdown"}});
+  EXPECT_EQ(r.status().code(), Status::Code::kPermissionDenied) << r.status().ToString();
+  EXPECT_FALSE(rack.switch_process().Exited());
+  EXPECT_FALSE(rack.memnode(0).Exited());
+  // Tenant 1's bytes are untouched and its owner can still free them.
+  json freed = rack.cpu().Call(rack.view(0).ep, {{"op", "free"}, {"base", base1}, {"tenant", 1}});
+  EXPECT_TRUE(freed.value("ok", false)) << freed.dump();
+}
+
+// A traversal runs as the tenant its connection proved: tenant 2's
+// connection that claims tenant 1 cannot read tenant 1's list, while the
+// same request from a cluster peer (the rack's CPU node) can.
+TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  json mine = rack.Alloc(0, 4096, 1);
+  ASSERT_TRUE(mine.value("ok", false)) << mine.dump();
+  const uint64_t base1 = mine["base"].get<uint64_t>();
+  const uint64_t element[2] = {0, 77};  // {next, value}
+  ASSERT_TRUE(rack.Put(0, base1, element, sizeof(element)).ok());
+  const ProgramRef program = MustBuild(kSumListProgram);
+  ASSERT_NE(program, nullptr);
+  auto request = [&](uint32_t cpu, uint64_t n) {
+    TraversalMessage m;
+    m.request_id = MakeRequestId(cpu, n);
+    m.cpu_node = cpu;
+    m.tenant = 1;  // claimed
+    m.program_hash = program->hash();
+    m.program = program->encoded();
+    m.cur_ptr = base1;
+    m.scratch.assign(8, 0);
+    m.max_iterations = 10;
+    return m;
+  };
+  auto sum_of = [](const TraversalMessage& r) {
+    uint64_t v = 0;
+    if (r.scratch.size() >= 8) std::memcpy(&v, r.scratch.data(), 8);
+    return v;
+  };
+
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), request(rack.cpu_node(), 1)).ok());
+  auto ok = rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), 1));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->status, TraversalStatus::kDone) << TraversalStatusName(ok->status);
+  EXPECT_EQ(sum_of(*ok), 77u);
+
+  net::Credentials tenant2;
+  tenant2.tenant = 2;
+  tenant2.tenant_key = net::DeriveTenantKey(RackSecret(), 2);
+  TestCpuNode intruder(tenant2);
+  ASSERT_TRUE(intruder.ok());
+  auto sw = intruder.Connect(rack.switch_address());
+  ASSERT_TRUE(sw.ok()) << sw.status().ToString();
+  json hello = intruder.Call(*sw, {{"op", "hello"}});
+  ASSERT_TRUE(hello.value("ok", false)) << hello.dump();
+  const uint32_t cpu = hello["cpu_node"].get<uint32_t>();
+  ASSERT_TRUE(intruder.SendTraversal(*sw, request(cpu, 1)).ok());
+  auto denied = intruder.WaitResponse(MakeRequestId(cpu, 1));
+  ASSERT_TRUE(denied.ok()) << denied.status().ToString();
+  EXPECT_NE(denied->status, TraversalStatus::kDone) << TraversalStatusName(denied->status);
+  EXPECT_NE(sum_of(*denied), 77u);
+}
+
+}  // namespace
+}  // namespace pulse::testing
