@@ -232,6 +232,7 @@ struct MemNodeArgs {
   bool no_calibrate = false;
   double rpc_core_ghz = 1.0;
   bool fresh_pool = false;
+  uint64_t session_grace_ms = 10000;
   CommonArgs common;
 };
 
@@ -268,6 +269,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.calibrate = !args.no_calibrate;
   options.extensions.push_back(rpc::RpcExtension({.core_ghz = args.rpc_core_ghz}));
   options.reattach_pool = !args.fresh_pool;
+  options.session_grace = std::chrono::milliseconds(args.session_grace_ms);
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
@@ -351,6 +353,11 @@ void AddMemNodeCommand(CLI::App& app) {
   cmd->add_flag("--fresh-pool", args->fresh_pool,
                "Discard the pool of a crashed node with the same --shm-name instead of re-attaching it\n"
                "(by default a restarted node keeps that pool's data and allocations)");
+  cmd->add_option("--session-grace-ms", args->session_grace_ms,
+                  "How long a client session's memory outlives the client's last connection (its\n"
+                  "lease) before it is reclaimed; durable roots are kept")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{24} * 3600 * 1000))
+      ->capture_default_str();
   cmd->add_option("--max-iterations", args->max_iterations,
                   "Iterations a request runs when it does not set its own limit")
       ->check(CLI::Range(1u, UINT32_MAX))
