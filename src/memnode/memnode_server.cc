@@ -52,7 +52,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
     : options_(options),
       log_(log),
       worker_(std::move(worker)),
-      sessions_(options.session_grace),
+      sessions_(options.session_grace, options.restored_session_grace),
       service_(&table_, options.service),
       far_base_(FarBase(options.node)) {
   send_ = [this](TraversalMessage&& m) { SendToSwitch(std::move(m)); };

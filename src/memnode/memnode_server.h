@@ -108,6 +108,9 @@ struct MemNodeServerOptions {
   // How long a client session outlives its last connection (its lease)
   // before its memory is reclaimed (sessions.h).
   std::chrono::milliseconds session_grace{10000};
+  // The same for the sessions a restarted node finds in its journal: their
+  // clients notice the restart only when they next use the node.
+  std::chrono::milliseconds restored_session_grace{60000};
 };
 
 // Counters of the process beyond those of the service.

@@ -33,7 +33,7 @@ Status SessionTable::Bind(uint64_t id, TenantId tenant, net::EndpointId ep) {
 void SessionTable::Restore(uint64_t id, TenantId tenant, Clock::time_point now) {
   auto [it, created] = sessions_.try_emplace(id);
   if (created) it->second.tenant = tenant;
-  if (it->second.connections.empty()) it->second.expires = now + grace_;
+  if (it->second.connections.empty()) it->second.expires = now + restored_grace_;
 }
 
 void SessionTable::AddAllocation(uint64_t id, uint64_t offset) {

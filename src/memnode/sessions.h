@@ -6,8 +6,10 @@
 // connection for longer than the grace).  A connection that is alive is the
 // lease: renewing it costs nothing (UCX reports a dead peer, and the node
 // then starts the grace).  Sessions recovered from the allocation journal of
-// a restarted node start without connections: their clients have the grace
-// to reconnect (any request naming the session binds it again).
+// a restarted node start without connections: their clients have the
+// (longer) restored grace to reconnect, since a client learns of the restart
+// only when it next touches the node (any request naming the session binds
+// it again).
 //
 // Sessions are scoped by tenant: binding a session of another tenant is
 // refused.  Not thread-safe: the memory node's thread uses it.
@@ -31,7 +33,8 @@ class SessionTable {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit SessionTable(std::chrono::milliseconds grace) : grace_(grace) {}
+  SessionTable(std::chrono::milliseconds grace, std::chrono::milliseconds restored_grace)
+      : grace_(grace), restored_grace_(restored_grace) {}
 
   // The session of requests from `ep` that name none: one per connection,
   // with a random id, ending with it (after the grace).
@@ -41,7 +44,7 @@ class SessionTable {
   // another tenant.
   Status Bind(uint64_t id, TenantId tenant, net::EndpointId ep);
   // A session found in the journal of a restarted node: no connection; it
-  // expires `grace` after `now` unless bound again.
+  // expires `restored_grace` after `now` unless bound again.
   void Restore(uint64_t id, TenantId tenant, Clock::time_point now);
 
   void AddAllocation(uint64_t id, uint64_t offset);
@@ -75,6 +78,7 @@ class SessionTable {
   std::vector<uint64_t> Remove(std::map<uint64_t, Session>::iterator it);
 
   std::chrono::milliseconds grace_;
+  std::chrono::milliseconds restored_grace_;
   std::map<uint64_t, Session> sessions_;
   std::map<net::EndpointId, std::set<uint64_t>> by_connection_;
   std::map<net::EndpointId, uint64_t> connection_session_;  // ConnectionSession's ids

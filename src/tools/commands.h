@@ -28,6 +28,8 @@ void AddSoakBench(CLI::App& bench);
 void AddNodeCommands(CLI::App& app);
 // pulse cluster up | down | status
 void AddClusterCommands(CLI::App& app);
+// pulse cluster drop (src/tools/admin_commands.cc); after AddClusterCommands.
+void AddAdminCommands(CLI::App& app);
 // pulse kv serve (src/tools/kv_command.cc)
 void AddKvCommands(CLI::App& app);
 // pulse bench resp (src/tools/kv_command.cc)

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   pulse::tools::AddCompileCommand(app);
   pulse::tools::AddNodeCommands(app);
   pulse::tools::AddClusterCommands(app);
+  pulse::tools::AddAdminCommands(app);
   pulse::tools::AddKvCommands(app);
 #ifdef PULSE_WITH_BENCHMARKS  // PULSE_BUILD_BENCHMARKS
   pulse::tools::AddDemoCommand(app);

@@ -233,6 +233,7 @@ struct MemNodeArgs {
   double rpc_core_ghz = 1.0;
   bool fresh_pool = false;
   uint64_t session_grace_ms = 10000;
+  uint64_t restored_session_grace_ms = 60000;
   CommonArgs common;
 };
 
@@ -270,6 +271,7 @@ void RunMemNode(const MemNodeArgs& args) {
   options.extensions.push_back(rpc::RpcExtension({.core_ghz = args.rpc_core_ghz}));
   options.reattach_pool = !args.fresh_pool;
   options.session_grace = std::chrono::milliseconds(args.session_grace_ms);
+  options.restored_session_grace = std::chrono::milliseconds(args.restored_session_grace_ms);
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
@@ -356,6 +358,11 @@ void AddMemNodeCommand(CLI::App& app) {
   cmd->add_option("--session-grace-ms", args->session_grace_ms,
                   "How long a client session's memory outlives the client's last connection (its\n"
                   "lease) before it is reclaimed; durable roots are kept")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{24} * 3600 * 1000))
+      ->capture_default_str();
+  cmd->add_option("--restored-session-grace-ms", args->restored_session_grace_ms,
+                  "The same for the sessions a restarted node finds in its pool: how long their clients\n"
+                  "have to come back")
       ->check(CLI::Range(uint64_t{1}, uint64_t{24} * 3600 * 1000))
       ->capture_default_str();
   cmd->add_option("--max-iterations", args->max_iterations,

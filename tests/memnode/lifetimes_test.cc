@@ -142,6 +142,41 @@ TEST(Lifetimes, ExitReclaimsSessionMemoryAndKeepsDurableRoots) {
   EXPECT_EQ(PoolUse(rack), before);
 }
 
+TEST(Lifetimes, RestartedNodeKeepsDurableMemoryAndReclaimsSessionsNobodyResumes) {
+  LocalRack rack;
+  ASSERT_TRUE(StartRack(rack));
+  const Use before = PoolUse(rack);
+  const net::EndpointId ep = rack.view(0).ep;
+  json gone = rack.cpu().Call(ep, {{"op", "alloc"}, {"bytes", 1 << 20}, {"tenant", 1}, {"session", 41}});
+  ASSERT_TRUE(gone.value("ok", false)) << gone.dump();
+  json back = rack.cpu().Call(ep, {{"op", "alloc"}, {"bytes", 1 << 20}, {"tenant", 1}, {"session", 42}});
+  ASSERT_TRUE(back.value("ok", false)) << back.dump();
+  json kept = rack.cpu().Call(ep, {{"op", "alloc"}, {"bytes", 1 << 20}, {"tenant", 1}, {"root", "r"}});
+  ASSERT_TRUE(kept.value("ok", false)) << kept.dump();
+  const uint64_t value = 0xabcdef;
+  ASSERT_TRUE(rack.Put(0, kept["base"].get<uint64_t>(), &value, 8).ok());
+
+  rack.memnode(0).Signal(SIGKILL);
+  ASSERT_NE(rack.memnode(0).Wait(10s), -1);
+  rack.ForgetMemNode(0);
+  // A restored grace that outlasts the restart and the rejoin, so that
+  // resuming in time is certain under load; waiting for the other session
+  // to expire takes as long.
+  rack.StartMemNode(0, kPoolMib, {"--session-grace-ms", "300", "--restored-session-grace-ms", "5000"});
+  ASSERT_TRUE(rack.Join(2));
+  // Session 42's client comes back within the grace (any request naming it);
+  // session 41's never does.
+  json key = rack.cpu().Call(rack.view(0).ep,
+                             {{"op", "key"}, {"addr", back["base"]}, {"tenant", 1}, {"session", 42}});
+  ASSERT_TRUE(key.value("ok", false)) << key.dump();
+  const Use want{before.pool_used + (2u << 20), 1u << 20, 1u << 20};
+  EXPECT_EQ(WaitForUse(rack, want), want);
+  uint64_t seen = 0;
+  ASSERT_TRUE(rack.Get(0, kept["base"].get<uint64_t>(), &seen, 8).ok());
+  EXPECT_EQ(seen, value);
+  EXPECT_EQ(rack.KeyFor(0, gone["base"].get<uint64_t>()).status().code(), Status::Code::kNotFound);
+}
+
 // The child: one client publishes a root, another fills memory of its
 // session; it reports ready on `ready_fd` and waits to be killed with both
 // clients alive.  Never returns.
