@@ -98,21 +98,15 @@ TEST_F(TenantIsolation, TheNodesHandNoKeyToAnotherTenant) {
   ExpectUnchanged();
 }
 
-TEST_F(TenantIsolation, OffloadedTraversalFaults) {
+TEST_F(TenantIsolation, TraversalFaultsOffloadedAndAtTheCpuNode) {
   auto read = Program("LOAD data\nADD sp[0], data[0]\nRETURN");
-  auto r = other_->Traverse(read, secret_, std::vector<uint8_t>(8, 0), {.mode = ExecutionMode::kOffload});
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(TraversalStatusCode(r->status), Status::Code::kPermissionDenied) << TraversalStatusName(r->status);
-  EXPECT_EQ(r->scratch, std::vector<uint8_t>(8, 0)) << "bytes leaked into the scratch pad";
-  ExpectUnchanged();
-}
-
-TEST_F(TenantIsolation, CpuNodeTraversalFaults) {
-  auto read = Program("LOAD data\nADD sp[0], data[0]\nRETURN");
-  auto r = other_->Traverse(read, secret_, std::vector<uint8_t>(8, 0), {.mode = ExecutionMode::kCpuNode});
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(TraversalStatusCode(r->status), Status::Code::kPermissionDenied) << TraversalStatusName(r->status);
-  EXPECT_EQ(r->scratch, std::vector<uint8_t>(8, 0)) << "bytes leaked into the scratch pad";
+  for (ExecutionMode mode : {ExecutionMode::kOffload, ExecutionMode::kCpuNode}) {
+    SCOPED_TRACE(mode == ExecutionMode::kOffload ? "offloaded" : "at the CPU node");
+    auto r = other_->Traverse(read, secret_, std::vector<uint8_t>(8, 0), {.mode = mode});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(TraversalStatusCode(r->status), Status::Code::kPermissionDenied) << TraversalStatusName(r->status);
+    EXPECT_EQ(r->scratch, std::vector<uint8_t>(8, 0)) << "bytes leaked into the scratch pad";
+  }
   ExpectUnchanged();
 }
 
@@ -124,6 +118,7 @@ TEST_F(TenantIsolation, StoreFaults) {
   std::memcpy(scratch.data(), &secret_, 8);
   auto store = Program("LOAD data\nMOVE r1, sp[0]\nSTORE [r1], sp[8]\nRETURN");
   for (ExecutionMode mode : {ExecutionMode::kOffload, ExecutionMode::kCpuNode}) {
+    SCOPED_TRACE(mode == ExecutionMode::kOffload ? "offloaded" : "at the CPU node");
     auto r = other_->Traverse(store, *mine, scratch, {.mode = mode});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(TraversalStatusCode(r->status), Status::Code::kPermissionDenied) << TraversalStatusName(r->status);
