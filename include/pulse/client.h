@@ -199,9 +199,44 @@ class Client {
   // live allocation.
   Status Free(uint64_t addr);
 
+  // ---- lifetimes (docs/cluster.md "Memory lifetimes") ----
+  // Far memory belongs to this client's session: when the Client is
+  // destroyed, or killed and its connections stay gone for the memory
+  // nodes' session grace (`pulse memnode --session-grace-ms`), the memory
+  // nodes reclaim it (scrubbed, reusable by anyone).  To keep a structure,
+  // publish it as a durable root of the tenant: a name, and the address a
+  // later client opens it by (e.g. BTree::header_address()).
+
+  // Makes every allocation this client holds (on every memory node) durable
+  // under root `name` of its tenant, records `addr` as the root's address,
+  // and makes this client's later allocations durable under it too (a
+  // structure that keeps growing stays whole).  Dirty cached blocks are
+  // written back first.  Publishing a name again moves the address.
+  // Errors: InvalidArgument (addr outside every node, a name that is empty
+  // or longer than 47 bytes), NotFound / PermissionDenied (addr in no
+  // allocation / another tenant's), ResourceExhausted (a node holds its
+  // maximum of roots), Unavailable, Timeout.
+  Status PublishRoot(const std::string& name, uint64_t addr);
+  // The address root `name` of this tenant was published with; from now on
+  // this client's allocations are durable under that root (so what it adds
+  // to the structure stays with it).  NotFound if the tenant has no such
+  // root; Unavailable, Timeout.
+  Result<uint64_t> OpenRoot(const std::string& name);
+  // Frees every allocation of root `name` on every memory node (by any
+  // client of the tenant) and forgets the name.  NotFound if no node holds
+  // it; Unavailable, Timeout.
+  Status DropRoot(const std::string& name);
+  // This client's session id (what `pulse cluster status` counts as session
+  // memory is held by such sessions).
+  uint64_t session() const;
+
   // One-sided reads and writes of far memory (through the cache when
-  // ClientOptions::cache is enabled).  Errors: InvalidArgument (address
-  // outside every node), Unavailable, Timeout.
+  // ClientOptions::cache is enabled).  Only this tenant's allocations are
+  // reachable: each allocation has its own remote key, which its memory
+  // node hands to its tenant only.  Errors: InvalidArgument (address
+  // outside every node), NotFound (in no allocation), PermissionDenied
+  // (another tenant's memory, or memory reclaimed since), Unavailable,
+  // Timeout.
   Status Read(uint64_t addr, void* dst, size_t length);
   Status Write(uint64_t addr, const void* src, size_t length);
   // The cache: writes dirty blocks back / does that and drops every block.

@@ -22,14 +22,31 @@
 //         -> {"cpu_node":C,"memnodes":[{"node":N,"address":"host:port","base":B,"size":S},...]}
 //   to a memory node
 //     {"op":"hello"}
-//         -> {"node":N,"base":B,"size":S,"rkey":"<hex>","remote_base":R}
-//            far address A (B <= A < B+S) is remote address R + (A - B) for Get/Put
+//         -> {"node":N,"base":B,"size":S,"granularity":G}
 //            also "rpc_host_ghz" (the host core's calibrated clock) and
-//            "rpc_core_ghz" (the wimpy core rpc-wimpy calls emulate)
-//     {"op":"alloc","bytes":L,"tenant":T,"perms":"rw"|"r"}
-//         -> {"base":A,"length":L'}  a new range owned by tenant T (L' >= L,
-//                                     rounded up to the node's granularity)
+//            "rpc_core_ghz" (the wimpy core rpc-wimpy calls emulate); no
+//            remote key: keys are per allocation, for its tenant only
+//     {"op":"alloc","bytes":L,"tenant":T,"perms":"rw"|"r", "session":S | "root":"name"}
+//         -> {"base":A,"length":L',"rkey":"<hex>","remote_base":R}
+//            a new range owned by tenant T (L' >= L, rounded up to the
+//            node's granularity), belonging to session S (without either
+//            field: the connection's own session) or durable under root
+//            "name" of T (created if new); far address X in [A, A+L') is
+//            remote address R + (X - A) for Get/Put with that key
+//     {"op":"key","addr":X,"tenant":T[,"session":S]}
+//         -> as alloc's answer, for the allocation holding X, if it is T's
+//            (PermissionDenied otherwise, NotFound for no allocation);
+//            naming S binds the connection to session S again
 //     {"op":"free","base":A,"tenant":T}  -> {}
+//     {"op":"persist","tenant":T,"session":S,"root":"name"[,"addr":X]}
+//         -> {"durable_bytes":N}     S's allocations here become durable
+//                                     under the root; X its address
+//     {"op":"root_get","tenant":T,"root":"name"} -> {"addr":X}   (0: the root
+//                                     has memory here but its address elsewhere)
+//     {"op":"root_drop","tenant":T,"root":"name"}
+//     {"op":"tenant_drop","tenant":T}
+//         -> {"freed_bytes":N,"allocations":K}   frees the root's / all of T's memory
+//     {"op":"end_session","tenant":T,"session":S} -> {"freed_bytes":N}
 //     {"op":"lock","addr":A,"tenant":T,"holder":H,"mode":"shared"|"exclusive","lease_ms":L}
 //         -> {"granted":bool}        reader-writer lock named by far address A
 //                                     (in a range of tenant T), held by H until
@@ -38,8 +55,10 @@
 //     {"op":"unlock","addr":A,"tenant":T,"holder":H}  -> {}
 //   to any node
 //     {"op":"stats"}    -> {"role":"switch"|"memnode","counters":{...}}
-//                          a memnode's counters include "cpu_seconds" and "rpc"
-//                          (calls, exec_ns, spin_ns, host_ghz, ...)
+//                          a memnode's counters include "cpu_seconds", "rpc"
+//                          (calls, exec_ns, spin_ns, host_ghz, ...), "tenants"
+//                          ({"T":{"session_bytes","durable_bytes","allocations"}}),
+//                          "sessions" and "roots"
 //     {"op":"shutdown"} -> {}        the node answers, then exits cleanly
 #pragma once
 

@@ -16,6 +16,7 @@
 #include "client/connections.h"
 #include "client/event_loop.h"
 #include "client/far_allocator.h"
+#include "client/lifetimes.h"
 #include "client/local_execution.h"
 #include "client/locks.h"
 #include "client/one_sided.h"
@@ -46,11 +47,16 @@ uint64_t RandomCounter() { return (std::random_device{}() | (uint64_t{std::rando
 // The parts, and the traversal state machine's view of them.
 struct Client::Impl final : TraversalPath {
   explicit Impl(const ClientOptions& o) : options(o) {}
+  // A clean end: the session's memory is reclaimed now, not after its lease.
+  ~Impl() override {
+    if (connections.worker != nullptr && connections.control != nullptr) lifetimes.EndSession();
+  }
 
   ClientOptions options;  // dispatch: with the cluster's calibration
   ClientCounters counters;
   Connections connections{options, counters};
-  OneSidedAccess access{&connections, &counters};
+  ClientLifetimes lifetimes{&connections, [this](MemNode& n) { return access.EnsureNode(n); }};
+  OneSidedAccess access{&connections, &counters, &lifetimes};
   std::unique_ptr<FarAllocator> allocator;
   std::unique_ptr<LocalExecution> local;
   LockCalls locks{&connections};
@@ -97,10 +103,14 @@ Status Client::Impl::Open() {
       options.policy, options.slab_bytes, static_cast<uint32_t>(connections.nodes.size()),
       [raw](uint32_t node, uint64_t bytes) -> Result<std::pair<uint64_t, uint64_t>> {
         Connections& c = raw->connections;
-        PULSE_RETURN_IF_ERROR(c.EnsureNode(c.nodes[node]));
+        PULSE_RETURN_IF_ERROR(raw->access.EnsureNode(c.nodes[node]));
         // A full pool arrives as ResourceExhausted.
-        json request{{"op", "alloc"}, {"bytes", bytes}, {"tenant", c.options.tenant}, {"perms", "rw"}};
+        json request{{"op", "alloc"}, {"bytes", bytes}, {"perms", "rw"}};
+        raw->lifetimes.TagAlloc(&request);
         PULSE_ASSIGN_OR_RETURN(json r, c.control->Call(c.nodes[node].ep, std::move(request), c.rma_timeout()));
+        raw->lifetimes.NoteAllocation(c.nodes[node].id);
+        // The answer carries the allocation's key: no "key" call later.
+        PULSE_RETURN_IF_ERROR(raw->access.AddKey(c.nodes[node], r));
         return std::make_pair(r["base"].get<uint64_t>(), r["length"].get<uint64_t>());
       });
   local = std::make_unique<LocalExecution>(&connections, &access, allocator.get(), &counters);
@@ -130,6 +140,17 @@ Result<uint64_t> Client::Allocate(uint64_t bytes, std::optional<uint32_t> node) 
   return impl_->allocator->Allocate(bytes, node);
 }
 Status Client::Free(uint64_t addr) { return impl_->allocator->Free(addr); }
+
+Status Client::PublishRoot(const std::string& name, uint64_t addr) {
+  if (Status s = FlushCache(); !s.ok()) return s;
+  return impl_->lifetimes.PublishRoot(name, addr);
+}
+Result<uint64_t> Client::OpenRoot(const std::string& name) { return impl_->lifetimes.OpenRoot(name); }
+Status Client::DropRoot(const std::string& name) {
+  PULSE_RETURN_IF_ERROR(InvalidateCache());
+  return impl_->lifetimes.DropRoot(name);
+}
+uint64_t Client::session() const { return impl_->lifetimes.session(); }
 
 Status Client::Read(uint64_t addr, void* dst, size_t length) { return impl_->access.Read(addr, dst, length); }
 Status Client::Write(uint64_t addr, const void* src, size_t length) { return impl_->access.Write(addr, src, length); }

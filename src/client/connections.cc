@@ -108,8 +108,8 @@ MemNode* Connections::NodeFor(uint64_t addr) {
   return nullptr;
 }
 
-// Connects to memory node `n` at n.address: endpoint, hello, remote key.
-// Returns the node's hello answer.
+// Connects to memory node `n` at n.address: endpoint, hello.  Returns the
+// node's hello answer.
 Result<json> Connections::ConnectNode(MemNode& n) {
   auto naddr = ParseAddress(n.address);
   if (!naddr.ok()) return naddr.status();
@@ -120,13 +120,6 @@ Result<json> Connections::ConnectNode(MemNode& n) {
   n.ep = *nep;
   auto nh = control->Call(n.ep, json{{"op", "hello"}}, options.connect_timeout);
   if (!nh.ok()) return nh.status();
-  std::vector<uint8_t> rkey;
-  const std::string hex = (*nh)["rkey"].get<std::string>();
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) rkey.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
-  auto key = worker->ImportRkey(n.ep, rkey);
-  if (!key.ok()) return key.status();
-  n.rkey = std::move(*key);
-  n.remote_base = (*nh)["remote_base"].get<uint64_t>();
   return nh;
 }
 
@@ -134,7 +127,6 @@ Result<json> Connections::ConnectNode(MemNode& n) {
 // switch lists the node as alive (it may have restarted elsewhere).
 Status Connections::EnsureNode(MemNode& n) {
   if (n.ep != net::kInvalidEndpoint && !n.lost && worker->IsConnected(n.ep)) return Status::Ok();
-  n.rkey = net::RemoteKey();  // before its endpoint goes
   if (n.ep != net::kInvalidEndpoint) (void)worker->Close(n.ep, std::chrono::milliseconds(0));
   n.ep = net::kInvalidEndpoint;
   n.lost = false;
@@ -161,7 +153,6 @@ Status Connections::EnsureNode(MemNode& n) {
     connected = Status::InvalidArgument(fmt::format("{} answered a malformed hello: {}", what, e.what()));
   }
   if (!connected.ok()) {
-    n.rkey = net::RemoteKey();
     if (n.ep != net::kInvalidEndpoint) (void)worker->Close(n.ep, std::chrono::milliseconds(0));
     n.ep = net::kInvalidEndpoint;
     return Status::Unavailable(fmt::format("{} at {}: reconnecting: {}", what, n.address, connected.message()));

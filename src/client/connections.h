@@ -28,8 +28,6 @@ struct MemNode {
   uint64_t base = 0;
   uint64_t size = 0;
   net::EndpointId ep = net::kInvalidEndpoint;
-  net::RemoteKey rkey;
-  uint64_t remote_base = 0;
   bool lost = false;  // the connection failed; EnsureNode reconnects
 };
 
@@ -43,7 +41,8 @@ struct Connections {
   // throw on a malformed answer (Client::Connect turns that into a value).
   Status Open();
 
-  // Connects to memory node `n` at n.address: endpoint, hello, remote key.
+  // Connects to memory node `n` at n.address: endpoint, hello.  (Remote
+  // keys are per allocation: OneSidedAccess.)
   // Returns the node's hello answer.
   Result<nlohmann::json> ConnectNode(MemNode& n);
   // Ready to use memory node `n`: reconnects a lost connection if the

@@ -20,15 +20,15 @@ class RemoteMemory : public FarMemory {
   TraversalStatus ReadWindow(uint64_t addr, uint32_t len, uint8_t* dst) override {
     MemNode* node = connections_->NodeFor(addr);
     if (node == nullptr) return TraversalStatus::kFaultInvalidPointer;
-    if (!allocator_->Owns(addr, std::max<uint32_t>(len, 1))) {
-      // Memory of another client of the tenant: the memory node decides.
-      return cache_only_ ? TraversalStatus::kNotLocal : TraversalStatus::kFaultProtection;
-    }
+    // Memory of another client (of the tenant, or not): the memory node
+    // decides, by handing out its key or refusing (OneSidedAccess).
+    if (cache_only_ && !allocator_->Owns(addr, std::max<uint32_t>(len, 1))) return TraversalStatus::kNotLocal;
     if (len == 0) return TraversalStatus::kDone;
     if (cache_only_) {
       if (!access_->cache()->ReadIfCached(addr, dst, len)) return TraversalStatus::kNotLocal;
-    } else if (!access_->Read(addr, dst, len).ok()) {
-      return TraversalStatus::kNodeUnavailable;
+    } else if (Status s = access_->Read(addr, dst, len); !s.ok()) {
+      const bool refused = s.code() == Status::Code::kPermissionDenied || s.code() == Status::Code::kNotFound;
+      return refused ? TraversalStatus::kFaultProtection : TraversalStatus::kNodeUnavailable;
     }
     // Cached windows cross no network: only reads at the CPU node count.
     if (!cache_only_ && last_node_ != UINT32_MAX && node->id != last_node_) ++counters_->node_crossings;

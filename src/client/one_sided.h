@@ -4,41 +4,77 @@
 // (CacheOptions).  A lost memory-node connection is re-established on use
 // (Connections::EnsureNode).
 //
+// Keys: a memory node registers each allocation on its own and hands its
+// remote key only to the allocation's tenant: in the alloc answer, or asked
+// for ("key") the first time this client touches an allocation it did not
+// make (another client's of the same tenant, a durable root).  An access
+// that spans allocations is split at their bounds; one that touches memory
+// of another tenant, or no allocation, fails with the node's
+// PermissionDenied / NotFound and moves no bytes.
+//
 // Thread-safety: none; it belongs to its Client's thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+
+#include <nlohmann/json.hpp>
 
 #include "client/cache.h"
 #include "client/connections.h"
 
 namespace pulse {
 
+class ClientLifetimes;
+
 class OneSidedAccess {
  public:
-  // `connections` and `counters` must outlive this.
-  OneSidedAccess(Connections* connections, ClientCounters* counters)
-      : connections_(connections), counters_(counters) {}
+  // `connections`, `counters` and `lifetimes` must outlive this.
+  OneSidedAccess(Connections* connections, ClientCounters* counters, const ClientLifetimes* lifetimes)
+      : connections_(connections), counters_(counters), lifetimes_(lifetimes) {}
 
   // Sets up the cache.  InvalidArgument naming the bad size.
   Status EnableCache(const CacheOptions& options);
 
   // Through the cache if any.  Errors: InvalidArgument (outside every
-  // node), Unavailable, Timeout.
+  // node), NotFound (in no allocation), PermissionDenied (another tenant's
+  // memory), Unavailable, Timeout.
   Status Read(uint64_t addr, void* dst, size_t len);
   Status Write(uint64_t addr, const void* src, size_t len);
   // Straight to far memory.
   Status Rma(bool write, uint64_t addr, void* buf, size_t len);
 
+  // Connects memory node `n` if its connection was lost (its keys, bound
+  // to the old connection, are dropped first).
+  Status EnsureNode(MemNode& n);
+  // Keeps the key of an allocation answer ("base", "length", "rkey",
+  // "remote_base") of node `n`.  Errors: InvalidArgument (a malformed
+  // answer), those of Worker::ImportRkey.
+  Status AddKey(MemNode& n, const nlohmann::json& answer);
+  // Forgets every key of allocations in [base, base + length) (they were
+  // dropped on the node).
+  void ForgetKeys(uint64_t base, uint64_t length);
+
   bool caching() const { return cache_ != nullptr; }
   BlockCache* cache() { return cache_.get(); }  // null without a cache
 
  private:
+  struct AllocationKey {
+    uint64_t length = 0;
+    uint64_t remote_base = 0;
+    net::EndpointId ep = net::kInvalidEndpoint;
+    net::RemoteKey key;
+  };
+  // The key of the allocation holding addr, asked for if unknown.
+  Result<const std::pair<const uint64_t, AllocationKey>*> KeyFor(MemNode& n, uint64_t addr);
+
   Connections* connections_;
   ClientCounters* counters_;
+  const ClientLifetimes* lifetimes_;
   std::unique_ptr<BlockCache> cache_;
+  std::map<uint64_t, AllocationKey> keys_;  // by allocation base (far address)
 };
 
 }  // namespace pulse

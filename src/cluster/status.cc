@@ -43,6 +43,34 @@ bool Healthy(const std::vector<NodeStatus>& nodes) {
   return !nodes.empty();
 }
 
+std::vector<std::string> Problems(const std::vector<NodeStatus>& nodes) {
+  std::vector<std::string> out;
+  for (const NodeStatus& s : nodes) {
+    if (!s.answering || s.node->role != Role::kMemNode) continue;
+    const json& c = s.stats["counters"];
+    const uint64_t bytes = c.value("pool_bytes", uint64_t{0});
+    const uint64_t free = c.value("pool_free", uint64_t{0});
+    if (bytes == 0 || free * 20 >= bytes) continue;
+    out.push_back(fmt::format("{}: pool full ({} of {} used, largest free {})", s.node->name,
+                              HumanBytes(c.value("pool_used", uint64_t{0})), HumanBytes(bytes),
+                              HumanBytes(c.value("pool_largest_free", uint64_t{0}))));
+  }
+  return out;
+}
+
+std::string TenantUseTable(const std::vector<NodeStatus>& nodes) {
+  std::string out;
+  for (const NodeStatus& s : nodes) {
+    if (!s.answering || s.node->role != Role::kMemNode) continue;
+    const json& tenants = s.stats["counters"].value("tenants", json::object());
+    for (const auto& [tenant, use] : tenants.items())
+      out += fmt::format("{} tenant {}: {} session, {} durable ({} allocations)\n", s.node->name, tenant,
+                         HumanBytes(use.value("session_bytes", uint64_t{0})),
+                         HumanBytes(use.value("durable_bytes", uint64_t{0})), use.value("allocations", uint64_t{0}));
+  }
+  return out;
+}
+
 json StatusJson(const ClusterState& state, const std::vector<NodeStatus>& nodes) {
   json list = json::array();
   for (const NodeStatus& s : nodes) {
@@ -67,6 +95,7 @@ json StatusJson(const ClusterState& state, const std::vector<NodeStatus>& nodes)
               {"switch_address", state.switch_address},
               {"started_unix", state.started_unix},
               {"healthy", Healthy(nodes)},
+              {"problems", Problems(nodes)},
               {"nodes", list}};
 }
 
@@ -124,6 +153,9 @@ std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>
     if (s.running && !s.answering) out += fmt::format("  {}: {}\n", n.name, s.error);
     if (s.answering) out += FarmemLine(n, s.stats["counters"]);
   }
+  const std::string use = TenantUseTable(nodes);
+  if (!use.empty()) out += "pool use by tenant:\n" + use;
+  for (const std::string& p : Problems(nodes)) out += "problem: " + p + "\n";
   return out;
 }
 

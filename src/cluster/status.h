@@ -23,8 +23,11 @@ struct NodeStatus {
 std::vector<NodeStatus> QueryStatus(const ClusterState& state, std::chrono::milliseconds timeout);
 
 // {"cluster":..., "state_file":..., "switch_address":..., "healthy":bool,
+//  "problems":[...],
 //  "nodes":[{"name","role","node","address","pid","log","alive","answering",
 //            "error","counters":{...}}]}
+// A memory node's counters include its pool use per tenant:
+// "tenants": {"<id>": {"session_bytes", "durable_bytes", "allocations"}}.
 nlohmann::json StatusJson(const ClusterState& state, const std::vector<NodeStatus>& nodes);
 
 // One line per node: name, role, address, pid, alive, requests, iterations,
@@ -35,6 +38,16 @@ std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>
 
 // True if every node runs and answers.
 bool Healthy(const std::vector<NodeStatus>& nodes);
+
+// What needs an operator although every node answers, one line each, e.g.
+// "memnode-0: pool full (7.9 MiB of 8.0 MiB used, largest free 64.0 KiB)":
+// a memory node whose pool has less than 5% free (new clients' allocations
+// fail there).  `pulse cluster status --check` exits 1 if there is any.
+std::vector<std::string> Problems(const std::vector<NodeStatus>& nodes);
+
+// Pool use per memory node and tenant: "memnode-0 tenant 1: 2.0 MiB session,
+// 1.0 MiB durable (3 allocations)", one line each (none for an empty pool).
+std::string TenantUseTable(const std::vector<NodeStatus>& nodes);
 
 // 1536 -> "1.5 KiB".
 std::string HumanBytes(uint64_t bytes);

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memnode/request_tenant.h"
 #include "pulse/memory.h"
 
 namespace pulse::memnode {
@@ -40,8 +41,11 @@ class MemNodeExtension {
   virtual uint16_t request_am() const = 0;
   virtual uint16_t reply_am() const = 0;
   // The answer to one request, or nullopt to drop it (too malformed to
-  // answer).
-  virtual std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload) = 0;
+  // answer).  `authorize` says whether the connection the request came on
+  // may act for the tenant the request claims (memnode/request_tenant.h);
+  // a refused request is answered with the refusal, touching nothing.
+  virtual std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload,
+                                                     const TenantCheck& authorize) = 0;
 
   // Fields it adds to the node's "hello" answer (include/pulse/cluster.h).
   virtual void AddHelloFields(nlohmann::json* reply) const {}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "memnode/request_tenant.h"
 #include "node/node_control.h"
 #include "node/node_tenant.h"
 #include "protocol/control_reply.h"
@@ -52,6 +53,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
     : options_(options),
       log_(log),
       worker_(std::move(worker)),
+      sessions_(options.session_grace, options.restored_session_grace),
       service_(&table_, options.service),
       far_base_(FarBase(options.node)) {
   send_ = [this](TraversalMessage&& m) { SendToSwitch(std::move(m)); };
@@ -68,7 +70,9 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
   for (const MemNodeExtensionFactory& make : options.extensions) {
     MemNodeExtension* e = extensions_.emplace_back(make(context)).get();
     worker_->SetHandler(e->request_am(), [this, e](net::EndpointId from, std::span<const uint8_t> p) {
-      auto reply = e->Handle(p);
+      auto reply = e->Handle(p, [this, from](TenantId claimed) {
+        return RequestTenant(*worker_, from, claimed, "extension").status();
+      });
       if (reply) (void)worker_->Send(from, e->reply_am(), std::move(*reply));
     });
   }
@@ -80,7 +84,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
 
 MemNodeServer::~MemNodeServer() {
   if (worker_ != nullptr && switch_ep_ != net::kInvalidEndpoint) (void)worker_->Close(switch_ep_);
-  region_ = net::MemoryRegion();
+  owned_.clear();  // the allocations' registrations go before the worker
   worker_.reset();
   pool_.reset();
 }
@@ -112,10 +116,6 @@ Status MemNodeServer::Start() {
   if (!pool.ok()) return pool.status();
   pool_ = std::move(pool).value();
   if (pool_->replaced_stale()) log_->Warn("replaced the shared-memory object {} left by a node that died", shm_name_);
-  Result<net::MemoryRegion> region = worker_->RegisterMemory(pool_->data(), pool_->size());
-  if (!region.ok())
-    return Status::IoError("registering the pool for remote access: " + region.status().message());
-  region_ = std::move(region).value();
   allocator_ = std::make_unique<PoolAllocator>(pool_->size(), options_.granularity_bytes);
   PULSE_RETURN_IF_ERROR(RestoreAllocations());
   if (options_.calibrate) {
@@ -177,13 +177,20 @@ Status MemNodeServer::RestoreAllocations() {
   }
   if (!store_record_->Recover()) store_record_->Format();
   uint64_t bytes = 0;
+  for (const RootEntry& r : journal_->LoadRoots()) roots_[r.slot] = r;
+  const auto now = SessionTable::Clock::now();
   for (const JournalEntry& e : *entries) {
     Status s = allocator_->Restore(e.offset, e.length);
     if (s.ok())
       s = service_.AddRange(Range{far_base_ + e.offset, e.length, pool_->data() + e.offset, e.perms, e.tenant});
+    // Sessions come back without connections: their clients have the grace
+    // to reconnect.
+    if (s.ok() && e.lifetime == Lifetime::kSession) sessions_.Restore(e.owner, e.tenant, now);
+    if (s.ok()) s = Adopt(e.offset, e.length, e.tenant, e.perms, e.lifetime, e.owner, /*journal=*/false);
     if (!s.ok()) return Status::Internal("restoring the allocations of " + shm_name_ + ": " + s.message());
     bytes += e.length;
   }
+  if (auto next = sessions_.NextExpiry()) next_expiry_check_ = *next;
   log_->Warn("re-attached the pool {} left by a node that died: {} allocations ({} KiB) and their data kept, "
              "{} STORE-bearing requests recorded",
              shm_name_, entries->size(), bytes >> 10, store_record_->recovered());
@@ -239,13 +246,15 @@ void MemNodeServer::MaybeReconnect() {
 Status MemNodeServer::Run() {
   while (!stopping()) {
     if (!service_.Idle()) {
+      if (Clock::now() >= next_expiry_check_) ReclaimExpiredSessions();
       // Busy: one look at the network per engine slice.
       worker_->Progress();
       service_.Poll(send_, options_.engine_budget);
       continue;
     }
     MaybeReconnect();
-    Clock::time_point deadline = Clock::now() + kIdleWait;
+    ReclaimExpiredSessions();
+    Clock::time_point deadline = std::min(Clock::now() + kIdleWait, next_expiry_check_);
     if (switch_ep_ == net::kInvalidEndpoint) deadline = std::min(deadline, next_reconnect_);
     Status s = worker_->WaitForEvent(deadline);
     if (!s.ok() && s.code() != Status::Code::kTimeout) {
@@ -297,6 +306,9 @@ void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
   } else {
     log_->Debug("connection {} closed: {}", ep, why.message());
   }
+  // Its sessions' leases start running out.
+  sessions_.Detach(ep, Clock::now());
+  if (auto next = sessions_.NextExpiry()) next_expiry_check_ = std::min(next_expiry_check_, *next);
   (void)worker_->Close(ep);
 }
 
@@ -332,6 +344,8 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
       answer = Free(from, req->body);
     } else if (op == "lock" || op == "lock_renew" || op == "unlock") {
       answer = LockOp(from, op, req->body);
+    } else if (auto memory = MemoryOp(from, op, req->body)) {
+      answer = std::move(*memory);
     } else if (op == "stats") {
       answer = json{{"role", "memnode"}, {"node", options_.node}, {"instance", options_.instance_id}, {"counters", Stats()}};
     } else if (op == "shutdown") {
@@ -355,8 +369,6 @@ Result<json> MemNodeServer::Hello() {
   json reply{{"node", options_.node},
               {"base", far_base_},
               {"size", pool_->size()},
-              {"rkey", node::HexEncode(region_.rkey())},
-              {"remote_base", region_.remote_address()},
               {"granularity", allocator_->granularity()}};
   for (const auto& e : extensions_) e->AddHelloFields(&reply);
   if (calibration_.t_d_ns > 0) {
@@ -373,7 +385,7 @@ Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
       (!bytes_field->is_number_unsigned() && bytes_field->get<int64_t>() <= 0))
     return Status::InvalidArgument("alloc: bytes must be positive");
   const uint64_t bytes = bytes_field->get<uint64_t>();
-  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "alloc");  // proven, not claimed
+  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, "alloc");
   if (!tenant.ok()) return tenant.status();
   uint8_t perms = kPermReadWrite;
   if (auto p = body.find("perms"); p != body.end()) {
@@ -385,6 +397,17 @@ Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
       return Status::InvalidArgument("alloc: perms must be \"rw\" or \"r\"");
     }
   }
+  // Durable under a root, or the session's.
+  Lifetime lifetime = Lifetime::kSession;
+  uint64_t owner = 0;
+  if (body.contains("root")) {
+    PULSE_ASSIGN_OR_RETURN(std::string root, node::GetString(body, "root", "alloc"));
+    PULSE_ASSIGN_OR_RETURN(uint32_t slot, FindRoot(*tenant, root, /*create=*/true, "alloc"));
+    lifetime = Lifetime::kDurable;
+    owner = slot;
+  } else {
+    PULSE_ASSIGN_OR_RETURN(owner, RequestSession(from, *tenant, body, "alloc"));
+  }
   Result<Allocation> a = allocator_->Allocate(bytes);
   if (!a.ok()) return a.status();
   Range range{far_base_ + a->offset, a->length, pool_->data() + a->offset, perms, *tenant};
@@ -393,15 +416,19 @@ Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
     (void)allocator_->Free(a->offset);
     return Status::Internal("alloc: " + s.message());
   }
-  if (journal_) journal_->Record(JournalEntry{a->offset, a->length, *tenant, perms});
+  s = Adopt(a->offset, a->length, *tenant, perms, lifetime, owner, /*journal=*/true);
+  if (!s.ok()) {
+    Reclaim(a->offset);
+    return s;
+  }
   log_->Debug("alloc {} bytes for tenant {}: [{:#x}, +{})", bytes, *tenant, range.base, range.length);
-  return json{{"base", range.base}, {"length", range.length}};
+  return KeyJson(a->offset);
 }
 
 Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
   Result<uint64_t> base = node::GetU64(body, "base", "free");
   if (!base.ok()) return base.status();
-  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "free");
+  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, "free");
   if (!tenant.ok()) return tenant.status();
   const Allocation* a = *base >= far_base_ ? allocator_->Find(*base - far_base_) : nullptr;
   const Range* range = a != nullptr ? table_.Find(*base) : nullptr;
@@ -410,13 +437,7 @@ Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
   if (range->owner != *tenant)
     return Status::PermissionDenied(
         fmt::format("free: the range at {:#x} belongs to tenant {}, not {}", *base, range->owner, *tenant));
-  const uint64_t offset = a->offset;
-  const uint64_t length = a->length;
-  PULSE_RETURN_IF_ERROR(service_.RemoveRange(*base));
-  if (journal_) journal_->Erase(offset);
-  // Zero the bytes before anyone else can allocate them.
-  pool_->Scrub(offset, length);
-  PULSE_RETURN_IF_ERROR(allocator_->Free(offset));
+  const uint64_t length = Reclaim(a->offset);
   log_->Debug("free [{:#x}, +{}) of tenant {}", *base, length, *tenant);
   return json::object();
 }
@@ -424,7 +445,7 @@ Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
 Result<json> MemNodeServer::LockOp(net::EndpointId from, const std::string& op, const json& body) {
   Result<uint64_t> addr = node::GetU64(body, "addr", op);
   if (!addr.ok()) return addr.status();
-  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, op);
+  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, op);
   if (!tenant.ok()) return tenant.status();
   Result<uint64_t> holder = node::GetU64(body, "holder", op);
   if (!holder.ok()) return holder.status();
@@ -495,6 +516,11 @@ json MemNodeServer::Stats() const {
               {"pool_free", allocator_->free_bytes()},
               {"pool_largest_free", allocator_->largest_free()},
               {"allocations", allocator_->allocations()},
+              {"tenants", TenantUse()},
+              {"sessions", sessions_.size()},
+              {"sessions_expired", sessions_.expired()},
+              {"session_grace_ms", sessions_.grace().count()},
+              {"roots", roots_.size()},
               {"switch_connected", switch_ep_ != net::kInvalidEndpoint},
               {"cpu_seconds", node::ProcessCpuSeconds()},
               {"net", node::NetCountersJson(worker_->counters())}};

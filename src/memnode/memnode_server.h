@@ -9,8 +9,9 @@
 // the pool).  On Start() it listens, connects to the switch (retrying until
 // a deadline) and registers its pool there (register_memnode).  Run() then
 // serves:
-//   kAmControl   hello, alloc, free, lock, lock_renew, unlock, stats,
-//                shutdown (include/pulse/cluster.h)
+//   kAmControl   hello, alloc, free, key, lock, lock_renew, unlock,
+//                persist, root_get, root_drop, tenant_drop, end_session,
+//                stats, shutdown (include/pulse/cluster.h)
 //                from CPU nodes connected directly;
 //   kAmTraversal requests from the switch: decoded, run on the engine, and
 //                answered to the switch (malformed ones are counted and
@@ -19,6 +20,16 @@
 //                options.extensions (memnode/extension.h; `pulse memnode`
 //                registers the RPC baselines' service, src/rpc), each on its
 //                own active-message id, answered to the caller.
+// Tenants: every request that touches memory acts for the tenant
+// RequestTenant (request_tenant.h) gives it and is refused with
+// PermissionDenied for memory of another tenant.  One-sided access: each
+// allocation is registered with the UCX worker on its own, and its remote
+// key is handed only to its tenant (in the alloc answer, or by "key" for an
+// address of the tenant's memory), so no key reaches another tenant's
+// bytes (docs/security.md says what this does and does not protect).
+// Lifetimes: an allocation belongs to a client session (sessions.h) unless
+// it is durable under a named root of its tenant; session memory is
+// reclaimed when the session ends or its lease runs out.
 // Event loop: while the engine has work it alternates one non-blocking
 // progress of the network with an engine slice; when it has none it waits
 // for the network per the Worker's poll mode (adaptive by default: poll a
@@ -44,8 +55,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -56,6 +70,7 @@
 #include "memnode/lock_table.h"
 #include "node/node_log.h"
 #include "memnode/pool.h"
+#include "memnode/sessions.h"
 #include "memnode/service.h"
 #include "memnode/store_record.h"
 #include "protocol/control_replay.h"
@@ -93,6 +108,12 @@ struct MemNodeServerOptions {
   // Returned as "instance" in `stats`: the launcher tells its process from
   // another one answering on the same address (src/cluster/launcher.h).
   std::string instance_id;
+  // How long a client session outlives its last connection (its lease)
+  // before its memory is reclaimed (sessions.h).
+  std::chrono::milliseconds session_grace{10000};
+  // The same for the sessions a restarted node finds in its journal: their
+  // clients notice the restart only when they next use the node.
+  std::chrono::milliseconds restored_session_grace{60000};
 };
 
 // Counters of the process beyond those of the service.
@@ -149,6 +170,38 @@ class MemNodeServer {
   Result<nlohmann::json> LockOp(net::EndpointId from, const std::string& op, const nlohmann::json& body);
   nlohmann::json Stats() const;
 
+  // ---- memory ownership and lifetimes (memory_ops.cc) ----
+  // key / persist / root_get / root_drop / tenant_drop / end_session; null
+  // json if `op` is none of them.
+  std::optional<Result<nlohmann::json>> MemoryOp(net::EndpointId from, const std::string& op,
+                                                 const nlohmann::json& body);
+  Result<nlohmann::json> Key(net::EndpointId from, const nlohmann::json& body);
+  Result<nlohmann::json> Persist(net::EndpointId from, const nlohmann::json& body);
+  Result<nlohmann::json> RootGet(net::EndpointId from, const nlohmann::json& body);
+  Result<nlohmann::json> RootDrop(net::EndpointId from, const nlohmann::json& body);
+  Result<nlohmann::json> TenantDrop(net::EndpointId from, const nlohmann::json& body);
+  Result<nlohmann::json> EndSession(net::EndpointId from, const nlohmann::json& body);
+  // The session a request names ("session"), bound to `from`, or the
+  // connection's own session.
+  Result<uint64_t> RequestSession(net::EndpointId from, TenantId tenant, const nlohmann::json& body,
+                                  std::string_view op);
+  // The root `name` of `tenant` on this node, created if `create`.
+  Result<uint32_t> FindRoot(TenantId tenant, const std::string& name, bool create, std::string_view op);
+  // Registers the allocation at `offset` for one-sided access and records
+  // its owner and lifetime (journal, sessions).
+  Status Adopt(uint64_t offset, uint64_t length, TenantId tenant, uint8_t perms, Lifetime lifetime,
+               uint64_t owner, bool journal);
+  // The allocation's key and placement for its tenant.
+  nlohmann::json KeyJson(uint64_t offset) const;
+  // Frees the allocation at `offset` whoever owns it: unregistered, out of
+  // the range table and the journal, scrubbed, back to the allocator.
+  // Returns its length.
+  uint64_t Reclaim(uint64_t offset);
+  // Reclaims the sessions whose lease ran out.
+  void ReclaimExpiredSessions();
+  // Pool use by tenant and lifetime, for stats.
+  nlohmann::json TenantUse() const;
+
   // Connects to the switch, waiting at most `timeout` (retrying refused
   // connections), and sends register_memnode.
   Status ConnectSwitch(std::chrono::milliseconds timeout);
@@ -167,7 +220,18 @@ class MemNodeServer {
   // goes away, and the pool is unmapped last.
   std::unique_ptr<SharedPool> pool_;
   std::unique_ptr<net::Worker> worker_;
-  net::MemoryRegion region_;
+  struct Owned {
+    uint64_t length = 0;
+    TenantId tenant = 0;
+    uint8_t perms = 0;
+    Lifetime lifetime = Lifetime::kSession;
+    uint64_t owner = 0;  // session id or root slot
+    net::MemoryRegion region;  // this allocation alone, for its tenant's keys
+  };
+  std::map<uint64_t, Owned> owned_;  // every allocation, by pool offset
+  std::map<uint32_t, RootEntry> roots_;  // by journal slot
+  SessionTable sessions_;
+  std::chrono::steady_clock::time_point next_expiry_check_ = std::chrono::steady_clock::time_point::max();
   std::unique_ptr<PoolAllocator> allocator_;
   std::unique_ptr<AllocationJournal> journal_;
   std::unique_ptr<StoreRecord> store_record_;  // in the metadata area after the journal

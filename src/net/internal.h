@@ -63,8 +63,7 @@ struct RegionInfo {
   size_t length = 0;
 };
 struct RegionTable {
-  std::unordered_map<uint64_t, RegionInfo> regions;
-  uint64_t next_id = 1;
+  std::unordered_map<uint64_t, RegionInfo> regions;  // by random id (RegisterMemory)
 };
 
 

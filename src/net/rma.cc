@@ -135,7 +135,13 @@ Result<MemoryRegion> Worker::RegisterMemory(void* addr, size_t length) {
   region.context_ = m.context;
   region.addr_ = addr;
   region.length_ = length;
-  region.id_ = m.regions->next_id++;
+  // A random id, not a count: on the message path the id is what a peer
+  // must name to reach the region, and pulse hands a region's key (and so
+  // its id) only to whoever may use it, so ids must not be guessable.
+  std::random_device entropy;
+  do {
+    region.id_ = (uint64_t{entropy()} << 32) | entropy();
+  } while (region.id_ == 0 || m.regions->regions.count(region.id_) != 0);
   region.registry_ = m.regions;
   m.regions->regions[region.id_] = RegionInfo{static_cast<uint8_t*>(addr), length};
   void* packed = nullptr;

@@ -37,7 +37,8 @@ ControlClient::ControlClient(net::Worker* worker)
 
 bool ControlClient::Resendable(const std::string& op) {
   return op == "hello" || op == "stats" || op == "alloc" || op == "free" || op == "lock" ||
-         op == "lock_renew" || op == "unlock";
+         op == "lock_renew" || op == "unlock" || op == "key" || op == "root_get" || op == "persist" ||
+         op == "end_session";
 }
 
 void ControlClient::Resend(uint64_t seq, Outgoing& call) {

@@ -31,7 +31,8 @@ class ControlClient {
   Result<nlohmann::json> Call(net::EndpointId ep, nlohmann::json request, net::Duration timeout);
 
   // Whether Call re-sends `op`: the operations whose peers answer a copy as
-  // they answered the first (hello, stats, lock, lock_renew) or from a
+  // they answered the first (hello, stats, lock, lock_renew, key, root_get,
+  // persist, end_session: idempotent) or from a
   // record (alloc, free, unlock).  Not shutdown, nor unknown operations.
   static bool Resendable(const std::string& op);
 

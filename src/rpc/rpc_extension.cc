@@ -15,8 +15,9 @@ class RpcNodeExtension final : public memnode::MemNodeExtension {
 
   uint16_t request_am() const override { return kAmRpcRequest; }
   uint16_t reply_am() const override { return kAmRpcReply; }
-  std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload) override {
-    return service_.Handle(payload);
+  std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload,
+                                             const memnode::TenantCheck& authorize) override {
+    return service_.Handle(payload, authorize);
   }
   void AddHelloFields(nlohmann::json* reply) const override {
     (*reply)["rpc_host_ghz"] = service_.host_ghz();
@@ -25,7 +26,7 @@ class RpcNodeExtension final : public memnode::MemNodeExtension {
   std::string stats_key() const override { return "rpc"; }
   nlohmann::json Stats() const override {
     const RpcServiceCounters& r = service_.counters();
-    return {{"calls", r.calls},         {"wimpy_calls", r.wimpy_calls},     {"bad_requests", r.bad_requests},
+    return {{"calls", r.calls},         {"wimpy_calls", r.wimpy_calls},     {"bad_requests", r.bad_requests}, {"refused", r.refused},
             {"malformed", r.malformed}, {"not_local", r.not_local},         {"continues", r.continues},
             {"faults", r.faults},       {"steps", r.steps},                 {"exec_ns", r.exec_ns},
             {"spin_ns", r.spin_ns},     {"host_ghz", service_.host_ghz()}, {"core_ghz", service_.core_ghz()}};

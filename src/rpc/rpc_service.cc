@@ -22,7 +22,8 @@ RpcService::RpcService(const RangeTable* table, uint64_t span_base, uint64_t spa
       options_(options),
       host_ghz_(options.host_ghz > 0 ? options.host_ghz : MeasureHostGhz()) {}
 
-std::optional<std::vector<uint8_t>> RpcService::Handle(std::span<const uint8_t> payload) {
+std::optional<std::vector<uint8_t>> RpcService::Handle(std::span<const uint8_t> payload,
+                                                       const std::function<Status(TenantId)>& authorize) {
   RpcReply reply;
   auto bad = [&](const std::string& why) {
     ++counters_.bad_requests;
@@ -40,6 +41,15 @@ std::optional<std::vector<uint8_t>> RpcService::Handle(std::span<const uint8_t> 
   }
   reply.request_id = request->request_id;
   reply.handler = request->handler;
+  if (authorize) {
+    Status allowed = authorize(request->tenant);
+    if (!allowed.ok()) {
+      ++counters_.refused;
+      reply.status = TraversalStatus::kFaultProtection;
+      reply.output.assign(allowed.message().begin(), allowed.message().end());
+      return EncodeRpcReply(reply);
+    }
+  }
   const RpcHandler* handler = FindRpcHandler(request->handler);
   if (handler == nullptr) return bad(fmt::format("rpc: no handler with id {}", request->handler));
   if (request->state.size() != handler->state_bytes)

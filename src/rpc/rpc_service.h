@@ -10,11 +10,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "pulse/memory.h"
+#include "pulse/status.h"
 
 namespace pulse::rpc {
 
@@ -29,6 +31,7 @@ struct RpcServiceCounters {
   uint64_t calls = 0;          // requests that ran a handler
   uint64_t wimpy_calls = 0;    // ... of them slowed down
   uint64_t bad_requests = 0;   // answered with kFaultBadRequest
+  uint64_t refused = 0;        // answered kFaultProtection: the caller may not act for the tenant
   uint64_t malformed = 0;      // dropped: not even a request id to answer
   uint64_t not_local = 0;      // stopped at a node boundary
   uint64_t continues = 0;      // stopped at max_steps
@@ -45,8 +48,12 @@ class RpcService {
   RpcService(const RangeTable* table, uint64_t span_base, uint64_t span_size, const RpcServiceOptions& options);
 
   // The reply to one request message, or nullopt if it is so malformed that
-  // it cannot be answered (counted in `malformed`).
-  std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload);
+  // it cannot be answered (counted in `malformed`).  `authorize` (if set)
+  // is asked whether the caller may act for the tenant the request claims;
+  // a refusal is answered kFaultProtection with its message and no handler
+  // runs (counted in `refused`).  Unset: the claim is trusted (unit tests).
+  std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload,
+                                             const std::function<Status(TenantId)>& authorize = nullptr);
 
   void set_span(uint64_t span_base, uint64_t span_size) {
     span_base_ = span_base;

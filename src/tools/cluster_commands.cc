@@ -27,6 +27,7 @@ struct ClusterArgs {
   std::string config;  // empty: the default (config/local.toml or the embedded copy)
   std::string state;   // empty: the config's state file
   bool json = false;
+  bool check = false;  // status: problems (a full pool) fail too
   uint32_t timeout_ms = 2000;
   std::vector<std::string> nodes;  // restart: the nodes to restart (empty: every dead one)
   bool all = false;                // clean: every unused pulse pool on the host
@@ -239,6 +240,7 @@ void RunStatus(const ClusterArgs& args) {
   else
     std::cout << cluster::StatusTable(*state, nodes);
   if (!cluster::Healthy(nodes)) throw CLI::RuntimeError(1);
+  if (args.check && !cluster::Problems(nodes).empty()) throw CLI::RuntimeError(1);
 }
 
 }  // namespace
@@ -264,9 +266,12 @@ void AddClusterCommands(CLI::App& app) {
 
   auto status = std::make_shared<ClusterArgs>();
   cmd = AddStateCommand(cluster, "status",
-                        "Per node: role, address, alive, and its counters; exit 1 unless every node answers", status,
-                        RunStatus);
+                        "Per node: role, address, alive, and its counters; pool use per tenant (session and durable);\n"
+                        "problems such as a full pool; exit 1 unless every node answers",
+                        status, RunStatus);
   cmd->add_flag("--json", status->json, "Print one JSON object");
+  cmd->add_flag("--check", status->check,
+                "Exit 1 also when a problem is reported (a memory node's pool is full: under 5% free)");
   cmd->add_option("--timeout-ms", status->timeout_ms, "How long to wait for each node's answer")
       ->capture_default_str()
       ->check(Within(1, kMaxTimeoutMs));

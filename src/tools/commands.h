@@ -32,6 +32,8 @@ void AddNodeCommands(CLI::App& app);
 void AddAgentCommand(CLI::App& app);
 // pulse cluster up | down | status | restart | pools | clean
 void AddClusterCommands(CLI::App& app);
+// pulse cluster drop (src/tools/admin_commands.cc); after AddClusterCommands.
+void AddAdminCommands(CLI::App& app);
 // pulse kv serve (src/tools/kv_command.cc)
 void AddKvCommands(CLI::App& app);
 // pulse bench resp (src/tools/kv_command.cc)

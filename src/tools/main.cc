@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   pulse::tools::AddNodeCommands(app);
   pulse::tools::AddAgentCommand(app);
   pulse::tools::AddClusterCommands(app);
+  pulse::tools::AddAdminCommands(app);
   pulse::tools::AddKvCommands(app);
   pulse::tools::AddGraphCommands(app);
 #ifdef PULSE_WITH_BENCHMARKS  // PULSE_BUILD_BENCHMARKS

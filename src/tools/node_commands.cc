@@ -156,6 +156,8 @@ struct MemNodeArgs {
   bool no_calibrate = false;
   double rpc_core_ghz = 1.0;
   bool fresh_pool = false;
+  uint64_t session_grace_ms = 10000;
+  uint64_t restored_session_grace_ms = 60000;
   CommonArgs common;
 };
 
@@ -194,6 +196,8 @@ void RunMemNode(const MemNodeArgs& args) {
   options.extensions.push_back(agent::MemoryAgentExtension());
   options.reattach_pool = !args.fresh_pool;
   options.instance_id = args.common.instance_id;
+  options.session_grace = std::chrono::milliseconds(args.session_grace_ms);
+  options.restored_session_grace = std::chrono::milliseconds(args.restored_session_grace_ms);
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
@@ -277,6 +281,16 @@ void AddMemNodeCommand(CLI::App& app) {
   cmd->add_flag("--fresh-pool", args->fresh_pool,
                "Discard the pool of a crashed node with the same --shm-name instead of re-attaching it\n"
                "(by default a restarted node keeps that pool's data and allocations)");
+  cmd->add_option("--session-grace-ms", args->session_grace_ms,
+                  "How long a client session's memory outlives the client's last connection (its\n"
+                  "lease) before it is reclaimed; durable roots are kept")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{24} * 3600 * 1000))
+      ->capture_default_str();
+  cmd->add_option("--restored-session-grace-ms", args->restored_session_grace_ms,
+                  "The same for the sessions a restarted node finds in its pool: how long their clients\n"
+                  "have to come back")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{24} * 3600 * 1000))
+      ->capture_default_str();
   cmd->add_option("--max-iterations", args->max_iterations,
                   "Iterations a request runs when it does not set its own limit")
       ->capture_default_str()

@@ -114,8 +114,35 @@ TEST(MemNodeProcess, FreedBytesAreZeroForTheNextTenant) {
   json b = rack.Alloc(0, 4096, 2);
   ASSERT_EQ(b["base"].get<uint64_t>(), base);
   std::vector<uint8_t> seen(4096, 1);
-  ASSERT_TRUE(rack.Get(0, base, seen.data(), seen.size()).ok());
+  ASSERT_TRUE(rack.Get(0, base, seen.data(), seen.size(), /*tenant=*/2).ok());
   EXPECT_EQ(seen, std::vector<uint8_t>(4096, 0));
+}
+
+TEST(MemNodeProcess, OneSidedAccessReachesOnlyTheTenantsOwnAllocations) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  // No key for the whole pool: hello hands out none.
+  json hello = rack.cpu().Call(rack.view(0).ep, {{"op", "hello"}});
+  ASSERT_TRUE(hello.value("ok", false)) << hello.dump();
+  EXPECT_FALSE(hello.contains("rkey")) << hello.dump();
+  json a = rack.Alloc(0, 4096, 1);
+  ASSERT_TRUE(a.value("ok", false)) << a.dump();
+  const uint64_t base = a["base"].get<uint64_t>();
+  std::vector<uint8_t> secret(4096, 0xab);
+  ASSERT_TRUE(rack.Put(0, base, secret.data(), secret.size(), 1).ok());
+  // Tenant 2 gets no key to tenant 1's allocation, so neither reads nor writes.
+  std::vector<uint8_t> seen(4096, 0);
+  EXPECT_EQ(rack.Get(0, base, seen.data(), seen.size(), 2).code(), Status::Code::kPermissionDenied);
+  EXPECT_EQ(seen, std::vector<uint8_t>(4096, 0));
+  EXPECT_EQ(rack.Put(0, base, seen.data(), seen.size(), 2).code(), Status::Code::kPermissionDenied);
+  // Nor does anyone to memory that is no allocation.
+  EXPECT_EQ(rack.Get(0, base + (1 << 20), seen.data(), 8, 1).code(), Status::Code::kNotFound);
+  // The key of an allocation reaches that allocation only.
+  auto key = rack.KeyFor(0, base, 1);
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  EXPECT_EQ(key->key.size(), 64u * 1024);
+  ASSERT_TRUE(rack.Get(0, base, seen.data(), seen.size(), 1).ok());
+  EXPECT_EQ(seen, secret);
 }
 
 TEST(MemNodeProcess, ShutdownOpExitsZeroAndUnlinksThePool) {

@@ -89,6 +89,47 @@ TEST(MemNodeRestart, JournalKeepsLiveAllocationsOfItsOwnPoolOnly) {
   EXPECT_FALSE(AllocationJournal(area.data(), area.size(), pool_bytes / 2, kUnit, 3).Load().ok());
 }
 
+TEST(MemNodeRestart, JournalKeepsLifetimesAndRoots) {
+  const uint64_t pool_bytes = 16 * kUnit;
+  std::vector<uint8_t> area(AllocationJournal::BytesFor(pool_bytes, kUnit));
+  {
+    AllocationJournal j(area.data(), area.size(), pool_bytes, kUnit, 3);
+    j.Format();
+    EXPECT_TRUE(j.LoadRoots().empty());
+    j.Record({0, kUnit, 7, 3, Lifetime::kSession, 0x1234});
+    j.Record({kUnit, 2 * kUnit, 7, 3, Lifetime::kDurable, 5});
+    j.RecordRoot({5, 7, 0x20000000100ull, "orders"});
+    j.RecordRoot({6, 8, 0, "gone"});
+    j.EraseRoot(6);
+    // A session allocation made durable: recorded again in place.
+    j.Record({0, kUnit, 7, 3, Lifetime::kDurable, 5});
+  }
+  AllocationJournal again(area.data(), area.size(), pool_bytes, kUnit, 3);
+  auto entries = again.Load();
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  ASSERT_EQ(entries->size(), 2u);
+  for (const JournalEntry& e : *entries) {
+    EXPECT_EQ(e.lifetime, Lifetime::kDurable);
+    EXPECT_EQ(e.owner, 5u);
+  }
+  auto roots = again.LoadRoots();
+  ASSERT_EQ(roots.size(), 1u);
+  EXPECT_EQ(roots[0].slot, 5u);
+  EXPECT_EQ(roots[0].tenant, 7u);
+  EXPECT_EQ(roots[0].addr, 0x20000000100ull);
+  EXPECT_EQ(roots[0].name, "orders");
+  // A session allocation keeps its session id.
+  {
+    AllocationJournal j(area.data(), area.size(), pool_bytes, kUnit, 3);
+    j.Record({4 * kUnit, kUnit, 9, 1, Lifetime::kSession, 0x3fffffffffffffffull});
+  }
+  entries = again.Load();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  EXPECT_EQ((*entries)[2].lifetime, Lifetime::kSession);
+  EXPECT_EQ((*entries)[2].owner, 0x3fffffffffffffffull);
+}
+
 TEST(MemNodeRestart, AllocatorRestoresRangesAndAllocatesAroundThem) {
   PoolAllocator a(8 * kUnit, kUnit);
   ASSERT_TRUE(a.Restore(kUnit, 2 * kUnit).ok());

@@ -65,18 +65,14 @@ class TestCpuNode {
   std::map<uint64_t, TraversalMessage> responses_;
 };
 
-// A memory node's view from the CPU node: its hello answer and a key for
-// one-sided access.
+// A memory node's view from the CPU node: its hello answer.  (One-sided
+// access takes the key of one allocation, asked for per access: LocalRack.)
 struct MemNodeView {
   uint32_t node = 0;
   std::string address;
   net::EndpointId ep = net::kInvalidEndpoint;
   uint64_t base = 0;
   uint64_t size = 0;
-  uint64_t remote_base = 0;
-  net::RemoteKey rkey;
-
-  uint64_t Remote(uint64_t far) const { return remote_base + (far - base); }
 };
 
 }  // namespace pulse::testing

@@ -13,6 +13,7 @@
 #include "cluster/keys.h"
 #include "cluster/launcher.h"
 #include "cluster/process.h"
+#include "protocol/control_reply.h"
 
 namespace pulse::testing {
 
@@ -52,7 +53,6 @@ LocalRack::~LocalRack() {
   } else {
     unsetenv(net::kSecretFileEnvironmentVariable);
   }
-  for (auto& [id, v] : views_) v.rkey = net::RemoteKey();
   cpu_.reset();
   for (auto& [id, p] : memnodes_) p.reset();
   switch_.reset();
@@ -198,13 +198,6 @@ bool LocalRack::ConnectMemNode(uint32_t id, const std::string& address) {
   }
   v.base = h["base"].get<uint64_t>();
   v.size = h["size"].get<uint64_t>();
-  v.remote_base = h["remote_base"].get<uint64_t>();
-  auto key = cpu_->worker().ImportRkey(v.ep, HexDecode(h["rkey"].get<std::string>()));
-  if (!key.ok()) {
-    ADD_FAILURE() << "rkey of memory node " << id << ": " << key.status().ToString();
-    return false;
-  }
-  v.rkey = std::move(key).value();
   views_[id] = std::move(v);
   return true;
 }
@@ -213,14 +206,23 @@ json LocalRack::Alloc(uint32_t node, uint64_t bytes, uint32_t tenant, const std:
   return cpu_->Call(views_.at(node).ep, {{"op", "alloc"}, {"bytes", bytes}, {"tenant", tenant}, {"perms", perms}});
 }
 
-Status LocalRack::Put(uint32_t node, uint64_t far, const void* data, size_t n) {
+Result<LocalRack::Key> LocalRack::KeyFor(uint32_t node, uint64_t far, uint32_t tenant) {
   MemNodeView& v = views_.at(node);
-  return cpu_->worker().Put(v.rkey, v.Remote(far), data, n, 10s);
+  json k = cpu_->Call(v.ep, {{"op", "key"}, {"addr", far}, {"tenant", tenant}});
+  if (!k.value("ok", false)) return ControlReplyStatus(k, "key");
+  auto imported = cpu_->worker().ImportRkey(v.ep, HexDecode(k["rkey"].get<std::string>()));
+  if (!imported.ok()) return imported.status();
+  return Key{std::move(imported).value(), k["remote_base"].get<uint64_t>() + (far - k["base"].get<uint64_t>())};
 }
 
-Status LocalRack::Get(uint32_t node, uint64_t far, void* data, size_t n) {
-  MemNodeView& v = views_.at(node);
-  return cpu_->worker().Get(v.rkey, v.Remote(far), data, n, 10s);
+Status LocalRack::Put(uint32_t node, uint64_t far, const void* data, size_t n, uint32_t tenant) {
+  PULSE_ASSIGN_OR_RETURN(Key k, KeyFor(node, far, tenant));
+  return cpu_->worker().Put(k.key, k.remote, data, n, 10s);
+}
+
+Status LocalRack::Get(uint32_t node, uint64_t far, void* data, size_t n, uint32_t tenant) {
+  PULSE_ASSIGN_OR_RETURN(Key k, KeyFor(node, far, tenant));
+  return cpu_->worker().Get(k.key, k.remote, data, n, 10s);
 }
 
 std::string LocalRack::switch_address() const { return fmt::format("127.0.0.1:{}", switch_port_); }

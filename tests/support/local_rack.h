@@ -63,8 +63,16 @@ class LocalRack {
 
   // Allocates on a memory node; the reply (ok or not).
   json Alloc(uint32_t node, uint64_t bytes, uint32_t tenant = 1, const std::string& perms = "rw");
-  Status Put(uint32_t node, uint64_t far, const void* data, size_t n);
-  Status Get(uint32_t node, uint64_t far, void* data, size_t n);
+  // One-sided access as `tenant`: the key of the allocation holding `far`
+  // ("key"), then Get/Put with it.  The node's refusal (PermissionDenied,
+  // NotFound) comes back as is.
+  struct Key {
+    net::RemoteKey key;
+    uint64_t remote = 0;  // the remote address of `far`
+  };
+  Result<Key> KeyFor(uint32_t node, uint64_t far, uint32_t tenant = 1);
+  Status Put(uint32_t node, uint64_t far, const void* data, size_t n, uint32_t tenant = 1);
+  Status Get(uint32_t node, uint64_t far, void* data, size_t n, uint32_t tenant = 1);
   json SwitchStats() { return cpu_->Call(switch_ep_, {{"op", "stats"}}); }
   json MemNodeStats(uint32_t node) { return cpu_->Call(views_.at(node).ep, {{"op", "stats"}}); }
 
