@@ -34,7 +34,8 @@ class MemoryAgent final : public memnode::MemNodeExtension {
   uint16_t request_am() const override { return farmem::kAmMemAgentRequest; }
   uint16_t reply_am() const override { return farmem::kAmMemAgentReply; }
 
-  std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload) override {
+  std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload,
+                                             const memnode::TenantCheck& authorize) override {
     Result<AgentRequest> q = farmem::DecodeAgentRequest(payload);
     if (!q.ok()) {
       ++malformed_;
@@ -42,7 +43,9 @@ class MemoryAgent final : public memnode::MemNodeExtension {
     }
     AgentReply a;
     a.request_id = q->request_id;
-    Result<uint64_t> r = Serve(*q, &a.data);
+    // The tenant a request names must be one its connection may act for.
+    Status allowed = authorize(q->tenant);
+    Result<uint64_t> r = allowed.ok() ? Serve(*q, &a.data) : Result<uint64_t>(allowed);
     if (r.ok()) {
       a.value = *r;
     } else {

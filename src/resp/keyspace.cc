@@ -79,10 +79,20 @@ Result<std::unique_ptr<Keyspace>> Keyspace::OpenOrCreate(Client* client, const s
   text.resize(n > 0 ? static_cast<size_t>(n) : 0);
   uint64_t addr = 0;
   if (!text.empty()) addr = std::strtoull(text.c_str(), nullptr, 10);
+  // The keyspace is a durable root of the tenant (Client::PublishRoot): it
+  // outlives the servers that made it, and what a server adds to it after
+  // opening the root is durable too.
+  const std::string root = fmt::format("resp:{:016x}", XXH64(root_file.data(), root_file.size(), 0));
   if (addr != 0) {
     Directory d{};
     Status s = client->Read(addr, &d, sizeof d);
     if (s.ok() && d.magic == kMagic && d.version == kVersion) {
+      Result<uint64_t> published = client->OpenRoot(root);
+      if (published.ok() && *published != addr)
+        return Status::FailedPrecondition(fmt::format("root file {} names {:#x}, but root '{}' is at {:#x}",
+                                                      root_file, addr, root, *published));
+      if (!published.ok() && published.status().code() != Status::Code::kNotFound) return published.status();
+      if (!published.ok()) PULSE_RETURN_IF_ERROR(client->PublishRoot(root, addr));
       std::unique_ptr<Keyspace> ks(new Keyspace(client, addr, options));
       ks->lock_ = ds::FarLock::Attach(client, d.lock, {.lease = options.lease});
       PULSE_RETURN_IF_ERROR(ks->LoadDirectory());
@@ -96,6 +106,13 @@ Result<std::unique_ptr<Keyspace>> Keyspace::OpenOrCreate(Client* client, const s
   PULSE_ASSIGN_OR_RETURN(auto index, ds::BTree::Create(client, IndexOptions()));
   Directory d{kMagic, kVersion, index->header_address(), 0, lock->address()};
   PULSE_RETURN_IF_ERROR(client->Write(dir, &d, sizeof d));
+  if (Status s = client->PublishRoot(root, dir); s.code() == Status::Code::kAlreadyExists) {
+    // A keyspace of an earlier root file with the same name: replaced.
+    PULSE_RETURN_IF_ERROR(client->DropRoot(root));
+    PULSE_RETURN_IF_ERROR(client->PublishRoot(root, dir));
+  } else if (!s.ok()) {
+    return s;
+  }
   const std::string line = fmt::format("{}\n", dir);
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) != static_cast<ssize_t>(line.size()) ||
       ::fsync(fd) != 0)

@@ -207,7 +207,11 @@ TEST_F(RecoveryTest, AnotherProcessOnTheSwitchPortIsNotTakenForTheSwitch) {
   const CommandResult up = Pulse({"cluster", "up"});
   EXPECT_NE(up.exit_code, 0) << "up reported a cluster whose switch is another process";
   EXPECT_TRUE(Contains(up.output, fmt::format("127.0.0.1:{}", *port))) << "the message does not name the address";
-  EXPECT_TRUE(Contains(up.output, "another process answers"));
+  // Either the switch up started cannot take the port (pulse's listener does
+  // not share it) and up reports that process's exit, or it started and up
+  // saw another instance answer there; never success.
+  EXPECT_TRUE(Contains(up.output, "another process answers") || Contains(up.output, "address in use"))
+      << up.output;
   EXPECT_FALSE(stranger->Exited()) << "up stopped a process it did not start";
   auto config = LoadClusterConfig(config_);
   ASSERT_TRUE(config.ok());
@@ -223,10 +227,17 @@ TEST_F(RecoveryTest, DownKeepsThePoolOfANodeRestartedByHandAndCleanRemovesOrphan
   std::vector<std::string> argv;
   for (std::string arg; std::getline(cmdline, arg, '\0');) argv.push_back(arg);
   ASSERT_GT(argv.size(), 2u);
+  // And its environment, which names the cluster's secret.
+  std::ifstream environ(fmt::format("/proc/{}/environ", m1.process.pid));
+  std::vector<std::pair<std::string, std::string>> env;
+  for (std::string var; std::getline(environ, var, '\0');)
+    if (const size_t eq = var.find('='); eq != std::string::npos && var.rfind("PULSE_", 0) == 0)
+      env.emplace_back(var.substr(0, eq), var.substr(eq + 1));
   Kill(m1);
 
   SpawnOptions so;
   so.argv = argv;
+  so.env = env;
   so.log_path = dir_ + "/by-hand.log";
   so.die_with_parent = true;
   auto by_hand = ChildProcess::Start(so);

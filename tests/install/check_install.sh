@@ -27,8 +27,10 @@ port_of() {
 }
 cmake --install "$BUILD_DIR" --prefix "$WORK/prefix" >/dev/null
 PKG="$(dirname "$(find "$WORK/prefix" -name pulseConfig.cmake)")"
-if grep -n 'libcrypto\|libzstd\|LIBCRYPTO\|ZSTD' "$PKG"/*.cmake | grep -v ':[0-9]*:#'; then
-  echo "the installed package mentions libcrypto or zstd (above)" >&2
+# libcrypto is the net layer's (the connection handshake's HMAC); zstd is
+# only the applications', which are not installed.
+if grep -n 'libzstd\|ZSTD' "$PKG"/*.cmake | grep -v ':[0-9]*:#'; then
+  echo "the installed package mentions zstd (above)" >&2
   exit 1
 fi
 for lib in core compiler net client; do

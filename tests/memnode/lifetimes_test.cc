@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pulse/client.h"
+#include "pulse/net.h"
 #include "support/local_rack.h"
 
 namespace pulse::testing {
@@ -181,15 +182,21 @@ TEST(Lifetimes, RestartedNodeKeepsDurableMemoryAndReclaimsSessionsNobodyResumes)
 // session; it reports ready on `ready_fd` and waits to be killed with both
 // clients alive.  Never returns.
 [[noreturn]] void Child(int address_fd, int ready_fd) {
-  char buf[128] = {};
+  char buf[4096] = {};
   const ssize_t n = read(address_fd, buf, sizeof(buf) - 1);
   auto fail = [&] {
     (void)!write(ready_fd, "e", 1);
     _exit(1);
   };
   if (n <= 0) fail();
+  // "<switch address>\n<cluster secret file>": the rack made its secret
+  // after this process was forked.
+  const std::string message(buf, static_cast<size_t>(n));
+  const size_t newline = message.find('\n');
+  if (newline == std::string::npos) fail();
+  setenv(net::kSecretFileEnvironmentVariable, message.substr(newline + 1).c_str(), 1);
   ClientOptions o;
-  o.switch_address = std::string(buf, static_cast<size_t>(n));
+  o.switch_address = message.substr(0, newline);
   auto publisher = Client::Connect(o);
   auto filler = Client::Connect(o);
   if (!publisher.ok() || !filler.ok()) fail();
@@ -214,7 +221,9 @@ TEST(Lifetimes, KilledClientsSessionIsReclaimedAfterItsLease) {
   LocalRack rack;
   ASSERT_TRUE(StartRack(rack));
   const Use before = PoolUse(rack);
-  const std::string addr = rack.switch_address();
+  const char* secret = getenv(net::kSecretFileEnvironmentVariable);
+  ASSERT_NE(secret, nullptr) << "the rack names no cluster secret";
+  const std::string addr = rack.switch_address() + "\n" + secret;
   ASSERT_EQ(write(address[1], addr.data(), addr.size()), static_cast<ssize_t>(addr.size()));
   char state = 0;
   ASSERT_EQ(read(ready[0], &state, 1), 1);
