@@ -13,6 +13,7 @@
 #include "client/client_internal.h"
 #include "farmem/agent_memory_client.h"
 #include "node/node_control.h"
+#include "node/node_tenant.h"
 #include "pulse/client.h"
 #include "pulse/cluster.h"
 
@@ -166,10 +167,26 @@ struct AgentServer::Impl {
     return j;
   }
 
+  Status AllowedPeer(net::EndpointId from) const {
+    PULSE_ASSIGN_OR_RETURN(node::ConnectionTenant peer, node::TenantOf(*worker, from));
+    if (peer.any || peer.tenant == options.tenant) return Status::Ok();
+    return Status::PermissionDenied(
+        fmt::format("agent: serves tenant {}, the connection is tenant {}'s", options.tenant, peer.tenant));
+  }
+
   void OnRequest(net::EndpointId from, std::span<const uint8_t> payload) {
     Result<farmem::AgentRequest> q = farmem::DecodeAgentRequest(payload);
     if (!q.ok()) {
       log.Warn("dropping a malformed request from connection {}: {}", from, q.status().message());
+      return;
+    }
+    // The agent acts for one tenant at the memory nodes: only connections
+    // proven to be that tenant's (or the cluster's) are served.
+    if (Status allowed = AllowedPeer(from); !allowed.ok()) {
+      farmem::AgentReply a;
+      a.request_id = q->request_id;
+      a.status = allowed;
+      (void)worker->Send(from, farmem::kAmAgentReply, farmem::EncodeAgentReply(a));
       return;
     }
     if (q->op == farmem::AgentOp::kStats) {  // the core's counters plus the process's
@@ -190,8 +207,9 @@ struct AgentServer::Impl {
     if (c.ok() && c->op == "stats") {
       answer = nlohmann::json{{"role", "agent"}, {"instance", options.instance_id}, {"counters", Stats()}};
     } else if (c.ok() && c->op == "shutdown") {
-      answer = nlohmann::json::object();
-      stop.store(true);
+      Status allowed = node::RequireClusterPeer(*worker, from, "shutdown");
+      answer = allowed.ok() ? Result<nlohmann::json>(nlohmann::json::object()) : Result<nlohmann::json>(allowed);
+      if (allowed.ok()) stop.store(true);
     } else if (c.ok()) {
       answer = Status::InvalidArgument(fmt::format("control: the agent has no op '{}'", c->op));
     }

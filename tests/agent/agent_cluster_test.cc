@@ -209,6 +209,39 @@ TEST_F(AgentCluster, ASecondWriterIsRefused) {
   EXPECT_TRUE(later.ok()) << later.status().ToString();
 }
 
+TEST_F(AgentCluster, OnlyTheAgentsTenantIsServed) {
+  StartAgent({"--tenant", "1"});
+  const char* secret_file = getenv(net::kSecretFileEnvironmentVariable);
+  ASSERT_NE(secret_file, nullptr);
+  auto secret = net::ReadKeyFile(secret_file);
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  auto as_tenant = [&](uint32_t tenant) {
+    AgentBackendOptions o;
+    o.agent_address = address_;
+    o.request_timeout = 8000ms;
+    o.worker.credentials = net::Credentials{.tenant = tenant, .tenant_key = net::DeriveTenantKey(*secret, tenant)};
+    auto b = AgentBackend::Connect(o);
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? std::move(*b) : nullptr;
+  };
+  auto own = as_tenant(1);
+  auto other = as_tenant(2);
+  ASSERT_NE(own, nullptr);
+  ASSERT_NE(other, nullptr);
+  auto id = own->CreateRegion("tenant-one", 1 << 20, "", false);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  std::vector<uint8_t> page(64 << 10, 0x5a);
+  ASSERT_TRUE(own->WritePages(*id, 0, 1, 64 << 10, page.data()).ok());
+  std::vector<uint8_t> read(64 << 10, 0);
+  Status s = other->ReadPages(*id, 0, 1, 64 << 10, read.data(), PageClass::kOnDemand);
+  EXPECT_EQ(s.code(), Status::Code::kPermissionDenied) << s.ToString();
+  EXPECT_EQ(read, std::vector<uint8_t>(64 << 10, 0)) << "tenant 2 got tenant 1's bytes";
+  EXPECT_EQ(other->WritePages(*id, 0, 1, 64 << 10, read.data()).code(), Status::Code::kPermissionDenied);
+  EXPECT_EQ(other->CreateRegion("tenant-two", 1 << 20, "", false).status().code(), Status::Code::kPermissionDenied);
+  ASSERT_TRUE(own->ReadPages(*id, 0, 1, 64 << 10, read.data(), PageClass::kOnDemand).ok());
+  EXPECT_EQ(read, page) << "tenant 2's refused write changed the page";
+}
+
 TEST_F(AgentCluster, TheAgentKilledMidRunGivesAClearErrorNotAHang) {
   StartAgent();
   auto backend = Connect();
