@@ -45,7 +45,8 @@ class Sampler {
         kMax, kMin, kMax - 1, kMin + 1, 63};
     switch (rng_() % 6) {
       case 0: return kEdges[rng_() % kEdges.size()];
-      case 1: return kEdges[rng_() % kEdges.size()] + static_cast<int64_t>(rng_() % 5) - 2;
+      case 1:  // a neighbour, wrapping around at the 64-bit limits as the machine does
+        return static_cast<int64_t>(static_cast<uint64_t>(kEdges[rng_() % kEdges.size()]) + rng_() % 5 - 2);
       case 2: return static_cast<int64_t>(rng_() % 64);
       case 3: return static_cast<int64_t>(rng_() % 2001) - 1000;
       case 4: return static_cast<int64_t>(int64_t{1} << (rng_() % 63)) - static_cast<int64_t>(rng_() % 2);
