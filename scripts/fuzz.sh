@@ -44,6 +44,8 @@ echo "fuzz.sh: build took $(( $(date +%s) - start )) s"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# UCX's own memory pools look like leaks to LeakSanitizer (see the file).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/fuzz/lsan_suppressions.txt}
 work="$build_dir/fuzz-work"
 # Runs one target for its time; its exit status is the fuzzer's.
 fuzz_one() {
