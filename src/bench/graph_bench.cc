@@ -346,7 +346,6 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
     space_options.page_bytes = o.page_bytes;
     space_options.switch_address = switch_address;
     space_options.agent_address = o.agent_address;
-    space_options.progress = o.progress;
     for (const auto& system : o.systems) {
       if (system == "offload") {
         RunOffloaded(o, file, apps, ref, switch_address, workers, out);

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -33,7 +32,6 @@ struct GraphSpaceOptions {
   std::string switch_address;
   std::string agent_address;
   std::string ssd_directory = "/tmp/pulse-graph-ssd";
-  std::function<void(const std::string&)> progress;
 };
 
 class GraphSpace {

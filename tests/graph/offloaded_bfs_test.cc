@@ -51,7 +51,7 @@ TEST_F(OffloadedBfsTest, RmatDirected) {
 }
 
 TEST_F(OffloadedBfsTest, HighDegreeScanIsResumed) {
-  // A star with 1000 leaves: the hub's scan reports 256 vertices at a time.
+  // A star with 1000 leaves: the hub's scan reports 32 vertices at a time.
   EdgeList star{1001, {}};
   for (VertexId leaf = 1; leaf <= 1000; ++leaf) star.edges.emplace_back(0, leaf);
   Check(std::move(star), true, 0);

@@ -8,8 +8,10 @@
 #include <pulse/far_ptr.h>
 
 /* Vertices one traversal reports at most; a scan that finds more returns
- * early and is resumed from its cursor. */
-#define PULSE_GRAPH_BFS_FOUND 256
+ * early and is resumed from its cursor.  The whole array travels with every
+ * request and answer (the scratch pad), and most scans of a power-law graph
+ * report a vertex or two, so it is small. */
+#define PULSE_GRAPH_BFS_FOUND 32
 
 /* Both arrays hold 32-bit words: the edge targets and the parents. */
 struct pulse_graph_word {
