@@ -4,72 +4,17 @@
 
 #include <fmt/format.h>
 
+#include "protocol/byte_codec.h"
+
 namespace pulse::farmem {
 namespace {
+
+using protocol::ByteReader;
+using protocol::ByteWriter;
 
 constexpr uint8_t kRequestMagic = 0x46;  // 'F'
 constexpr uint8_t kReplyMagic = 0x66;    // 'f'
 constexpr uint8_t kVersion = 1;
-
-// Appends fixed-size values and length-prefixed bytes.
-class Writer {
- public:
-  template <typename T>
-  void Put(T v) {
-    const size_t at = out_.size();
-    out_.resize(at + sizeof(T));
-    std::memcpy(out_.data() + at, &v, sizeof(T));
-  }
-  void PutBytes(std::span<const uint8_t> b) {
-    Put<uint32_t>(static_cast<uint32_t>(b.size()));
-    out_.insert(out_.end(), b.begin(), b.end());
-  }
-  void PutString(const std::string& s) {
-    PutBytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-  }
-  std::vector<uint8_t> Take() { return std::move(out_); }
-
- private:
-  std::vector<uint8_t> out_;
-};
-
-// Reads what Writer wrote; the first read past the end fails every later one.
-class Reader {
- public:
-  explicit Reader(std::span<const uint8_t> in) : in_(in) {}
-  template <typename T>
-  T Get() {
-    T v{};
-    if (!ok_ || in_.size() - at_ < sizeof(T)) {
-      ok_ = false;
-      return v;
-    }
-    std::memcpy(&v, in_.data() + at_, sizeof(T));
-    at_ += sizeof(T);
-    return v;
-  }
-  std::vector<uint8_t> GetBytes(uint64_t max) {
-    const uint32_t n = Get<uint32_t>();
-    if (!ok_ || n > max || in_.size() - at_ < n) {
-      ok_ = false;
-      return {};
-    }
-    std::vector<uint8_t> out(in_.begin() + at_, in_.begin() + at_ + n);
-    at_ += n;
-    return out;
-  }
-  std::string GetString() {
-    std::vector<uint8_t> b = GetBytes(kMaxAgentStringBytes);
-    return std::string(b.begin(), b.end());
-  }
-  bool ok() const { return ok_; }
-  bool at_end() const { return at_ == in_.size(); }
-
- private:
-  std::span<const uint8_t> in_;
-  size_t at_ = 0;
-  bool ok_ = true;
-};
 
 bool KnownOp(uint8_t op) {
   return (op >= static_cast<uint8_t>(AgentOp::kCreateRegion) && op <= static_cast<uint8_t>(AgentOp::kStats)) ||
@@ -80,7 +25,7 @@ Status Malformed(const char* what, const std::string& why) {
   return Status::InvalidArgument(fmt::format("agent {}: {}", what, why));
 }
 
-Status CheckHeader(Reader& r, uint8_t magic, const char* what) {
+Status CheckHeader(ByteReader& r, uint8_t magic, const char* what) {
   const uint8_t m = r.Get<uint8_t>();
   const uint8_t v = r.Get<uint8_t>();
   if (!r.ok()) return Malformed(what, "shorter than its header");
@@ -92,7 +37,7 @@ Status CheckHeader(Reader& r, uint8_t magic, const char* what) {
 }  // namespace
 
 std::vector<uint8_t> EncodeAgentRequest(const AgentRequest& q) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint8_t>(kRequestMagic);
   w.Put<uint8_t>(kVersion);
   w.Put<uint8_t>(static_cast<uint8_t>(q.op));
@@ -113,7 +58,7 @@ std::vector<uint8_t> EncodeAgentRequest(const AgentRequest& q) {
 }
 
 Result<AgentRequest> DecodeAgentRequest(std::span<const uint8_t> bytes) {
-  Reader r(bytes);
+  ByteReader r(bytes);
   PULSE_RETURN_IF_ERROR(CheckHeader(r, kRequestMagic, "request"));
   AgentRequest q;
   const uint8_t op = r.Get<uint8_t>();
@@ -127,8 +72,8 @@ Result<AgentRequest> DecodeAgentRequest(std::span<const uint8_t> bytes) {
   q.tenant = r.Get<uint32_t>();
   q.addr = r.Get<uint64_t>();
   q.bytes = r.Get<uint64_t>();
-  q.name = r.GetString();
-  q.file = r.GetString();
+  q.name = r.GetString(kMaxAgentStringBytes);
+  q.file = r.GetString(kMaxAgentStringBytes);
   q.data = r.GetBytes(UINT32_MAX);
   if (!r.ok()) return Malformed("request", fmt::format("truncated or oversized field in {} bytes", bytes.size()));
   if (!r.at_end()) return Malformed("request", "trailing bytes");
@@ -141,7 +86,7 @@ Result<AgentRequest> DecodeAgentRequest(std::span<const uint8_t> bytes) {
 }
 
 std::vector<uint8_t> EncodeAgentReply(const AgentReply& a) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint8_t>(kReplyMagic);
   w.Put<uint8_t>(kVersion);
   w.Put<uint64_t>(a.request_id);
@@ -153,13 +98,13 @@ std::vector<uint8_t> EncodeAgentReply(const AgentReply& a) {
 }
 
 Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes) {
-  Reader r(bytes);
+  ByteReader r(bytes);
   PULSE_RETURN_IF_ERROR(CheckHeader(r, kReplyMagic, "reply"));
   AgentReply a;
   a.request_id = r.Get<uint64_t>();
   const uint32_t code = r.Get<uint32_t>();
   a.value = r.Get<uint64_t>();
-  std::string message = r.GetString();
+  std::string message = r.GetString(kMaxAgentStringBytes);
   a.data = r.GetBytes(UINT32_MAX);
   if (!r.ok()) return Malformed("reply", fmt::format("truncated or oversized field in {} bytes", bytes.size()));
   if (!r.at_end()) return Malformed("reply", "trailing bytes");

@@ -3,58 +3,24 @@
 
 #include <fmt/format.h>
 
+#include "protocol/byte_codec.h"
 #include "pulse/protocol.h"
 
 namespace pulse {
 namespace {
 
+using protocol::ByteReader;
+using protocol::ByteWriter;
+
 constexpr uint8_t kMagic = 0x70;
 constexpr uint8_t kVersion = 1;
-
-class Writer {
- public:
-  explicit Writer(size_t reserve) { out_.reserve(reserve); }
-  template <typename T>
-  void Put(T v) {
-    const size_t at = out_.size();
-    out_.resize(at + sizeof(T));
-    std::memcpy(out_.data() + at, &v, sizeof(T));
-  }
-  void Bytes(const std::vector<uint8_t>& b) { out_.insert(out_.end(), b.begin(), b.end()); }
-  std::vector<uint8_t> Take() { return std::move(out_); }
-
- private:
-  std::vector<uint8_t> out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::span<const uint8_t> b) : b_(b) {}
-  template <typename T>
-  T Get() {
-    T v;
-    std::memcpy(&v, b_.data() + at_, sizeof(T));
-    at_ += sizeof(T);
-    return v;
-  }
-  size_t remaining() const { return b_.size() - at_; }
-  std::vector<uint8_t> Bytes(size_t n) {
-    std::vector<uint8_t> v(b_.begin() + at_, b_.begin() + at_ + n);
-    at_ += n;
-    return v;
-  }
-
- private:
-  std::span<const uint8_t> b_;
-  size_t at_ = 0;
-};
 
 Status Bad(const std::string& what) { return Status::InvalidArgument("message: " + what); }
 
 }  // namespace
 
 std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
-  Writer w(kMessageHeaderBytes + m.program.size() + m.scratch.size());
+  ByteWriter w(kMessageHeaderBytes + m.program.size() + m.scratch.size());
   w.Put<uint8_t>(kMagic);
   w.Put<uint8_t>(kVersion);
   w.Put<uint8_t>(static_cast<uint8_t>(m.kind));
@@ -74,15 +40,15 @@ std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
   w.Put<uint64_t>(m.fault_addr);
   w.Put<uint32_t>(static_cast<uint32_t>(m.program.size()));
   w.Put<uint32_t>(static_cast<uint32_t>(m.scratch.size()));
-  w.Bytes(m.program);
-  w.Bytes(m.scratch);
+  w.Append(m.program);
+  w.Append(m.scratch);
   return w.Take();
 }
 
 Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes) {
   if (bytes.size() < kMessageHeaderBytes)
     return Bad(fmt::format("{} bytes is shorter than the {}-byte header", bytes.size(), kMessageHeaderBytes));
-  Reader r(bytes);
+  ByteReader r(bytes);
   if (r.Get<uint8_t>() != kMagic) return Bad("bad magic (not a pulse traversal message)");
   const uint8_t version = r.Get<uint8_t>();
   if (version != kVersion) return Bad(fmt::format("unsupported version {} (this build speaks {})", version, kVersion));
@@ -120,8 +86,8 @@ Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t 
   if (r.remaining() != uint64_t{program_bytes} + scratch_bytes)
     return Bad(fmt::format("header announces {} + {} payload bytes but {} follow", program_bytes, scratch_bytes,
                            r.remaining()));
-  m.program = r.Bytes(program_bytes);
-  m.scratch = r.Bytes(scratch_bytes);
+  m.program = r.Raw(program_bytes);
+  m.scratch = r.Raw(scratch_bytes);
   return m;
 }
 
