@@ -35,6 +35,11 @@ struct AgentCore::Region {
 
 namespace {
 
+uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
 uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
 size_t ClassIndex(PageClass cls) { return static_cast<size_t>(cls); }
@@ -353,6 +358,7 @@ uint64_t AgentCore::NewPending(uint64_t host, const AgentRequest& q, uint64_t re
   p.op = q.op;
   p.region = q.region;
   p.data.assign(reply_bytes, 0);
+  p.arrived = std::chrono::steady_clock::now();
   return id;
 }
 
@@ -371,6 +377,10 @@ void AgentCore::PartDone(uint64_t pending, const Status& status) {
 void AgentCore::Finish(uint64_t pending, Status status, uint64_t value) {
   Pending p = std::move(pending_.at(pending));
   pending_.erase(pending);
+  if (p.op == AgentOp::kReadPages) {
+    counters_.read_request_micros += MicrosSince(p.arrived);
+    ++counters_.read_requests_timed;
+  }
   if (p.op == AgentOp::kCreateRegion) {
     Region* r = FindRegion(p.region);
     if (r != nullptr && status.ok() && p.host == 0) {  // its host left while it was made
@@ -544,6 +554,7 @@ void AgentCore::Issue() {
       ++counters_.memory_ops_by_class[ClassIndex(op.op.cls)];
       counters_.memory_bytes_by_class[ClassIndex(op.op.cls)] += bytes;
       counters_.forwarded_requests += op.parts;
+      op.issued = std::chrono::steady_clock::now();
     }
     ForwardOp wire = op.op;
     if (op.op.kind == ForwardOp::Kind::kWrite) op.op.data.clear();  // the forwarder's copy is enough
@@ -628,6 +639,8 @@ void AgentCore::OnResult(ForwardResult result) {
   if (node.empty()) return;
   Op& op = node.mapped();
   --in_flight_;
+  if (op.op.kind == ForwardOp::Kind::kRead || op.op.kind == ForwardOp::Kind::kWrite)
+    counters_.memory_op_micros_by_class[ClassIndex(op.op.cls)] += MicrosSince(op.issued);
   Region* r = FindRegion(op.region);
   switch (op.purpose) {
     case Purpose::kHostRead:
@@ -733,11 +746,12 @@ void AgentCore::OnResult(ForwardResult result) {
 
 nlohmann::json AgentCore::Stats() const {
   const AgentCounters& c = counters_;
-  nlohmann::json by_class_ops, by_class_bytes;
+  nlohmann::json by_class_ops, by_class_bytes, by_class_micros;
   for (size_t i = 0; i < 4; ++i) {
     const char* name = farmem::PageClassName(static_cast<PageClass>(i));
     by_class_ops[name] = c.memory_ops_by_class[i];
     by_class_bytes[name] = c.memory_bytes_by_class[i];
+    by_class_micros[name] = c.memory_op_micros_by_class[i];
   }
   const uint64_t lookups = c.dynamic_hits + c.dynamic_misses;
   return {
@@ -760,6 +774,9 @@ nlohmann::json AgentCore::Stats() const {
       {"memory_ops", c.memory_ops},
       {"memory_ops_by_class", by_class_ops},
       {"memory_bytes_by_class", by_class_bytes},
+      {"memory_op_micros_by_class", by_class_micros},
+      {"read_request_micros", c.read_request_micros},
+      {"read_requests_timed", c.read_requests_timed},
       {"max_in_flight_seen", c.max_in_flight_seen},
       {"static_hits", c.static_hits},
       {"static_misses", c.static_misses},

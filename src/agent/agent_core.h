@@ -34,6 +34,7 @@
 // Single-threaded: every call on one thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -137,6 +138,12 @@ struct AgentCounters {
   uint64_t prefetches = 0;             // entries prefetched
   uint64_t prefetch_skipped = 0;       // candidates not cached for want of an unpinned entry
   uint64_t fill_failures = 0;
+  // Time (steady clock, microseconds summed): a host read from its arrival to
+  // its reply (the agent's share of a fault: queueing, cache waits and the
+  // memory operations), and each memory read/write from issue to result.
+  uint64_t read_request_micros = 0;    // over host_read_requests answered
+  uint64_t read_requests_timed = 0;
+  uint64_t memory_op_micros_by_class[4] = {};
 };
 
 namespace core_detail {
@@ -151,6 +158,7 @@ struct Pending {
   Status status;             // the first failure
   std::vector<uint8_t> data; // a read's reply
   uint64_t value = 0;
+  std::chrono::steady_clock::time_point arrived;
 };
 
 // Where a read operation's bytes go: `length` bytes at `src_offset` of the
@@ -173,6 +181,7 @@ struct Op {
   std::vector<Delivery> deliveries; // kHostRead
   std::vector<uint64_t> acks;       // kHostWrite, kAllocate, kPreload, kFree: pending requests
   uint64_t parts = 0;               // host request parts this operation carries
+  std::chrono::steady_clock::time_point issued;
 };
 
 struct QueuedRead {

@@ -3,15 +3,12 @@
 #include <sched.h>
 #include <sys/resource.h>
 
-#include <future>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "client/client_internal.h"
-#include "farmem/agent_memory_client.h"
+#include "agent/client_forwarder.h"
 #include "node/node_control.h"
 #include "node/node_tenant.h"
 #include "pulse/client.h"
@@ -25,118 +22,6 @@ uint64_t ProcessMaxRssKib() {
   return static_cast<uint64_t>(u.ru_maxrss);
 }
 
-namespace {
-
-// The forwarding thread: a Client, the memory agent's client over it, and
-// the two queues.  Results go to `deliver` (called on the forwarding
-// thread; it queues them for the request thread).
-class ClientForwarder final : public Forwarder {
- public:
-  using DeliverFn = std::function<void(ForwardResult)>;
-
-  ClientForwarder(DeliverFn deliver) : deliver_(std::move(deliver)) {}
-  ~ClientForwarder() override { Stop(); }
-
-  // Connects on the forwarding thread and waits for the outcome.
-  Status Start(const ClientOptions& options, std::chrono::milliseconds memory_timeout) {
-    std::promise<Status> started;
-    std::future<Status> outcome = started.get_future();
-    thread_ = std::thread([this, options, memory_timeout, &started] {
-      auto c = Client::Connect(options);
-      if (!c.ok()) return started.set_value(c.status());
-      client_ = std::move(*c);
-      auto m = farmem::MemoryAgentClient::Create(client_.get(), memory_timeout);
-      if (!m.ok()) return started.set_value(m.status());
-      memory_ = std::move(*m);
-      memory_nodes_ = client_->memory_nodes();
-      worker_.store(&ClientInternal::worker(*client_));
-      started.set_value(Status::Ok());
-      Loop();
-      memory_.reset();
-      client_.reset();
-    });
-    Status s = outcome.get();  // Client::Connect is bounded by its connect_timeout
-    if (!s.ok()) {
-      thread_.join();
-      return s;
-    }
-    return s;
-  }
-
-  void Stop() {
-    stop_.store(true);
-    if (net::Worker* w = worker_.load()) w->Wake();
-    if (thread_.joinable()) thread_.join();
-  }
-
-  void Submit(std::vector<ForwardOp> ops) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (ForwardOp& op : ops) inbox_.push_back(std::move(op));
-      has_inbox_.store(true);
-    }
-    if (net::Worker* w = worker_.load()) w->Wake();
-  }
-
-  uint32_t memory_nodes() const { return memory_nodes_; }
-
- private:
-  void Loop() {
-    EventLoop& loop = ClientInternal::loop(*client_);
-    while (!stop_.load()) {
-      std::vector<ForwardOp> ops;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        ops.swap(inbox_);
-        has_inbox_.store(false);
-      }
-      for (ForwardOp& op : ops) StartOp(std::move(op));
-      if (ops.empty())
-        (void)loop.DriveUntil([this] { return stop_.load() || has_inbox_.load(); }, std::chrono::milliseconds(1000));
-      else
-        client_->Poll();
-    }
-  }
-
-  void StartOp(ForwardOp op) {
-    const uint64_t tag = op.tag;
-    switch (op.kind) {
-      case ForwardOp::Kind::kRead:
-        return memory_->ReadAsync(op.addr, op.bytes, op.cls, [this, tag](Result<std::vector<uint8_t>> r) {
-          ForwardResult f{tag, r.status(), 0, {}};
-          if (r.ok()) f.data = std::move(*r);
-          deliver_(std::move(f));
-        });
-      case ForwardOp::Kind::kWrite:
-        return memory_->WriteAsync(op.addr, std::move(op.data), op.cls, [this, tag](Result<uint64_t> r) {
-          deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
-        });
-      case ForwardOp::Kind::kPreload:
-        return memory_->PreloadAsync(op.addr, op.bytes, op.file, op.file_offset, [this, tag](Result<uint64_t> r) {
-          deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
-        });
-      case ForwardOp::Kind::kAllocate: {
-        Result<uint64_t> r = client_->Allocate(op.bytes);
-        return deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
-      }
-      case ForwardOp::Kind::kFree:
-        return deliver_({tag, client_->Free(op.addr), 0, {}});
-    }
-  }
-
-  DeliverFn deliver_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-  std::atomic<net::Worker*> worker_{nullptr};
-  std::mutex mu_;
-  std::vector<ForwardOp> inbox_;
-  std::atomic<bool> has_inbox_{false};
-  std::unique_ptr<Client> client_;
-  std::unique_ptr<farmem::MemoryAgentClient> memory_;
-  uint32_t memory_nodes_ = 0;
-};
-
-}  // namespace
 
 struct AgentServer::Impl {
   AgentServerOptions options;
@@ -164,6 +49,9 @@ struct AgentServer::Impl {
     j["cpu_seconds"] = node::ProcessCpuSeconds();
     j["max_rss_kib"] = ProcessMaxRssKib();
     j["memory_nodes"] = forwarder->memory_nodes();
+    j["options"]["one_sided_reads"] = options.one_sided_reads;
+    j["options"]["max_message_bytes"] = options.max_message_bytes;
+    j["options"]["node_window_bytes"] = options.node_window_bytes;
     return j;
   }
 
@@ -261,7 +149,12 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(const AgentServerOptions
   net::WorkerOptions wo = options.worker;
   if (wo.name == "pulse") wo.name = "agent";
   PULSE_ASSIGN_OR_RETURN(impl->worker, net::Worker::Create(wo));
-  impl->forwarder = std::make_unique<ClientForwarder>([raw](ForwardResult r) { raw->Deliver(std::move(r)); });
+  ForwarderOptions fo;
+  fo.one_sided_reads = options.one_sided_reads;
+  fo.max_message_bytes = options.max_message_bytes;
+  fo.node_window_bytes = options.node_window_bytes;
+  fo.memory_timeout = options.memory_timeout;
+  impl->forwarder = std::make_unique<ClientForwarder>(fo, [raw](ForwardResult r) { raw->Deliver(std::move(r)); });
   impl->core = std::make_unique<AgentCore>(options.agent, impl->forwarder.get(),
                                            [raw](uint64_t host, farmem::AgentReply a) {
                                              (void)raw->worker->Send(host, farmem::kAmAgentReply,
@@ -272,7 +165,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(const AgentServerOptions
   co.tenant = options.tenant;
   co.connect_timeout = options.connect_timeout;
   co.worker.name = "agent-forward";
-  PULSE_RETURN_IF_ERROR(impl->forwarder->Start(co, options.memory_timeout));
+  PULSE_RETURN_IF_ERROR(impl->forwarder->Start(co));
   impl->worker->SetHandler(farmem::kAmAgentRequest,
                            [raw](net::EndpointId from, std::span<const uint8_t> p) { raw->OnRequest(from, p); });
   impl->worker->SetHandler(kAmControl,

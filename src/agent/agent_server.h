@@ -10,7 +10,8 @@
 //   the request thread (Run's caller) receives host requests, runs the core
 //     (caches, aggregation, prefetch decisions) and sends replies;
 //   the forwarding thread owns a pulse::Client connected to the cluster and
-//     posts the core's operations to the memory agents asynchronously (up to
+//     posts the core's operations (reads as one-sided Gets, unless
+//     one_sided_reads is off; the rest to the memory agents) asynchronously (up to
 //     the core's window in flight), collecting their completions, which it
 //     hands back to the request thread.
 // Queues between them are a mutex-protected vector each, and each side wakes
@@ -46,6 +47,25 @@ struct AgentServerOptions {
   TenantId tenant = 1;          // whose far memory the regions are
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds memory_timeout{5000};  // one operation at a memory node
+  // Reads (on demand, prefetch, static load) as one-sided Gets with the
+  // allocation's key (the agent is a CPU node of the tenant): no work at the
+  // memory node's CPU, no message copies.  False: served by the memory
+  // agent's messages, which count them by class at the node.  Write-backs
+  // and preloads always go to the memory agent.
+  bool one_sided_reads = false;
+  // The largest message to a memory agent: longer reads and writes (cache
+  // fills, static loads, merged write-backs of up to 1 MB) go as pieces of
+  // this size, all in flight at once.  `pulse bench net` on the 2-core
+  // machine: one 64 KiB message 21 us one way, 256 KiB 182 us, 512 KiB and
+  // more ~6-10 ms (UCX's shared-memory FIFO fills and both sides sleep and
+  // wake per fragment), so a 1 MB message costs ~20 times 16 pieces.
+  uint64_t max_message_bytes = 64 << 10;
+  // Bytes of reads and writes outstanding at one memory node (at least one
+  // message always): beyond it pieces wait in the agent, on-demand reads and
+  // write-backs ahead of prefetches and static loads.  Many pieces at once
+  // fill the same FIFO as one long message (128 pieces of 64 KiB: ~50 ms
+  // each), and a page fault would wait behind every prefetch at the node.
+  uint64_t node_window_bytes = 256 << 10;
   std::vector<int> cpus;        // CPU affinity (empty: any)
   AgentOptions agent;
   net::WorkerOptions worker;    // the request thread's worker

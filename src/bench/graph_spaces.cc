@@ -40,7 +40,9 @@ class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
             {"evictions", s.evictions},
             {"host_bytes_on_demand", s.bytes_on_demand},
             {"host_bytes_prefetch", s.bytes_prefetch},
-            {"host_bytes_write_back", s.bytes_write_back}};
+            {"host_bytes_write_back", s.bytes_write_back},
+            {"host_fetch_micros", s.fetch_micros},
+            {"host_write_back_micros", s.write_back_micros}};
   }
 
   Result<void*> Allocate(const std::string& name, size_t bytes) override {

@@ -25,6 +25,11 @@ constexpr auto kIdleWait = 1s;
 // timeouts.
 constexpr auto kRoomDeadline = 120s;
 
+uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Pager>> Pager::Start(const PagerOptions& options, PageBackend* backend) {
@@ -228,8 +233,10 @@ void Pager::ReserveSlot(Lock& lock) {
 
 void Pager::Fetch(const FetchJob& job, void* bounce) {
   Range* r = job.range;
+  const auto started = std::chrono::steady_clock::now();
   Check(backend_->ReadPages(r->backend_id, job.page, 1, options_.page_bytes, bounce, PageClass::kOnDemand), r,
         job.page, "fetch");
+  const uint64_t micros = MicrosSince(started);
   const bool dirty = r->writable && job.write;
   // Installed under the mutex: a thread that sees the page (the woken one,
   // or any other) can reach Flush or eviction only after its state is set.
@@ -242,6 +249,7 @@ void Pager::Fetch(const FetchJob& job, void* bounce) {
   --fetching_;
   --r->busy;
   ++stats_.pages_fetched;
+  stats_.fetch_micros += micros;
   stats_.bytes_on_demand += options_.page_bytes;
   if (++stats_.resident_pages > stats_.peak_resident_pages) stats_.peak_resident_pages = stats_.resident_pages;
   if (stats_.resident_pages > options_.evict_high_pages) evict_cv_.notify_one();
@@ -255,8 +263,11 @@ Status Pager::WriteBack(Lock& lock, Range* r, uint64_t page) {
   Status st = uffd_.WriteProtect(addr, options_.page_bytes, true);
   if (st.ok()) {
     lock.unlock();
+    const auto started = std::chrono::steady_clock::now();
     st = backend_->WritePages(r->backend_id, page, 1, options_.page_bytes, addr);
+    const uint64_t micros = MicrosSince(started);
     lock.lock();
+    stats_.write_back_micros += micros;
   }
   --r->busy;
   room_cv_.notify_all();

@@ -51,6 +51,10 @@ struct HostAgentStats {
   uint64_t bytes_on_demand = 0;   // PageClass::kOnDemand
   uint64_t bytes_prefetch = 0;    // PageClass::kPrefetch (none yet: the agent prefetches)
   uint64_t bytes_write_back = 0;  // PageClass::kWriteBack
+  // Time spent in the backend (wall, summed over the fetch threads and the
+  // evictor): what one fetch or write-back costs is this over its count.
+  uint64_t fetch_micros = 0;       // PageBackend::ReadPages of the on-demand fetches
+  uint64_t write_back_micros = 0;  // PageBackend::WritePages of the write-backs
 };
 
 // This process's resident set size in bytes (/proc/self/statm), 0 if unknown.
