@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_cluster.h"
+#include "bench/graph_counters.h"
 #include "bench/graph_spaces.h"
 #include "node/node_control.h"
 #include "pulse/graph/apps.h"
@@ -126,6 +127,22 @@ class SpilledAnswer {
   std::string path_;
 };
 
+// Bytes the memory nodes served or stored over a run, by class: for proxy
+// and agent the memory agents' counters (every byte goes through them); for
+// memserver the host agent's (its reads and writes are one-sided, unseen by
+// the memory agent: on demand and write-back only).  Null for the others.
+nlohmann::json MemoryNodeTraffic(const std::string& system, const nlohmann::json& counters) {
+  auto get = [&](const std::string& k) { return counters.contains(k) ? counters[k].get<double>() : 0.0; };
+  nlohmann::json out;
+  if (system == "memserver") {
+    out = {{"on_demand", get("host_bytes_on_demand")}, {"prefetch", 0.0}, {"write_back", get("host_bytes_write_back")},
+           {"static_load", 0.0}};
+  } else if (system == "proxy" || system == "agent") {
+    for (const std::string& c : TrafficClasses()) out[c] = get("node_bytes_" + c);
+  }
+  return out;
+}
+
 // One result: the figures of a measured run, or its error.
 nlohmann::json Report(const std::string& file, const std::string& system, graph::App app, uint32_t threads,
                       uint64_t buffer_bytes, const Measured& m, const Result<graph::AppResult>* expected,
@@ -151,9 +168,20 @@ nlohmann::json Report(const std::string& file, const std::string& system, graph:
   nlohmann::json counters = nlohmann::json::object();
   for (const auto& [name, value] : m.counters) counters[name] = value;
   r["counters"] = counters;
-  progress(fmt::format("{} {} {}: {:.3f} s, {} rounds, rss {:.1f} MiB (peak {:.1f}), cpu {:.2f} s, verified: {}", file,
+  r["derived"] = DerivedFigures(m.counters);
+  nlohmann::json traffic = MemoryNodeTraffic(system, counters);
+  if (!traffic.is_null()) r["memory_node_bytes"] = traffic;
+  if (counters.contains("agent_cpu_seconds")) r["agent_cpu_seconds"] = counters["agent_cpu_seconds"];
+  std::string extra;
+  if (!traffic.is_null()) {
+    extra += ", node MB";
+    for (const auto& [cls, bytes] : traffic.items()) extra += fmt::format(" {} {:.1f}", cls, bytes.get<double>() / 1e6);
+  }
+  for (const char* k : {"static_hit_rate", "dynamic_hit_rate", "host_us_per_fetch"})
+    if (r["derived"].contains(k)) extra += fmt::format(", {} {:.3g}", k, r["derived"][k].get<double>());
+  progress(fmt::format("{} {} {}: {:.3f} s, {} rounds, rss {:.1f} MiB (peak {:.1f}), cpu {:.2f} s{}, verified: {}", file,
                        system, graph::AppName(app), m.seconds, m.result->rounds, m.memory.rss / 1048576.0,
-                       m.memory.peak / 1048576.0, m.cpu_seconds, same.ok() ? "true" : "false"));
+                       m.memory.peak / 1048576.0, m.cpu_seconds, extra, same.ok() ? "true" : "false"));
   return r;
 }
 
@@ -212,7 +240,7 @@ void RunOnSystem(const GraphBenchOptions& o, const std::string& file, const std:
     for (graph::App app : apps)
       out["results"].push_back(Report(file, system, app, o.threads, space_options.buffer_bytes, failed, nullptr, progress));
   };
-  if (GraphSystemNeedsAgent(system) && o.agent_address.empty())
+  if (GraphSystemNeedsAgent(system) && space_options.agent_address.empty())
     return fail_all(Status::InvalidArgument(
         fmt::format("graph system '{}' pages through `pulse agent`: give its address (--agent)", system)));
   auto space = MakeGraphSpace(system, space_options);
@@ -223,6 +251,7 @@ void RunOnSystem(const GraphBenchOptions& o, const std::string& file, const std:
   auto g = graph::LoadGraph(file, o.symmetric, (*space)->space());
   if (!g.ok()) return fail_all(g.status());
   for (graph::App app : apps) {
+    progress(fmt::format("{} {} {}: running", file, system, graph::AppName(app)));
     Measured m = RunMeasured(app, *g, **space, workers, ref.options);
     const auto& spilled = ref.answers.at(app);
     Result<graph::AppResult> expected = spilled.ok() ? spilled->Read() : Result<graph::AppResult>(spilled.status());
@@ -345,8 +374,9 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
     space_options.buffer_bytes = o.buffer_bytes != 0 ? o.buffer_bytes : std::max<uint64_t>(ref.csr_bytes / 4, o.page_bytes);
     space_options.page_bytes = o.page_bytes;
     space_options.switch_address = switch_address;
-    space_options.agent_address = o.agent_address;
     for (const auto& system : o.systems) {
+      space_options.agent_address =
+          system == "proxy" && !o.proxy_agent_address.empty() ? o.proxy_agent_address : o.agent_address;
       if (system == "offload") {
         RunOffloaded(o, file, apps, ref, switch_address, workers, out);
       } else if (system != "local") {

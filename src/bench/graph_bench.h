@@ -33,8 +33,10 @@ struct GraphBenchOptions {
   uint32_t page_bytes = 64 << 10;
   // Far systems: join this cluster instead of starting one.
   std::string switch_address;
-  // proxy, agent: the `pulse agent` to page through.
+  // proxy, agent: the `pulse agent` to page through; proxy uses
+  // proxy_agent_address instead when set (an agent started with --mode proxy).
   std::string agent_address;
+  std::string proxy_agent_address;
   std::string binary, run_dir, ucx_tls;
   std::function<void(const std::string&)> progress;
 };
@@ -44,7 +46,14 @@ struct GraphBenchOptions {
 //    "results": [{graph, system, app, seconds, rounds, host_rss_bytes,
 //                 host_peak_rss_bytes, host_cpu_seconds, buffer_bytes,
 //                 host_rss_at_start_bytes (far systems: before any array),
-//                 verified, error (when it failed), counters: {...}}]}
+//                 verified, verify_error, error (when it failed),
+//                 counters: {...} (changes over the run: the host agent's,
+//                   and for cluster systems node_* from the memory agents
+//                   and agent_* from the offload agent; graph_counters.h),
+//                 derived: {hit rates, microseconds per stage},
+//                 memory_node_bytes: {on_demand, prefetch, write_back,
+//                   static_load} (memserver, proxy, agent),
+//                 agent_cpu_seconds (proxy, agent)}]}
 // The in-memory answers are kept in a temporary directory while the far
 // systems run, so that host memory counts only the system under test.
 // A system or app that fails is reported in its result (error) and the

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/graph_counters.h"
 #include "pulse/farmem/host_agent.h"
 
 namespace pulse::bench {
@@ -26,13 +27,16 @@ class LocalGraphSpace : public GraphSpace {
 // destroys it.
 class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
  public:
-  explicit FarGraphSpace(std::unique_ptr<farmem::HostAgent> agent) : agent_(std::move(agent)) {}
+  // `probe` (may be null: no cluster) adds the memory nodes' and the
+  // offload agent's counters to the host agent's.
+  FarGraphSpace(std::unique_ptr<farmem::HostAgent> agent, std::unique_ptr<ClusterCounterProbe> probe)
+      : agent_(std::move(agent)), probe_(std::move(probe)) {}
 
   graph::ArraySpace& space() override { return *this; }
 
   std::vector<std::pair<std::string, double>> Counters() override {
     farmem::HostAgentStats s = agent_->stats();
-    return {{"faults", s.faults},
+    NamedCounters out = {{"faults", s.faults},
             {"coalesced_faults", s.coalesced_faults},
             {"write_faults", s.write_faults},
             {"pages_fetched", s.pages_fetched},
@@ -43,6 +47,13 @@ class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
             {"host_bytes_write_back", s.bytes_write_back},
             {"host_fetch_micros", s.fetch_micros},
             {"host_write_back_micros", s.write_back_micros}};
+    if (probe_ != nullptr) {
+      // A cluster that stops answering shows as a missing figure, not a
+      // failed run (the run's own errors say why).
+      Result<NamedCounters> cluster = probe_->Read();
+      if (cluster.ok()) out.insert(out.end(), cluster->begin(), cluster->end());
+    }
+    return out;
   }
 
   Result<void*> Allocate(const std::string& name, size_t bytes) override {
@@ -67,6 +78,7 @@ class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
 
  private:
   std::unique_ptr<farmem::HostAgent> agent_;
+  std::unique_ptr<ClusterCounterProbe> probe_;
   uint64_t next_id_ = 0;
 };
 
@@ -95,7 +107,12 @@ Result<std::unique_ptr<GraphSpace>> MakeGraphSpace(const std::string& system, co
   o.agent_address = options.agent_address;
   o.ssd_directory = options.ssd_directory;
   PULSE_ASSIGN_OR_RETURN(auto agent, farmem::HostAgent::Create(o));
-  return std::unique_ptr<GraphSpace>(std::make_unique<FarGraphSpace>(std::move(agent)));
+  std::unique_ptr<ClusterCounterProbe> probe;
+  if (GraphSystemNeedsCluster(system)) {
+    PULSE_ASSIGN_OR_RETURN(probe, ClusterCounterProbe::Create(options.switch_address,
+                                                              GraphSystemNeedsAgent(system) ? options.agent_address : ""));
+  }
+  return std::unique_ptr<GraphSpace>(std::make_unique<FarGraphSpace>(std::move(agent), std::move(probe)));
 }
 
 }  // namespace pulse::bench

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/graph_bench.h"
+#include "bench/graph_counters.h"
 #include "tools/commands.h"
 
 namespace pulse::tools {
@@ -35,6 +36,8 @@ void AddGraphBench(CLI::App& bench) {
       ->transform([](std::string s) { return std::to_string(std::stoull(s) << 10); });
   cmd->add_option("--switch", opts->switch_address, "Far systems: join this cluster instead of starting one");
   cmd->add_option("--agent", opts->agent_address, "proxy, agent: the address of `pulse agent`");
+  cmd->add_option("--proxy-agent", opts->proxy_agent_address,
+                  "proxy: the address of a `pulse agent --mode proxy` (default: --agent)");
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports of a started cluster (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs");
   cmd->add_flag("--json", *json, "Print one JSON object");
@@ -45,9 +48,16 @@ void AddGraphBench(CLI::App& bench) {
       std::cerr << "bench graph: " << r.status().ToString() << "\n";
       throw CLI::RuntimeError(1);
     }
+    // Any failed or unverified result makes the exit status 1 (after the
+    // report is printed).
+    const std::vector<std::string> failures = bench::GraphBenchFailures(*r);
+    auto finish = [&failures] {
+      for (const std::string& f : failures) std::cerr << "bench graph: failed: " << f << "\n";
+      if (!failures.empty()) throw CLI::RuntimeError(1);
+    };
     if (*json) {
       std::cout << r->dump(2) << std::endl;
-      return;
+      return finish();
     }
     std::cout << fmt::format("{:<24} {:<10} {:<9} {:>9} {:>10} {:>8} {}\n", "graph", "system", "app", "seconds",
                              "peak MiB", "cpu s", "verified");
@@ -62,6 +72,7 @@ void AddGraphBench(CLI::App& bench) {
                                x["host_peak_rss_bytes"].get<double>() / 1048576.0, x["host_cpu_seconds"].get<double>(),
                                x["verified"].get<bool>());
     }
+    finish();
   });
 }
 

@@ -1,0 +1,86 @@
+// What `pulse bench graph` makes of the cluster's counters and of its own
+// results (src/bench/graph_counters.h): the memory agent's and the offload
+// agent's stats flattened by name (missing fields count 0), the ratios over
+// a run, and which results make the command fail.
+#include "bench/graph_counters.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace pulse::bench {
+namespace {
+
+std::map<std::string, double> AsMap(const NamedCounters& c) { return {c.begin(), c.end()}; }
+
+TEST(GraphCounters, MemoryAgentCountersByClass) {
+  nlohmann::json farmem = {{"on_demand_bytes", 655360}, {"on_demand_ops", 10}, {"prefetch_bytes", 1048576},
+                           {"prefetch_ops", 1},         {"write_back_bytes", 65536}, {"preload_bytes", 7}};
+  auto m = AsMap(MemoryAgentCounters(farmem));
+  EXPECT_EQ(m["node_bytes_on_demand"], 655360);
+  EXPECT_EQ(m["node_ops_on_demand"], 10);
+  EXPECT_EQ(m["node_bytes_prefetch"], 1048576);
+  EXPECT_EQ(m["node_bytes_write_back"], 65536);
+  EXPECT_EQ(m["node_ops_write_back"], 0) << "an absent field counts 0";
+  EXPECT_EQ(m["node_bytes_static_load"], 0);
+  EXPECT_EQ(m["node_bytes_preload"], 7);
+  EXPECT_EQ(AsMap(MemoryAgentCounters(nlohmann::json())).size(), m.size()) << "a node without farmem counters";
+}
+
+TEST(GraphCounters, OffloadAgentCountersAndDerivedRatios) {
+  nlohmann::json agent = {{"static_hits", 30},
+                          {"static_misses", 10},
+                          {"dynamic_hits", 90},
+                          {"dynamic_misses", 10},
+                          {"prefetches", 4},
+                          {"cpu_seconds", 1.5},
+                          {"read_request_micros", 5000},
+                          {"read_requests_timed", 100},
+                          {"memory_bytes_by_class", {{"on_demand", 655360}, {"prefetch", 4194304}}},
+                          {"memory_ops_by_class", {{"on_demand", 10}, {"prefetch", 64}}},
+                          {"memory_op_micros_by_class", {{"on_demand", 2000}, {"prefetch", 64000}}}};
+  NamedCounters c = OffloadAgentCounters(agent);
+  auto m = AsMap(c);
+  EXPECT_EQ(m["agent_static_hits"], 30);
+  EXPECT_EQ(m["agent_prefetches"], 4);
+  EXPECT_EQ(m["agent_cpu_seconds"], 1.5);
+  EXPECT_EQ(m["agent_memory_bytes_prefetch"], 4194304);
+  EXPECT_EQ(m["agent_memory_bytes_write_back"], 0);
+  c.emplace_back("host_fetch_micros", 3000);
+  c.emplace_back("pages_fetched", 10);
+  nlohmann::json d = DerivedFigures(c);
+  EXPECT_DOUBLE_EQ(d["static_hit_rate"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(d["dynamic_hit_rate"].get<double>(), 0.9);
+  EXPECT_DOUBLE_EQ(d["host_us_per_fetch"].get<double>(), 300);
+  EXPECT_DOUBLE_EQ(d["agent_us_per_read"].get<double>(), 50);
+  EXPECT_DOUBLE_EQ(d["agent_us_per_on_demand_op"].get<double>(), 200);
+  EXPECT_DOUBLE_EQ(d["agent_us_per_prefetch_op"].get<double>(), 1000);
+  EXPECT_FALSE(d.contains("host_us_per_write_back")) << "no write-backs: no ratio";
+  EXPECT_FALSE(d.contains("agent_us_per_write_back_op"));
+}
+
+TEST(GraphCounters, NoAgentNoHitRates) {
+  nlohmann::json d = DerivedFigures({{"pages_fetched", 0}, {"host_fetch_micros", 0}});
+  EXPECT_TRUE(d.empty()) << d.dump();
+}
+
+TEST(GraphCounters, FailuresAreErrorsAndUnverifiedResults) {
+  nlohmann::json ok = {{"graph", "g"}, {"system", "local"}, {"app", "bfs"}, {"verified", true}};
+  nlohmann::json report = {{"results", {ok}}};
+  EXPECT_TRUE(GraphBenchFailures(report).empty());
+
+  nlohmann::json failed = {{"graph", "g"}, {"system", "agent"}, {"app", "cc"}, {"error", "unavailable: agent gone"},
+                           {"verified", false}};
+  nlohmann::json wrong = {{"graph", "g"}, {"system", "ssd"}, {"app", "bc"}, {"verified", false},
+                          {"verify_error", "value 3 differs"}};
+  report["results"].push_back(failed);
+  report["results"].push_back(wrong);
+  auto f = GraphBenchFailures(report);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0], "g agent cc: unavailable: agent gone");
+  EXPECT_EQ(f[1], "g ssd bc: not verified (value 3 differs)");
+  EXPECT_EQ(GraphBenchFailures(nlohmann::json::object()).size(), 1u) << "a report without results fails";
+}
+
+}  // namespace
+}  // namespace pulse::bench
