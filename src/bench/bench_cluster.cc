@@ -13,6 +13,13 @@ cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& o) {
   c.ucx_tls = o.ucx_tls;
   c.poll.window_us = o.poll_window_us;
   c.poll.busy = o.busy_poll;
+  if (o.agent_flags) {
+    cluster::NodeConfig a;
+    a.role = cluster::Role::kAgent;
+    a.port = 0;
+    a.agent_flags = *o.agent_flags;
+    c.agent = a;
+  }
   return c;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "cluster/control_session.h"
@@ -23,6 +24,9 @@ struct BenchClusterOptions {
   bool busy_poll = false;
   uint32_t memory_nodes = 2;
   uint32_t pool_mib = 64;
+  // Set: the cluster also runs the offload agent (`pulse agent`, on a free
+  // port) with these flags, e.g. "--mode proxy" (`pulse bench graph`).
+  std::optional<std::string> agent_flags;
   std::function<void(const std::string&)> progress;
 };
 

@@ -341,6 +341,7 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
   // arrays and page rounding.
   cluster::ClusterGuard guard;
   std::string switch_address = o.switch_address;
+  std::string started_agent;  // the agent of a cluster started here
   bool needs_cluster = std::any_of(o.systems.begin(), o.systems.end(), GraphSystemNeedsCluster);
   if (needs_cluster) {
     uint64_t largest = 0;
@@ -351,8 +352,16 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
     BenchClusterOptions c = BenchClusterOptionsFor("bench-graph", o);
     c.memory_nodes = 1;
     c.pool_mib = static_cast<uint32_t>(3 * largest / 1048576 + 256);
+    if (o.switch_address.empty() && !o.agent_flags.empty()) c.agent_flags = o.agent_flags;
     PULSE_ASSIGN_OR_RETURN(switch_address, StartOrJoinBenchCluster(c, o.switch_address, &guard));
     progress(fmt::format("cluster at {} ({} MiB pool)", switch_address, c.pool_mib));
+    if (guard.state() != nullptr) {
+      for (const cluster::NodeProcess& n : guard.state()->nodes)
+        if (n.role == cluster::Role::kAgent) {
+          started_agent = n.address;
+          progress(fmt::format("offload agent at {} ({})", n.address, o.agent_flags));
+        }
+    }
   }
 
   nlohmann::json out = {{"graphs", nlohmann::json::array()}, {"results", nlohmann::json::array()}};
@@ -377,6 +386,7 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
     for (const auto& system : o.systems) {
       space_options.agent_address =
           system == "proxy" && !o.proxy_agent_address.empty() ? o.proxy_agent_address : o.agent_address;
+      if (space_options.agent_address.empty()) space_options.agent_address = started_agent;
       if (system == "offload") {
         RunOffloaded(o, file, apps, ref, switch_address, workers, out);
       } else if (system != "local") {

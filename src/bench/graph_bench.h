@@ -37,6 +37,10 @@ struct GraphBenchOptions {
   // proxy_agent_address instead when set (an agent started with --mode proxy).
   std::string agent_address;
   std::string proxy_agent_address;
+  // A cluster this benchmark starts (no switch_address) also runs an
+  // offload agent with these flags (e.g. "--mode proxy"), used by proxy
+  // and agent unless agent_address is given.  Empty: no agent.
+  std::string agent_flags;
   std::string binary, run_dir, ucx_tls;
   std::function<void(const std::string&)> progress;
 };
