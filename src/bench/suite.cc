@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bench/app_systems.h"
+#include "bench/suite_graph.h"
 
 namespace pulse::bench {
 namespace {
@@ -160,7 +161,7 @@ Result<SuiteRegime> SuiteRegimeNamed(const std::string& name) {
 
 const std::vector<std::string>& SuiteStudyNames() {
   static const std::vector<std::string> names = {"traversal_length", "allocation", "distribution", "writes",
-                                                 "saturation", "pipelines", "pulse_vs_acc"};
+                                                 "saturation", "pipelines", "pulse_vs_acc", "graph"};
   return names;
 }
 
@@ -168,6 +169,7 @@ SuiteOptions QuickSuiteOptions(SuiteOptions o) {
   o.quick = true;
   o.seconds = 1;
   o.nodes = {1, 2};
+  o.graph_scale = 14;
   for (const auto& [app, size] : std::map<std::string, uint64_t>{{"webservice", 2000}, {"wiredtiger", 5000},
                                                                   {"btrdb", 180}})
     o.sizes.emplace(app, size);  // keeps sizes the caller set
@@ -303,6 +305,18 @@ Result<SuiteResult> RunSuite(const SuiteOptions& o) {
     } else {
       res.pipelines_note = er.status().ToString();
     }
+  }
+
+  if (std::find(o.studies.begin(), o.studies.end(), "none") == o.studies.end() &&
+      (o.studies.empty() || Contains(o.studies, "graph"))) {
+    SuiteGraphOptions g;
+    g.scale = o.graph_scale;
+    g.dir = (std::filesystem::path(o.out_dir) / "graphs").string();
+    g.binary = o.binary;
+    g.run_dir = o.run_dir;
+    g.progress = say;
+    say(fmt::format("graph: the five applications on rmat-{} on every system", o.graph_scale));
+    res.graph = std::make_shared<SuiteGraphStudy>(RunSuiteGraphStudy(g));
   }
 
   res.targets = ComputeTargets(res.runs);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ struct SuiteOptions {
   uint32_t saturation_clients = 4;   // the saturation study's closed-loop clients (bench app --concurrency)
   std::string binary, run_dir;       // as AppBenchOptions
   std::string plot_script;           // scripts/plot_suite.py; empty: no plots
+  uint32_t graph_scale = 16;         // the graph study's R-MAT scale (suite_graph.h; --quick 14)
   std::function<void(const std::string&)> progress;  // one line per run, with the ETA
 };
 
@@ -94,8 +96,11 @@ std::vector<TargetCheck> ComputeTargets(const std::vector<SuiteRun>& runs);
 // CPU per operation, wire bytes per operation, cross-node hops), in words.
 std::string SaturatedResource(const AppBenchResult& r);
 
+struct SuiteGraphStudy;  // suite_graph.h
+
 struct SuiteResult {
   std::vector<SuiteRun> runs;
+  std::shared_ptr<SuiteGraphStudy> graph;      // the graph study (issue 17), when it ran
   std::optional<EngineBenchResult> pipelines;  // the memory-pipelines study
   std::string pipelines_note;                  // why it is absent, or how to read it
   std::vector<TargetCheck> targets;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bench/suite.h"
+#include "bench/suite_graph.h"
 
 namespace pulse::bench {
 namespace {
@@ -151,6 +152,15 @@ json SuiteResultJson(const SuiteOptions& o, const SuiteResult& res) {
                        {"shortfall", std::isfinite(t.shortfall) ? json(t.shortfall) : json()},
                        {"note", t.note}});
   json out = {{"options", OptionsJson(o)}, {"runs", runs}, {"targets", targets}, {"wall_seconds", res.wall_seconds}};
+  if (res.graph) {
+    json graph_targets = json::array();
+    for (const TargetCheck& t : res.graph->targets)
+      graph_targets.push_back({{"name", t.name}, {"app", t.app}, {"ratio_of", t.ratio_of},
+                               {"ratio", t.ratio ? json(*t.ratio) : json()}, {"goal", t.goal}, {"at_least", t.at_least},
+                               {"met", t.met}, {"note", t.note}});
+    out["graph"] = {{"graph", res.graph->graph}, {"results", res.graph->results}, {"targets", graph_targets},
+                    {"notes", res.graph->notes}};
+  }
   if (res.pipelines) {
     const EngineBenchResult& e = *res.pipelines;
     out["pipelines"] = {{"pipelines", e.pipelines},
@@ -330,6 +340,8 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
         "those runs and says how many clients; elsewhere from the one-client matrix runs. Where a target is missed, the note names what bounds pulse's requests, from the "
         "run's own memory-node CPU, wire bytes and hops per request.\n\n";
   TargetsTable(&md, res.targets, true);
+
+  if (res.graph) md += GraphStudyMarkdown(*res.graph);
 
   md += "\n## Skipped, failed and repeated runs\n\nA run that fails (not one a system rejects) is run once "
         "more; its first error is kept.\n\n";

@@ -66,6 +66,7 @@ void AddSuiteBench(CLI::App& bench) {
     double seconds = 0;
     uint32_t saturation_clients = 4;
     bool quick = false, no_plots = false;
+    uint32_t graph_scale = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = bench.add_subcommand(
@@ -79,7 +80,7 @@ void AddSuiteBench(CLI::App& bench) {
   cmd->add_option("--regimes", args->regimes, "Comma-separated transport regimes: tcp, shm (default both)");
   cmd->add_option("--studies", args->studies,
                   "Comma-separated studies (traversal_length, allocation, distribution, writes, saturation,\n"
-                  "pipelines, pulse_vs_acc), or none (default: all)");
+                  "pipelines, pulse_vs_acc, graph), or none (default: all)");
   cmd->add_option("--saturation-clients", args->saturation_clients,
                   "The saturation study's closed-loop clients per run (bench app --concurrency)")
       ->capture_default_str()
@@ -88,12 +89,16 @@ void AddSuiteBench(CLI::App& bench) {
       ->check(Within(0.001, 86400));
   cmd->add_option("--size", args->sizes,
                   "Data-set sizes as for bench app --size: N for every app, or app=N,... (default: bench app's)");
+  cmd->add_option("--graph-scale", args->graph_scale,
+                  "The graph study's R-MAT scale, 2^N vertices (default 16; --quick 14; the measurement: 18)")
+      ->check(Within(8, 24));
   cmd->add_flag("--quick", args->quick, "Short phases, small data, 1 and 2 nodes, short sweeps (a few minutes)");
   cmd->add_option("--plot-script", args->plot_script, "The plot script (default: scripts/plot_suite.py of the source)");
   cmd->add_flag("--no-plots", args->no_plots, "Do not run the plot script");
   cmd->callback([args] {
     bench::SuiteOptions o;
     if (args->quick) o = bench::QuickSuiteOptions(o);
+    if (args->graph_scale != 0) o.graph_scale = args->graph_scale;
     o.out_dir = args->out;
     o.saturation_clients = args->saturation_clients;
     if (!args->apps.empty()) o.apps = SplitList(args->apps);

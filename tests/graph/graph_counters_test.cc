@@ -3,6 +3,7 @@
 // agent's stats flattened by name (missing fields count 0), the ratios over
 // a run, and which results make the command fail.
 #include "bench/graph_counters.h"
+#include "bench/suite_graph.h"
 
 #include <gtest/gtest.h>
 
@@ -80,6 +81,73 @@ TEST(GraphCounters, FailuresAreErrorsAndUnverifiedResults) {
   EXPECT_EQ(f[0], "g agent cc: unavailable: agent gone");
   EXPECT_EQ(f[1], "g ssd bc: not verified (value 3 differs)");
   EXPECT_EQ(GraphBenchFailures(nlohmann::json::object()).size(), 1u) << "a report without results fails";
+}
+
+}  // namespace
+}  // namespace pulse::bench
+
+namespace pulse::bench {
+namespace {
+
+nlohmann::json Result(const std::string& system, const std::string& app, double seconds, double node_bytes = 0,
+                      double dynamic_hit_rate = -1) {
+  nlohmann::json r = {{"system", system}, {"app", app}, {"seconds", seconds}, {"verified", true}};
+  if (node_bytes > 0) r["memory_node_bytes"] = {{"on_demand", node_bytes / 2}, {"prefetch", node_bytes / 2}};
+  if (dynamic_hit_rate >= 0) r["derived"] = {{"dynamic_hit_rate", dynamic_hit_rate}};
+  return r;
+}
+
+const TargetCheck* Named(const std::vector<TargetCheck>& t, const std::string& name, const std::string& app) {
+  for (const TargetCheck& x : t)
+    if (x.name == name && x.app == app) return &x;
+  return nullptr;
+}
+
+// The suite's graph study: issue 17's targets from hand-built results.
+TEST(SuiteGraphTargets, RatiosAndVerdicts) {
+  nlohmann::json results = nlohmann::json::array();
+  const std::vector<std::string> apps = {"bfs", "pagerank", "radii", "bc", "cc"};
+  for (size_t i = 0; i < apps.size(); ++i) {
+    results.push_back(Result("memserver", apps[i], 1.0));
+    results.push_back(Result("proxy+async", apps[i], i == 0 ? 1.05 : 2.0));  // only bfs within 10%
+    results.push_back(Result("ssd", apps[i], 1.0));
+    results.push_back(Result("agent", apps[i], i < 3 ? 0.5 : 1.5, 600, apps[i] == "cc" ? 0.8 : 0.95));
+  }
+  results.push_back(Result("agent-no-static", "pagerank", 3.0, 1000));
+  results.back()["verified"] = false;
+  auto t = GraphTargets(results);
+
+  const TargetCheck* verified = Named(t, "answers verified", "all");
+  ASSERT_NE(verified, nullptr);
+  EXPECT_DOUBLE_EQ(*verified->ratio, 20.0 / 21.0);
+  EXPECT_FALSE(verified->met);
+
+  const TargetCheck* bfs = Named(t, "proxy (aggregation + async) vs memserver", "bfs");
+  ASSERT_NE(bfs, nullptr);
+  EXPECT_TRUE(bfs->met);
+  const TargetCheck* pr = Named(t, "proxy (aggregation + async) vs memserver", "pagerank");
+  EXPECT_FALSE(pr->met);
+  EXPECT_DOUBLE_EQ(pr->shortfall, 2.0 / 1.1);
+
+  const TargetCheck* ssd = Named(t, "agent beats ssd", "all");
+  EXPECT_DOUBLE_EQ(*ssd->ratio, 3);  // bfs, pagerank, radii
+  EXPECT_FALSE(ssd->met);
+
+  const TargetCheck* st = Named(t, "static cache cuts memory-node traffic", "pagerank");
+  EXPECT_DOUBLE_EQ(*st->ratio, 0.4);
+  EXPECT_TRUE(st->met);
+
+  EXPECT_TRUE(Named(t, "dynamic cache hit rate", "pagerank")->met);
+  EXPECT_FALSE(Named(t, "dynamic cache hit rate", "cc")->met);
+}
+
+TEST(SuiteGraphTargets, MissingRunsAreNotMeasured) {
+  auto t = GraphTargets(nlohmann::json::array({Result("memserver", "bfs", 1.0)}));
+  for (const TargetCheck& x : t) {
+    if (x.name == "answers verified") continue;
+    EXPECT_FALSE(x.ratio.has_value()) << x.name << " " << x.app;
+    EXPECT_FALSE(x.note.empty()) << x.name;
+  }
 }
 
 }  // namespace
