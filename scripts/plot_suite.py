@@ -7,6 +7,8 @@ matrix_<regime>.png   median latency and throughput per application, systems x m
 regimes.png           median latency of every system in each transport regime
 study_<name>.png      one plot per sensitivity study (latency and throughput per setting)
 pulse_vs_acc.png      pulse vs pulse-acc median latency at 2 and 4 memory nodes (seed 000 Fig. 9)
+graph_time.png        graph study: run time of each application per system (seed 003 Fig. 8 style)
+graph_traffic.png     graph study: memory-node bytes by class per system and application
 """
 import json
 import os
@@ -133,6 +135,57 @@ def plot_pulse_vs_acc(out, runs):
     plt.close(fig)
 
 
+GRAPH_APPS = ["bfs", "pagerank", "radii", "bc", "cc"]
+GRAPH_CLASSES = ["on_demand", "prefetch", "write_back", "static_load"]
+
+
+def plot_graph(out, graph):
+    """The graph study: run time per system, and traffic by class."""
+    if not graph or not graph.get("results"):
+        return
+    results = [r for r in graph["results"] if "error" not in r]
+    systems = unique(r["system"] for r in results)
+
+    def find(system, app):
+        for r in results:
+            if r["system"] == system and r["app"] == app:
+                return r
+        return None
+
+    def seconds(app, system):
+        r = find(system, app)
+        return r["seconds"] if r else None
+
+    fig, ax = plt.subplots(figsize=(9, 4))
+    bars(ax, GRAPH_APPS, systems, seconds, "seconds (log)", "graph applications: run time per system", log=True)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "graph_time.png"), dpi=110)
+    plt.close(fig)
+
+    far = [s for s in systems if any("memory_node_bytes" in r for r in results if r["system"] == s)]
+    if not far:
+        return
+    fig, axes = plt.subplots(1, len(GRAPH_APPS), figsize=(3 * len(GRAPH_APPS), 3.6), sharey=False)
+    for ax, app in zip(axes, GRAPH_APPS):
+        bottom = [0.0] * len(far)
+        for cls in GRAPH_CLASSES:
+            ys = []
+            for s in far:
+                r = find(s, app)
+                ys.append((r.get("memory_node_bytes", {}).get(cls, 0) / 1e6) if r else 0)
+            ax.bar(range(len(far)), ys, bottom=bottom, label=cls)
+            bottom = [b + y for b, y in zip(bottom, ys)]
+        ax.set_xticks(range(len(far)))
+        ax.set_xticklabels(far, rotation=45, ha="right", fontsize=7)
+        ax.set_title(app, fontsize=9)
+        ax.set_ylabel("memory-node MB")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "graph_traffic.png"), dpi=110)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -145,6 +198,7 @@ def main():
     plot_regimes(out, runs)
     plot_studies(out, runs)
     plot_pulse_vs_acc(out, runs)
+    plot_graph(out, results.get("graph"))
     return 0
 
 
