@@ -41,6 +41,12 @@ Status ClientForwarder::Start(const ClientOptions& options) {
     worker_.store(&ClientInternal::worker(*client_));
     started.set_value(Status::Ok());
     Loop();
+    {
+      // Submit and Stop wake the worker under mu_: none may reach it once
+      // it is gone (the destructor's Stop comes after this thread's end).
+      std::lock_guard<std::mutex> lock(mu_);
+      worker_.store(nullptr);
+    }
     memory_.reset();
     client_.reset();
   });
@@ -51,7 +57,10 @@ Status ClientForwarder::Start(const ClientOptions& options) {
 
 void ClientForwarder::Stop() {
   stop_.store(true);
-  if (net::Worker* w = worker_.load()) w->Wake();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (net::Worker* w = worker_.load()) w->Wake();
+  }
   if (thread_.joinable()) thread_.join();
 }
 
@@ -60,8 +69,8 @@ void ClientForwarder::Submit(std::vector<ForwardOp> ops) {
     std::lock_guard<std::mutex> lock(mu_);
     for (ForwardOp& op : ops) inbox_.push_back(std::move(op));
     has_inbox_.store(true);
+    if (net::Worker* w = worker_.load()) w->Wake();
   }
-  if (net::Worker* w = worker_.load()) w->Wake();
 }
 
 void ClientForwarder::Loop() {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/request_tracker.h"
+#include "farmem/agent_lanes.h"
 #include "farmem/agent_wire.h"
 
 namespace pulse::farmem {
@@ -82,6 +83,17 @@ struct AgentBackend::Impl {
 
   // Network thread only.
   std::unique_ptr<RequestTracker<Sent, AgentReply>> tracker;
+  // Page reads and write-backs (null: lanes = 0).
+  std::unique_ptr<AgentLanes> lanes;
+
+  // A page request: on a lane when there are lanes.
+  Result<AgentReply> CallPages(AgentRequest request) {
+    if (lanes == nullptr) return Call(std::move(request), options.request_timeout);
+    const Sent s{request.op, request.region, request.first, request.count, options.request_timeout};
+    PULSE_ASSIGN_OR_RETURN(AgentReply a, lanes->Call(std::move(request), options.request_timeout, Describe(s)));
+    if (!a.status.ok()) return a.status;
+    return a;
+  }
 
   std::string Describe(const Sent& s) const {
     if (s.op == AgentOp::kReadPages || s.op == AgentOp::kWritePages)
@@ -233,6 +245,12 @@ Result<std::unique_ptr<AgentBackend>> AgentBackend::Connect(const AgentBackendOp
     }
     raw->FailAll(why);
   });
+  if (options.lanes > 0) {
+    auto lanes = AgentLanes::Open(options.lanes, wo, options.agent_address.substr(0, colon),
+                                  static_cast<uint16_t>(port), options.connect_timeout);
+    if (!lanes.ok()) return lanes.status();
+    impl->lanes = std::move(*lanes);
+  }
   impl->thread = std::thread([raw] { raw->Loop(); });
   return std::unique_ptr<AgentBackend>(new AgentBackend(std::move(impl)));
 }
@@ -253,7 +271,7 @@ Status AgentBackend::ReadPages(uint64_t id, uint64_t first, uint32_t count, uint
                                PageClass cls) {
   AgentRequest q = RegionRequest(AgentOp::kReadPages, id, first, count, page_bytes);
   q.cls = cls;
-  PULSE_ASSIGN_OR_RETURN(AgentReply a, impl_->Call(std::move(q), impl_->options.request_timeout));
+  PULSE_ASSIGN_OR_RETURN(AgentReply a, impl_->CallPages(std::move(q)));
   const uint64_t want = uint64_t{count} * page_bytes;
   if (a.data.size() != want)
     return Status::Internal(fmt::format("pulse agent at {}: read of region {} pages [{}, {}) answered {} bytes, not {}",
@@ -267,7 +285,7 @@ Status AgentBackend::WritePages(uint64_t id, uint64_t first, uint32_t count, uin
   q.cls = PageClass::kWriteBack;
   const auto* p = static_cast<const uint8_t*>(src);
   q.data.assign(p, p + uint64_t{count} * page_bytes);
-  return impl_->Call(std::move(q), impl_->options.request_timeout).status();
+  return impl_->CallPages(std::move(q)).status();
 }
 
 Status AgentBackend::MarkReadOnly(uint64_t id) {

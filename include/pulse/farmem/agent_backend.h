@@ -7,9 +7,12 @@
 // Thread-safe: any number of threads may call it at once (the pager's
 // fault handlers).  It owns one network thread that drives its UCX worker;
 // callers hand it requests and wait for their answers, each at most
-// `request_timeout` (then Timeout naming the agent and the region).  If the
-// agent goes away every waiting and later call fails at once with
-// Unavailable naming the agent's address: nothing hangs.
+// `request_timeout` (then Timeout naming the agent and the region).  Page
+// reads and write-backs take a faster path when `lanes` > 0: connections
+// of their own that the calling thread drives itself, one caller per lane
+// (no hand-off to the network thread and back).  If the agent goes away
+// every waiting and later call fails at once with Unavailable naming the
+// agent's address: nothing hangs.
 #pragma once
 
 #include <chrono>
@@ -33,6 +36,10 @@ struct AgentBackendOptions {
   // create_timeout instead.
   std::chrono::milliseconds request_timeout{15000};
   std::chrono::milliseconds create_timeout{120000};
+  // Connections for page reads and write-backs driven by their callers (the
+  // pager's fetch threads and evictor: 4 + 1 by default); 0: every request
+  // through the network thread.
+  uint32_t lanes = 5;
   net::WorkerOptions worker;
 };
 
