@@ -242,7 +242,7 @@ void RunOnSystem(const GraphBenchOptions& o, const std::string& file, const std:
   };
   if (GraphSystemNeedsAgent(system) && space_options.agent_address.empty())
     return fail_all(Status::InvalidArgument(
-        fmt::format("graph system '{}' pages through `pulse agent`: give its address (--agent)", system)));
+        fmt::format("graph system '{}' pages through `pulse agent`: give its address (--agent) or start one with the cluster (--agent-flags)", system)));
   auto space = MakeGraphSpace(system, space_options);
   if (!space.ok()) return fail_all(space.status());
   // The system's fixed host memory (process, fabric, agent threads) before
