@@ -49,7 +49,6 @@ struct AgentServer::Impl {
     j["cpu_seconds"] = node::ProcessCpuSeconds();
     j["max_rss_kib"] = ProcessMaxRssKib();
     j["memory_nodes"] = forwarder->memory_nodes();
-    j["options"]["one_sided_reads"] = options.one_sided_reads;
     j["options"]["max_message_bytes"] = options.max_message_bytes;
     j["options"]["node_window_bytes"] = options.node_window_bytes;
     return j;
@@ -150,7 +149,6 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(const AgentServerOptions
   if (wo.name == "pulse") wo.name = "agent";
   PULSE_ASSIGN_OR_RETURN(impl->worker, net::Worker::Create(wo));
   ForwarderOptions fo;
-  fo.one_sided_reads = options.one_sided_reads;
   fo.max_message_bytes = options.max_message_bytes;
   fo.node_window_bytes = options.node_window_bytes;
   fo.memory_timeout = options.memory_timeout;

@@ -10,8 +10,7 @@
 //   the request thread (Run's caller) receives host requests, runs the core
 //     (caches, aggregation, prefetch decisions) and sends replies;
 //   the forwarding thread owns a pulse::Client connected to the cluster and
-//     posts the core's operations (reads as one-sided Gets, unless
-//     one_sided_reads is off; the rest to the memory agents) asynchronously (up to
+//     posts the core's operations to the memory agents asynchronously (up to
 //     the core's window in flight), collecting their completions, which it
 //     hands back to the request thread.
 // Queues between them are a mutex-protected vector each, and each side wakes
@@ -47,12 +46,6 @@ struct AgentServerOptions {
   TenantId tenant = 1;          // whose far memory the regions are
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds memory_timeout{5000};  // one operation at a memory node
-  // Reads (on demand, prefetch, static load) as one-sided Gets with the
-  // allocation's key (the agent is a CPU node of the tenant): no work at the
-  // memory node's CPU, no message copies.  False: served by the memory
-  // agent's messages, which count them by class at the node.  Write-backs
-  // and preloads always go to the memory agent.
-  bool one_sided_reads = false;
   // The largest message to a memory agent: longer reads and writes (cache
   // fills, static loads, merged write-backs of up to 1 MB) go as pieces of
   // this size, all in flight at once.  `pulse bench net` on the 2-core

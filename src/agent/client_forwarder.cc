@@ -212,12 +212,11 @@ void ClientForwarder::StartPiece(uint32_t node, Piece piece) {
                                  done(std::move(r));
                                });
   }
-  auto done = [release, done = std::move(piece.read_done)](Result<std::vector<uint8_t>> r) {
-    release();
-    done(std::move(r));
-  };
-  if (options_.one_sided_reads) return memory_->ReadDirectAsync(piece.addr, bytes, std::move(done));
-  memory_->ReadAsync(piece.addr, bytes, piece.cls, std::move(done));
+  memory_->ReadAsync(piece.addr, bytes, piece.cls,
+                     [release, done = std::move(piece.read_done)](Result<std::vector<uint8_t>> r) {
+                       release();
+                       done(std::move(r));
+                     });
 }
 
 }  // namespace pulse::agent

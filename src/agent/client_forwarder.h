@@ -34,7 +34,6 @@
 namespace pulse::agent {
 
 struct ForwarderOptions {
-  bool one_sided_reads = false;          // reads as one-sided Gets instead of memory agent messages
   uint64_t max_message_bytes = 64 << 10;  // longest piece
   uint64_t node_window_bytes = 256 << 10; // outstanding bytes per memory node
   std::chrono::milliseconds memory_timeout{5000};  // one piece at a memory node

@@ -271,8 +271,4 @@ net::EndpointId ClientInternal::switch_endpoint(const Client& client) {
 
 EventLoop& ClientInternal::loop(Client& client) { return *client.impl_->loop; }
 
-Status ClientInternal::ReadAsync(Client& client, uint64_t addr, void* dst, size_t length, net::CompletionFn done) {
-  return client.impl_->access.ReadAsync(addr, dst, length, std::move(done));
-}
-
 }  // namespace pulse

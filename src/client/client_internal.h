@@ -24,10 +24,6 @@ struct ClientInternal {
   static net::EndpointId switch_endpoint(const Client& client);
   // The loop every wait of this client runs.
   static EventLoop& loop(Client& client);
-  // A one-sided read that does not wait (OneSidedAccess::ReadAsync): `done`
-  // runs inside a later wait of the client.  For the offload agent, which
-  // keeps many page reads in flight on one thread.
-  static Status ReadAsync(Client& client, uint64_t addr, void* dst, size_t length, net::CompletionFn done);
 };
 
 }  // namespace pulse

@@ -1,8 +1,5 @@
 #include "client/one_sided.h"
 
-#include <tuple>
-#include <vector>
-
 #include <fmt/format.h>
 
 #include "client/lifetimes.h"
@@ -89,50 +86,6 @@ Result<const std::pair<const uint64_t, OneSidedAccess::AllocationKey>*> OneSided
   PULSE_RETURN_IF_ERROR(AddKey(n, answer));
   if (auto* k = known()) return k;
   return Status::Internal(fmt::format("memory node {} answered the key of another allocation than {:#x}'s", n.id, addr));
-}
-
-Status OneSidedAccess::ReadAsync(uint64_t addr, void* dst, size_t len, net::CompletionFn done) {
-  MemNode* n = connections_->NodeFor(addr);
-  if (n == nullptr || len > n->size - (addr - n->base))
-    return Status::InvalidArgument(fmt::format("far address {:#x} (+{}) is outside every memory node", addr, len));
-  PULSE_RETURN_IF_ERROR(EnsureNode(*n));
-  ++counters_->remote_reads;
-  counters_->remote_read_bytes += len;
-  // One Get per allocation touched, all started before any completes; the
-  // last completion (or the first failure) ends the read.
-  struct Joint {
-    size_t left = 0;
-    Status first_error;
-    net::CompletionFn done;
-  };
-  auto joint = std::make_shared<Joint>();
-  joint->done = std::move(done);
-  std::vector<std::tuple<const net::RemoteKey*, uint64_t, uint8_t*, size_t>> pieces;
-  auto* bytes = static_cast<uint8_t*>(dst);
-  while (len > 0) {
-    PULSE_ASSIGN_OR_RETURN(auto* k, KeyFor(*n, addr));
-    const size_t piece = std::min<uint64_t>(len, k->second.length - (addr - k->first));
-    pieces.emplace_back(&k->second.key, k->second.remote_base + (addr - k->first), bytes, piece);
-    addr += piece;
-    bytes += piece;
-    len -= piece;
-  }
-  joint->left = pieces.size();
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    auto [key, remote, local, piece] = pieces[i];
-    Status s = connections_->worker->GetAsync(*key, remote, local, piece, [joint](const Status& st) {
-      if (!st.ok() && joint->first_error.ok()) joint->first_error = st;
-      if (--joint->left == 0) joint->done(joint->first_error);
-    });
-    if (!s.ok()) {
-      if (i == 0) return s;  // nothing started: done never runs
-      // Earlier pieces are in flight: they end the read, with this error.
-      joint->first_error = s;
-      joint->left -= pieces.size() - i;
-      return Status::Ok();
-    }
-  }
-  return Status::Ok();
 }
 
 Status OneSidedAccess::Rma(bool write, uint64_t addr, void* buf, size_t len) {

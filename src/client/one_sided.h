@@ -45,13 +45,6 @@ class OneSidedAccess {
   Status Write(uint64_t addr, const void* src, size_t len);
   // Straight to far memory.
   Status Rma(bool write, uint64_t addr, void* buf, size_t len);
-  // Reads [addr, addr + len) straight from far memory without waiting for
-  // the data: `done` runs once, on the client's thread inside a later wait
-  // (never inside the call), when every byte is in `dst` or with the first
-  // error.  `dst` must stay valid until then.  An unknown allocation's key is
-  // asked for first (a synchronous control call, once per allocation).  A
-  // non-OK return means `done` never runs.  Errors: as for Read.
-  Status ReadAsync(uint64_t addr, void* dst, size_t len, net::CompletionFn done);
 
   // Connects memory node `n` if its connection was lost (its keys, bound
   // to the old connection, are dropped first).

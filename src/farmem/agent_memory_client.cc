@@ -76,34 +76,6 @@ struct MemoryAgentClient::Impl final : EventSource {
       tracker.Complete(id, Status::Unavailable(fmt::format("memory agent: memory node {}: {}", *node, s.message())));
   }
 
-  void StartDirect(uint64_t addr, uint64_t bytes, std::function<void(Result<Answer>)> done) {
-    const std::optional<uint32_t> node = client->NodeOf(addr);
-    if (!node)
-      return tracker.Post(std::move(done), Status::InvalidArgument(fmt::format(
-                                               "memory agent: far address {:#x} is on no memory node", addr)));
-    AgentRequest request;
-    request.op = AgentOp::kMemRead;
-    request.addr = addr;
-    request.bytes = bytes;
-    request.request_id = MakeRequestId(client->cpu_node(), next_counter++);
-    const uint64_t id = request.request_id;
-    const uint32_t n = *node;
-    tracker.Track(id, PendingOp{std::move(request), n}, RetryPolicy::Once(request_timeout), std::move(done));
-    ++counters.requests;
-    // The Get may outlive a timeout: it owns the buffer it fills.
-    auto buffer = std::make_shared<std::vector<uint8_t>>(bytes);
-    Status s = ClientInternal::ReadAsync(*client, addr, buffer->data(), bytes, [this, id, n, addr, bytes, buffer](const Status& st) {
-      if (tracker.OnAnswer(id) == nullptr) return;  // timed out meanwhile
-      if (!st.ok())
-        return tracker.Complete(id, Status::FromCode(st.code(), fmt::format("memory agent: one-sided read of {} bytes at {:#x} on memory node {}: {}",
-                                                                         bytes, addr, n, st.message())));
-      tracker.Complete(id, Answer{0, std::move(*buffer)});
-    });
-    if (!s.ok())
-      tracker.Complete(id, Status::FromCode(s.code(), fmt::format("memory agent: one-sided read of {} bytes at {:#x} on memory node {}: {}",
-                                                              bytes, addr, n, s.message())));
-  }
-
   void OnReply(std::span<const uint8_t> payload) {
     Result<AgentReply> r = DecodeAgentReply(payload);
     if (!r.ok()) {
@@ -160,13 +132,6 @@ void MemoryAgentClient::ReadAsync(uint64_t addr, uint64_t bytes, PageClass cls, 
   q.bytes = bytes;
   q.cls = cls;
   impl_->Start(std::move(q), [done = std::move(done)](Result<Answer> a) {
-    if (!a.ok()) return done(a.status());
-    done(std::move(a->data));
-  });
-}
-
-void MemoryAgentClient::ReadDirectAsync(uint64_t addr, uint64_t bytes, ReadDone done) {
-  impl_->StartDirect(addr, bytes, [done = std::move(done)](Result<Answer> a) {
     if (!a.ok()) return done(a.status());
     done(std::move(a->data));
   });

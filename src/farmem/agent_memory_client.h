@@ -48,12 +48,6 @@ class MemoryAgentClient {
   // answer; the message names the node), and whatever the node answered
   // (PermissionDenied, OutOfRange, IoError for an unreadable file).
   void ReadAsync(uint64_t addr, uint64_t bytes, PageClass cls, ReadDone done);
-  // The same read done one-sidedly (a Get with the allocation's key: the
-  // caller is a CPU node of the region's tenant), with no work at the memory
-  // node's CPU and no class counted there (the caller counts it).  Same
-  // errors; the timeout likewise ends it (the buffer the Get fills is kept
-  // until the Get itself ends).
-  void ReadDirectAsync(uint64_t addr, uint64_t bytes, ReadDone done);
   void WriteAsync(uint64_t addr, std::vector<uint8_t> data, PageClass cls, Done done);
   // Fills [addr, addr+bytes) from `file` at `file_offset` (zeros past its
   // end; all zeros if `file` is empty).  done gets the file bytes copied.

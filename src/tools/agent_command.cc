@@ -23,7 +23,6 @@ struct AgentArgs {
   std::string switch_address = fmt::format("127.0.0.1:{}", kDefaultSwitchPort);
   uint32_t tenant = 1;
   std::string mode = "agent";
-  std::string reads = "messages";
   uint64_t max_message_kib = agent::AgentServerOptions{}.max_message_bytes >> 10;
   uint64_t node_window_kib = agent::AgentServerOptions{}.node_window_bytes >> 10;
   bool no_aggregation = false, no_async = false, no_static = false, no_dynamic = false, no_prefetch = false,
@@ -75,7 +74,6 @@ void RunAgent(const AgentArgs& args) {
   options.log_level = args.log_level;
   options.instance_id = args.instance_id;
   options.memory_timeout = std::chrono::milliseconds(args.memory_timeout_ms);
-  options.one_sided_reads = args.reads == "one-sided";
   options.max_message_bytes = args.max_message_kib << 10;
   options.node_window_bytes = args.node_window_kib << 10;
   options.worker.poll_window_us = args.poll_window_us;
@@ -112,10 +110,10 @@ void RunAgent(const AgentArgs& args) {
     if (Status s = cluster::WritePortFile(args.port_file, server->port()); !s.ok()) fail(s.message());
   }
   log.Info("listening on {}:{} for host agents; cluster at {}; mode {} (aggregation {}, async {}, static cache {} MiB, "
-           "dynamic cache {} MiB of {} KiB entries, prefetch {}, adaptive {} at {:.0f}%, reads {} of at most {} KiB)",
+           "dynamic cache {} MiB of {} KiB entries, prefetch {}, adaptive {} at {:.0f}%, memory messages of at most {} KiB)",
            options.listen_host, server->port(), options.switch_address, args.mode, a.aggregation, a.async_forwarding,
            a.static_cache ? args.static_cache_mib : 0, a.dynamic_cache ? args.dynamic_cache_mib : 0, args.entry_kib,
-           a.prefetch, a.adaptive, a.hit_rate_threshold * 100, args.reads, args.max_message_kib);
+           a.prefetch, a.adaptive, a.hit_rate_threshold * 100, args.max_message_kib);
   if (Status s = server->Run(); !s.ok()) fail(s.ToString());
 }
 
@@ -139,11 +137,6 @@ void AddAgentCommand(CLI::App& app) {
   cmd->add_option("--tenant", args->tenant, "Tenant owning the regions' far memory")->capture_default_str();
   cmd->add_option("--mode", args->mode, "agent: the optimisations below; proxy: forwarding only")
       ->check(CLI::IsMember({"agent", "proxy"}))
-      ->capture_default_str();
-  cmd->add_option("--reads", args->reads,
-                  "How far memory is read: one-sided (Gets with the allocation's key) or messages (served and\n"
-                  "counted by class by the memory agent)")
-      ->check(CLI::IsMember({"one-sided", "messages"}))
       ->capture_default_str();
   cmd->add_option("--max-message-kib", args->max_message_kib,
                   "Largest read or write sent to a memory node as one message (longer ones go as pieces)")
