@@ -134,8 +134,11 @@ std::vector<TargetCheck> GraphTargets(const json& results) {
     const json* a = Find(results, "agent", app);
     if (a != nullptr && a->contains("derived") && (*a)["derived"].contains("dynamic_hit_rate")) {
       Judge(t, (*a)["derived"]["dynamic_hit_rate"].get<double>());
+    } else if (a == nullptr) {
+      t.note = "the agent did not run";
     } else {
-      t.note = "the agent did not run or made no dynamic lookups";
+      // Lookups are counted only while the cache is on.
+      t.note = "no dynamic cache lookups: the adaptive switch kept the cache off";
     }
     out.push_back(t);
   }
