@@ -169,7 +169,6 @@ SuiteOptions QuickSuiteOptions(SuiteOptions o) {
   o.quick = true;
   o.seconds = 1;
   o.nodes = {1, 2};
-  o.graph_scale = 14;
   for (const auto& [app, size] : std::map<std::string, uint64_t>{{"webservice", 2000}, {"wiredtiger", 5000},
                                                                   {"btrdb", 180}})
     o.sizes.emplace(app, size);  // keeps sizes the caller set

@@ -51,7 +51,7 @@ struct SuiteOptions {
   uint32_t saturation_clients = 4;   // the saturation study's closed-loop clients (bench app --concurrency)
   std::string binary, run_dir;       // as AppBenchOptions
   std::string plot_script;           // scripts/plot_suite.py; empty: no plots
-  uint32_t graph_scale = 16;         // the graph study's R-MAT scale (suite_graph.h; --quick 14)
+  uint32_t graph_scale = 16;         // the graph study's R-MAT scale (suite_graph.h)
   std::function<void(const std::string&)> progress;  // one line per run, with the ETA
 };
 

@@ -9,8 +9,9 @@
 //   agent                          agent with every optimisation
 //   agent-no-static                (PageRank only) the static cache off
 // and issue 17's targets as ratios of those runs.  Reduced scale by default
-// (2^16 vertices; --quick 2^14), the measurement's scale (18) behind
-// `--graph-scale`.
+// (2^16 vertices, also with --quick: at 2^14 the host's buffer is 6 pages
+// and the runs measure thrashing more than the systems), the measurement's
+// scale (18) behind `--graph-scale`.
 // Thread-safety: not meant to run concurrently (each run starts a cluster).
 #pragma once
 

@@ -90,7 +90,7 @@ void AddSuiteBench(CLI::App& bench) {
   cmd->add_option("--size", args->sizes,
                   "Data-set sizes as for bench app --size: N for every app, or app=N,... (default: bench app's)");
   cmd->add_option("--graph-scale", args->graph_scale,
-                  "The graph study's R-MAT scale, 2^N vertices (default 16; --quick 14; the measurement: 18)")
+                  "The graph study's R-MAT scale, 2^N vertices (default 16; the measurement: 18)")
       ->check(Within(8, 24));
   cmd->add_flag("--quick", args->quick, "Short phases, small data, 1 and 2 nodes, short sweeps (a few minutes)");
   cmd->add_option("--plot-script", args->plot_script, "The plot script (default: scripts/plot_suite.py of the source)");
