@@ -37,6 +37,13 @@ Result<std::unique_ptr<RingClient>> RingClient::Open(Worker* worker, EndpointId 
                                                      const RingClientOptions& options) {
   if (worker == nullptr) return Status::InvalidArgument("ring client: worker is null");
   PULSE_RETURN_IF_ERROR(options.geometry.Validate());
+  if (options.require_native_rma) {
+    PULSE_ASSIGN_OR_RETURN(bool native, worker->UsesUcxRma(ep));
+    if (!native) {
+      return Status::FailedPrecondition("ring path on endpoint " + std::to_string(ep) +
+                                        ": the transport has no one-sided puts (UCX would emulate them)");
+    }
+  }
   std::unique_ptr<RingClient> c(new RingClient(worker, ep, options.geometry));
   if (!c->responses_.valid() || !c->staging_.valid()) {
     return Status::ResourceExhausted("ring client: no memory for a ring of " +
@@ -68,12 +75,6 @@ Result<std::unique_ptr<RingClient>> RingClient::Open(Worker* worker, EndpointId 
   if (c->ring_key_.base() != r.ring_base || c->ring_key_.size() < options.geometry.ring_bytes() ||
       c->tail_key_.base() != r.tail_address || c->tail_key_.size() < sizeof(uint32_t)) {
     return Status::Internal("ring open: the node's keys do not cover the ring and tail it named");
-  }
-  if (options.require_native_rma && (!c->ring_key_.uses_ucx_rma() || !c->tail_key_.uses_ucx_rma())) {
-    // The node keeps the ring until the connection closes; it costs it
-    // memory only.
-    return Status::FailedPrecondition("ring path on endpoint " + std::to_string(ep) +
-                                      ": the transport has no one-sided puts (UCX would emulate them)");
   }
   c->ring_id_ = r.ring_id;
   c->ring_base_ = r.ring_base;
@@ -128,6 +129,14 @@ Status RingClient::WriteTail() {
                                [pending, tail](const Status&) { --*pending; });
   if (!s.ok()) --*pending;
   return s;
+}
+
+bool RingClient::has_responses() const {
+  if (in_flight_ == 0) return false;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  ResponseStatus status;
+  std::memcpy(&status, responses_.data(), sizeof(status));
+  return status.responses != responses_taken_;
 }
 
 size_t RingClient::Poll(const ResponseFn& fn) {

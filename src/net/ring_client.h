@@ -84,6 +84,9 @@ class RingClient {
   size_t Poll(const ResponseFn& fn);
 
   uint32_t in_flight() const { return in_flight_; }
+  // Whether the doorbell says responses wait to be taken (a hint: Poll()
+  // may still find the entries incomplete).
+  bool has_responses() const;
   // Whether the next Post() has a slot.
   bool has_credit() const { return slot_seq_[next_seq_ % geometry_.slots] == kFree; }
   const Geometry& geometry() const { return geometry_; }
