@@ -540,7 +540,7 @@ json MemNodeServer::Stats() const {
               {"switch_connected", switch_ep_ != net::kInvalidEndpoint},
               {"cpu_seconds", node::ProcessCpuSeconds()},
               {"net", node::NetCountersJson(worker_->counters())}};
-  if (ring_ != nullptr) stats["ring"] = ring_->Stats();
+  if (ring_ != nullptr) stats["ring"] = ring_->Stats(*worker_);
   for (const auto& e : extensions_) stats[e->stats_key()] = e->Stats();
   return stats;
 }

@@ -70,9 +70,14 @@ void RingServer::Close(net::EndpointId ep) {
   host_->Close(ep);
 }
 
-nlohmann::json RingServer::Stats() const {
+nlohmann::json RingServer::Stats(const net::Worker& worker) const {
   const net::ring::RingHostCounters& c = host_->counters();
-  return nlohmann::json{{"rings", host_->ring_count()},    {"rings_opened", c.rings_opened},
+  uint64_t native = 0;
+  for (net::EndpointId ep : host_->ring_endpoints()) {
+    if (Result<bool> n = worker.UsesUcxRma(ep); n.ok() && *n) ++native;
+  }
+  return nlohmann::json{{"rings", host_->ring_count()},    {"rings_native", native},
+                        {"connections", worker.endpoint_count()}, {"rings_opened", c.rings_opened},
                         {"rings_closed", c.rings_closed},  {"opens_refused", c.opens_refused},
                         {"entries", c.entries},            {"malformed", c.malformed + decode_errors_},
                         {"responses", c.responses},        {"doorbells", c.doorbells},

@@ -47,8 +47,9 @@ class RingServer {
   bool MaySleep() { return host_->MaySleep(); }
   // Connection `ep` ended: its ring and its requests are dropped.
   void Close(net::EndpointId ep);
-  // Counters for `stats`: rings, entries, malformed, ...
-  nlohmann::json Stats() const;
+  // Counters for `stats`: rings (and how many of them UCX's own one-sided
+  // puts reach, the rest pulse's messages), entries, malformed, ...
+  nlohmann::json Stats(const net::Worker& worker) const;
 
  private:
   struct Slot {

@@ -90,6 +90,12 @@ std::optional<uint32_t> RingHost::RingOf(EndpointId ep) const {
   return std::nullopt;
 }
 
+std::vector<EndpointId> RingHost::ring_endpoints() const {
+  std::vector<EndpointId> out;
+  for (const auto& [index, ring] : rings_) out.push_back(ring->ep);
+  return out;
+}
+
 // ---- setup ----------------------------------------------------------------
 
 void RingHost::OnOpen(EndpointId from, std::span<const uint8_t> payload) {

@@ -56,7 +56,7 @@ struct RingHostOptions {
   // open beyond that is refused with ResourceExhausted).
   uint32_t max_rings = 256;
   // The largest ring a client may ask for (slots * slot_bytes).
-  uint64_t max_ring_bytes = 4ull << 20;
+  uint64_t max_ring_bytes = 1ull << 20;
   // Keep polling this long after the last entry taken, then sleep (see
   // "Idle" above and docs/ring.md for why this length).
   uint32_t poll_window_us = 200;
@@ -127,6 +127,8 @@ class RingHost {
   size_t ring_count() const { return rings_.size(); }
   // The ring of connection `ep`.
   std::optional<uint32_t> RingOf(EndpointId ep) const;
+  // The connections that have a ring.
+  std::vector<EndpointId> ring_endpoints() const;
   const RingHostCounters& counters() const { return counters_; }
 
  private:

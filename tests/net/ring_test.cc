@@ -265,6 +265,13 @@ struct ClientSide {
       answers[seq] = Answer{s, std::vector<uint8_t>(p.begin(), p.end())};
     });
   }
+  // Posts `payload` and waits for its answer (at most 10 s).
+  std::optional<Answer> RoundTrip(const std::vector<uint8_t>& payload) {
+    auto seq = ring->Post(payload);
+    EXPECT_TRUE(seq.ok()) << seq.status().ToString();
+    if (!seq.ok() || !WaitAnswer(*seq)) return std::nullopt;
+    return answers[*seq];
+  }
   // Takes answers until `seq` has one (at most 10 s).
   bool WaitAnswer(uint64_t seq) {
     Status s = w->RunUntil(
@@ -415,10 +422,9 @@ TEST(RingPath, MalformedAndLongTornEntriesAreAnsweredWithAnErrorAndCounted) {
   ASSERT_TRUE(c.WaitAnswer(torn));
   EXPECT_EQ(c.answers[torn].status.code(), Status::Code::kInvalidArgument);
   // The ring goes on.
-  auto good = c.ring->Post(Pattern(20, 3));
-  ASSERT_TRUE(good.ok());
-  ASSERT_TRUE(c.WaitAnswer(*good));
-  EXPECT_EQ(c.answers[*good].payload, Reversed(Pattern(20, 3)));
+  std::optional<Answer> good = c.RoundTrip(Pattern(20, 3));
+  ASSERT_TRUE(good.has_value());
+  EXPECT_EQ(good->payload, Reversed(Pattern(20, 3)));
   RingHostCounters hc = host.counters();
   EXPECT_EQ(hc.malformed, 2u);
   EXPECT_EQ(hc.entries, 1u);
@@ -436,19 +442,17 @@ TEST(RingPath, ClientKilledMidWriteStallsNobodyAndItsRingIsReclaimed) {
   a.reset();  // its Worker goes: the connection ends
   // B is served meanwhile and after.
   for (int i = 0; i < 20; ++i) {
-    auto s = b.ring->Post(Pattern(10 + i, i));
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    ASSERT_TRUE(b.WaitAnswer(*s));
-    EXPECT_EQ(b.answers[*s].payload, Reversed(Pattern(10 + i, i)));
+    std::optional<Answer> served = b.RoundTrip(Pattern(10 + i, i));
+    ASSERT_TRUE(served.has_value());
+    EXPECT_EQ(served->payload, Reversed(Pattern(10 + i, i)));
   }
   ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.ring_count() == 1 && h.counters().rings_closed == 1; }));
   // A new client gets a ring (the freed one can be reused) and is served.
   ClientSide c(host.port(), Geometry{16, 128});
   ASSERT_TRUE(c.ok());
-  auto s = c.ring->Post(Pattern(5, 9));
-  ASSERT_TRUE(s.ok());
-  ASSERT_TRUE(c.WaitAnswer(*s));
-  EXPECT_EQ(c.answers[*s].payload, Reversed(Pattern(5, 9)));
+  std::optional<Answer> fresh = c.RoundTrip(Pattern(5, 9));
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_EQ(fresh->payload, Reversed(Pattern(5, 9)));
   EXPECT_EQ(host.counters().entries, 21u);
 }
 
@@ -475,11 +479,7 @@ TEST(RingPath, TwoTenantsReachOnlyTheirOwnRingsAndAreServedAsThemselves) {
   ClientSide one(host.port(), Geometry{8, 128}, tenant(1));
   ClientSide two(host.port(), Geometry{8, 128}, tenant(2));
   ASSERT_TRUE(one.ok() && two.ok());
-  for (ClientSide* c : {&one, &two}) {
-    auto s = c->ring->Post(Pattern(4, 1));
-    ASSERT_TRUE(s.ok());
-    ASSERT_TRUE(c->WaitAnswer(*s));
-  }
+  for (ClientSide* c : {&one, &two}) ASSERT_TRUE(c->RoundTrip(Pattern(4, 1)).has_value());
   uint32_t t1 = 0, t2 = 0;
   std::memcpy(&t1, one.answers[0].payload.data(), 4);
   std::memcpy(&t2, two.answers[0].payload.data(), 4);
@@ -493,10 +493,9 @@ TEST(RingPath, TwoTenantsReachOnlyTheirOwnRingsAndAreServedAsThemselves) {
   EXPECT_FALSE(one.w->Put(one.ring->TestTailKey(), one.ring->TestTailAddress() + 4, junk.data(), 4, 10s).ok());
   EXPECT_FALSE(one.w->Put(one.ring->TestRingKey(), one.ring->TestSlotAddress(0) + 8 * 128, junk.data(), 8, 10s).ok());
   // Tenant 2 is still served as before.
-  auto s = two.ring->Post(Pattern(4, 2));
-  ASSERT_TRUE(s.ok());
-  ASSERT_TRUE(two.WaitAnswer(*s));
-  EXPECT_EQ(two.answers[*s].payload, two.answers[0].payload);
+  std::optional<Answer> again = two.RoundTrip(Pattern(4, 2));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->payload, two.answers[0].payload);
   EXPECT_EQ(host.counters().malformed, 0u);
 }
 
@@ -506,17 +505,14 @@ TEST(RingPath, IdleNodeSleepsAndOneWakeUpBringsItBack) {
   HostThread host(options, ReverseHandler);
   ClientSide c(host.port(), Geometry{8, 128});
   ASSERT_TRUE(c.ok());
-  auto s = c.ring->Post(Pattern(9, 1));
-  ASSERT_TRUE(s.ok());
-  ASSERT_TRUE(c.WaitAnswer(*s));
+  ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
   // No entries: the node publishes a sleep epoch and sleeps.
   ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.counters().sleeps >= 1 && h.MaySleep(); }));
   for (int round = 0; round < 3; ++round) {
     ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
-    auto next = c.ring->Post(Pattern(9, 2 + round));
-    ASSERT_TRUE(next.ok());
-    ASSERT_TRUE(c.WaitAnswer(*next));
-    EXPECT_EQ(c.answers[*next].payload, Reversed(Pattern(9, 2 + round)));
+    std::optional<Answer> next = c.RoundTrip(Pattern(9, 2 + round));
+    ASSERT_TRUE(next.has_value());
+    EXPECT_EQ(next->payload, Reversed(Pattern(9, 2 + round)));
   }
   // A wake-up was needed, and at most one per sleep.
   RingHostCounters hc = host.counters();
