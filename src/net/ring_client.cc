@@ -136,7 +136,7 @@ bool RingClient::has_responses() const {
   std::atomic_thread_fence(std::memory_order_acquire);
   ResponseStatus status;
   std::memcpy(&status, responses_.data(), sizeof(status));
-  return status.responses != responses_taken_;
+  return status.responses != responses_taken_ && idle_doorbell_ != status.responses;
 }
 
 size_t RingClient::Poll(const ResponseFn& fn) {
@@ -173,6 +173,11 @@ size_t RingClient::Poll(const ResponseFn& fn) {
         fn(seq, StatusFromWire(code, std::string(payload.begin(), payload.end())), {});
       }
     }
+  }
+  if (taken == 0) {
+    idle_doorbell_ = status.responses;
+  } else {
+    idle_doorbell_.reset();
   }
   if (in_flight_ > 0 && status.sleep_epoch != 0 && status.sleep_epoch != woken_epoch_) {
     woken_epoch_ = status.sleep_epoch;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -84,8 +85,11 @@ class RingClient {
   size_t Poll(const ResponseFn& fn);
 
   uint32_t in_flight() const { return in_flight_; }
-  // Whether the doorbell says responses wait to be taken (a hint: Poll()
-  // may still find the entries incomplete).
+  // Whether the doorbell says responses wait to be taken: it differs from
+  // the count taken, and Poll() has not already looked under this doorbell
+  // and found nothing (a doorbell may land before its entries, or count
+  // fewer than were taken: a waiter that trusted it alone would spin
+  // without progressing the Worker that brings the rest).
   bool has_responses() const;
   // Whether the next Post() has a slot.
   bool has_credit() const { return slot_seq_[next_seq_ % geometry_.slots] == kFree; }
@@ -126,6 +130,7 @@ class RingClient {
   uint32_t in_flight_ = 0;
   uint32_t responses_taken_ = 0;  // compared with the doorbell (wraps)
   uint32_t woken_epoch_ = 0;
+  std::optional<uint32_t> idle_doorbell_;  // a doorbell under which Poll() found nothing
   // Puts still reading staging_ or a tail buffer: destruction waits for them.
   std::shared_ptr<size_t> puts_in_flight_ = std::make_shared<size_t>(0);
   RingClientCounters counters_;
