@@ -1,5 +1,6 @@
 #include "memnode/memnode_server.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -263,7 +264,9 @@ Status MemNodeServer::Run() {
     // Idle engine: the rings are polled for their window before any sleep
     // (one-sided writes wake nobody; RingHost::MaySleep).
     if (ring_ != nullptr && (ring_->Poll() > 0 || !ring_->MaySleep())) {
-      worker_->Progress();
+      // Within the window: let a process queued behind us on this core run
+      // (a client or the switch), as the Worker's own adaptive polling does.
+      if (!worker_->Progress() && options_.worker.yield_while_polling) sched_yield();
       continue;
     }
     MaybeReconnect();
