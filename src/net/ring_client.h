@@ -108,6 +108,8 @@ class RingClient {
   uint64_t TestTailAddress() const { return tail_address_; }
   // Reserves the next seq as if Post() had written it, writing nothing.
   uint64_t TestReserve();
+  // This client's status block, response ring following (to play the node).
+  uint8_t* TestResponseMemory() const { return responses_.data(); }
 
  private:
   static constexpr uint64_t kFree = ~uint64_t{0};

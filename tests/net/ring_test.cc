@@ -499,6 +499,31 @@ TEST(RingPath, TwoTenantsReachOnlyTheirOwnRingsAndAreServedAsThemselves) {
   EXPECT_EQ(host.counters().malformed, 0u);
 }
 
+// The doorbell is a hint: one that lands before its entry (or counts what
+// was taken already) must not make the client report answers it cannot
+// take, or a waiter would spin without progressing its Worker.
+TEST(RingPath, DoorbellWithoutItsEntryIsNotReportedAsReadyTwice) {
+  HostThread host({}, [](RingHost&, Worker&, const RingHost::Request&) {});  // never answers
+  const Geometry g{8, 128};
+  ClientSide c(host.port(), g);
+  ASSERT_TRUE(c.ok());
+  const uint64_t seq = c.ring->TestReserve();
+  uint8_t* memory = c.ring->TestResponseMemory();
+  // Play the node: the doorbell first.
+  ResponseStatus status{1, 0};
+  std::memcpy(memory, &status, sizeof(status));
+  EXPECT_TRUE(c.ring->has_responses());
+  EXPECT_EQ(c.Take(), 0u);
+  EXPECT_FALSE(c.ring->has_responses()) << "looked under this doorbell already";
+  // Then the entry: taken, and nothing is reported after it.
+  std::span<uint8_t> slot(memory + kStatusBytes + g.slot_offset(seq), g.slot_bytes);
+  ASSERT_TRUE(EncodeEntry(slot, seq, kCodeOk, Pattern(5, 1)).ok());
+  EXPECT_EQ(c.Take(), 1u);
+  EXPECT_EQ(c.answers[seq].payload, Pattern(5, 1));
+  EXPECT_FALSE(c.ring->has_responses());
+  EXPECT_EQ(c.ring->in_flight(), 0u);
+}
+
 TEST(RingPath, IdleNodeSleepsAndOneWakeUpBringsItBack) {
   RingHostOptions options;
   options.poll_window_us = 500;
