@@ -80,6 +80,9 @@ struct CacheOptions {
   CacheWritePolicy write = CacheWritePolicy::kWriteBack;
 };
 
+// See ClientOptions::request_path.
+enum class RequestPath { kAuto, kRing, kMessages };
+
 struct ClientOptions {
   std::string switch_address = "127.0.0.1:7100";
   TenantId tenant = 1;
@@ -127,6 +130,21 @@ struct ClientOptions {
   // at once with Unavailable.
   std::chrono::milliseconds ride_out_unavailable{0};
   std::chrono::milliseconds unavailable_retry_interval{100};
+  // How offloaded traversal requests reach their first memory node
+  // (docs/ring.md).  kAuto: the ring path (one-sided writes into a ring at
+  // the node, answers written back into a ring here) on connections whose
+  // transport has real one-sided puts, messages through the switch on the
+  // others; kRing: the ring path on every connection (where UCX only
+  // emulates puts, pulse carries them as messages: for tests); kMessages:
+  // messages through the switch only.  Whatever the path, re-sends,
+  // timeouts and every status mean the same; a request the ring cannot take
+  // (no free slot, larger than a slot, no ring) goes through the switch.
+  // The environment variable PULSE_REQUEST_PATH (auto, ring, am) overrides
+  // it, so a test suite can be run over either path.
+  RequestPath request_path = RequestPath::kAuto;
+  // Slots of each ring (kRing/kAuto), and bytes per slot.
+  uint32_t ring_slots = 1024;
+  uint32_t ring_slot_bytes = 512;
 };
 
 struct TraverseOptions {
@@ -174,6 +192,8 @@ struct ClientCounters {
   uint64_t unknown_programs = 0;        // kUnknownProgram answers (the program is re-sent with code)
   uint64_t control_retransmissions = 0;  // control calls (alloc, hello, locks...) re-sent unanswered
   uint64_t unavailable_resends = 0;  // traversals re-sent after "node unavailable" (ride_out_unavailable)
+  uint64_t ring_requests = 0;        // traversal requests posted into a ring (the rest went by the switch)
+  uint64_t ring_fallbacks = 0;       // ring requests sent by the switch instead (no slot, too large)
   // One-sided reads and writes are re-sent by the transport: net_counters().rma_retransmissions.
 };
 

@@ -502,6 +502,10 @@ class Worker {
   // UCX's description of the endpoint's transports and thresholds
   // (ucp_ep_print_info).  Errors: kNotFound, kUnavailable.
   Result<std::string> DescribeEndpoint(EndpointId ep) const;
+  // Whether Get/Put on `ep` use UCX's own one-sided operations, which need
+  // no CPU at the peer (RemoteKey::uses_ucx_rma for keys imported on it),
+  // rather than pulse's messages.  Errors: kNotFound, kUnavailable.
+  Result<bool> UsesUcxRma(EndpointId ep) const;
 
   struct Impl;
 

@@ -20,6 +20,7 @@
 #include "client/local_execution.h"
 #include "client/locks.h"
 #include "client/one_sided.h"
+#include "client/ring_sender.h"
 #include "client/traversal_tracker.h"
 #include "pulse/cluster.h"
 #include "pulse/protocol.h"
@@ -61,10 +62,12 @@ struct Client::Impl final : TraversalPath {
   std::unique_ptr<LocalExecution> local;
   LockCalls locks{&connections};
   TraversalTracker traversals{&options, this, &counters, &TrackerClock::Steady(), RandomCounter()};
+  std::unique_ptr<RingSender> rings;  // the ring request path (request_path)
   std::unique_ptr<EventLoop> loop;
 
-  // TraversalPath
+  // TraversalPath: the node's ring if it has one, else the switch.
   Status SendToSwitch(const TraversalMessage& m) override {
+    if (rings != nullptr && rings->TrySend(m)) return Status::Ok();
     Status s = connections.worker->Send(connections.switch_ep, kAmTraversal, EncodeMessage(m));
     // Before its disconnect handler runs.
     if (!s.ok() && !connections.worker->IsConnected(connections.switch_ep)) connections.switch_down = true;
@@ -94,7 +97,13 @@ Status Client::Impl::Open() {
   connections.worker->SetHandler(kAmTraversal, [raw](net::EndpointId, std::span<const uint8_t> payload) {
     raw->traversals.OnMessage(payload);
   });
+  PULSE_ASSIGN_OR_RETURN(RequestPath path, EffectiveRequestPath(options));
+  rings = std::make_unique<RingSender>(&connections, &counters,
+                                       [raw](std::span<const uint8_t> m) { raw->traversals.OnMessage(m); });
+  rings->Open(path, options.ring_slots, options.ring_slot_bytes);
+  loop->Add(rings.get());
   connections.worker->SetDisconnectHandler([raw](net::EndpointId ep, const Status&) {
+    raw->rings->OnDisconnect(ep);
     // At the next timer check: sent again once the switch is back, or failed.
     if (raw->connections.OnDisconnect(ep)) raw->traversals.OnSwitchLost();
   });

@@ -1,5 +1,7 @@
 #include "cluster/status.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cluster/control_session.h"
@@ -123,6 +125,20 @@ std::string FarmemLine(const NodeProcess& n, const json& c) {
                      HumanBytes(bytes("preload_bytes")));
 }
 
+// The request path of a memory node's connections (docs/ring.md): how
+// many use the ring path, and over what; empty for other roles.
+std::string RequestPathLine(const NodeProcess& n, const json& c) {
+  if (n.role != Role::kMemNode || !c.contains("ring")) return "";
+  const json& r = c["ring"];
+  const uint64_t rings = r.value("rings", uint64_t{0});
+  const uint64_t native = r.value("rings_native", uint64_t{0});
+  return fmt::format("  {} request path: ring on {} of {} connections ({} by one-sided puts, {} by pulse messages), "
+                     "messages on the rest; {} ring entries, {} malformed, {} sleeps, {} wake-ups\n",
+                     n.name, rings, r.value("connections", uint64_t{0}), native, rings - std::min(rings, native),
+                     r.value("entries", uint64_t{0}), r.value("malformed", uint64_t{0}), r.value("sleeps", uint64_t{0}),
+                     r.value("wakes", uint64_t{0}));
+}
+
 std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>& nodes) {
   std::string out = fmt::format("cluster '{}' (state {})\n", state.name, state.state_file);
   out += fmt::format("{:<11} {:<8} {:<21} {:>7} {:<5} {:>10} {:>11} {:>9} {:>10} {:>10} {}\n", "node", "role",
@@ -152,6 +168,7 @@ std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>
                        outb, engine);
     if (s.running && !s.answering) out += fmt::format("  {}: {}\n", n.name, s.error);
     if (s.answering) out += FarmemLine(n, s.stats["counters"]);
+    if (s.answering) out += RequestPathLine(n, s.stats["counters"]);
   }
   const std::string use = TenantUseTable(nodes);
   if (!use.empty()) out += "pool use by tenant:\n" + use;

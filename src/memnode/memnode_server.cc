@@ -1,5 +1,6 @@
 #include "memnode/memnode_server.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -84,6 +85,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
 
 MemNodeServer::~MemNodeServer() {
   if (worker_ != nullptr && switch_ep_ != net::kInvalidEndpoint) (void)worker_->Close(switch_ep_);
+  ring_.reset();   // its registrations go before the worker
   owned_.clear();  // the allocations' registrations go before the worker
   worker_.reset();
   pool_.reset();
@@ -105,6 +107,12 @@ Status MemNodeServer::Start() {
     return Status::IoError(fmt::format("cannot listen on {}:{}: {}", options_.listen_host,
                                        options_.listen_port, port.status().message()));
   port_ = *port;
+  if (options_.ring_path) {
+    Result<std::unique_ptr<RingServer>> ring =
+        RingServer::Create(worker_.get(), options_.ring, options_.max_scratch_bytes, &service_, &send_);
+    if (!ring.ok()) return ring.status();
+    ring_ = std::move(ring).value();
+  }
 
   shm_name_ = options_.shm_name.empty() ? fmt::format("/pulse-node-{}-{}", options_.node, port_) : options_.shm_name;
   Result<std::unique_ptr<SharedPool>> pool =
@@ -247,9 +255,18 @@ Status MemNodeServer::Run() {
   while (!stopping()) {
     if (!service_.Idle()) {
       if (Clock::now() >= next_expiry_check_) ReclaimExpiredSessions();
-      // Busy: one look at the network per engine slice.
+      // Busy: one look at the network and the rings per engine slice.
       worker_->Progress();
+      if (ring_ != nullptr) ring_->Poll();
       service_.Poll(send_, options_.engine_budget);
+      continue;
+    }
+    // Idle engine: the rings are polled for their window before any sleep
+    // (one-sided writes wake nobody; RingHost::MaySleep).
+    if (ring_ != nullptr && (ring_->Poll() > 0 || !ring_->MaySleep())) {
+      // Within the window: let a process queued behind us on this core run
+      // (a client or the switch), as the Worker's own adaptive polling does.
+      if (!worker_->Progress() && options_.worker.yield_while_polling) sched_yield();
       continue;
     }
     MaybeReconnect();
@@ -283,6 +300,7 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
 }
 
 void MemNodeServer::SendToSwitch(TraversalMessage&& message) {
+  if (ring_ != nullptr && ring_->Route(message)) return;  // answered in its ring slot
   if (switch_ep_ == net::kInvalidEndpoint) {
     ++counters_.responses_dropped;
     return;
@@ -299,6 +317,7 @@ void MemNodeServer::SendToSwitch(TraversalMessage&& message) {
 }
 
 void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
+  if (ring_ != nullptr) ring_->Close(ep);
   if (ep == switch_ep_) {
     log_->Warn("lost the switch: {}; reconnecting every {} ms", why.message(), kReconnectInterval.count());
     switch_ep_ = net::kInvalidEndpoint;
@@ -524,6 +543,7 @@ json MemNodeServer::Stats() const {
               {"switch_connected", switch_ep_ != net::kInvalidEndpoint},
               {"cpu_seconds", node::ProcessCpuSeconds()},
               {"net", node::NetCountersJson(worker_->counters())}};
+  if (ring_ != nullptr) stats["ring"] = ring_->Stats(*worker_);
   for (const auto& e : extensions_) stats[e->stats_key()] = e->Stats();
   return stats;
 }

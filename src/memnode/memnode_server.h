@@ -70,6 +70,7 @@
 #include "memnode/lock_table.h"
 #include "node/node_log.h"
 #include "memnode/pool.h"
+#include "memnode/ring_server.h"
 #include "memnode/sessions.h"
 #include "memnode/service.h"
 #include "memnode/store_record.h"
@@ -114,6 +115,11 @@ struct MemNodeServerOptions {
   // The same for the sessions a restarted node finds in its journal: their
   // clients notice the restart only when they next use the node.
   std::chrono::milliseconds restored_session_grace{60000};
+  // The ring request path (ring_server.h, docs/ring.md): clients that ask
+  // for rings get them; off: kAmRingOpen goes unanswered and clients keep
+  // to messages.
+  bool ring_path = true;
+  net::ring::RingHostOptions ring;
 };
 
 // Counters of the process beyond those of the service.
@@ -220,6 +226,7 @@ class MemNodeServer {
   // goes away, and the pool is unmapped last.
   std::unique_ptr<SharedPool> pool_;
   std::unique_ptr<net::Worker> worker_;
+  std::unique_ptr<RingServer> ring_;  // options.ring_path; before the worker goes
   struct Owned {
     uint64_t length = 0;
     TenantId tenant = 0;

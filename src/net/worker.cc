@@ -246,4 +246,11 @@ Result<std::string> Worker::DescribeEndpoint(EndpointId id) const {
   return EndpointInfo(e->ep);
 }
 
+Result<bool> Worker::UsesUcxRma(EndpointId id) const {
+  Endpoint* e = impl_->Find(id);
+  if (e == nullptr) return Status::NotFound("endpoint " + std::to_string(id));
+  if (e->ep == nullptr) return Status::Unavailable("endpoint " + std::to_string(id) + " has failed");
+  return impl_->UseUcxRma(e);
+}
+
 }  // namespace pulse::net

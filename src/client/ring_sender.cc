@@ -1,0 +1,107 @@
+// The client's side of the ring request path (ring_sender.h).
+#include "client/ring_sender.h"
+
+#include <cstdlib>
+#include <vector>
+
+namespace pulse {
+
+Result<RequestPath> EffectiveRequestPath(const ClientOptions& options) {
+  const char* env = std::getenv(kRequestPathEnvironmentVariable);
+  if (env == nullptr || *env == '\0') return options.request_path;
+  const std::string v = env;
+  if (v == "auto") return RequestPath::kAuto;
+  if (v == "ring") return RequestPath::kRing;
+  if (v == "am") return RequestPath::kMessages;
+  return Status::InvalidArgument(std::string(kRequestPathEnvironmentVariable) + "=" + v +
+                                 " is none of auto, ring, am");
+}
+
+RingSender::RingSender(Connections* connections, ClientCounters* counters, DeliverFn deliver)
+    : connections_(connections), counters_(counters), deliver_(std::move(deliver)) {}
+
+RingSender::~RingSender() = default;
+
+void RingSender::Open(RequestPath path, uint32_t slots, uint32_t slot_bytes) {
+  for (const MemNode& n : connections_->nodes) {
+    if (path == RequestPath::kMessages) {
+      no_ring_[n.id] = "request_path is am";
+      continue;
+    }
+    if (n.ep == net::kInvalidEndpoint || n.lost) {
+      no_ring_[n.id] = "not connected";
+      continue;
+    }
+    net::ring::RingClientOptions o;
+    o.geometry = net::ring::Geometry{slots, slot_bytes};
+    o.require_native_rma = path == RequestPath::kAuto;
+    o.open_timeout = connections_->options.connect_timeout;
+    Result<std::unique_ptr<net::ring::RingClient>> ring = net::ring::RingClient::Open(connections_->worker.get(), n.ep, o);
+    if (!ring.ok()) {
+      no_ring_[n.id] = ring.status().ToString();
+      continue;
+    }
+    rings_[n.id] = NodeRing{n.ep, std::move(ring).value()};
+  }
+}
+
+bool RingSender::TrySend(const TraversalMessage& m) {
+  if (rings_.empty()) return false;
+  const MemNode* n = connections_->NodeFor(m.cur_ptr);
+  if (n == nullptr) return false;
+  auto it = rings_.find(n->id);
+  if (it == rings_.end() || it->second.ep != n->ep) return false;
+  Result<uint64_t> posted = it->second.ring->Post(EncodeMessage(m));
+  if (!posted.ok()) {
+    ++counters_->ring_fallbacks;
+    return false;
+  }
+  ++counters_->ring_requests;
+  return true;
+}
+
+void RingSender::OnDisconnect(net::EndpointId ep) {
+  for (auto it = rings_.begin(); it != rings_.end(); ++it) {
+    if (it->second.ep != ep) continue;
+    no_ring_[it->first] = "connection lost";
+    rings_.erase(it);
+    return;
+  }
+}
+
+std::string RingSender::PathOf(uint32_t node) const {
+  if (rings_.count(node) != 0) return "ring";
+  auto why = no_ring_.find(node);
+  return "am: " + (why == no_ring_.end() ? std::string("no ring") : why->second);
+}
+
+EventSource::time_point RingSender::NextDeadline() const {
+  for (const auto& [node, r] : rings_) {
+    if (r.ring->in_flight() > 0) return std::chrono::steady_clock::now();
+  }
+  return time_point::max();
+}
+
+bool RingSender::has_ready() const {
+  for (const auto& [node, r] : rings_) {
+    if (r.ring->has_responses()) return true;
+  }
+  return false;
+}
+
+bool RingSender::RunReady() {
+  std::vector<std::vector<uint8_t>> answers;
+  for (auto& [node, r] : rings_) {
+    r.ring->Poll([&answers](uint64_t, const Status& s, std::span<const uint8_t> payload) {
+      // Empty: the node sent the answer another way (by the switch) or a
+      // re-send took this entry's place.  An error: the entry was refused
+      // as malformed; the state machine's timer re-sends.
+      if (s.ok() && !payload.empty()) answers.emplace_back(payload.begin(), payload.end());
+    });
+  }
+  // Delivered after the polls: an answer may start new requests.
+  for (const std::vector<uint8_t>& a : answers) deliver_(a);
+  return !answers.empty();
+}
+
+}  // namespace pulse

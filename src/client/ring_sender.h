@@ -1,0 +1,81 @@
+// RingSender: the client's side of the ring request path (issue 15;
+// docs/ring.md).  It sits beneath the traversal state machine
+// (TraversalTracker): the client's TraversalPath offers each request to
+// TrySend first, which posts it into the ring of the memory node that owns
+// its cur_ptr, in the same encoding as a kAmTraversal message; answers
+// taken from the ring are handed to the tracker as if the switch had
+// delivered them.  So re-sends, timeouts and every status keep their
+// meaning, and a request the ring cannot take (no ring, no free slot, too
+// large) goes through the switch as before.
+//
+// Rings are opened at Open() for every memory node connected then (per
+// ClientOptions::request_path); a node whose connection fails loses its
+// ring and is served through the switch from then on.
+//
+// Thread-safety: none; it belongs to its Client's thread.  Destroy it
+// before the Worker.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "client/connections.h"
+#include "client/event_loop.h"
+#include "net/ring_client.h"
+#include "pulse/client.h"
+#include "pulse/protocol.h"
+
+namespace pulse {
+
+// The environment variable that overrides ClientOptions::request_path.
+inline constexpr const char* kRequestPathEnvironmentVariable = "PULSE_REQUEST_PATH";
+// options.request_path, or what $PULSE_REQUEST_PATH says (auto, ring, am).
+// Errors: InvalidArgument naming a value that is none of those.
+Result<RequestPath> EffectiveRequestPath(const ClientOptions& options);
+
+class RingSender final : public EventSource {
+ public:
+  using DeliverFn = std::function<void(std::span<const uint8_t> message)>;
+  // `connections` and `counters` must outlive the sender; `deliver` gets
+  // each answer (an encoded TraversalMessage).
+  RingSender(Connections* connections, ClientCounters* counters, DeliverFn deliver);
+  ~RingSender() override;
+
+  // Opens a ring with every connected memory node, per `path`; a node that
+  // has none (kAuto on a transport without one-sided puts, an old node, a
+  // refusal) keeps to messages, and PathOf says why.  Not from inside a
+  // Worker handler.
+  void Open(RequestPath path, uint32_t slots, uint32_t slot_bytes);
+  // Posts `m` into the ring of its node: true if posted (then it must not
+  // be sent otherwise), false if it goes through the switch.
+  bool TrySend(const TraversalMessage& m);
+  // Connection `ep` failed: its ring is dropped.
+  void OnDisconnect(net::EndpointId ep);
+  // "ring", or "am: <why not ring>", for memory node `node`.
+  std::string PathOf(uint32_t node) const;
+  size_t rings() const { return rings_.size(); }
+
+  // EventSource: answers are taken in RunReady; while entries are in
+  // flight the next deadline is now, so waits poll the rings.
+  void Service() override {}
+  time_point NextDeadline() const override;
+  bool RunReady() override;
+  bool has_ready() const override;
+
+ private:
+  struct NodeRing {
+    net::EndpointId ep = net::kInvalidEndpoint;
+    std::unique_ptr<net::ring::RingClient> ring;
+  };
+  Connections* connections_;
+  ClientCounters* counters_;
+  DeliverFn deliver_;
+  std::map<uint32_t, NodeRing> rings_;          // by node id
+  std::map<uint32_t, std::string> no_ring_;     // by node id: why not
+};
+
+}  // namespace pulse

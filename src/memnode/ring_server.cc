@@ -1,0 +1,89 @@
+// The memory node's ring request path (ring_server.h).
+#include "memnode/ring_server.h"
+
+#include <string>
+#include <vector>
+
+#include "node/node_tenant.h"
+
+namespace pulse::memnode {
+
+Result<std::unique_ptr<RingServer>> RingServer::Create(net::Worker* worker, const net::ring::RingHostOptions& options,
+                                                       uint32_t max_scratch_bytes, MemNodeService* service,
+                                                       const MemNodeService::SendFn* send) {
+  std::unique_ptr<RingServer> server(new RingServer(max_scratch_bytes, service, send));
+  RingServer* self = server.get();
+  PULSE_ASSIGN_OR_RETURN(server->host_,
+                         net::ring::RingHost::Create(worker, options, [self, worker](const net::ring::RingHost::Request& r) {
+                           self->OnEntry(*worker, r);
+                         }));
+  return server;
+}
+
+void RingServer::OnEntry(net::Worker& worker, const net::ring::RingHost::Request& r) {
+  Result<TraversalMessage> m = DecodeMessage(r.payload, max_scratch_bytes_);
+  if (!m.ok() || m->kind != MessageKind::kRequest) {
+    ++decode_errors_;
+    (void)host_->Respond(r.ring, r.seq,
+                         m.ok() ? Status::InvalidArgument("ring entry is not a traversal request") : m.status(), {});
+    return;
+  }
+  // A tenant's connection runs as its proven tenant, whatever it claims.
+  if (auto who = node::TenantOf(worker, r.ep); who.ok() && !who->any) m->tenant = who->tenant;
+  // A re-sent request (the client's timer) frees the slot of the earlier one.
+  auto [it, fresh] = slots_.try_emplace(m->request_id, Slot{r.ring, r.seq});
+  if (!fresh) {
+    ++superseded_;
+    (void)host_->Respond(it->second.ring, it->second.seq, Status::Ok(), {});
+    it->second = Slot{r.ring, r.seq};
+  }
+  service_->Handle(std::move(m).value(), *send_);
+}
+
+bool RingServer::Route(const TraversalMessage& m) {
+  auto it = slots_.find(m.request_id);
+  if (it == slots_.end()) return false;
+  const Slot slot = it->second;
+  slots_.erase(it);
+  if (m.status == TraversalStatus::kNotLocal) {
+    ++forwarded_;
+    (void)host_->Respond(slot.ring, slot.seq, Status::Ok(), {});
+    return false;
+  }
+  std::vector<uint8_t> bytes = EncodeMessage(m);
+  Status s = host_->Respond(slot.ring, slot.seq, Status::Ok(), bytes);
+  if (s.code() == Status::Code::kInvalidArgument) {
+    // Larger than a slot: the answer goes by the switch, the slot is freed.
+    (void)host_->Respond(slot.ring, slot.seq, Status::Ok(), {});
+    return false;
+  }
+  // NotFound: the ring closed (its client is gone); nobody to answer.
+  return true;
+}
+
+void RingServer::Close(net::EndpointId ep) {
+  std::optional<uint32_t> ring = host_->RingOf(ep);
+  if (!ring.has_value()) return;
+  for (auto it = slots_.begin(); it != slots_.end();) {
+    it = it->second.ring == *ring ? slots_.erase(it) : std::next(it);
+  }
+  host_->Close(ep);
+}
+
+nlohmann::json RingServer::Stats(const net::Worker& worker) const {
+  const net::ring::RingHostCounters& c = host_->counters();
+  uint64_t native = 0;
+  for (net::EndpointId ep : host_->ring_endpoints()) {
+    if (Result<bool> n = worker.UsesUcxRma(ep); n.ok() && *n) ++native;
+  }
+  return nlohmann::json{{"rings", host_->ring_count()},    {"rings_native", native},
+                        {"connections", worker.endpoint_count()}, {"rings_opened", c.rings_opened},
+                        {"rings_closed", c.rings_closed},  {"opens_refused", c.opens_refused},
+                        {"entries", c.entries},            {"malformed", c.malformed + decode_errors_},
+                        {"responses", c.responses},        {"doorbells", c.doorbells},
+                        {"sleeps", c.sleeps},              {"wakes", c.wakes},
+                        {"forwarded", forwarded_},         {"superseded", superseded_},
+                        {"in_service", slots_.size()}};
+}
+
+}  // namespace pulse::memnode

@@ -1,0 +1,73 @@
+// RingServer: the memory node's ring request path (issue 15; docs/ring.md):
+// a RingHost (src/net/ring_host.h) whose entries are traversal messages in
+// the same encoding as kAmTraversal, handed to the same MemNodeService, so
+// programs by hash, the program-cache protocol ("unknown program", then the
+// code) and the duplicate filter are those of the message path.
+//
+// What the service emits for a request that came by ring goes back into
+// that request's slot (Route), except a "not local" continuation, which
+// goes to the switch as before (the switch routes it on, and the final
+// answer reaches the CPU node through the switch); its slot is freed with
+// an empty answer.  A request whose entry does not decode is answered
+// with InvalidArgument in its slot.  Requests act for the connection's
+// proven tenant (node::TenantOf), whatever the message claims.
+//
+// Thread-safety: none; the memory node's thread drives it, inside the
+// Worker's progress and MemNodeServer::Run.  Destroy it before the Worker.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "memnode/service.h"
+#include "net/ring_host.h"
+#include "pulse/net.h"
+#include "pulse/protocol.h"
+
+namespace pulse::memnode {
+
+class RingServer {
+ public:
+  // `worker`, `service` and `send` (the node's way to the switch, which
+  // must call Route first) must outlive the RingServer.
+  static Result<std::unique_ptr<RingServer>> Create(net::Worker* worker, const net::ring::RingHostOptions& options,
+                                                    uint32_t max_scratch_bytes, MemNodeService* service,
+                                                    const MemNodeService::SendFn* send);
+
+  // A message the service emits: true if it answered a ring request in its
+  // slot (send nothing more), false if it goes to the switch.
+  bool Route(const TraversalMessage& m);
+
+  // Takes ring entries (and rings doorbells); the number taken.
+  size_t Poll() { return host_->Poll(); }
+  // Whether the node may sleep (see RingHost::MaySleep).
+  bool MaySleep() { return host_->MaySleep(); }
+  // Connection `ep` ended: its ring and its requests are dropped.
+  void Close(net::EndpointId ep);
+  // Counters for `stats`: rings (and how many of them UCX's own one-sided
+  // puts reach, the rest pulse's messages), entries, malformed, ...
+  nlohmann::json Stats(const net::Worker& worker) const;
+
+ private:
+  struct Slot {
+    uint32_t ring = 0;
+    uint64_t seq = 0;
+  };
+  RingServer(uint32_t max_scratch_bytes, MemNodeService* service, const MemNodeService::SendFn* send)
+      : max_scratch_bytes_(max_scratch_bytes), service_(service), send_(send) {}
+  void OnEntry(net::Worker& worker, const net::ring::RingHost::Request& r);
+
+  std::unique_ptr<net::ring::RingHost> host_;
+  uint32_t max_scratch_bytes_;
+  MemNodeService* service_;
+  const MemNodeService::SendFn* send_;
+  std::unordered_map<uint64_t, Slot> slots_;  // ring requests in the service, by request id
+  uint64_t decode_errors_ = 0;
+  uint64_t forwarded_ = 0;   // "not local" continuations sent to the switch
+  uint64_t superseded_ = 0;  // a re-sent request took the place of its earlier entry
+};
+
+}  // namespace pulse::memnode

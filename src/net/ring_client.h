@@ -1,0 +1,141 @@
+// RingClient: the client's side of the ring request path with one memory
+// node (ring_host.h has the node's side, ring_format.h the formats,
+// docs/ring.md the design).
+//
+// Open() registers this client's status block and response ring (on pages
+// of their own; the node's key reaches nothing else of the client), asks
+// the node for a ring pair over the connection and imports the keys of its
+// request ring and of its tail.  Post() then writes an entry into the next
+// slot and the new tail, both one-sided (no order needed between them:
+// entries validate themselves); Poll() takes the responses the node wrote
+// back into the same slots.
+//
+// Credits: slot seq % slots is free again once the response of the entry
+// that used it has been taken by Poll(); Post() refuses (ResourceExhausted)
+// when the next slot is not free, so a client never has more entries in
+// flight than slots and never overwrites an entry the node has not
+// answered.  Entries are answered in any order; a slot is reused only in
+// sequence, so one slow answer holds back posts a lap later.
+//
+// Wake-up: when Poll() finds a sleep epoch in the status block while
+// entries are in flight, it sends the node one kAmRingWake for that epoch.
+//
+// Thread-safety: none; it belongs to the thread that drives its Worker,
+// and must be destroyed before the Worker.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "net/ring_format.h"
+#include "net/ring_memory.h"
+#include "pulse/net.h"
+#include "pulse/status.h"
+
+namespace pulse::net::ring {
+
+struct RingClientOptions {
+  Geometry geometry;
+  Duration open_timeout = std::chrono::seconds(5);
+  // Refuse (FailedPrecondition) a connection whose transport only emulates
+  // one-sided puts with messages (TCP): the message path is better there.
+  bool require_native_rma = true;
+};
+
+struct RingClientCounters {
+  uint64_t posted = 0;
+  uint64_t responses = 0;
+  uint64_t refused_full = 0;  // Post() without a free slot
+  uint64_t wakes_sent = 0;
+  uint64_t polls = 0;
+};
+
+class RingClient {
+ public:
+  // Opens a ring pair with the peer of `ep` (a RingHost), waiting at most
+  // options.open_timeout (progressing `worker`; not from inside one of its
+  // handlers).  Errors: InvalidArgument (bad geometry), FailedPrecondition
+  // (require_native_rma and the transport emulates puts), Timeout (no
+  // answer: the node has no ring path), or the node's refusal with its code
+  // (ResourceExhausted: no ring free, ...).
+  static Result<std::unique_ptr<RingClient>> Open(Worker* worker, EndpointId ep,
+                                                  const RingClientOptions& options);
+  ~RingClient();
+  RingClient(const RingClient&) = delete;
+  RingClient& operator=(const RingClient&) = delete;
+
+  // Posts `payload` as the next entry; returns its sequence number (Poll()
+  // reports the answer under it).  Errors: ResourceExhausted (no free slot:
+  // take responses first), InvalidArgument (longer than
+  // geometry.max_payload()), or the put's error (the connection failed).
+  Result<uint64_t> Post(std::span<const uint8_t> payload);
+
+  // What Poll() hands over per response: the entry's sequence number, the
+  // node's status (its code as sent; the payload is the message text if
+  // not OK) and the payload (valid during the call).
+  using ResponseFn = std::function<void(uint64_t seq, const Status& status, std::span<const uint8_t> payload)>;
+  // Takes the responses that arrived, in slot order, and sends a wake-up
+  // if the node went to sleep with entries of ours in flight.  Returns the
+  // number taken.
+  size_t Poll(const ResponseFn& fn);
+
+  uint32_t in_flight() const { return in_flight_; }
+  // Whether the doorbell says responses wait to be taken: it differs from
+  // the count taken, and Poll() has not already looked under this doorbell
+  // and found nothing (a doorbell may land before its entries, or count
+  // fewer than were taken: a waiter that trusted it alone would spin
+  // without progressing the Worker that brings the rest).
+  bool has_responses() const;
+  // Whether the next Post() has a slot.
+  bool has_credit() const { return slot_seq_[next_seq_ % geometry_.slots] == kFree; }
+  const Geometry& geometry() const { return geometry_; }
+  uint32_t ring_id() const { return ring_id_; }
+  const RingClientCounters& counters() const { return counters_; }
+  // True if the node's ring is reached with UCX's own one-sided puts (CMA,
+  // RDMA), false if over pulse's messages (RmaPath::kMessages).
+  bool native_rma() const { return ring_key_.uses_ucx_rma(); }
+
+  // TEST HOOK: where this client's entry for `seq` goes in the node's
+  // memory, and the key to write there (to write torn or garbage entries).
+  uint64_t TestSlotAddress(uint64_t seq) const { return ring_base_ + geometry_.slot_offset(seq); }
+  const RemoteKey& TestRingKey() const { return ring_key_; }
+  const RemoteKey& TestTailKey() const { return tail_key_; }
+  uint64_t TestTailAddress() const { return tail_address_; }
+  // Reserves the next seq as if Post() had written it, writing nothing.
+  uint64_t TestReserve();
+  // This client's status block, response ring following (to play the node).
+  uint8_t* TestResponseMemory() const { return responses_.data(); }
+
+ private:
+  static constexpr uint64_t kFree = ~uint64_t{0};
+  RingClient(Worker* worker, EndpointId ep, const Geometry& geometry);
+  Status WriteTail();
+
+  Worker* worker_;
+  EndpointId ep_;
+  Geometry geometry_;
+  PageMemory responses_;   // status block, then the response ring
+  MemoryRegion region_;    // responses_ alone
+  PageMemory staging_;     // entries as written, the source of their puts
+  RemoteKey ring_key_;
+  RemoteKey tail_key_;
+  uint32_t ring_id_ = 0;
+  uint64_t ring_base_ = 0;
+  uint64_t tail_address_ = 0;
+  std::vector<uint64_t> slot_seq_;  // seq in flight per slot, or kFree
+  uint64_t next_seq_ = 0;
+  uint32_t in_flight_ = 0;
+  uint32_t responses_taken_ = 0;  // compared with the doorbell (wraps)
+  uint32_t woken_epoch_ = 0;
+  std::optional<uint32_t> idle_doorbell_;  // a doorbell under which Poll() found nothing
+  // Puts still reading staging_ or a tail buffer: destruction waits for them.
+  std::shared_ptr<size_t> puts_in_flight_ = std::make_shared<size_t>(0);
+  RingClientCounters counters_;
+};
+
+}  // namespace pulse::net::ring

@@ -1,0 +1,178 @@
+// Entry framing and setup messages of the ring path (ring_format.h).
+#include "net/ring_format.h"
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "protocol/byte_codec.h"
+
+namespace pulse::net::ring {
+namespace {
+
+size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+// FNV-1a 64 over the length, the code and the payload: cheap, and a torn
+// payload (bytes of an earlier lap under a fresh header and trailer) fails
+// it with overwhelming probability.
+uint64_t Check(uint32_t length, uint32_t code, std::span<const uint8_t> payload) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint8_t b) {
+    h ^= b;
+    h *= 1099511628211ull;
+  };
+  for (int i = 0; i < 4; ++i) mix(static_cast<uint8_t>(length >> (8 * i)));
+  for (int i = 0; i < 4; ++i) mix(static_cast<uint8_t>(code >> (8 * i)));
+  for (uint8_t b : payload) mix(b);
+  return h;
+}
+
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void Store(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+constexpr uint64_t kMaxRkeyBytes = 4096;
+constexpr uint64_t kMaxErrorBytes = 4096;
+
+}  // namespace
+
+Status Geometry::Validate() const {
+  if (slots == 0 || slots > kMaxSlots) {
+    return Status::InvalidArgument("ring slots " + std::to_string(slots) + " not in [1, " +
+                                   std::to_string(kMaxSlots) + "]");
+  }
+  if (slot_bytes < kMinSlotBytes || slot_bytes > kMaxSlotBytes || slot_bytes % 8 != 0) {
+    return Status::InvalidArgument("ring slot_bytes " + std::to_string(slot_bytes) +
+                                   " not a multiple of 8 in [" + std::to_string(kMinSlotBytes) + ", " +
+                                   std::to_string(kMaxSlotBytes) + "]");
+  }
+  return Status::Ok();
+}
+
+Status EncodeEntry(std::span<uint8_t> slot, uint64_t seq, uint32_t code,
+                   std::span<const uint8_t> payload) {
+  if (slot.size() < kHeaderBytes + kTrailerBytes ||
+      payload.size() > slot.size() - kHeaderBytes - kTrailerBytes) {
+    return Status::InvalidArgument("ring entry payload of " + std::to_string(payload.size()) +
+                                   " bytes does not fit a slot of " + std::to_string(slot.size()));
+  }
+  const uint64_t tag = seq + 1;
+  const uint32_t length = static_cast<uint32_t>(payload.size());
+  uint8_t* p = slot.data();
+  Store<uint64_t>(p, tag);
+  Store<uint32_t>(p + 8, length);
+  Store<uint32_t>(p + 12, code);
+  if (!payload.empty()) std::memcpy(p + kHeaderBytes, payload.data(), payload.size());
+  uint8_t* trailer = p + kHeaderBytes + Align8(length);
+  Store<uint64_t>(trailer, tag);
+  Store<uint64_t>(trailer + 8, Check(length, code, payload));
+  return Status::Ok();
+}
+
+EntryState CopyEntry(std::span<const uint8_t> slot, uint64_t seq, std::vector<uint8_t>* payload,
+                     uint32_t* code) {
+  // The slot is written by a peer's one-sided puts behind the compiler's
+  // back: order our reads after whatever made us look.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const uint64_t tag = seq + 1;
+  if (slot.size() < kHeaderBytes + kTrailerBytes) return EntryState::kMalformed;
+  uint8_t header[kHeaderBytes];
+  std::memcpy(header, slot.data(), kHeaderBytes);
+  if (Load<uint64_t>(header) != tag) return EntryState::kAbsent;
+  const uint32_t length = Load<uint32_t>(header + 8);
+  const uint32_t entry_code = Load<uint32_t>(header + 12);
+  if (length > slot.size() - kHeaderBytes - kTrailerBytes) return EntryState::kMalformed;
+  // One copy of payload and trailer; everything below checks the copy.
+  const size_t body = Align8(length) + kTrailerBytes;
+  std::vector<uint8_t> copy(body);
+  std::memcpy(copy.data(), slot.data() + kHeaderBytes, body);
+  // The header may have changed while we copied: it must still be ours.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (std::memcmp(header, slot.data(), kHeaderBytes) != 0) return EntryState::kTorn;
+  const uint8_t* trailer = copy.data() + Align8(length);
+  std::span<const uint8_t> bytes(copy.data(), length);
+  if (Load<uint64_t>(trailer) != tag || Load<uint64_t>(trailer + 8) != Check(length, entry_code, bytes)) {
+    return EntryState::kTorn;
+  }
+  copy.resize(length);
+  *payload = std::move(copy);
+  *code = entry_code;
+  return EntryState::kComplete;
+}
+
+void ClearEntry(std::span<uint8_t> slot) {
+  if (slot.size() < kHeaderBytes) return;
+  const uint32_t length = Load<uint32_t>(slot.data() + 8);
+  Store<uint64_t>(slot.data(), 0);
+  if (length <= slot.size() - kHeaderBytes - kTrailerBytes) {
+    Store<uint64_t>(slot.data() + kHeaderBytes + Align8(length), 0);
+  }
+}
+
+// ---- setup messages -------------------------------------------------------
+
+std::vector<uint8_t> EncodeOpenRequest(const OpenRequest& r) {
+  protocol::ByteWriter w(64 + r.response_rkey.size());
+  w.Put<uint32_t>(r.version);
+  w.Put<uint32_t>(r.geometry.slots);
+  w.Put<uint32_t>(r.geometry.slot_bytes);
+  w.Put<uint64_t>(r.response_base);
+  w.PutBytes(r.response_rkey);
+  return w.Take();
+}
+
+Result<OpenRequest> DecodeOpenRequest(std::span<const uint8_t> bytes) {
+  protocol::ByteReader in(bytes);
+  OpenRequest r;
+  r.version = in.Get<uint32_t>();
+  r.geometry.slots = in.Get<uint32_t>();
+  r.geometry.slot_bytes = in.Get<uint32_t>();
+  r.response_base = in.Get<uint64_t>();
+  r.response_rkey = in.GetBytes(kMaxRkeyBytes);
+  if (!in.ok() || !in.at_end()) {
+    return Status::InvalidArgument("ring open request of " + std::to_string(bytes.size()) +
+                                   " bytes is short, long or has an oversized response_rkey");
+  }
+  if (r.version != 1) return Status::InvalidArgument("ring open request version " + std::to_string(r.version));
+  PULSE_RETURN_IF_ERROR(r.geometry.Validate());
+  return r;
+}
+
+std::vector<uint8_t> EncodeOpenReply(const OpenReply& r) {
+  protocol::ByteWriter w(64 + r.ring_rkey.size() + r.tail_rkey.size() + r.error.size());
+  w.Put<uint32_t>(r.code);
+  w.PutString(r.error);
+  w.Put<uint32_t>(r.ring_id);
+  w.Put<uint64_t>(r.ring_base);
+  w.Put<uint64_t>(r.tail_address);
+  w.PutBytes(r.ring_rkey);
+  w.PutBytes(r.tail_rkey);
+  return w.Take();
+}
+
+Result<OpenReply> DecodeOpenReply(std::span<const uint8_t> bytes) {
+  protocol::ByteReader in(bytes);
+  OpenReply r;
+  r.code = in.Get<uint32_t>();
+  r.error = in.GetString(kMaxErrorBytes);
+  r.ring_id = in.Get<uint32_t>();
+  r.ring_base = in.Get<uint64_t>();
+  r.tail_address = in.Get<uint64_t>();
+  r.ring_rkey = in.GetBytes(kMaxRkeyBytes);
+  r.tail_rkey = in.GetBytes(kMaxRkeyBytes);
+  if (!in.ok() || !in.at_end()) {
+    return Status::InvalidArgument("ring open reply of " + std::to_string(bytes.size()) +
+                                   " bytes is short, long or has an oversized field");
+  }
+  return r;
+}
+
+}  // namespace pulse::net::ring

@@ -1,0 +1,140 @@
+// The ring request path's memory formats (seed 002, RAMBDA III-A..C): the
+// layout of a connection's request and response rings, the self-validating
+// entry framing both rings use, and the setup messages that exchange the
+// rings' keys.  Pure functions over bytes: no I/O, no UCX (ring_host.h and
+// ring_client.h do the one-sided writes).
+//
+// A connection (client, memory node) has
+//   - a request ring of `slots` slots in the memory node's memory, written
+//     by the client only;
+//   - one 4-byte tail in the memory node's notification array (one
+//     contiguous array of tails, one per request ring): the number of
+//     entries the client has posted, wrapping at 2^32;
+//   - in the client's memory a status block (ResponseStatus) and a response
+//     ring of `slots` slots, written by the memory node only.
+// Entry number `seq` (0, 1, 2, ...) goes to slot seq % slots of the
+// request ring and is answered in the same slot of the response ring.
+//
+// Entries validate themselves, so no write needs to be ordered before
+// another (a put of the entry and a put of the tail may land in either
+// order):
+//   header  u64 tag = seq + 1 (0: never an entry) | u32 length | u32 code
+//   payload `length` bytes
+//   trailer (at 16 + length rounded up to 8) u64 tag | u64 check
+// where `check` is FNV-1a over the length, code and payload.  An entry is
+// complete when the header's tag is the one expected for the slot's
+// current sequence number, the length fits the slot, and the trailer's tag
+// and check match; a torn or partial entry is never taken.  Tags grow by
+// `slots` per lap of the ring, so a stale entry from an earlier lap never
+// matches either.
+//
+// Thread-safety: the functions are pure; the structs are values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pulse/status.h"
+
+namespace pulse::net::ring {
+
+// Active-message ids of the ring path's setup and wake-up (they share the
+// id space of include/pulse/cluster.h: 1-3 traversal/control, 20-21 RPC,
+// 30-33 far-memory agents).
+inline constexpr uint16_t kAmRingOpen = 40;       // client -> node: OpenRequest
+inline constexpr uint16_t kAmRingOpenReply = 41;  // node -> client: OpenReply
+inline constexpr uint16_t kAmRingWake = 42;       // client -> node: u32 sleep epoch seen asleep
+
+inline constexpr uint32_t kDefaultSlots = 1024;
+inline constexpr uint32_t kDefaultSlotBytes = 512;
+inline constexpr size_t kHeaderBytes = 16;
+inline constexpr size_t kTrailerBytes = 16;
+// The smallest slot that holds an entry with an 8-byte payload.
+inline constexpr uint32_t kMinSlotBytes = 64;
+inline constexpr uint32_t kMaxSlots = 1u << 16;
+inline constexpr uint32_t kMaxSlotBytes = 1u << 20;
+
+// Ring shape of one connection (both rings have the same).
+struct Geometry {
+  uint32_t slots = kDefaultSlots;
+  uint32_t slot_bytes = kDefaultSlotBytes;  // a multiple of 8
+
+  size_t ring_bytes() const { return size_t{slots} * slot_bytes; }
+  // The largest payload an entry of this geometry carries.
+  size_t max_payload() const { return slot_bytes - kHeaderBytes - kTrailerBytes; }
+  size_t slot_offset(uint64_t seq) const { return static_cast<size_t>(seq % slots) * slot_bytes; }
+  // OK, or InvalidArgument naming the bad field (slots in [1, kMaxSlots],
+  // slot_bytes a multiple of 8 in [kMinSlotBytes, kMaxSlotBytes]).
+  Status Validate() const;
+};
+
+// The status block at the start of the client's ring memory, written by
+// the memory node after a batch of responses (the response doorbell).
+// Both fields are hints: responses validate themselves.
+struct ResponseStatus {
+  uint32_t responses = 0;    // responses written so far (wraps)
+  uint32_t sleep_epoch = 0;  // != 0: the node went to sleep in this epoch
+};
+inline constexpr size_t kStatusBytes = 64;  // one cache line; the response ring follows
+
+// Entry codes: 0 for a request; a response carries the wire form of its
+// status (StatusCodeToWire), 0 meaning OK.
+inline constexpr uint32_t kCodeOk = 0;
+
+// Writes an entry for `seq` with `code` and `payload` into `slot`
+// (slot_bytes long).  Errors: InvalidArgument if the payload does not fit.
+Status EncodeEntry(std::span<uint8_t> slot, uint64_t seq, uint32_t code,
+                   std::span<const uint8_t> payload);
+
+enum class EntryState {
+  kAbsent,     // the header does not carry this seq's tag: not written yet
+  kTorn,       // the header is there, the trailer or check not (yet)
+  kMalformed,  // the header is there but its length cannot be right
+  kComplete,
+};
+// Examines the entry for `seq` in `slot` (which a peer may be writing at
+// the same time) and returns its state; if kComplete, `*payload` and
+// `*code` are set.  The bytes are copied out first and the copy is
+// checked, never the live slot, so what it returns is what one consistent
+// entry said, and the caller acts on bytes that cannot change under it.
+EntryState CopyEntry(std::span<const uint8_t> slot, uint64_t seq, std::vector<uint8_t>* payload,
+                     uint32_t* code);
+// Clears a processed entry (zero header and trailer tag).
+void ClearEntry(std::span<uint8_t> slot);
+
+// ---- setup messages -----------------------------------------------------
+
+// Client -> node: open a ring pair.  The response ring's region key lets
+// the node write the client's status block and response ring and nothing
+// else of the client.
+struct OpenRequest {
+  uint32_t version = 1;
+  Geometry geometry;
+  uint64_t response_base = 0;  // address of the status block; ring at + kStatusBytes
+  std::vector<uint8_t> response_rkey;
+};
+// Node -> client.  code != 0: refused (the wire form of the status; the
+// message text in `error`).  Else the keys of this connection's request
+// ring and of its tail in the notification array, each registered on its
+// own, reaching nothing else of the node.
+struct OpenReply {
+  uint32_t code = 0;
+  std::string error;
+  uint32_t ring_id = 0;
+  uint64_t ring_base = 0;
+  uint64_t tail_address = 0;
+  std::vector<uint8_t> ring_rkey;
+  std::vector<uint8_t> tail_rkey;
+};
+
+std::vector<uint8_t> EncodeOpenRequest(const OpenRequest& r);
+// Errors: InvalidArgument naming the field that is short or out of range.
+Result<OpenRequest> DecodeOpenRequest(std::span<const uint8_t> bytes);
+std::vector<uint8_t> EncodeOpenReply(const OpenReply& r);
+Result<OpenReply> DecodeOpenReply(std::span<const uint8_t> bytes);
+
+}  // namespace pulse::net::ring

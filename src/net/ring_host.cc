@@ -1,0 +1,346 @@
+// The memory node's side of the ring request path (ring_host.h).
+#include "net/ring_host.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "net/ring_memory.h"
+
+namespace pulse::net::ring {
+
+struct RingHost::Ring {
+  uint32_t index = 0;
+  EndpointId ep = kInvalidEndpoint;
+  Geometry geometry;
+  PageMemory requests;           // the request ring
+  MemoryRegion ring_region;      // it alone
+  MemoryRegion tail_region;      // its tail in the notification array alone
+  RemoteKey response_key;        // the client's status block and response ring
+  uint64_t response_base = 0;
+  std::vector<uint8_t> staging;  // responses as written, the source of their puts
+  uint64_t head = 0;             // next seq to take
+  std::vector<uint8_t> waiting;  // per slot: taken, not answered yet
+  uint32_t responses = 0;        // written so far (wraps), for the doorbell
+  bool doorbell_due = false;
+  Clock::time_point torn_since{};  // when the entry at head was first seen torn
+  bool torn = false;
+  size_t puts_in_flight = 0;
+};
+
+namespace {
+
+Clock::time_point Never() { return Clock::time_point::max(); }
+
+}  // namespace
+
+Result<std::unique_ptr<RingHost>> RingHost::Create(Worker* worker, const RingHostOptions& options,
+                                                   Handler handler) {
+  if (worker == nullptr) return Status::InvalidArgument("ring host: worker is null");
+  if (options.max_rings == 0 || options.max_rings > (1u << 20)) {
+    return Status::InvalidArgument("ring host: max_rings " + std::to_string(options.max_rings) +
+                                   " not in [1, 2^20]");
+  }
+  if (options.max_batch == 0) return Status::InvalidArgument("ring host: max_batch is 0");
+  std::unique_ptr<RingHost> host(new RingHost(worker, options, std::move(handler)));
+  if (host->tails_ == nullptr) return Status::Internal("ring host: no memory for the notification array");
+  RingHost* self = host.get();
+  worker->SetHandler(kAmRingOpen, [self](EndpointId from, std::span<const uint8_t> p) { self->OnOpen(from, p); });
+  worker->SetHandler(kAmRingWake, [self](EndpointId from, std::span<const uint8_t> p) { self->OnWake(from, p); });
+  return host;
+}
+
+RingHost::RingHost(Worker* worker, const RingHostOptions& options, Handler handler)
+    : worker_(worker),
+      options_(options),
+      handler_(std::move(handler)),
+      tails_(static_cast<uint32_t*>(AllocatePages(size_t{options.max_rings} * sizeof(uint32_t))), &std::free),
+      last_entry_(Clock::now()) {
+  for (uint32_t i = options.max_rings; i > 0; --i) free_indices_.push_back(i - 1);
+}
+
+RingHost::~RingHost() {
+  worker_->SetHandler(kAmRingOpen, {});
+  worker_->SetHandler(kAmRingWake, {});
+  for (auto& [index, ring] : rings_) {
+    ring->ring_region = MemoryRegion();
+    ring->tail_region = MemoryRegion();
+    closing_.push_back(std::move(ring));
+  }
+  rings_.clear();
+  // Response puts read `staging`: let them finish before it goes.
+  (void)worker_->RunUntil(
+      [this] {
+        Reap();
+        return closing_.empty();
+      },
+      std::chrono::seconds(1));
+  // Whatever is left completes with an error when the Worker goes; its
+  // completion must not find freed memory, so it is left allocated.
+  for (auto& ring : closing_) (void)ring.release();
+}
+
+std::optional<uint32_t> RingHost::RingOf(EndpointId ep) const {
+  for (const auto& [index, ring] : rings_) {
+    if (ring->ep == ep) return index;
+  }
+  return std::nullopt;
+}
+
+std::vector<EndpointId> RingHost::ring_endpoints() const {
+  std::vector<EndpointId> out;
+  for (const auto& [index, ring] : rings_) out.push_back(ring->ep);
+  return out;
+}
+
+// ---- setup ----------------------------------------------------------------
+
+void RingHost::OnOpen(EndpointId from, std::span<const uint8_t> payload) {
+  Result<std::vector<uint8_t>> reply = Open(from, payload);
+  if (!reply.ok()) {
+    ++counters_.opens_refused;
+    OpenReply refusal;
+    refusal.code = StatusCodeToWire(reply.status().code());
+    refusal.error = reply.status().message();
+    reply = EncodeOpenReply(refusal);
+  }
+  // A failed send means the client is gone; its disconnect closes the ring.
+  (void)worker_->Send(from, kAmRingOpenReply, std::move(reply).value());
+}
+
+Result<std::vector<uint8_t>> RingHost::Open(EndpointId from, std::span<const uint8_t> payload) {
+  PULSE_ASSIGN_OR_RETURN(OpenRequest request, DecodeOpenRequest(payload));
+  if (RingOf(from).has_value()) {
+    return Status::AlreadyExists("connection " + std::to_string(from) + " already has a ring");
+  }
+  if (request.geometry.ring_bytes() > options_.max_ring_bytes) {
+    return Status::InvalidArgument("ring of " + std::to_string(request.geometry.ring_bytes()) +
+                                   " bytes exceeds max_ring_bytes " + std::to_string(options_.max_ring_bytes));
+  }
+  if (free_indices_.empty()) {
+    return Status::ResourceExhausted("all " + std::to_string(options_.max_rings) + " rings are in use");
+  }
+  auto ring = std::make_unique<Ring>();
+  ring->ep = from;
+  ring->geometry = request.geometry;
+  ring->requests = PageMemory(request.geometry.ring_bytes());
+  if (!ring->requests.valid()) return Status::ResourceExhausted("no memory for a request ring");
+  ring->staging.assign(request.geometry.ring_bytes(), 0);
+  ring->waiting.assign(request.geometry.slots, 0);
+  PULSE_ASSIGN_OR_RETURN(ring->response_key, worker_->ImportRkey(from, request.response_rkey));
+  const uint64_t needed = kStatusBytes + request.geometry.ring_bytes();
+  if (request.response_base != ring->response_key.base() || ring->response_key.size() < needed) {
+    return Status::InvalidArgument("response_rkey does not cover the status block and a ring of " +
+                                   std::to_string(request.geometry.ring_bytes()) + " bytes at response_base");
+  }
+  ring->response_base = request.response_base;
+  ring->index = free_indices_.back();
+  uint32_t* tail = &tails_[ring->index];
+  std::atomic_ref<uint32_t>(*tail).store(0, std::memory_order_release);
+  PULSE_ASSIGN_OR_RETURN(ring->ring_region, worker_->RegisterMemory(ring->requests.data(), ring->requests.size()));
+  PULSE_ASSIGN_OR_RETURN(ring->tail_region, worker_->RegisterMemory(tail, sizeof(uint32_t)));
+  free_indices_.pop_back();
+
+  OpenReply reply;
+  reply.ring_id = ring->index;
+  reply.ring_base = ring->ring_region.remote_address();
+  reply.tail_address = ring->tail_region.remote_address();
+  reply.ring_rkey.assign(ring->ring_region.rkey().begin(), ring->ring_region.rkey().end());
+  reply.tail_rkey.assign(ring->tail_region.rkey().begin(), ring->tail_region.rkey().end());
+  // A node asleep when the ring opens tells the client so at once.
+  if (sleep_epoch_ != 0) (void)WriteStatus(*ring, sleep_epoch_);
+  rings_.emplace(ring->index, std::move(ring));
+  ++counters_.rings_opened;
+  return EncodeOpenReply(reply);
+}
+
+void RingHost::Close(EndpointId ep) {
+  std::optional<uint32_t> index = RingOf(ep);
+  if (!index.has_value()) return;
+  auto it = rings_.find(*index);
+  std::unique_ptr<Ring> ring = std::move(it->second);
+  rings_.erase(it);
+  // Unregistered first: the index may go to a new client at once.
+  ring->ring_region = MemoryRegion();
+  ring->tail_region = MemoryRegion();
+  std::atomic_ref<uint32_t>(tails_[ring->index]).store(0, std::memory_order_release);
+  free_indices_.push_back(ring->index);
+  ++counters_.rings_closed;
+  closing_.push_back(std::move(ring));
+  Reap();
+}
+
+void RingHost::Reap() {
+  while (!closing_.empty() && closing_.front()->puts_in_flight == 0) closing_.pop_front();
+}
+
+// ---- serving --------------------------------------------------------------
+
+size_t RingHost::Poll() {
+  ++counters_.scans;
+  const Clock::time_point now = Clock::now();
+  size_t taken = 0;
+  // The notification array, index by index: a tail that differs from the
+  // ring's head means entries to take.  Handlers may close rings (or open
+  // none: opens come as messages), so the indices are collected first.
+  std::vector<uint32_t> moved;
+  for (const auto& [index, ring] : rings_) {
+    const uint32_t tail = std::atomic_ref<uint32_t>(tails_[index]).load(std::memory_order_acquire);
+    if (tail != static_cast<uint32_t>(ring->head)) moved.push_back(index);
+  }
+  for (uint32_t index : moved) {
+    if (taken >= options_.max_batch) break;
+    auto it = rings_.find(index);
+    if (it == rings_.end()) continue;
+    taken += Serve(*it->second, options_.max_batch - taken, now);
+  }
+  if (taken > 0) {
+    last_entry_ = now;
+    if (sleep_epoch_ != 0) sleep_epoch_ = 0;  // awake again: the next doorbells say so
+  }
+  FlushDoorbells();
+  Reap();
+  return taken;
+}
+
+size_t RingHost::Serve(Ring& r, size_t budget, Clock::time_point now) {
+  size_t taken = 0;
+  const EndpointId ep = r.ep;
+  const uint32_t index = r.index;
+  std::vector<uint8_t> payload;
+  while (taken < budget) {
+    const uint32_t tail = std::atomic_ref<uint32_t>(tails_[index]).load(std::memory_order_acquire);
+    const uint32_t announced = tail - static_cast<uint32_t>(r.head);
+    if (announced == 0 || announced > r.geometry.slots) break;  // nothing, or a tail that cannot be right
+    const uint64_t seq = r.head;
+    const size_t slot = seq % r.geometry.slots;
+    if (r.waiting[slot] != 0) break;  // the client ran past its credits: wait for our own answer
+    std::span<uint8_t> bytes(r.requests.data() + r.geometry.slot_offset(seq), r.geometry.slot_bytes);
+    uint32_t code = 0;
+    EntryState state = CopyEntry(bytes, seq, &payload, &code);
+    if (state == EntryState::kAbsent) break;  // the tail came first: the entry follows
+    if (state == EntryState::kTorn) {
+      if (!r.torn) {
+        r.torn = true;
+        r.torn_since = now;
+      }
+      if (now - r.torn_since < std::chrono::microseconds(options_.torn_timeout_us)) break;
+      state = EntryState::kMalformed;
+    }
+    r.torn = false;
+    ClearEntry(bytes);
+    ++r.head;
+    ++taken;
+    r.waiting[slot] = 1;
+    if (state == EntryState::kMalformed || code != 0) {
+      ++counters_.malformed;
+      (void)Respond(index, seq,
+                    Status::InvalidArgument("ring " + std::to_string(index) + " entry " + std::to_string(seq) +
+                                            (code != 0 ? " has a nonzero code" : " is malformed or torn")),
+                    {});
+      continue;
+    }
+    ++counters_.entries;
+    handler_(Request{index, ep, seq, payload});
+    // The handler may have closed this ring (Close(ep)): stop if so.
+    auto it = rings_.find(index);
+    if (it == rings_.end() || it->second.get() != &r) break;
+  }
+  return taken;
+}
+
+Status RingHost::Respond(uint32_t index, uint64_t seq, const Status& status,
+                         std::span<const uint8_t> payload) {
+  auto it = rings_.find(index);
+  if (it == rings_.end()) return Status::NotFound("ring " + std::to_string(index) + " is closed");
+  Ring& r = *it->second;
+  const size_t slot = seq % r.geometry.slots;
+  if (seq >= r.head || r.head - seq > r.geometry.slots || r.waiting[slot] == 0) {
+    return Status::FailedPrecondition("ring " + std::to_string(index) + " entry " + std::to_string(seq) +
+                                      " is not waiting for an answer");
+  }
+  std::span<const uint8_t> body = status.ok() ? payload : std::span<const uint8_t>(
+      reinterpret_cast<const uint8_t*>(status.message().data()),
+      std::min(status.message().size(), r.geometry.max_payload()));
+  const size_t offset = r.geometry.slot_offset(seq);
+  std::span<uint8_t> out(r.staging.data() + offset, r.geometry.slot_bytes);
+  PULSE_RETURN_IF_ERROR(EncodeEntry(out, seq, StatusCodeToWire(status.code()), body));
+  r.waiting[slot] = 0;
+  const size_t used = kHeaderBytes + ((body.size() + 7) & ~size_t{7}) + kTrailerBytes;
+  Ring* ring = &r;
+  ++ring->puts_in_flight;
+  Status s = worker_->PutAsync(r.response_key, r.response_base + kStatusBytes + offset, out.data(), used,
+                               [ring](const Status&) { --ring->puts_in_flight; });
+  if (!s.ok()) {
+    --ring->puts_in_flight;
+    return s;
+  }
+  ++r.responses;
+  r.doorbell_due = true;
+  ++counters_.responses;
+  return Status::Ok();
+}
+
+Status RingHost::WriteStatus(Ring& r, uint32_t sleep_epoch) {
+  // A buffer per put: the status changes while an earlier put may still
+  // read the previous one.
+  auto block = std::make_shared<ResponseStatus>();
+  block->responses = r.responses;
+  block->sleep_epoch = sleep_epoch;
+  Ring* ring = &r;
+  ++ring->puts_in_flight;
+  Status s = worker_->PutAsync(r.response_key, r.response_base, block.get(), sizeof(ResponseStatus),
+                               [ring, block](const Status&) { --ring->puts_in_flight; });
+  if (!s.ok()) {
+    --ring->puts_in_flight;
+    return s;
+  }
+  ++counters_.doorbells;
+  return Status::Ok();
+}
+
+void RingHost::FlushDoorbells() {
+  for (auto& [index, ring] : rings_) {
+    if (!ring->doorbell_due) continue;
+    ring->doorbell_due = false;
+    // A failed put means the client's connection failed; its disconnect
+    // closes the ring.
+    (void)WriteStatus(*ring, sleep_epoch_);
+  }
+}
+
+// ---- idle -----------------------------------------------------------------
+
+bool RingHost::MaySleep() {
+  if (sleep_epoch_ != 0 || rings_.empty()) return true;
+  if (Clock::now() < PollDeadline()) return false;
+  // Publish the sleep first, then look once more: an entry posted before a
+  // client could read the epoch is taken now; one posted after it comes
+  // with a wake-up message.
+  sleep_epoch_ = ++epochs_ == 0 ? ++epochs_ : epochs_;
+  ++counters_.sleeps;
+  for (auto& [index, ring] : rings_) {
+    ring->doorbell_due = false;
+    (void)WriteStatus(*ring, sleep_epoch_);
+  }
+  return Poll() == 0;
+}
+
+Clock::time_point RingHost::PollDeadline() const {
+  if (sleep_epoch_ != 0 || rings_.empty()) return Never();
+  return last_entry_ + std::chrono::microseconds(options_.poll_window_us);
+}
+
+void RingHost::OnWake(EndpointId from, std::span<const uint8_t>) {
+  if (!RingOf(from).has_value()) return;
+  ++counters_.wakes;
+  sleep_epoch_ = 0;
+  last_entry_ = Clock::now();
+  // Every client learns at its next doorbell that the node is awake.
+  (void)Poll();
+}
+
+}  // namespace pulse::net::ring

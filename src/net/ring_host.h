@@ -1,0 +1,161 @@
+// RingHost: the memory node's side of the ring request path (seed 002,
+// RAMBDA III-A..C; formats in ring_format.h, design in docs/ring.md).
+//
+// A client that opens a ring pair (kAmRingOpen, once per connection) gets
+// a request ring of its own in this node's memory and one 4-byte tail in
+// the node's notification array, each registered with the Worker on its
+// own: the two keys it receives reach those bytes and nothing else of the
+// node.  It then posts requests with one-sided puts (entry, then tail) and
+// the node answers each in the same slot of the client's response ring,
+// also with one-sided puts, followed by one status-block put per ring and
+// batch (the response doorbell).  No message is received or sent per
+// request on this path.
+//
+// Serving: Poll() scans the notification array (never the rings) for tails
+// that moved, takes the complete entries behind them in order (at most
+// `max_batch` per call: a torn entry, or one not written yet, stops that
+// ring until it is complete), clears them, and hands each to the handler.
+// The handler, or anyone later on the same thread, answers with Respond().
+// An entry that cannot be right (its length does not fit the slot), or one
+// still torn after `torn_timeout`, is answered with InvalidArgument in its
+// slot and counted in `malformed`; the ring goes on.
+//
+// Idle: the owner's loop calls Poll() between network progress while
+// MaySleep() says no; MaySleep() says yes once no entry has been taken for
+// `poll_window_us`, after publishing a new sleep epoch into every client's
+// status block (and one last scan).  A client with requests in flight that
+// reads that epoch sends one kAmRingWake; its arrival wakes the owner's
+// Worker and the node polls again.
+//
+// Lifetime of a ring: until Close(ep) (the owner calls it from its
+// disconnect handler: a client that dies leaves nothing behind and stalls
+// no other ring) or the RingHost's destruction.
+//
+// Thread-safety: none.  Everything runs on the thread that drives the
+// Worker; the RingHost must be destroyed before the Worker.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "net/ring_format.h"
+#include "pulse/net.h"
+#include "pulse/status.h"
+
+namespace pulse::net::ring {
+
+struct RingHostOptions {
+  // Size of the notification array: at most this many rings at once (an
+  // open beyond that is refused with ResourceExhausted).
+  uint32_t max_rings = 256;
+  // The largest ring a client may ask for (slots * slot_bytes).
+  uint64_t max_ring_bytes = 1ull << 20;
+  // Keep polling this long after the last entry taken, then sleep (see
+  // "Idle" above and docs/ring.md for why this length).
+  uint32_t poll_window_us = 200;
+  // A torn entry still torn after this long is answered as malformed.
+  uint32_t torn_timeout_us = 100000;
+  // Entries taken per Poll() at most (RAMBDA's accelerator batch).
+  uint32_t max_batch = 256;
+};
+
+struct RingHostCounters {
+  uint64_t rings_opened = 0;
+  uint64_t rings_closed = 0;
+  uint64_t opens_refused = 0;
+  uint64_t entries = 0;      // complete entries handed to the handler
+  uint64_t malformed = 0;    // entries answered with InvalidArgument unseen
+  uint64_t responses = 0;    // Respond() calls written
+  uint64_t doorbells = 0;    // status-block puts
+  uint64_t scans = 0;        // Poll() calls
+  uint64_t sleeps = 0;       // sleep epochs published
+  uint64_t wakes = 0;        // kAmRingWake messages received
+};
+
+class RingHost {
+ public:
+  // One request taken from a ring.  `payload` is valid during the handler
+  // call only.
+  struct Request {
+    uint32_t ring = 0;
+    EndpointId ep = kInvalidEndpoint;  // the client's connection (its tenant: node::TenantOf)
+    uint64_t seq = 0;
+    std::span<const uint8_t> payload;
+  };
+  using Handler = std::function<void(const Request& request)>;
+
+  // Installs the kAmRingOpen and kAmRingWake handlers on `worker` (which
+  // must outlive the RingHost) and registers nothing yet.  Errors:
+  // InvalidArgument naming a bad option.
+  static Result<std::unique_ptr<RingHost>> Create(Worker* worker, const RingHostOptions& options,
+                                                  Handler handler);
+  // Unregisters every ring and removes the handlers; waits (progressing the
+  // Worker, at most a second) for response puts still in flight.
+  ~RingHost();
+  RingHost(const RingHost&) = delete;
+  RingHost& operator=(const RingHost&) = delete;
+
+  // Answers entry `seq` of `ring`: `status` (its code travels) and, if OK,
+  // `payload`; written into the client's response ring now, its doorbell at
+  // the end of the next Poll().  Errors: NotFound (the ring is closed: the
+  // answer has nobody to go to), FailedPrecondition (seq is not waiting for
+  // an answer), InvalidArgument (the payload does not fit a slot), or what
+  // the put returned (the client's connection failed).
+  Status Respond(uint32_t ring, uint64_t seq, const Status& status, std::span<const uint8_t> payload);
+
+  // Takes the complete entries behind moved tails and hands them to the
+  // handler; then rings the doorbells of rings answered since the last
+  // Poll().  Returns the number of entries taken (malformed ones included).
+  size_t Poll();
+  // Whether the owner may sleep on its Worker now (see "Idle" above).
+  bool MaySleep();
+  // When MaySleep() would say yes without further entries (for the owner's
+  // wait deadline); time_point::max() while asleep.
+  Clock::time_point PollDeadline() const;
+
+  // Closes the ring of connection `ep`, if any: unregistered, its tail
+  // freed for a new ring.  Entries taken but not answered are dropped.
+  void Close(EndpointId ep);
+
+  size_t ring_count() const { return rings_.size(); }
+  // The ring of connection `ep`.
+  std::optional<uint32_t> RingOf(EndpointId ep) const;
+  // The connections that have a ring.
+  std::vector<EndpointId> ring_endpoints() const;
+  const RingHostCounters& counters() const { return counters_; }
+
+ private:
+  struct Ring;
+  RingHost(Worker* worker, const RingHostOptions& options, Handler handler);
+  void OnOpen(EndpointId from, std::span<const uint8_t> payload);
+  Result<std::vector<uint8_t>> Open(EndpointId from, std::span<const uint8_t> payload);
+  void OnWake(EndpointId from, std::span<const uint8_t> payload);
+  // Takes what is ready in `r`; returns entries taken.
+  size_t Serve(Ring& r, size_t budget, Clock::time_point now);
+  Status WriteStatus(Ring& r, uint32_t sleep_epoch);
+  void FlushDoorbells();
+  void Reap();
+
+  Worker* worker_;
+  RingHostOptions options_;
+  Handler handler_;
+  // The notification array: one u32 tail per ring index, contiguous.
+  std::unique_ptr<uint32_t[], void (*)(void*)> tails_;
+  std::unordered_map<uint32_t, std::unique_ptr<Ring>> rings_;  // by index into tails_
+  std::vector<uint32_t> free_indices_;
+  // Closed rings whose response puts have not completed.
+  std::deque<std::unique_ptr<Ring>> closing_;
+  Clock::time_point last_entry_;
+  uint32_t sleep_epoch_ = 0;  // != 0: asleep in this epoch
+  uint32_t epochs_ = 0;
+  RingHostCounters counters_;
+};
+
+}  // namespace pulse::net::ring

@@ -1,0 +1,550 @@
+// The ring request path (src/net/ring_*.h): the entry format against its
+// rules, and a RingHost on its own thread serving RingClients over the
+// real fabric: wrap-around, credits at exactly full, torn and malformed
+// entries, a client that dies mid-write, two tenants, sleep and wake-up.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+
+#include "net/ring_client.h"
+#include "net/ring_format.h"
+#include "net/ring_host.h"
+#include "net/test_util.h"
+
+namespace pulse::net::ring {
+namespace {
+
+using namespace std::chrono_literals;
+using net::testing::MakeWorker;
+using net::testing::Pattern;
+
+// ---- the format, without a network ------------------------------------------
+
+TEST(RingFormat, EntryRoundTripsAndIsTiedToItsSeq) {
+  Geometry g{4, 128};
+  std::vector<uint8_t> slot(g.slot_bytes);
+  const std::vector<uint8_t> payload = Pattern(37, 1);
+  ASSERT_TRUE(EncodeEntry(slot, 9, 0, payload).ok());
+  std::vector<uint8_t> got;
+  uint32_t code = 1;
+  EXPECT_EQ(CopyEntry(slot, 9, &got, &code), EntryState::kComplete);
+  EXPECT_EQ(got, payload);
+  EXPECT_EQ(code, 0u);
+  // The same slot a lap earlier or later is not this entry.
+  EXPECT_EQ(CopyEntry(slot, 9 - g.slots, &got, &code), EntryState::kAbsent);
+  EXPECT_EQ(CopyEntry(slot, 9 + g.slots, &got, &code), EntryState::kAbsent);
+  ClearEntry(slot);
+  EXPECT_EQ(CopyEntry(slot, 9, &got, &code), EntryState::kAbsent);
+}
+
+TEST(RingFormat, TornEntriesAreNeverComplete) {
+  Geometry g{4, 128};
+  const std::vector<uint8_t> payload = Pattern(40, 2);
+  std::vector<uint8_t> full(g.slot_bytes);
+  ASSERT_TRUE(EncodeEntry(full, 3, 0, payload).ok());
+  std::vector<uint8_t> got;
+  uint32_t code = 0;
+  // Every prefix of the entry (a put that stopped short) and the header
+  // alone with an earlier lap's bytes behind it.
+  const size_t used = kHeaderBytes + 40 + kTrailerBytes;
+  for (size_t n = kHeaderBytes; n < used; ++n) {
+    std::vector<uint8_t> slot(g.slot_bytes, 0);
+    std::copy(full.begin(), full.begin() + n, slot.begin());
+    EXPECT_EQ(CopyEntry(slot, 3, &got, &code), EntryState::kTorn) << "prefix " << n;
+  }
+  // Header and trailer right, one payload byte from elsewhere.
+  std::vector<uint8_t> slot = full;
+  slot[kHeaderBytes + 5] ^= 0x40;
+  EXPECT_EQ(CopyEntry(slot, 3, &got, &code), EntryState::kTorn);
+  // A length that cannot fit the slot.
+  slot = full;
+  const uint32_t huge = g.slot_bytes;
+  std::memcpy(slot.data() + 8, &huge, 4);
+  EXPECT_EQ(CopyEntry(slot, 3, &got, &code), EntryState::kMalformed);
+  // A payload that does not fit is refused at encoding.
+  EXPECT_FALSE(EncodeEntry(full, 3, 0, Pattern(g.max_payload() + 1, 3)).ok());
+  EXPECT_TRUE(EncodeEntry(full, 3, 0, Pattern(g.max_payload(), 3)).ok());
+}
+
+TEST(RingFormat, SetupMessagesRoundTripAndRejectTruncation) {
+  OpenRequest req;
+  req.geometry = {64, 256};
+  req.response_base = 0x1234000;
+  req.response_rkey = Pattern(50, 4);
+  std::vector<uint8_t> bytes = EncodeOpenRequest(req);
+  auto back = DecodeOpenRequest(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->geometry.slots, 64u);
+  EXPECT_EQ(back->geometry.slot_bytes, 256u);
+  EXPECT_EQ(back->response_base, req.response_base);
+  EXPECT_EQ(back->response_rkey, req.response_rkey);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(DecodeOpenRequest(std::span<const uint8_t>(bytes.data(), n)).ok()) << n;
+  }
+  req.geometry.slot_bytes = 100;  // not a multiple of 8
+  EXPECT_EQ(DecodeOpenRequest(EncodeOpenRequest(req)).status().code(), Status::Code::kInvalidArgument);
+
+  OpenReply reply;
+  reply.ring_id = 7;
+  reply.ring_base = 1;
+  reply.tail_address = 2;
+  reply.ring_rkey = Pattern(30, 5);
+  reply.tail_rkey = Pattern(31, 6);
+  bytes = EncodeOpenReply(reply);
+  auto r = DecodeOpenReply(bytes);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->ring_id, 7u);
+  EXPECT_EQ(r->tail_rkey, reply.tail_rkey);
+  bytes.pop_back();
+  EXPECT_FALSE(DecodeOpenReply(bytes).ok());
+}
+
+// ---- a host on its own thread -------------------------------------------------
+
+// The node's loop as a memory node runs it: progress, scan, and sleep on
+// the Worker only when the RingHost allows it.
+class HostThread {
+ public:
+  using Handler = std::function<void(RingHost&, Worker&, const RingHost::Request&)>;
+  HostThread(RingHostOptions options, Handler handler, WorkerOptions worker_options = {})
+      : thread_([this, options, handler, worker_options] { Run(options, handler, worker_options); }) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, 20s, [this] { return ready_; });
+  }
+  ~HostThread() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      if (worker_ != nullptr) worker_->Wake();
+    }
+    thread_.join();
+  }
+  uint16_t port() const { return port_; }
+
+  // Runs `fn` on the host's thread and waits for it (at most 10 s).
+  bool Call(std::function<void(RingHost&, Worker&)> fn) {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      calls_.push_back([fn, done](RingHost& h, Worker& w) {
+        fn(h, w);
+        done->store(true);
+      });
+      if (worker_ != nullptr) worker_->Wake();
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, 10s, [&] { return done->load(); });
+  }
+  RingHostCounters counters() {
+    RingHostCounters c;
+    Call([&c](RingHost& h, Worker&) { c = h.counters(); });
+    return c;
+  }
+  // Waits (at most 10 s, asking the host's thread) until `pred` holds.
+  bool WaitFor(std::function<bool(RingHost&)> pred) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      bool ok = false;
+      if (!Call([&](RingHost& h, Worker&) { ok = pred(h); })) return false;
+      if (ok) return true;
+      std::this_thread::yield();
+    }
+    return false;
+  }
+
+ private:
+  void Run(const RingHostOptions& options, const Handler& handler, const WorkerOptions& worker_options) {
+    std::unique_ptr<Worker> worker = MakeWorker(worker_options);
+    std::unique_ptr<RingHost> host;
+    if (worker != nullptr) {
+      auto p = worker->Listen("127.0.0.1", 0);
+      EXPECT_TRUE(p.ok()) << p.status().ToString();
+      if (p.ok()) port_ = *p;
+      Worker* w = worker.get();
+      RingHost** self = new RingHost*(nullptr);
+      auto h = RingHost::Create(w, options, [handler, self, w](const RingHost::Request& r) { handler(**self, *w, r); });
+      EXPECT_TRUE(h.ok()) << h.status().ToString();
+      if (h.ok()) host = std::move(h).value();
+      *self = host.get();
+      owned_self_.reset(self);
+      RingHost* hp = host.get();
+      worker->SetDisconnectHandler([hp](EndpointId ep, const Status&) {
+        if (hp != nullptr) hp->Close(ep);
+      });
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      worker_ = worker.get();
+      ready_ = true;
+      cv_.notify_all();
+    }
+    while (worker != nullptr && host != nullptr) {
+      std::vector<std::function<void(RingHost&, Worker&)>> calls;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) break;
+        calls.swap(calls_);
+      }
+      for (auto& c : calls) c(*host, *worker);
+      if (!calls.empty()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        cv_.notify_all();
+      }
+      worker->Progress();
+      host->Poll();
+      if (host->MaySleep()) (void)worker->WaitForEvent(Clock::now() + 100ms);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    worker_ = nullptr;
+    host.reset();
+    worker.reset();
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool ready_ = false;
+  bool stop_ = false;
+  std::vector<std::function<void(RingHost&, Worker&)>> calls_;
+  Worker* worker_ = nullptr;
+  uint16_t port_ = 0;
+  std::unique_ptr<RingHost*> owned_self_;
+  std::thread thread_;
+};
+
+// Answers every entry at once with its payload reversed.
+void ReverseHandler(RingHost& host, Worker&, const RingHost::Request& r) {
+  std::vector<uint8_t> out(r.payload.rbegin(), r.payload.rend());
+  Status s = host.Respond(r.ring, r.seq, Status::Ok(), out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+std::vector<uint8_t> Reversed(std::vector<uint8_t> v) {
+  std::reverse(v.begin(), v.end());
+  return v;
+}
+
+struct Answer {
+  Status status;
+  std::vector<uint8_t> payload;
+};
+
+// A client Worker (busy polling: the node's one-sided answers raise no
+// event) connected to the host, with a ring.
+struct ClientSide {
+  std::unique_ptr<Worker> w;
+  EndpointId ep = kInvalidEndpoint;
+  std::unique_ptr<RingClient> ring;
+  std::map<uint64_t, Answer> answers;
+
+  ClientSide(uint16_t port, Geometry geometry, WorkerOptions options = {}) {
+    options.poll_mode = PollMode::kBusy;
+    w = MakeWorker(options);
+    if (w == nullptr) return;
+    auto r = w->Connect("127.0.0.1", port, 10s);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return;
+    ep = *r;
+    RingClientOptions ro;
+    ro.geometry = geometry;
+    ro.require_native_rma = false;  // every transport: the path is the same
+    auto c = RingClient::Open(w.get(), ep, ro);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (c.ok()) ring = std::move(c).value();
+  }
+  ~ClientSide() {
+    ring.reset();
+    w.reset();
+  }
+  bool ok() const { return ring != nullptr; }
+
+  size_t Take() {
+    return ring->Poll([this](uint64_t seq, const Status& s, std::span<const uint8_t> p) {
+      EXPECT_EQ(answers.count(seq), 0u) << "seq " << seq << " answered twice";
+      answers[seq] = Answer{s, std::vector<uint8_t>(p.begin(), p.end())};
+    });
+  }
+  // Posts `payload` and waits for its answer (at most 10 s).
+  std::optional<Answer> RoundTrip(const std::vector<uint8_t>& payload) {
+    auto seq = ring->Post(payload);
+    EXPECT_TRUE(seq.ok()) << seq.status().ToString();
+    if (!seq.ok() || !WaitAnswer(*seq)) return std::nullopt;
+    return answers[*seq];
+  }
+  // Takes answers until `seq` has one (at most 10 s).
+  bool WaitAnswer(uint64_t seq) {
+    Status s = w->RunUntil(
+        [&] {
+          Take();
+          return answers.count(seq) != 0;
+        },
+        10s);
+    return s.ok();
+  }
+};
+
+TEST(RingPath, WrapsAroundManyTimesAndAnswersEachEntryInItsSlot) {
+  HostThread host({}, ReverseHandler);
+  ClientSide c(host.port(), Geometry{8, 128});
+  ASSERT_TRUE(c.ok());
+  std::printf("ring transport: %s\n", c.ring->native_rma() ? "UCX one-sided puts" : "pulse messages");
+  std::mt19937 rng(11);
+  // 100 entries through 8 slots (12 laps), 1 to 3 in flight at a time.
+  uint64_t next_check = 0;
+  std::map<uint64_t, std::vector<uint8_t>> sent;
+  while (sent.size() < 100) {
+    const int burst = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < burst && sent.size() < 100; ++i) {
+      std::vector<uint8_t> p = Pattern(rng() % (c.ring->geometry().max_payload() + 1), rng());
+      auto seq = c.ring->Post(p);
+      ASSERT_TRUE(seq.ok()) << seq.status().ToString();
+      sent[*seq] = p;
+    }
+    ASSERT_TRUE(c.WaitAnswer(sent.rbegin()->first));
+    for (; next_check <= sent.rbegin()->first; ++next_check) {
+      ASSERT_EQ(c.answers.count(next_check), 1u);
+      const Answer& a = c.answers[next_check];
+      EXPECT_TRUE(a.status.ok()) << a.status.ToString();
+      EXPECT_EQ(a.payload, Reversed(sent[next_check])) << "seq " << next_check;
+    }
+  }
+  EXPECT_EQ(c.ring->in_flight(), 0u);
+  RingHostCounters hc = host.counters();
+  EXPECT_EQ(hc.entries, 100u);
+  EXPECT_EQ(hc.responses, 100u);
+  EXPECT_EQ(hc.malformed, 0u);
+  EXPECT_GE(hc.doorbells, 1u);
+}
+
+TEST(RingPath, CreditsAtExactlyFullRefuseOneMoreAndNothingIsOverwritten) {
+  // The host holds every answer back until told.
+  auto held = std::make_shared<std::vector<RingHost::Request>>();
+  auto payloads = std::make_shared<std::vector<std::vector<uint8_t>>>();
+  HostThread host({}, [held, payloads](RingHost&, Worker&, const RingHost::Request& r) {
+    held->push_back(r);
+    payloads->emplace_back(r.payload.begin(), r.payload.end());
+  });
+  const Geometry g{8, 64};
+  ClientSide c(host.port(), g);
+  ASSERT_TRUE(c.ok());
+  for (uint32_t i = 0; i < g.slots; ++i) {
+    auto seq = c.ring->Post(Pattern(8, i));
+    ASSERT_TRUE(seq.ok()) << i << ": " << seq.status().ToString();
+  }
+  EXPECT_FALSE(c.ring->has_credit());
+  auto full = c.ring->Post(Pattern(8, 99));
+  EXPECT_EQ(full.status().code(), Status::Code::kResourceExhausted);
+  ASSERT_TRUE(host.WaitFor([held, g](RingHost&) { return held->size() == g.slots; }));
+  // The host took exactly the slots' worth, each entry as posted.
+  for (uint32_t i = 0; i < g.slots; ++i) {
+    EXPECT_EQ((*held)[i].seq, i);
+    EXPECT_EQ((*payloads)[i], Pattern(8, i));
+  }
+  EXPECT_EQ(c.Take(), 0u);
+  // Answer the last one first: the slot of seq 0 stays busy, so the next
+  // post (seq 8 -> slot 0) is still refused; after seq 0, it goes.
+  ASSERT_TRUE(host.Call([held](RingHost& h, Worker&) {
+    ASSERT_TRUE(h.Respond(held->back().ring, 7, Status::Ok(), Pattern(3, 7)).ok());
+  }));
+  ASSERT_TRUE(c.WaitAnswer(7));
+  EXPECT_EQ(c.ring->Post(Pattern(8, 100)).status().code(), Status::Code::kResourceExhausted);
+  ASSERT_TRUE(host.Call([held](RingHost& h, Worker&) {
+    ASSERT_TRUE(h.Respond(held->front().ring, 0, Status::NotFound("key 0"), {}).ok());
+    // Answering twice is refused.
+    EXPECT_EQ(h.Respond(held->front().ring, 0, Status::Ok(), {}).code(), Status::Code::kFailedPrecondition);
+  }));
+  ASSERT_TRUE(c.WaitAnswer(0));
+  EXPECT_EQ(c.answers[0].status.code(), Status::Code::kNotFound);
+  EXPECT_EQ(c.answers[0].status.message(), "key 0");
+  EXPECT_EQ(c.answers[7].payload, Pattern(3, 7));
+  auto again = c.ring->Post(Pattern(8, 8));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, 8u);
+  ASSERT_TRUE(host.WaitFor([held](RingHost&) { return held->size() == 9; }));
+  EXPECT_EQ((*payloads)[8], Pattern(8, 8));
+}
+
+// Writes the first `n` bytes of a valid entry for `seq` (and the tail that
+// announces it) straight into the client's slot at the node.
+void WritePartialEntry(ClientSide& c, uint64_t seq, const std::vector<uint8_t>& payload, size_t n) {
+  std::vector<uint8_t> slot(c.ring->geometry().slot_bytes);
+  ASSERT_TRUE(EncodeEntry(slot, seq, 0, payload).ok());
+  if (n > 0) {
+    ASSERT_TRUE(c.w->Put(c.ring->TestRingKey(), c.ring->TestSlotAddress(seq), slot.data(), n, 10s).ok());
+  }
+  const uint32_t tail = static_cast<uint32_t>(seq + 1);
+  ASSERT_TRUE(c.w->Put(c.ring->TestTailKey(), c.ring->TestTailAddress(), &tail, 4, 10s).ok());
+}
+
+TEST(RingPath, TornEntryIsNeverProcessedUntilComplete) {
+  HostThread host({}, ReverseHandler);
+  ClientSide c(host.port(), Geometry{16, 128});
+  ASSERT_TRUE(c.ok());
+  const std::vector<uint8_t> payload = Pattern(60, 21);
+  const uint64_t seq = c.ring->TestReserve();
+  // Header and half the payload, then the tail: visible at the node when
+  // Put returns.
+  WritePartialEntry(c, seq, payload, kHeaderBytes + 30);
+  const uint64_t scans = host.counters().scans;
+  // Many scans after the tail is visible: the entry is never taken.
+  ASSERT_TRUE(host.WaitFor([scans](RingHost& h) { return h.counters().scans > scans + 1000; }));
+  RingHostCounters hc = host.counters();
+  EXPECT_EQ(hc.entries, 0u);
+  EXPECT_EQ(hc.malformed, 0u);
+  // The rest arrives: taken once, as written.
+  WritePartialEntry(c, seq, payload, kHeaderBytes + 64 + kTrailerBytes);
+  ASSERT_TRUE(c.WaitAnswer(seq));
+  EXPECT_EQ(c.answers[seq].payload, Reversed(payload));
+  EXPECT_EQ(host.counters().entries, 1u);
+}
+
+TEST(RingPath, MalformedAndLongTornEntriesAreAnsweredWithAnErrorAndCounted) {
+  RingHostOptions options;
+  options.torn_timeout_us = 2000;
+  HostThread host(options, ReverseHandler);
+  ClientSide c(host.port(), Geometry{16, 128});
+  ASSERT_TRUE(c.ok());
+  // An entry whose length cannot fit: answered at once.
+  uint64_t bad = c.ring->TestReserve();
+  std::vector<uint8_t> slot(128);
+  ASSERT_TRUE(EncodeEntry(slot, bad, 0, Pattern(8, 1)).ok());
+  const uint32_t huge = 1u << 30;
+  std::memcpy(slot.data() + 8, &huge, 4);
+  ASSERT_TRUE(c.w->Put(c.ring->TestRingKey(), c.ring->TestSlotAddress(bad), slot.data(), slot.size(), 10s).ok());
+  uint32_t tail = static_cast<uint32_t>(bad + 1);
+  ASSERT_TRUE(c.w->Put(c.ring->TestTailKey(), c.ring->TestTailAddress(), &tail, 4, 10s).ok());
+  ASSERT_TRUE(c.WaitAnswer(bad));
+  EXPECT_EQ(c.answers[bad].status.code(), Status::Code::kInvalidArgument);
+  // A header whose body never comes: answered once the torn timeout passed.
+  uint64_t torn = c.ring->TestReserve();
+  WritePartialEntry(c, torn, Pattern(40, 2), kHeaderBytes + 8);
+  ASSERT_TRUE(c.WaitAnswer(torn));
+  EXPECT_EQ(c.answers[torn].status.code(), Status::Code::kInvalidArgument);
+  // The ring goes on.
+  std::optional<Answer> good = c.RoundTrip(Pattern(20, 3));
+  ASSERT_TRUE(good.has_value());
+  EXPECT_EQ(good->payload, Reversed(Pattern(20, 3)));
+  RingHostCounters hc = host.counters();
+  EXPECT_EQ(hc.malformed, 2u);
+  EXPECT_EQ(hc.entries, 1u);
+}
+
+TEST(RingPath, ClientKilledMidWriteStallsNobodyAndItsRingIsReclaimed) {
+  HostThread host({}, ReverseHandler);
+  auto a = std::make_unique<ClientSide>(host.port(), Geometry{16, 128});
+  ClientSide b(host.port(), Geometry{16, 128});
+  ASSERT_TRUE(a->ok() && b.ok());
+  ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.ring_count() == 2; }));
+  // A dies half way through an entry, with its tail already moved.
+  const uint64_t seq = a->ring->TestReserve();
+  WritePartialEntry(*a, seq, Pattern(50, 5), kHeaderBytes + 10);
+  a.reset();  // its Worker goes: the connection ends
+  // B is served meanwhile and after.
+  for (int i = 0; i < 20; ++i) {
+    std::optional<Answer> served = b.RoundTrip(Pattern(10 + i, i));
+    ASSERT_TRUE(served.has_value());
+    EXPECT_EQ(served->payload, Reversed(Pattern(10 + i, i)));
+  }
+  ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.ring_count() == 1 && h.counters().rings_closed == 1; }));
+  // A new client gets a ring (the freed one can be reused) and is served.
+  ClientSide c(host.port(), Geometry{16, 128});
+  ASSERT_TRUE(c.ok());
+  std::optional<Answer> fresh = c.RoundTrip(Pattern(5, 9));
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_EQ(fresh->payload, Reversed(Pattern(5, 9)));
+  EXPECT_EQ(host.counters().entries, 21u);
+}
+
+TEST(RingPath, TwoTenantsReachOnlyTheirOwnRingsAndAreServedAsThemselves) {
+  auto secret = NewRandomKey();
+  ASSERT_TRUE(secret.ok());
+  WorkerOptions node_options;
+  node_options.credentials = Credentials{*secret, std::nullopt, {}};
+  // The handler answers with the tenant the connection proved.
+  HostThread host({}, [](RingHost& h, Worker& w, const RingHost::Request& r) {
+    auto who = w.PeerOf(r.ep);
+    ASSERT_TRUE(who.ok());
+    std::vector<uint8_t> out(4);
+    std::memcpy(out.data(), &who->tenant, 4);
+    ASSERT_TRUE(h.Respond(r.ring, r.seq, Status::Ok(), out).ok());
+  }, node_options);
+  auto tenant = [&](uint32_t t) {
+    WorkerOptions o;
+    o.credentials = Credentials{{}, t, DeriveTenantKey(*secret, t)};
+    // pulse's messages: the node itself checks every write against the key's region.
+    o.rma_path = RmaPath::kMessages;
+    return o;
+  };
+  ClientSide one(host.port(), Geometry{8, 128}, tenant(1));
+  ClientSide two(host.port(), Geometry{8, 128}, tenant(2));
+  ASSERT_TRUE(one.ok() && two.ok());
+  for (ClientSide* c : {&one, &two}) ASSERT_TRUE(c->RoundTrip(Pattern(4, 1)).has_value());
+  uint32_t t1 = 0, t2 = 0;
+  std::memcpy(&t1, one.answers[0].payload.data(), 4);
+  std::memcpy(&t2, two.answers[0].payload.data(), 4);
+  EXPECT_EQ(t1, 1u);
+  EXPECT_EQ(t2, 2u);
+  // Tenant 1's keys do not reach tenant 2's ring or tail, nor a byte next
+  // to its own.
+  std::vector<uint8_t> junk(64, 0xee);
+  EXPECT_FALSE(one.w->Put(one.ring->TestRingKey(), two.ring->TestSlotAddress(1), junk.data(), junk.size(), 10s).ok());
+  EXPECT_FALSE(one.w->Put(one.ring->TestTailKey(), two.ring->TestTailAddress(), junk.data(), 4, 10s).ok());
+  EXPECT_FALSE(one.w->Put(one.ring->TestTailKey(), one.ring->TestTailAddress() + 4, junk.data(), 4, 10s).ok());
+  EXPECT_FALSE(one.w->Put(one.ring->TestRingKey(), one.ring->TestSlotAddress(0) + 8 * 128, junk.data(), 8, 10s).ok());
+  // Tenant 2 is still served as before.
+  std::optional<Answer> again = two.RoundTrip(Pattern(4, 2));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->payload, two.answers[0].payload);
+  EXPECT_EQ(host.counters().malformed, 0u);
+}
+
+// The doorbell is a hint: one that lands before its entry (or counts what
+// was taken already) must not make the client report answers it cannot
+// take, or a waiter would spin without progressing its Worker.
+TEST(RingPath, DoorbellWithoutItsEntryIsNotReportedAsReadyTwice) {
+  HostThread host({}, [](RingHost&, Worker&, const RingHost::Request&) {});  // never answers
+  const Geometry g{8, 128};
+  ClientSide c(host.port(), g);
+  ASSERT_TRUE(c.ok());
+  const uint64_t seq = c.ring->TestReserve();
+  uint8_t* memory = c.ring->TestResponseMemory();
+  // Play the node: the doorbell first.
+  ResponseStatus status{1, 0};
+  std::memcpy(memory, &status, sizeof(status));
+  EXPECT_TRUE(c.ring->has_responses());
+  EXPECT_EQ(c.Take(), 0u);
+  EXPECT_FALSE(c.ring->has_responses()) << "looked under this doorbell already";
+  // Then the entry: taken, and nothing is reported after it.
+  std::span<uint8_t> slot(memory + kStatusBytes + g.slot_offset(seq), g.slot_bytes);
+  ASSERT_TRUE(EncodeEntry(slot, seq, kCodeOk, Pattern(5, 1)).ok());
+  EXPECT_EQ(c.Take(), 1u);
+  EXPECT_EQ(c.answers[seq].payload, Pattern(5, 1));
+  EXPECT_FALSE(c.ring->has_responses());
+  EXPECT_EQ(c.ring->in_flight(), 0u);
+}
+
+TEST(RingPath, IdleNodeSleepsAndOneWakeUpBringsItBack) {
+  RingHostOptions options;
+  options.poll_window_us = 500;
+  HostThread host(options, ReverseHandler);
+  ClientSide c(host.port(), Geometry{8, 128});
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
+  // No entries: the node publishes a sleep epoch and sleeps.
+  ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.counters().sleeps >= 1 && h.MaySleep(); }));
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
+    std::optional<Answer> next = c.RoundTrip(Pattern(9, 2 + round));
+    ASSERT_TRUE(next.has_value());
+    EXPECT_EQ(next->payload, Reversed(Pattern(9, 2 + round)));
+  }
+  // A wake-up was needed, and at most one per sleep.
+  RingHostCounters hc = host.counters();
+  EXPECT_GE(c.ring->counters().wakes_sent, 1u);
+  EXPECT_LE(c.ring->counters().wakes_sent, hc.sleeps);
+  EXPECT_LE(hc.wakes, c.ring->counters().wakes_sent);
+}
+
+}  // namespace
+}  // namespace pulse::net::ring
