@@ -174,6 +174,13 @@ struct ClientCounters {
   uint64_t unknown_programs = 0;        // kUnknownProgram answers (the program is re-sent with code)
   uint64_t control_retransmissions = 0;  // control calls (alloc, hello, locks...) re-sent unanswered
   uint64_t unavailable_resends = 0;  // traversals re-sent after "node unavailable" (ride_out_unavailable)
+  // Traversal messages sent straight to a memory node (direct routing) and
+  // through the switch (switch routing, or a fall-back), and redirects: a
+  // memory node returned a request unrun because it does not own cur_ptr
+  // (this client's routing table was stale); it is re-sent through the switch.
+  uint64_t direct_sends = 0;
+  uint64_t switch_sends = 0;
+  uint64_t redirects = 0;
   // One-sided reads and writes are re-sent by the transport: net_counters().rma_retransmissions.
 };
 

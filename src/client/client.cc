@@ -68,8 +68,22 @@ struct Client::Impl final : TraversalPath {
     Status s = connections.worker->Send(connections.switch_ep, kAmTraversal, EncodeMessage(m));
     // Before its disconnect handler runs.
     if (!s.ok() && !connections.worker->IsConnected(connections.switch_ep)) connections.switch_down = true;
+    if (s.ok()) ++counters.switch_sends;
     return s;
   }
+  Status Send(const TraversalMessage& m) override {
+    // Direct: straight to the owner over the connection we already have (a
+    // lost one is re-made outside network handlers: TraverseAsync); the
+    // switch when there is none.
+    MemNode* n = connections.routing == RoutingMode::kDirect ? connections.NodeFor(m.cur_ptr) : nullptr;
+    if (n != nullptr && !n->lost && connections.worker->IsConnected(n->ep) &&
+        connections.worker->Send(n->ep, kAmTraversal, EncodeMessage(m)).ok()) {
+      ++counters.direct_sends;
+      return Status::Ok();
+    }
+    return SendToSwitch(m);
+  }
+  uint32_t routing_version() const override { return connections.routing_table.version(); }
   std::optional<uint32_t> NodeOf(uint64_t addr) const override {
     const MemNode* n = connections.NodeFor(addr);
     if (n == nullptr) return std::nullopt;
@@ -94,9 +108,15 @@ Status Client::Impl::Open() {
   connections.worker->SetHandler(kAmTraversal, [raw](net::EndpointId, std::span<const uint8_t> payload) {
     raw->traversals.OnMessage(payload);
   });
+  connections.worker->SetHandler(kAmRouting, [raw](net::EndpointId from, std::span<const uint8_t> payload) {
+    if (from == raw->connections.switch_ep) raw->connections.AdoptPushedTable(payload);
+  });
   connections.worker->SetDisconnectHandler([raw](net::EndpointId ep, const Status&) {
     // At the next timer check: sent again once the switch is back, or failed.
-    if (raw->connections.OnDisconnect(ep)) raw->traversals.OnSwitchLost();
+    // Under direct routing a lost memory node held requests too: they are
+    // re-sent (through the switch until it is reconnected).
+    if (raw->connections.OnDisconnect(ep) || raw->connections.routing == RoutingMode::kDirect)
+      raw->traversals.OnSwitchLost();
   });
   if (options.cache.bytes > 0) PULSE_RETURN_IF_ERROR(access.EnableCache(options.cache));
   allocator = std::make_unique<FarAllocator>(
@@ -201,6 +221,11 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
   if (!reachable.ok()) {
     im.traversals.Post(std::move(done), Status::Unavailable(reachable.message()));
     return;
+  }
+  if (im.connections.routing == RoutingMode::kDirect) {
+    // Re-make a lost connection to the first node here, outside network
+    // handlers; if that fails the request goes through the switch.
+    if (MemNode* first = im.connections.NodeFor(cur_ptr); first != nullptr) IgnoreError(im.access.EnsureNode(*first));
   }
   im.traversals.Start(program, cur_ptr, std::move(scratch), iterations_here, options, std::move(done));
 }
