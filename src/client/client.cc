@@ -89,7 +89,11 @@ struct Client::Impl final : TraversalPath {
     if (n == nullptr) return std::nullopt;
     return n->id;
   }
-  bool switch_down() const override { return connections.switch_down; }
+  // Under direct routing the switch is off the data path: its loss holds up
+  // no traversal (a fall-back send to it fails and is retried like any).
+  bool switch_down() const override {
+    return connections.switch_down && connections.routing != RoutingMode::kDirect;
+  }
   Status EnsureSwitch() override { return connections.EnsureSwitch(); }
   bool Unrouted(uint32_t node) const override { return connections.unrouted.count(node) > 0; }
   uint32_t cpu_node() const override { return connections.cpu_node; }
@@ -216,7 +220,8 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
     }
   }
   ++im.counters.offloaded;
-  Status reachable = im.connections.EnsureSwitch();
+  Status reachable =
+      im.connections.routing == RoutingMode::kDirect ? Status::Ok() : im.connections.EnsureSwitch();
   if (reachable.ok() && !im.connections.unrouted.empty()) reachable = im.connections.CheckRouted(cur_ptr);
   if (!reachable.ok()) {
     im.traversals.Post(std::move(done), Status::Unavailable(reachable.message()));

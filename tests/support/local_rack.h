@@ -80,6 +80,9 @@ class LocalRack {
   // they went: forwarded by the switch (routing "switch", or a fall-back)
   // plus sent straight from node to node (routing "direct").
   uint64_t Continuations();
+  // The cluster's routing as the switch reports it: "direct" or "switch"
+  // (the switch's --routing, else $PULSE_ROUTING, else direct).
+  std::string Routing() { return SwitchStats()["counters"].value("routing", std::string("switch")); }
 
   // Waits until the switch's stats satisfy `pred`; returns the last stats.
   template <typename Pred>
