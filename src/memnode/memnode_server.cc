@@ -289,6 +289,18 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
   Result<TraversalSender> sender = TraversalSenderOf(*worker_, from, m->tenant);
   if (!sender.ok()) return;  // the connection is gone
   m->tenant = sender->tenant;
+  if (!sender->cluster_peer) {
+    // A tenant's request is answered to the CPU node its connection named
+    // (or names now, if no other identity holds that id), whatever it claims.
+    if (std::optional<uint32_t> cpu = peers_.CpuNodeOf(from)) {
+      m->cpu_node = *cpu;
+    } else if (!peers_.BindCpuNode(m->cpu_node, from)) {
+      ++counters_.malformed;
+      log_->Debug("request {:#x} from connection {} claims CPU node {}, held by another identity: dropped",
+                  m->request_id, from, m->cpu_node);
+      return;
+    }
+  }
   if (m->kind == MessageKind::kResponse && (m->flags & kFlagRedirect) && sender->cluster_peer) {
     // A continuation we sent came back unrun: the switch routes it by the
     // authoritative table.
@@ -419,7 +431,9 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
       // A CPU node names itself: its final responses may come here directly.
       if (auto cpu = req->body.find("cpu_node"); cpu != req->body.end() && cpu->is_number_unsigned() &&
                                                  cpu->get<uint64_t>() <= UINT32_MAX)
-        peers_.BindCpuNode(cpu->get<uint32_t>(), from);
+        if (!peers_.BindCpuNode(cpu->get<uint32_t>(), from))
+          log_->Warn("connection {} named CPU node {}, which another identity holds: not bound", from,
+                     cpu->get<uint32_t>());
       answer = Hello();
     } else if (op == "alloc") {
       answer = Alloc(from, req->body);

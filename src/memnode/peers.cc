@@ -41,9 +41,24 @@ Result<net::EndpointId> Peers::MemNode(const RouteEntry& e) {
   return *ep;
 }
 
-void Peers::BindCpuNode(uint32_t cpu_node, net::EndpointId ep) {
+bool Peers::BindCpuNode(uint32_t cpu_node, net::EndpointId ep) {
+  Result<node::ConnectionTenant> who = node::TenantOf(*worker_, ep);
+  if (!who.ok()) return false;
   std::vector<net::EndpointId>& eps = cpu_nodes_[cpu_node];
-  if (std::find(eps.begin(), eps.end(), ep) == eps.end()) eps.push_back(ep);
+  for (net::EndpointId other : eps) {
+    if (other == ep) return true;
+    if (!worker_->IsConnected(other)) continue;
+    Result<node::ConnectionTenant> held = node::TenantOf(*worker_, other);
+    if (held.ok() && (held->any != who->any || held->tenant != who->tenant)) return false;
+  }
+  eps.push_back(ep);
+  return true;
+}
+
+std::optional<uint32_t> Peers::CpuNodeOf(net::EndpointId ep) const {
+  for (const auto& [cpu, eps] : cpu_nodes_)
+    if (std::find(eps.begin(), eps.end(), ep) != eps.end()) return cpu;
+  return std::nullopt;
 }
 
 net::EndpointId Peers::CpuNode(uint32_t cpu_node, TenantId tenant) const {

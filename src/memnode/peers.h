@@ -6,8 +6,12 @@
 //     hold the cluster secret (a peer that cannot prove it is refused);
 //   - the CPU nodes, for final responses: the connections whose hello named
 //     the CPU node id (include/pulse/cluster.h), and of those only one that
-//     proved the response's tenant (or the cluster secret), so a tenant that
-//     claims another's CPU node id gets none of its answers.
+//     proved the response's tenant (or the cluster secret).  An id is bound
+//     to the first identity (tenant, or cluster) that names it: a later
+//     connection of another identity naming it is not bound, so a tenant
+//     cannot draw another's answers to itself or send its own to them (the
+//     node also answers a tenant connection's requests to the CPU node that
+//     connection named, whatever the request claims).
 // A caller that gets no endpoint falls back to the switch.
 //
 // Not thread-safe: the memory node's network thread uses it.
@@ -16,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "protocol/routing_table.h"
@@ -39,7 +44,10 @@ class Peers {
   Result<net::EndpointId> MemNode(const RouteEntry& e);
 
   // Connection `ep` said in its hello that it is CPU node `cpu_node`.
-  void BindCpuNode(uint32_t cpu_node, net::EndpointId ep);
+  // False (not bound) if a live connection of another identity holds it.
+  bool BindCpuNode(uint32_t cpu_node, net::EndpointId ep);
+  // The CPU node `ep` is bound to, if any.
+  std::optional<uint32_t> CpuNodeOf(net::EndpointId ep) const;
   // A live connection of CPU node `cpu_node` that may receive `tenant`'s
   // answers; kInvalidEndpoint if there is none.
   net::EndpointId CpuNode(uint32_t cpu_node, TenantId tenant) const;
