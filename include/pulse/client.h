@@ -194,6 +194,13 @@ struct ClientCounters {
   uint64_t unavailable_resends = 0;  // traversals re-sent after "node unavailable" (ride_out_unavailable)
   uint64_t ring_requests = 0;        // traversal requests posted into a ring (the rest went by the switch)
   uint64_t ring_fallbacks = 0;       // ring requests sent by the switch instead (no slot, too large)
+  // Traversal messages sent straight to a memory node (direct routing) and
+  // through the switch (switch routing, or a fall-back), and redirects: a
+  // memory node returned a request unrun because it does not own cur_ptr
+  // (this client's routing table was stale); it is re-sent through the switch.
+  uint64_t direct_sends = 0;
+  uint64_t switch_sends = 0;
+  uint64_t redirects = 0;
   // One-sided reads and writes are re-sent by the transport: net_counters().rma_retransmissions.
 };
 

@@ -4,7 +4,11 @@
 // `pulse cluster` and the CPU-node client.
 //
 // Topology: memory nodes and CPU nodes each open one UCX endpoint to the
-// switch.  Traversal messages (kAmTraversal) always go through the switch.
+// switch.  Traversal messages (kAmTraversal) go through the switch with
+// routing "switch"; with routing "direct" (the default) the switch is the
+// control plane only: CPU nodes send to the memory node owning cur_ptr,
+// memory nodes send continuations to each other and final responses to the
+// CPU node (docs/architecture.md section 6).
 // CPU nodes also connect to every memory node directly for control
 // (allocation) and one-sided reads and writes of far memory.
 //
@@ -17,12 +21,17 @@
 //
 //   to the switch
 //     {"op":"register_memnode","node":N,"address":"host:port","base":B,"size":S}
-//         -> {}                      a memory node announces its pool
+//         -> {"routing":"direct"|"switch","table":{routing table}}
+//                                    a memory node announces its pool
 //     {"op":"hello"}                 a CPU node joins
-//         -> {"cpu_node":C,"memnodes":[{"node":N,"address":"host:port","base":B,"size":S},...]}
+//         -> {"cpu_node":C,"memnodes":[{"node":N,"address":"host:port","base":B,"size":S},...],
+//             "routing":"direct"|"switch","table":{routing table}}
 //   to a memory node
-//     {"op":"hello"}
+//     {"op":"hello"[,"cpu_node":C]}
 //         -> {"node":N,"base":B,"size":S,"granularity":G}
+//            naming C (the id the switch gave the CPU node) makes this
+//            connection where the node sends that CPU node's final
+//            responses under direct routing
 //            also "rpc_host_ghz" (the host core's calibrated clock) and
 //            "rpc_core_ghz" (the wimpy core rpc-wimpy calls emulate); no
 //            remote key: keys are per allocation, for its tenant only
@@ -70,6 +79,10 @@ namespace pulse {
 inline constexpr uint16_t kAmTraversal = 1;     // payload: EncodeMessage(TraversalMessage)
 inline constexpr uint16_t kAmControl = 2;       // payload: JSON request
 inline constexpr uint16_t kAmControlReply = 3;  // payload: JSON answer
+// The switch pushes its routing table (src/protocol/routing_table.h,
+// RoutingTable::ToJson) to every CPU node and memory node on each
+// membership change; receivers keep it only if its version is newer.
+inline constexpr uint16_t kAmRouting = 4;       // payload: JSON routing table
 // The RPC baseline (include/pulse/rpc.h): a CPU node calls a native handler
 // on a memory node directly, or through the switch, which only forwards
 // (RpcPath::kSwitch).

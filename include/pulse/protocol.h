@@ -2,15 +2,18 @@
 // continuations the switch forwards between memory nodes (seed 000 4.2
 // "Network Stack": the response may be re-routed as a request).
 //
-// Encoding, version 1, little-endian:
-//   u8  magic 0x70 ('p'), u8 version = 1, u8 kind (MessageKind),
+// Encoding, version 2, little-endian:
+//   u8  magic 0x70 ('p'), u8 version = 2, u8 kind (MessageKind),
 //   u8  status (TraversalStatus), u16 flags, u16 reserved = 0,
 //   u64 request_id, u32 cpu_node, u32 tenant,
 //   u64 program_hash, u32 max_iterations, u32 iterations,
-//   u64 cur_ptr, u32 fault_pc, u32 reserved = 0, u64 fault_addr,
+//   u64 cur_ptr, u32 fault_pc, u32 routing_version, u64 fault_addr,
 //   u32 program_bytes, u32 scratch_bytes,
 //   program (program_bytes, present iff kFlagHasProgram), scratch pad.
-// Decoding checks every field and names the first bad one.
+// Decoding checks every field and names the first bad one.  Version 2 (the
+// direct data path, docs/architecture.md section 6) gave the reserved word
+// after fault_pc to routing_version and added kFlagRedirect; version 1
+// messages are refused.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +35,13 @@ enum MessageFlags : uint16_t {
   kFlagPulseAcc = 2,    // pulse-acc mode: "not local" returns to the CPU node
   kFlagHasStore = 4,    // the program writes: memory nodes suppress duplicates
   kFlagNoop = 8,        // answer at once without running (path round-trip probe)
+  // A redirect (direct routing): a memory node got a request for a cur_ptr
+  // it does not own and returns it unrun (status kNotLocal, state intact,
+  // routing_version = its table's version); the sender refreshes its table
+  // and re-sends through the switch, which routes by the authoritative one.
+  kFlagRedirect = 16,
 };
+inline constexpr uint16_t kKnownMessageFlags = kFlagHasProgram | kFlagPulseAcc | kFlagHasStore | kFlagNoop | kFlagRedirect;
 
 inline constexpr size_t kMessageHeaderBytes = 72;
 inline constexpr uint32_t kMaxMessageProgramBytes = 64 * 1024;
@@ -49,6 +58,9 @@ struct TraversalMessage {
   uint32_t iterations = 0;  // completed so far, over all legs
   uint64_t cur_ptr = 0;
   uint32_t fault_pc = 0;
+  // The version of the routing table (protocol/routing_table.h) the sender
+  // routed this message with; 0: unknown (switch routing).
+  uint32_t routing_version = 0;
   uint64_t fault_addr = 0;
   std::vector<uint8_t> program;  // encoded program when kFlagHasProgram
   std::vector<uint8_t> scratch;

@@ -133,7 +133,7 @@ uint64_t DefaultSize(const std::string& app) {
 
 // Counters of the cluster, read before and after the measured phase.
 struct ClusterCounters {
-  uint64_t forwards = 0;
+  uint64_t forwards = 0;  // continuations between memory nodes: the switch's plus direct ones
   uint64_t iterations = 0;
   std::optional<uint64_t> cpu_us;
 };
@@ -161,6 +161,8 @@ Result<ClusterCounters> ReadCounters(cluster::ControlSession& s, const std::stri
     // The rpc handlers' steps are iterations in the engine's unit: one far
     // object (node) visited each.
     c.iterations += counters.value("iterations", uint64_t{0});
+    // Continuations sent node to node under direct routing cross nodes too.
+    c.forwards += counters.value("direct_continuations", uint64_t{0});
     if (counters.contains("rpc")) c.iterations += counters["rpc"].value("steps", uint64_t{0});
     if (counters.contains("cpu_us")) {
       cpu += counters["cpu_us"].get<uint64_t>();

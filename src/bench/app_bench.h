@@ -43,7 +43,7 @@ struct AppBenchOptions {
   // The comparison systems' settings (src/bench/app_systems.h AppSystemConfig).
   double cache_fraction = 0.10;      // cache, cache-rpc: of the working set
   std::string cache_policy = "lru";  // cache: lru | clock
-  std::string rpc_path = "switch";   // rpc*, cache-rpc: switch | direct
+  std::string rpc_path = "direct";   // rpc*, cache-rpc: direct | switch
   double rpc_core_ghz = 1.0;         // rpc-wimpy: the emulated core
   // Sensitivity knobs of seed 000 appendix C (`pulse bench suite`).
   uint32_t scan_length = 0;              // wiredtiger: every scan reads this many records (0: YCSB E's 1..100)

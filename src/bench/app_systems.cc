@@ -6,7 +6,7 @@ namespace pulse::bench {
 
 const std::vector<AppSystemEntry>& AppSystems() {
   static const std::vector<AppSystemEntry> systems = {
-      {"pulse", "traversals offloaded; continuations cross memory nodes through the switch", MakePulseSystem},
+      {"pulse", "traversals offloaded; continuations go from memory node to memory node (through the switch with routing switch)", MakePulseSystem},
       {"pulse-acc", "traversals offloaded; at a memory-node boundary the CPU node re-issues", MakePulseAccSystem},
       {"cache", "Fastswap-like: traversals at the CPU node over a 4 KiB page cache, each miss one read", MakeCacheSystem},
       {"rpc", "native handlers on the memory node; at a node boundary the CPU node re-issues", MakeRpcSystem},

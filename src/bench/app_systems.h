@@ -34,7 +34,7 @@ struct AppSystemConfig {
   // rpc, rpc-wimpy, cache-rpc: "switch" (requests and replies cross the
   // switch process, as in a rack; the default) or "direct" (CPU node <->
   // memory node); the emulated wimpy core's clock (rpc-wimpy).
-  std::string rpc_path = "switch";
+  std::string rpc_path = "direct";
   double rpc_core_ghz = 1.0;
 };
 

@@ -61,4 +61,17 @@ Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::str
   return (*stats)["counters"].value("forwards", uint64_t{0});
 }
 
+Result<uint64_t> Continuations(cluster::ControlSession& session, const std::string& switch_address) {
+  auto stats = session.Call(switch_address, "stats", std::chrono::seconds(2));
+  if (!stats.ok()) return stats.status();
+  uint64_t n = (*stats)["counters"].value("forwards", uint64_t{0});
+  for (const auto& m : (*stats).value("memnodes", nlohmann::json::array())) {
+    if (!m.value("alive", false)) continue;
+    auto node = session.Call(m.value("address", std::string()), "stats", std::chrono::seconds(2));
+    if (!node.ok()) return node.status();
+    n += (*node)["counters"].value("direct_continuations", uint64_t{0});
+  }
+  return n;
+}
+
 }  // namespace pulse::bench

@@ -64,5 +64,9 @@ Status StopBenchCluster(cluster::ClusterGuard& guard);
 
 // The switch's count of continuations forwarded between memory nodes.
 Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::string& address);
+// Continuations between memory nodes so far, whichever way they went: the
+// switch's `forwards` plus every live memory node's `direct_continuations`
+// (direct routing), the nodes found in the switch's stats.
+Result<uint64_t> Continuations(cluster::ControlSession& session, const std::string& switch_address);
 
 }  // namespace pulse::bench

@@ -270,7 +270,7 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
 
   // pulse vs pulse-acc (000 Fig. 9): from the matrix, or its own runs.
   md += "\n## pulse vs pulse-acc (seed 000 Fig. 9)\n\npulse-acc returns to the CPU node at a memory-node boundary; "
-        "pulse continues through the switch. Median latency (us).\n\n| regime | app | nodes | pulse p50 | pulse-acc p50 | ratio | "
+        "pulse continues from memory node to memory node (through the switch under routing switch). Median latency (us).\n\n| regime | app | nodes | pulse p50 | pulse-acc p50 | ratio | "
         "pulse tput | pulse-acc tput | pulse hops/req |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const std::string& study : {std::string("matrix"), std::string("pulse_vs_acc")}) {
     const Axes f = MatrixAxes(res.runs, study);

@@ -234,6 +234,8 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   if (!session.ok()) return session.status();
   auto forwards_before = SwitchForwards(**session, res.switch_address);
   if (!forwards_before.ok()) return forwards_before.status();
+  auto continuations_before = Continuations(**session, res.switch_address);
+  if (!continuations_before.ok()) return continuations_before.status();
   const ClientCounters before = (*client)->counters();
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
     if (std::fscanf(f, "%lf", &res.load_average) != 1) res.load_average = 0;
@@ -251,6 +253,8 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   }
   auto forwards_after = SwitchForwards(**session, res.switch_address);
   if (!forwards_after.ok()) return forwards_after.status();
+  auto continuations_after = Continuations(**session, res.switch_address);
+  if (!continuations_after.ok()) return continuations_after.status();
   const ClientCounters& after = (*client)->counters();
 
   res.raw_rtt = Summarize(std::move(raw));
@@ -259,6 +263,7 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   res.pulse_acc = Summarize(std::move(acc));
   res.verified = bench.verified();
   res.switch_forwards = *forwards_after - *forwards_before;
+  res.continuations = *continuations_after - *continuations_before;
   res.expected_forwards = bench.pulse_traversals() * res.node_crossings;
   res.client_reissues = after.reissues - before.reissues;
   res.retransmissions = after.retransmissions - before.retransmissions;

@@ -52,6 +52,7 @@ struct TraverseBenchResult {
   uint32_t node_crossings = 0;     // memory-node changes along one list
   uint64_t verified = 0;           // traversals whose answers were checked
   uint64_t switch_forwards = 0;    // continuations the switch forwarded in the run
+  uint64_t continuations = 0;      // all of them: the switch's plus those sent node to node (direct routing)
   uint64_t expected_forwards = 0;  // pulse-mode traversals x node_crossings
   uint64_t client_reissues = 0;    // pulse-acc re-issues (and any continue)
   uint64_t retransmissions = 0;

@@ -65,20 +65,39 @@ struct Client::Impl final : TraversalPath {
   std::unique_ptr<RingSender> rings;  // the ring request path (request_path)
   std::unique_ptr<EventLoop> loop;
 
-  // TraversalPath: the node's ring if it has one, else the switch.
+  // TraversalPath.
   Status SendToSwitch(const TraversalMessage& m) override {
-    if (rings != nullptr && rings->TrySend(m)) return Status::Ok();
     Status s = connections.worker->Send(connections.switch_ep, kAmTraversal, EncodeMessage(m));
     // Before its disconnect handler runs.
     if (!s.ok() && !connections.worker->IsConnected(connections.switch_ep)) connections.switch_down = true;
+    if (s.ok()) ++counters.switch_sends;
     return s;
   }
+  Status Send(const TraversalMessage& m) override {
+    // The owner's ring if this connection has one (request_path).
+    if (rings != nullptr && rings->TrySend(m)) return Status::Ok();
+    // Direct: straight to the owner over the connection we already have (a
+    // lost one is re-made outside network handlers: TraverseAsync); the
+    // switch when there is none.
+    MemNode* n = connections.routing == RoutingMode::kDirect ? connections.NodeFor(m.cur_ptr) : nullptr;
+    if (n != nullptr && !n->lost && connections.worker->IsConnected(n->ep) &&
+        connections.worker->Send(n->ep, kAmTraversal, EncodeMessage(m)).ok()) {
+      ++counters.direct_sends;
+      return Status::Ok();
+    }
+    return SendToSwitch(m);
+  }
+  uint32_t routing_version() const override { return connections.routing_table.version(); }
   std::optional<uint32_t> NodeOf(uint64_t addr) const override {
     const MemNode* n = connections.NodeFor(addr);
     if (n == nullptr) return std::nullopt;
     return n->id;
   }
-  bool switch_down() const override { return connections.switch_down; }
+  // Under direct routing the switch is off the data path: its loss holds up
+  // no traversal (a fall-back send to it fails and is retried like any).
+  bool switch_down() const override {
+    return connections.switch_down && connections.routing != RoutingMode::kDirect;
+  }
   Status EnsureSwitch() override { return connections.EnsureSwitch(); }
   bool Unrouted(uint32_t node) const override { return connections.unrouted.count(node) > 0; }
   uint32_t cpu_node() const override { return connections.cpu_node; }
@@ -102,10 +121,16 @@ Status Client::Impl::Open() {
                                        [raw](std::span<const uint8_t> m) { raw->traversals.OnMessage(m); });
   rings->Open(path, options.ring_slots, options.ring_slot_bytes);
   loop->Add(rings.get());
+  connections.worker->SetHandler(kAmRouting, [raw](net::EndpointId from, std::span<const uint8_t> payload) {
+    if (from == raw->connections.switch_ep) raw->connections.AdoptPushedTable(payload);
+  });
   connections.worker->SetDisconnectHandler([raw](net::EndpointId ep, const Status&) {
     raw->rings->OnDisconnect(ep);
     // At the next timer check: sent again once the switch is back, or failed.
-    if (raw->connections.OnDisconnect(ep)) raw->traversals.OnSwitchLost();
+    // Under direct routing a lost memory node held requests too: they are
+    // re-sent (through the switch until it is reconnected).
+    if (raw->connections.OnDisconnect(ep) || raw->connections.routing == RoutingMode::kDirect)
+      raw->traversals.OnSwitchLost();
   });
   if (options.cache.bytes > 0) PULSE_RETURN_IF_ERROR(access.EnableCache(options.cache));
   allocator = std::make_unique<FarAllocator>(
@@ -205,11 +230,17 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
     }
   }
   ++im.counters.offloaded;
-  Status reachable = im.connections.EnsureSwitch();
+  Status reachable =
+      im.connections.routing == RoutingMode::kDirect ? Status::Ok() : im.connections.EnsureSwitch();
   if (reachable.ok() && !im.connections.unrouted.empty()) reachable = im.connections.CheckRouted(cur_ptr);
   if (!reachable.ok()) {
     im.traversals.Post(std::move(done), Status::Unavailable(reachable.message()));
     return;
+  }
+  if (im.connections.routing == RoutingMode::kDirect) {
+    // Re-make a lost connection to the first node here, outside network
+    // handlers; if that fails the request goes through the switch.
+    if (MemNode* first = im.connections.NodeFor(cur_ptr); first != nullptr) IgnoreError(im.access.EnsureNode(*first));
   }
   im.traversals.Start(program, cur_ptr, std::move(scratch), iterations_here, options, std::move(done));
 }

@@ -68,6 +68,7 @@ Status Connections::Open() {
   auto hello = control->Call(switch_ep, json{{"op", "hello"}}, options.connect_timeout);
   if (!hello.ok()) return hello.status();
   cpu_node = (*hello)["cpu_node"].get<uint32_t>();
+  AdoptRouting(*hello, /*fresh=*/true);
   for (const auto& n : (*hello)["memnodes"]) {
     MemNode node;
     node.id = n["node"].get<uint32_t>();
@@ -94,6 +95,23 @@ Status Connections::Open() {
   return Status::Ok();
 }
 
+void Connections::AdoptRouting(const json& hello, bool fresh) {
+  // A switch that names no routing routes every message itself.
+  Result<RoutingMode> mode = Status::NotFound("no routing");
+  if (auto r = hello.find("routing"); r != hello.end() && r->is_string())
+    mode = ParseRoutingMode(r->get<std::string>(), "the switch's hello");
+  routing = mode.ok() ? *mode : RoutingMode::kSwitch;
+  if (fresh) routing_table = RoutingTable();
+  if (auto t = hello.find("table"); t != hello.end()) {
+    if (Result<RoutingTable> table = RoutingTable::FromJson(*t); table.ok()) routing_table.Adopt(std::move(*table));
+  }
+}
+
+void Connections::AdoptPushedTable(std::span<const uint8_t> payload) {
+  json j = json::parse(payload.begin(), payload.end(), nullptr, /*allow_exceptions=*/false);
+  if (Result<RoutingTable> table = RoutingTable::FromJson(j); table.ok()) routing_table.Adopt(std::move(*table));
+}
+
 bool Connections::OnDisconnect(net::EndpointId ep) {
   for (auto& n : nodes)  // cleaned up outside the handler (EnsureNode)
     if (n.ep == ep) n.lost = true;
@@ -118,7 +136,8 @@ Result<json> Connections::ConnectNode(MemNode& n) {
     return Unreachable(nep.status(), fmt::format("cannot reach memory node {} at {}: {}", n.id, n.address,
                                                  nep.status().ToString()));
   n.ep = *nep;
-  auto nh = control->Call(n.ep, json{{"op", "hello"}}, options.connect_timeout);
+  // Naming our CPU node id lets the node send our final responses here.
+  auto nh = control->Call(n.ep, json{{"op", "hello"}, {"cpu_node", cpu_node}}, options.connect_timeout);
   if (!nh.ok()) return nh.status();
   return nh;
 }
@@ -207,6 +226,7 @@ Status Connections::EnsureSwitch() {
         unrouted = std::move(missing);
         if ((*hello).contains("cpu_node") && (*hello)["cpu_node"].is_number_unsigned())
           cpu_node = (*hello)["cpu_node"].get<uint32_t>();
+        AdoptRouting(*hello, /*fresh=*/true);
         ++counters.reconnections;
         return Status::Ok();
       }

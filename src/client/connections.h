@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/control_client.h"
+#include "protocol/routing_table.h"
 #include "pulse/client.h"
 #include "pulse/net.h"
 
@@ -53,6 +54,11 @@ struct Connections {
   Status EnsureSwitch();
   // A traversal starting on a node the (restarted) switch did not list.
   Status CheckRouted(uint64_t cur_ptr);
+  // Takes the routing mode and table of a switch's hello answer.  `fresh`:
+  // the answer of a (re)joined switch, whose versions may start again.
+  void AdoptRouting(const nlohmann::json& hello, bool fresh);
+  // Takes a routing table the switch pushed (kAmRouting) if it is newer.
+  void AdoptPushedTable(std::span<const uint8_t> payload);
   // A connection failed (the worker's disconnect handler): true if it was
   // the switch.
   bool OnDisconnect(net::EndpointId ep);
@@ -73,6 +79,9 @@ struct Connections {
   std::chrono::steady_clock::time_point next_switch_attempt{};  // after a failed reconnection
   std::string switch_error;                 // why the last one failed
   std::set<uint32_t> unrouted;              // known nodes the switch did not list
+  // How traversals travel, as the switch says (docs/architecture.md 6).
+  RoutingMode routing = RoutingMode::kSwitch;
+  RoutingTable routing_table;
 };
 
 }  // namespace pulse

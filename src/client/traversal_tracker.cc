@@ -58,7 +58,8 @@ Status TraversalTracker::StartPing(uint64_t addr, Callback done) {
   const uint64_t id = m.request_id;
   // A no-op is not re-sent: it measures one round trip.
   Pending& tracked = tracker_.Track(id, std::move(p), RetryPolicy::Once(options_->request_timeout), std::move(done));
-  Status s = path_->SendToSwitch(tracked.request);
+  tracked.request.routing_version = path_->routing_version();
+  Status s = path_->Send(tracked.request);
   if (!s.ok()) (void)tracker_.Take(id);
   return s;
 }
@@ -74,13 +75,14 @@ void TraversalTracker::SendRequest(uint64_t id, Pending& p, bool retransmission)
   if (!known || retransmission) p.request.program = p.program->encoded();
   else p.request.program.clear();
   p.request.cpu_node = path_->cpu_node();  // it changes when a restarted switch is rejoined
+  p.request.routing_version = path_->routing_version();
   ++p.result.issues;
   ++counters_->requests_sent;
   if (retransmission) {
     ++p.result.retransmissions;
     ++counters_->retransmissions;
   }
-  if (!path_->SendToSwitch(p.request).ok()) tracker_.ExpireNow(id);  // the timer path retries or fails it
+  if (!path_->Send(p.request).ok()) tracker_.ExpireNow(id);  // the timer path retries or fails it
 }
 
 void TraversalTracker::Resend(uint64_t id, Pending& p, ResendReason why) {
@@ -120,6 +122,15 @@ void TraversalTracker::OnMessage(std::span<const uint8_t> payload) {
     return;
   }
   Pending& p = *found;
+  if (m.flags & kFlagRedirect) {
+    // Our table sent it to a node that does not own cur_ptr; nothing ran.
+    // The switch routes by the authoritative table (ours catches up with its
+    // next push).  Same id: exactly-once holds for STORE-bearing requests.
+    ++counters_->redirects;
+    tracker_.Restart(id);
+    if (!path_->SendToSwitch(p.request).ok()) tracker_.ExpireNow(id);
+    return;
+  }
   if (!p.program) {  // a no-op probe (Ping)
     TraversalResult r;
     r.status = m.status;

@@ -32,6 +32,12 @@ class TraversalPath {
   // Sends `m` towards the switch.  An error means it was not sent (the
   // state machine retries it at its next timer check, or fails it).
   virtual Status SendToSwitch(const TraversalMessage& m) = 0;
+  // Sends `m` the way the cluster routes traversals: straight to the memory
+  // node owning m.cur_ptr (direct routing), else through the switch.
+  // Errors as SendToSwitch.
+  virtual Status Send(const TraversalMessage& m) { return SendToSwitch(m); }
+  // The version of the routing table Send routes with (0: none).
+  virtual uint32_t routing_version() const { return 0; }
   // The memory node owning far address addr, if any.
   virtual std::optional<uint32_t> NodeOf(uint64_t addr) const = 0;
   // Whether the switch connection is lost, and an attempt to get it back
@@ -68,7 +74,9 @@ class TraversalTracker final : public EventSource {
   // Queues `done` with a result reached without the network.
   void Post(Callback done, Result<TraversalResult> result);
 
-  // A kAmTraversal message from the switch.
+  // A kAmTraversal message from the switch or (direct routing) a memory
+  // node.  A redirect (kFlagRedirect: the node does not own the request's
+  // cur_ptr) is re-sent through the switch, same id, nothing having run.
   void OnMessage(std::span<const uint8_t> payload);
   // The switch connection failed: every pending request is re-sent (once
   // the switch is back) or failed at the next CheckTimeouts.

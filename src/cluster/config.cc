@@ -174,6 +174,7 @@ Status ReadConfig(const toml::table& root, ClusterConfig* c) {
     PULSE_RETURN_IF_ERROR(r.GetString("run_dir", &c->run_dir));
     PULSE_RETURN_IF_ERROR(r.GetString("binary", &c->binary));
     PULSE_RETURN_IF_ERROR(r.GetString("log_level", &c->log_level));
+    PULSE_RETURN_IF_ERROR(r.GetString("routing", &c->routing));
     PULSE_RETURN_IF_ERROR(r.GetString("secret_file", &c->secret_file));
     int64_t start_ms = c->start_timeout.count(), stop_ms = c->stop_timeout.count();
     PULSE_RETURN_IF_ERROR(r.GetInt("start_timeout_ms", 100, 3'600'000, &start_ms));
@@ -268,6 +269,8 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
   if (c.run_dir.empty()) return ConfigError("cluster.run_dir", "must not be empty");
   if (c.log_level != "error" && c.log_level != "warn" && c.log_level != "info" && c.log_level != "debug")
     return ConfigError("cluster.log_level", fmt::format("'{}' is not error, warn, info or debug", c.log_level));
+  if (!c.routing.empty() && c.routing != "direct" && c.routing != "switch")
+    return ConfigError("cluster.routing", fmt::format("'{}' is not direct or switch", c.routing));
   if (c.switch_node.host.empty()) return ConfigError("switch.host", "must not be empty");
   if (c.memnodes.empty()) return ConfigError("memnode", "at least one memory node is required");
   std::set<uint32_t> ids;
@@ -329,6 +332,7 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view text, const std::strin
   Status s = ReadConfig(root, &c);
   if (!s.ok()) return Status::InvalidArgument(fmt::format("{} (in {})", s.message(), source));
   if (const char* dir = std::getenv("PULSE_RUN_DIR"); dir != nullptr && *dir != '\0') c.run_dir = dir;
+  if (const char* routing = std::getenv("PULSE_ROUTING"); routing != nullptr && *routing != '\0') c.routing = routing;
   s = ValidateClusterConfig(c);
   if (!s.ok()) return Status::InvalidArgument(fmt::format("{} (in {})", s.message(), source));
   return c;

@@ -71,6 +71,10 @@ struct ClusterConfig {
   std::string run_dir = "run";
   std::string binary;                 // the pulse executable; empty: this one
   std::string log_level = "info";     // the nodes' --log-level
+  // How traversals travel: "direct" or "switch" (the switch's --routing,
+  // docs/architecture.md section 6); $PULSE_ROUTING replaces it.  Empty:
+  // not passed, so the switch takes $PULSE_ROUTING, else direct.
+  std::string routing;
   std::chrono::milliseconds start_timeout{20000};  // until every node answers stats
   std::chrono::milliseconds stop_timeout{5000};    // per stage of `down`
   // Transport.  ucx_tls empty: the nodes inherit UCX_TLS from the

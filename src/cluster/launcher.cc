@@ -58,6 +58,7 @@ std::vector<std::string> PollArgs(const ClusterConfig& c, const NodeConfig& n) {
 
 std::vector<std::string> SwitchArgs(const std::string& binary, const ClusterConfig& c) {
   std::vector<std::string> a = {binary, "switch", "--listen", c.SwitchAddress()};
+  if (!c.routing.empty()) a.insert(a.end(), {"--routing", c.routing});
   for (auto& s : PollArgs(c, c.switch_node)) a.push_back(std::move(s));
   return a;
 }

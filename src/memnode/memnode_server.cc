@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "memnode/request_tenant.h"
+#include "protocol/routing_table.h"
 #include "node/node_control.h"
 #include "node/node_tenant.h"
 #include "protocol/control_reply.h"
@@ -56,8 +57,11 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
       worker_(std::move(worker)),
       sessions_(options.session_grace, options.restored_session_grace),
       service_(&table_, options.service),
-      far_base_(FarBase(options.node)) {
-  send_ = [this](TraversalMessage&& m) { SendToSwitch(std::move(m)); };
+      far_base_(FarBase(options.node)),
+      // A peer is tried for at most a second, and not again for a second
+      // after it failed: meanwhile its continuations go through the switch.
+      peers_(worker_.get(), milliseconds(1000), milliseconds(1000)) {
+  send_ = [this](TraversalMessage&& m) { Dispatch(std::move(m)); };
   worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnControl(from, p);
   });
@@ -66,6 +70,11 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
   });
   worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnTraversal(from, p);
+  });
+  worker_->SetHandler(kAmRouting, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    if (from != switch_ep_) return;  // only the switch's word counts
+    json table = json::parse(p.begin(), p.end(), nullptr, /*allow_exceptions=*/false);
+    if (!AdoptRouting(table)) log_->Warn("malformed routing table pushed by the switch");
   });
   const ExtensionContext context{&table_, far_base_, options.pool_bytes};
   for (const MemNodeExtensionFactory& make : options.extensions) {
@@ -294,13 +303,82 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
                 m.status().message());
     return;
   }
-  // A tenant's connection runs as its proven tenant, whatever it claims.
-  if (auto who = node::TenantOf(*worker_, from); who.ok() && !who->any) m->tenant = who->tenant;
+  Result<TraversalSender> sender = TraversalSenderOf(*worker_, from, m->tenant);
+  if (!sender.ok()) return;  // the connection is gone
+  m->tenant = sender->tenant;
+  if (!sender->cluster_peer) {
+    // A tenant's request is answered to the CPU node its connection named
+    // (or names now, if no other identity holds that id), whatever it claims.
+    if (std::optional<uint32_t> cpu = peers_.CpuNodeOf(from)) {
+      m->cpu_node = *cpu;
+    } else if (!peers_.BindCpuNode(m->cpu_node, from)) {
+      ++counters_.malformed;
+      log_->Debug("request {:#x} from connection {} claims CPU node {}, held by another identity: dropped",
+                  m->request_id, from, m->cpu_node);
+      return;
+    }
+  }
+  if (m->kind == MessageKind::kResponse && (m->flags & kFlagRedirect) && sender->cluster_peer) {
+    // A continuation we sent came back unrun: the switch routes it by the
+    // authoritative table.
+    ++counters_.redirects_received;
+    return SendToSwitch(std::move(m).value());
+  }
+  if (m->kind == MessageKind::kRequest && m->cur_ptr - far_base_ >= pool_->size()) {
+    // Not ours: the sender's table is stale.  Back unrun, with our version.
+    ++counters_.redirects_sent;
+    m->kind = MessageKind::kResponse;
+    m->status = TraversalStatus::kNotLocal;
+    m->flags |= kFlagRedirect;
+    m->routing_version = routing_.version();
+    m->program.clear();
+    std::vector<uint8_t> bytes = EncodeMessage(*m);
+    counters_.bytes_out += bytes.size();
+    (void)worker_->Send(from, kAmTraversal, std::move(bytes));
+    return;
+  }
   service_.Handle(std::move(m).value(), send_);
 }
 
+bool MemNodeServer::AdoptRouting(const json& table) {
+  Result<RoutingTable> t = RoutingTable::FromJson(table);
+  if (!t.ok()) return false;
+  if (routing_.Adopt(std::move(t).value())) log_->Debug("routing table version {}", routing_.version());
+  return true;
+}
+
+void MemNodeServer::Dispatch(TraversalMessage&& m) {
+  // A request that came through a ring is answered in its slot (a "not
+  // local" one frees its slot and travels on like any continuation).
+  if (ring_ != nullptr && ring_->Route(m)) return;
+  if (routing_mode_ != RoutingMode::kDirect || routing_.version() == 0) return SendToSwitch(std::move(m));
+  m.routing_version = routing_.version();
+  RouteDecision d = RouteNext(
+      [this](uint64_t addr) -> std::optional<NodeId> {
+        const RouteEntry* e = routing_.OwnerOf(addr);
+        return e != nullptr ? std::optional<NodeId>(e->node) : std::nullopt;
+      },
+      &m);
+  net::EndpointId to = net::kInvalidEndpoint;
+  if (d.to == RouteDecision::To::kCpuNode) {
+    to = peers_.CpuNode(d.node, m.tenant);
+  } else if (const RouteEntry* e = routing_.Find(d.node); e != nullptr && d.node != options_.node) {
+    Result<net::EndpointId> ep = peers_.MemNode(*e);
+    if (ep.ok()) to = *ep;
+    else log_->Debug("continuation {:#x} to memory node {} through the switch: {}", m.request_id, d.node,
+                     ep.status().message());
+  }
+  // No direct way (the CPU node has no connection here, the next node is
+  // down or unreachable): the switch routes it, or answers node_unavailable.
+  if (to == net::kInvalidEndpoint) return SendToSwitch(std::move(m));
+  std::vector<uint8_t> bytes = EncodeMessage(m);
+  const size_t n = bytes.size();
+  if (!worker_->Send(to, kAmTraversal, std::move(bytes)).ok()) return SendToSwitch(std::move(m));
+  counters_.bytes_out += n;
+  ++(d.to == RouteDecision::To::kCpuNode ? counters_.direct_responses : counters_.direct_continuations);
+}
+
 void MemNodeServer::SendToSwitch(TraversalMessage&& message) {
-  if (ring_ != nullptr && ring_->Route(message)) return;  // answered in its ring slot
   if (switch_ep_ == net::kInvalidEndpoint) {
     ++counters_.responses_dropped;
     return;
@@ -313,6 +391,7 @@ void MemNodeServer::SendToSwitch(TraversalMessage&& message) {
     log_->Debug("response {:#x} not sent to the switch: {}", message.request_id, s.ToString());
     return;
   }
+  ++counters_.switch_sends;
   counters_.bytes_out += n;
 }
 
@@ -325,6 +404,7 @@ void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
   } else {
     log_->Debug("connection {} closed: {}", ep, why.message());
   }
+  peers_.OnDisconnect(ep);
   // Its sessions' leases start running out.
   sessions_.Detach(ep, Clock::now());
   if (auto next = sessions_.NextExpiry()) next_expiry_check_ = std::min(next_expiry_check_, *next);
@@ -338,6 +418,19 @@ void MemNodeServer::OnControlReply(net::EndpointId from, std::span<const uint8_t
   if (seq == reply.end() || !seq->is_number_unsigned() || seq->get<uint64_t>() != registration_seq_) return;
   registration_refusal_ = ControlReplyStatus(reply, "the switch refused the registration");
   registration_state_ = registration_refusal_.ok() ? 1 : -1;
+  if (registration_refusal_.ok()) {
+    // A switch that names no routing routes every message itself.
+    routing_mode_ = RoutingMode::kSwitch;
+    if (auto mode = reply.find("routing"); mode != reply.end() && mode->is_string()) {
+      Result<RoutingMode> parsed = ParseRoutingMode(mode->get<std::string>(), "register_memnode answer");
+      if (parsed.ok()) routing_mode_ = *parsed;
+    }
+    // A restarted switch counts its versions from 0 again.
+    routing_ = RoutingTable();
+    if (auto table = reply.find("table"); table != reply.end() && !AdoptRouting(*table))
+      log_->Warn("the switch answered register_memnode with a malformed routing table");
+    log_->Info("routing: {} (table version {})", RoutingModeName(routing_mode_), routing_.version());
+  }
   if (!registration_refusal_.ok()) log_->Error("{}", registration_refusal_.ToString());
 }
 
@@ -356,6 +449,12 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
   } else {
     const std::string& op = req->op;
     if (op == "hello") {
+      // A CPU node names itself: its final responses may come here directly.
+      if (auto cpu = req->body.find("cpu_node"); cpu != req->body.end() && cpu->is_number_unsigned() &&
+                                                 cpu->get<uint64_t>() <= UINT32_MAX)
+        if (!peers_.BindCpuNode(cpu->get<uint32_t>(), from))
+          log_->Warn("connection {} named CPU node {}, which another identity holds: not bound", from,
+                     cpu->get<uint32_t>());
       answer = Hello();
     } else if (op == "alloc") {
       answer = Alloc(from, req->body);
@@ -541,6 +640,14 @@ json MemNodeServer::Stats() const {
               {"session_grace_ms", sessions_.grace().count()},
               {"roots", roots_.size()},
               {"switch_connected", switch_ep_ != net::kInvalidEndpoint},
+              {"routing", RoutingModeName(routing_mode_)},
+              {"routing_version", routing_.version()},
+              {"direct_continuations", counters_.direct_continuations},
+              {"direct_responses", counters_.direct_responses},
+              {"switch_sends", counters_.switch_sends},
+              {"redirects_sent", counters_.redirects_sent},
+              {"redirects_received", counters_.redirects_received},
+              {"peer_connections", peers_.memnode_connections()},
               {"cpu_seconds", node::ProcessCpuSeconds()},
               {"net", node::NetCountersJson(worker_->counters())}};
   if (ring_ != nullptr) stats["ring"] = ring_->Stats(*worker_);

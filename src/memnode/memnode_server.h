@@ -13,9 +13,18 @@
 //                persist, root_get, root_drop, tenant_drop, end_session,
 //                stats, shutdown (include/pulse/cluster.h)
 //                from CPU nodes connected directly;
-//   kAmTraversal requests from the switch: decoded, run on the engine, and
-//                answered to the switch (malformed ones are counted and
-//                dropped);
+//   kAmTraversal requests from the switch, from CPU nodes and from other
+//                memory nodes (direct routing): decoded, run on the engine,
+//                and sent on (malformed ones are counted and dropped).  The
+//                switch says how (register_memnode's answer): with routing
+//                "switch" every answer goes to the switch; with "direct" a
+//                "not local" continuation goes straight to the memory node
+//                owning its cur_ptr and a final response straight to the
+//                CPU node (Peers, peers.h), each falling back to the switch
+//                when that node cannot be reached.  A request for a cur_ptr
+//                outside this node's pool (a sender with a stale routing
+//                table) is returned unrun as a redirect (kFlagRedirect);
+//   kAmRouting   the switch's routing table (protocol/routing_table.h);
 //   extensions   the services a higher layer registered in
 //                options.extensions (memnode/extension.h; `pulse memnode`
 //                registers the RPC baselines' service, src/rpc), each on its
@@ -68,6 +77,7 @@
 #include "memnode/allocator.h"
 #include "memnode/extension.h"
 #include "memnode/lock_table.h"
+#include "memnode/peers.h"
 #include "node/node_log.h"
 #include "memnode/pool.h"
 #include "memnode/ring_server.h"
@@ -75,6 +85,7 @@
 #include "memnode/service.h"
 #include "memnode/store_record.h"
 #include "protocol/control_replay.h"
+#include "protocol/routing_table.h"
 #include "pulse/calibration.h"
 #include "pulse/net.h"
 
@@ -130,6 +141,15 @@ struct MemNodeServerCounters {
   uint64_t bytes_out = 0;
   uint64_t control_ops = 0;
   uint64_t control_errors = 0;
+  // Direct routing: continuations sent straight to another memory node,
+  // final responses straight to the CPU node, traversal messages sent to the
+  // switch (all of them under switch routing; fall-backs under direct),
+  // redirects sent (a request for a cur_ptr not ours) and received.
+  uint64_t direct_continuations = 0;
+  uint64_t direct_responses = 0;
+  uint64_t switch_sends = 0;
+  uint64_t redirects_sent = 0;
+  uint64_t redirects_received = 0;
 };
 
 class MemNodeServer {
@@ -214,6 +234,12 @@ class MemNodeServer {
   void SendRegistration();
   void MaybeReconnect();
   void SendToSwitch(TraversalMessage&& message);
+  // Sends what the engine answered where it goes next: per the routing
+  // mode, to the switch or straight to the next memory node / the CPU node.
+  void Dispatch(TraversalMessage&& message);
+  // Takes the switch's routing mode and table from its register_memnode
+  // answer or a push; false if malformed.
+  bool AdoptRouting(const nlohmann::json& table);
   // After the pool is mapped: restores the allocations of a re-attached pool
   // from its journal, or starts an empty journal.
   Status RestoreAllocations();
@@ -258,6 +284,9 @@ class MemNodeServer {
   Status registration_refusal_;      // the switch's error, with its code
   std::chrono::steady_clock::time_point next_reconnect_{};
   uint64_t next_seq_ = 1;
+  RoutingMode routing_mode_ = RoutingMode::kSwitch;  // until the switch says otherwise
+  RoutingTable routing_;
+  Peers peers_;
   MemNodeServerCounters counters_;
 };
 

@@ -19,4 +19,10 @@ Result<TenantId> RequestTenant(const net::Worker& worker, net::EndpointId from, 
       fmt::format("{}: the connection is tenant {}'s, the request claims tenant {}", op, peer.tenant, claimed));
 }
 
+Result<TraversalSender> TraversalSenderOf(const net::Worker& worker, net::EndpointId from, TenantId carried) {
+  PULSE_ASSIGN_OR_RETURN(node::ConnectionTenant peer, node::TenantOf(worker, from));
+  if (peer.any) return TraversalSender{carried, true};
+  return TraversalSender{peer.tenant, false};
+}
+
 }  // namespace pulse::memnode

@@ -30,6 +30,21 @@ Result<TenantId> RequestTenant(const net::Worker& worker, net::EndpointId from, 
 // The same for a binary request that claims `claimed`.
 Result<TenantId> RequestTenant(const net::Worker& worker, net::EndpointId from, TenantId claimed, std::string_view op);
 
+// Who sent a traversal message, and as which tenant it runs.
+struct TraversalSender {
+  TenantId tenant = 0;
+  // The connection proved the cluster secret (the switch, a peer memory
+  // node) or has no credentials at all (a cluster without a secret): it may
+  // carry any tenant and send what only nodes send (redirects).
+  bool cluster_peer = false;
+};
+// A traversal message that came on `from` claiming `carried`: a cluster
+// peer's carried tenant is taken (the switch, or the memory node that
+// continues a traversal, took it from the client's proven connection); any
+// other connection runs as the tenant it proved, whatever it claims.
+// Errors: NotFound for an unknown endpoint (node::TenantOf).
+Result<TraversalSender> TraversalSenderOf(const net::Worker& worker, net::EndpointId from, TenantId carried);
+
 // How a hosted service (memnode/extension.h) checks a request's claimed
 // tenant: OK, or the refusal to answer with.
 using TenantCheck = std::function<Status(TenantId claimed)>;

@@ -13,7 +13,7 @@ using protocol::ByteReader;
 using protocol::ByteWriter;
 
 constexpr uint8_t kMagic = 0x70;
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
 
 Status Bad(const std::string& what) { return Status::InvalidArgument("message: " + what); }
 
@@ -36,7 +36,7 @@ std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
   w.Put<uint32_t>(m.iterations);
   w.Put<uint64_t>(m.cur_ptr);
   w.Put<uint32_t>(m.fault_pc);
-  w.Put<uint32_t>(0);
+  w.Put<uint32_t>(m.routing_version);
   w.Put<uint64_t>(m.fault_addr);
   w.Put<uint32_t>(static_cast<uint32_t>(m.program.size()));
   w.Put<uint32_t>(static_cast<uint32_t>(m.scratch.size()));
@@ -62,7 +62,7 @@ Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t 
     return Bad(fmt::format("unknown status {}", status));
   m.status = static_cast<TraversalStatus>(status);
   m.flags = r.Get<uint16_t>();
-  if (m.flags & ~(kFlagHasProgram | kFlagPulseAcc | kFlagHasStore | kFlagNoop))
+  if (m.flags & ~kKnownMessageFlags)
     return Bad(fmt::format("unknown flags {:#x}", m.flags));
   if (r.Get<uint16_t>() != 0) return Bad("reserved field after flags must be zero");
   m.request_id = r.Get<uint64_t>();
@@ -73,7 +73,7 @@ Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t 
   m.iterations = r.Get<uint32_t>();
   m.cur_ptr = r.Get<uint64_t>();
   m.fault_pc = r.Get<uint32_t>();
-  if (r.Get<uint32_t>() != 0) return Bad("reserved field after fault_pc must be zero");
+  m.routing_version = r.Get<uint32_t>();
   m.fault_addr = r.Get<uint64_t>();
   const uint32_t program_bytes = r.Get<uint32_t>();
   const uint32_t scratch_bytes = r.Get<uint32_t>();

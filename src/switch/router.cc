@@ -28,35 +28,18 @@ std::optional<NodeId> Router::Owner(uint64_t addr) const {
 }
 
 RouteDecision Router::Route(TraversalMessage* m) {
-  auto to_cpu = [&] {
+  const bool continuation = m->kind == MessageKind::kResponse;
+  bool unroutable = false;
+  RouteDecision d = RouteNext([this](uint64_t addr) { return Owner(addr); }, m, &unroutable);
+  if (unroutable) ++counters_.invalid_pointers;
+  if (d.to == RouteDecision::To::kCpuNode) {
     ++counters_.responses;
-    return RouteDecision{RouteDecision::To::kCpuNode, m->cpu_node};
-  };
-  auto invalid = [&] {
-    ++counters_.invalid_pointers;
-    m->kind = MessageKind::kResponse;
-    m->status = TraversalStatus::kFaultInvalidPointer;
-    m->fault_addr = m->cur_ptr;
-    return to_cpu();
-  };
-  if (m->kind == MessageKind::kRequest) {
-    auto owner = Owner(m->cur_ptr);
-    if (!owner) return invalid();
-    ++counters_.requests;
-    return {RouteDecision::To::kMemoryNode, *owner};
-  }
-  // A response.  "not local" continues on the owner unless the request asked
-  // for pulse-acc behaviour (the CPU node re-issues itself).
-  if (m->status == TraversalStatus::kNotLocal && !(m->flags & kFlagPulseAcc)) {
-    auto owner = Owner(m->cur_ptr);
-    if (!owner) return invalid();
+  } else if (continuation) {
     ++counters_.forwards;
-    m->kind = MessageKind::kRequest;
-    m->status = TraversalStatus::kDone;
-    return {RouteDecision::To::kMemoryNode, *owner};
+  } else {
+    ++counters_.requests;
   }
-  if (m->status == TraversalStatus::kNotLocal && !Owner(m->cur_ptr)) return invalid();
-  return to_cpu();
+  return d;
 }
 
 }  // namespace pulse

@@ -10,17 +10,11 @@
 #include <map>
 #include <optional>
 
+#include "protocol/routing_table.h"
 #include "pulse/protocol.h"
 #include "pulse/status.h"
 
 namespace pulse {
-
-using NodeId = uint32_t;
-
-struct RouteDecision {
-  enum class To { kMemoryNode, kCpuNode } to;
-  NodeId node;  // memory node id or CPU node id
-};
 
 struct RouterCounters {
   uint64_t requests = 0;
@@ -36,9 +30,9 @@ class Router {
   // The memory node owning addr, if any.
   std::optional<NodeId> Owner(uint64_t addr) const;
 
-  // Decides where `message` goes next and rewrites it for that hop: a
-  // continuation becomes a request; an unroutable pointer becomes a
-  // kFaultInvalidPointer response.
+  // Decides where `message` goes next and rewrites it for that hop
+  // (RouteNext, protocol/routing_table.h): a continuation becomes a request;
+  // an unroutable pointer becomes a kFaultInvalidPointer response.
   RouteDecision Route(TraversalMessage* message);
 
   const RouterCounters& counters() const { return counters_; }

@@ -230,6 +230,24 @@ void SwitchServer::MarkDead(MemNode* node, const std::string& why) {
   memnode_of_.erase(node->ep);
   (void)worker_->Close(node->ep);
   node->ep = net::kInvalidEndpoint;
+  routing_.SetAlive(node->node, false);
+  PushRouting();
+}
+
+void SwitchServer::AddRouting(json* answer) const {
+  (*answer)["routing"] = RoutingModeName(options_.routing);
+  (*answer)["table"] = routing_.ToJson();
+}
+
+void SwitchServer::PushRouting() {
+  const std::string table = routing_.ToJson().dump();
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(table.data()), table.size());
+  auto push = [&](net::EndpointId ep) {
+    if (worker_->Send(ep, kAmRouting, bytes).ok()) ++counters_.routing_pushes;
+  };
+  for (const auto& [ep, id] : memnode_of_) push(ep);
+  for (const auto& [id, ep] : cpu_eps_) push(ep);
+  log_->Debug("routing table version {} pushed", routing_.version());
 }
 
 void SwitchServer::OnDisconnect(net::EndpointId ep, const Status& why) {
@@ -319,7 +337,13 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
   }
   memnode_of_[from] = *id;
   log_->Info("memory node {} at {} serves far [{:#x}, {:#x})", *id, *address, *base, *base + *size);
-  return json::object();
+  // The router accepted the range, so the table does too.
+  if (Status s = routing_.Put(RouteEntry{*id, *address, *base, *size, true}); !s.ok())
+    return Status::Internal("register_memnode: " + s.message());
+  PushRouting();
+  json answer = json::object();
+  AddRouting(&answer);
+  return answer;
 }
 
 json SwitchServer::MemNodeList() const {
@@ -335,7 +359,9 @@ json SwitchServer::MemNodeList() const {
 }
 
 json SwitchServer::Hello(net::EndpointId from) {
-  return json{{"cpu_node", CpuNodeOf(from)}, {"memnodes", MemNodeList()}};
+  json answer{{"cpu_node", CpuNodeOf(from)}, {"memnodes", MemNodeList()}};
+  AddRouting(&answer);
+  return answer;
 }
 
 json SwitchServer::Stats() const {
@@ -360,6 +386,9 @@ json SwitchServer::Stats() const {
               {"rpc_answered", counters_.rpc_answered},
               {"rpc_dropped", counters_.rpc_dropped},
               {"rpc_bytes", counters_.rpc_bytes},
+              {"routing", RoutingModeName(options_.routing)},
+              {"routing_version", routing_.version()},
+              {"routing_pushes", counters_.routing_pushes},
               {"memnodes", memnodes_.size()},
               {"memnodes_alive", alive},
               {"cpu_nodes", cpu_eps_.size()},

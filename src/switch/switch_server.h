@@ -29,6 +29,14 @@
 // same id registers again (which replaces it).  A CPU node that disconnects
 // is forgotten; responses still arriving for it are counted and dropped.
 //
+// Control plane: the switch owns the routing table (protocol/routing_table.h;
+// its version grows on every registration and death) and pushes it
+// (kAmRouting) to every connected CPU node and memory node on each change;
+// hello and register_memnode answers carry it too, with the cluster's
+// routing mode (options.routing).  Under direct routing traversal messages
+// reach the switch only as fall-backs (a redirect, a CPU node a memory node
+// has no connection to); they are routed as above.
+//
 // Threading: one thread calls Start() and Run(); RequestStop() may be called
 // from any thread.
 #pragma once
@@ -43,6 +51,7 @@
 #include <nlohmann/json.hpp>
 
 #include "node/node_log.h"
+#include "protocol/routing_table.h"
 #include "pulse/net.h"
 #include "switch/router.h"
 
@@ -56,6 +65,8 @@ struct SwitchServerOptions {
   // Returned as "instance" in `stats`: the launcher tells its process from
   // another one answering on the same address (src/cluster/launcher.h).
   std::string instance_id;
+  // How the cluster routes traversals; told to every node that joins.
+  RoutingMode routing = RoutingMode::kDirect;
 };
 
 struct SwitchCounters {
@@ -73,6 +84,7 @@ struct SwitchCounters {
   uint64_t rpc_answered = 0;          // answered here: no owner, or the owner is down
   uint64_t rpc_dropped = 0;           // malformed, or for a CPU node that is gone
   uint64_t rpc_bytes = 0;             // of the forwarded messages
+  uint64_t routing_pushes = 0;        // routing tables pushed (one per receiver)
 };
 
 class SwitchServer {
@@ -123,6 +135,10 @@ class SwitchServer {
   bool SendToMemNode(MemNode* node, const TraversalMessage& message);
   void SendToCpuNode(uint32_t cpu_node, const TraversalMessage& message);
   void MarkDead(MemNode* node, const std::string& why);
+  // The routing table and mode, as hello and register_memnode answer them.
+  void AddRouting(nlohmann::json* answer) const;
+  // Sends the routing table to every connected memory node and CPU node.
+  void PushRouting();
 
   SwitchServerOptions options_;
   const node::NodeLog* log_;
@@ -130,6 +146,7 @@ class SwitchServer {
   std::unique_ptr<net::Worker> worker_;
   uint16_t port_ = 0;
   Router router_;
+  RoutingTable routing_;
   std::map<uint32_t, MemNode> memnodes_;                      // by node id
   std::unordered_map<net::EndpointId, uint32_t> memnode_of_;  // live endpoints
   std::unordered_map<uint32_t, net::EndpointId> cpu_eps_;     // by CPU node id

@@ -73,8 +73,8 @@ void AddAppBench(CLI::App& bench) {
       ->capture_default_str()
       ->check(CLI::IsMember({"lru", "clock"}));
   cmd->add_option("--rpc-path", opts->rpc_path,
-                  "rpc, rpc-wimpy, cache-rpc: switch (requests cross the switch process, as in a rack) or direct\n"
-                  "(CPU node <-> memory node); docs/rpc.md")
+                  "rpc, rpc-wimpy, cache-rpc: direct (CPU node <-> memory node, as pulse's direct routing) or\n"
+                  "switch (requests cross the switch process, as in a rack); docs/rpc.md")
       ->capture_default_str()
       ->check(CLI::IsMember({"switch", "direct"}));
   cmd->add_option("--rpc-core-ghz", opts->rpc_core_ghz, "rpc-wimpy: the emulated wimpy core's clock (GHz)")

@@ -28,6 +28,7 @@
 #include "pulse/net.h"
 #include "rpc/rpc_extension.h"
 #include "agent/memory_agent.h"
+#include "protocol/routing_table.h"
 #include "switch/switch_server.h"
 #include "tools/commands.h"
 #include "tools/server_process.h"
@@ -96,6 +97,7 @@ void WritePortFileIfAsked(const CommonArgs& args, uint16_t port, const node::Nod
 
 struct SwitchArgs {
   std::string listen = fmt::format("127.0.0.1:{}", kDefaultSwitchPort);
+  std::string routing;  // direct | switch; empty: $PULSE_ROUTING, else direct
   CommonArgs common;
 };
 
@@ -104,6 +106,13 @@ void RunSwitch(const SwitchArgs& args) {
   switchd::SwitchServerOptions options;
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
   options.instance_id = args.common.instance_id;
+  {
+    Result<RoutingMode> routing =
+        args.routing.empty() ? DefaultRoutingMode() : ParseRoutingMode(args.routing, "--routing");
+    if (!routing.ok()) Fail(log, routing.status().message());
+    options.routing = *routing;
+    log.Info("routing: {}", RoutingModeName(options.routing));
+  }
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
 
@@ -133,6 +142,11 @@ void AddSwitchCommand(CLI::App& app) {
       ->check(kHostPort)
       ->type_name("HOST:PORT")
       ->capture_default_str();
+  cmd->add_option("--routing", args->routing,
+                  "direct: CPU nodes and memory nodes send traversals straight to the owner of cur_ptr and the\n"
+                  "switch is the control plane; switch: every traversal message through the switch\n"
+                  "(default: $PULSE_ROUTING, else direct; memory nodes and CPU nodes follow the switch)")
+      ->check(CLI::IsMember({"direct", "switch"}));
   AddCommonFlags(cmd, &args->common);
   cmd->footer(kEnvironmentHelp);
   cmd->callback([args] { RunSwitch(*args); });

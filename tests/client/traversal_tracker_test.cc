@@ -30,6 +30,13 @@ class FakePath final : public TraversalPath {
     sent.push_back(m);
     return Status::Ok();
   }
+  // Direct routing: straight to the owner (recorded in `direct`).
+  Status Send(const TraversalMessage& m) override {
+    if (!direct_routing) return SendToSwitch(m);
+    direct.push_back(m);
+    return Status::Ok();
+  }
+  uint32_t routing_version() const override { return 7; }
   std::optional<uint32_t> NodeOf(uint64_t addr) const override {
     if (addr >= 0x1000 && addr < 0x2000) return 0;
     if (addr >= 0x2000 && addr < 0x3000) return 1;
@@ -47,6 +54,8 @@ class FakePath final : public TraversalPath {
   void StoresDone() override { ++stores_done; }
 
   std::vector<TraversalMessage> sent;
+  std::vector<TraversalMessage> direct;
+  bool direct_routing = false;
   bool fail_sends = false;
   bool down = false;
   bool reconnects = true;
@@ -100,6 +109,37 @@ class TraversalTrackerTest : public ::testing::Test {
   std::vector<Result<TraversalResult>> outcomes;
   ProgramRef read = MustBuild(kRead);
 };
+
+TEST_F(TraversalTrackerTest, ARedirectIsResentThroughTheSwitchUnderTheSameId) {
+  path.direct_routing = true;
+  ProgramRef increment = MustBuild(kIncrement);
+  Start(increment, 0x1008);
+  ASSERT_EQ(path.direct.size(), 1u);
+  ASSERT_TRUE(path.sent.empty());
+  const TraversalMessage req = path.direct[0];
+  EXPECT_EQ(req.routing_version, 7u);
+  // The node did not own cur_ptr (our table was stale): back unrun.
+  TraversalMessage redirect = AnswerTo(req, TraversalStatus::kNotLocal);
+  redirect.flags |= kFlagRedirect;
+  redirect.routing_version = 9;
+  Deliver(redirect);
+  EXPECT_TRUE(outcomes.empty());
+  EXPECT_EQ(counters.redirects, 1u);
+  ASSERT_EQ(path.sent.size(), 1u) << "re-sent through the switch";
+  EXPECT_EQ(path.sent[0].request_id, req.request_id) << "same id: a STORE-bearing request stays exactly-once";
+  EXPECT_EQ(path.sent[0].cur_ptr, req.cur_ptr);
+  EXPECT_EQ(path.sent[0].scratch, req.scratch);
+  TraversalMessage done = AnswerTo(path.sent[0], TraversalStatus::kDone);
+  done.iterations = 1;
+  Deliver(done);
+  ASSERT_EQ(outcomes.size(), 1u);
+  ASSERT_TRUE(outcomes[0].ok()) << outcomes[0].status().ToString();
+  EXPECT_EQ(outcomes[0]->status, TraversalStatus::kDone);
+  EXPECT_EQ(path.stores_done, 1);
+  Run(milliseconds(500));  // nothing left to re-send
+  EXPECT_EQ(path.sent.size(), 1u);
+  EXPECT_EQ(path.direct.size(), 1u);
+}
 
 TEST_F(TraversalTrackerTest, DoneCompletesWithTheNodesState) {
   Start(read, 0x1008);

@@ -10,7 +10,10 @@ namespace {
 
 class ClusterConfigTest : public ::testing::Test {
  protected:
-  void SetUp() override { unsetenv("PULSE_RUN_DIR"); }
+  void SetUp() override {
+    unsetenv("PULSE_RUN_DIR");
+    unsetenv("PULSE_ROUTING");
+  }
 };
 
 std::string ErrorOf(const std::string& text) {
@@ -61,6 +64,22 @@ TEST_F(ClusterConfigTest, RunDirFromTheEnvironmentWins) {
   unsetenv("PULSE_RUN_DIR");
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->ClusterDir(), "/tmp/elsewhere/local");
+}
+
+TEST_F(ClusterConfigTest, RoutingComesFromTheTomlAndTheEnvironmentWins) {
+  auto c = ParseClusterConfig("[[memnode]]\n", "t");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->routing, "") << "not given: the switch's default (direct)";
+  c = ParseClusterConfig("[cluster]\nrouting = \"switch\"\n[[memnode]]\n", "t");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->routing, "switch");
+  setenv("PULSE_ROUTING", "direct", 1);
+  c = ParseClusterConfig("[cluster]\nrouting = \"switch\"\n[[memnode]]\n", "t");
+  unsetenv("PULSE_ROUTING");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->routing, "direct");
+  EXPECT_NE(ErrorOf("[cluster]\nrouting = \"rack\"\n[[memnode]]\n").find("cluster.routing: 'rack' is not direct or switch"),
+            std::string::npos);
 }
 
 TEST_F(ClusterConfigTest, ErrorsNameTheKey) {

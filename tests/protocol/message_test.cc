@@ -21,6 +21,7 @@ TraversalMessage Sample() {
   m.iterations = 42;
   m.cur_ptr = 0xfeedface0000ull;
   m.fault_pc = 5;
+  m.routing_version = 17;
   m.fault_addr = 0xdead;
   m.program = {1, 2, 3, 4};
   m.scratch.assign(64, 0xab);
@@ -39,6 +40,7 @@ void ExpectEqual(const TraversalMessage& a, const TraversalMessage& b) {
   EXPECT_EQ(a.iterations, b.iterations);
   EXPECT_EQ(a.cur_ptr, b.cur_ptr);
   EXPECT_EQ(a.fault_pc, b.fault_pc);
+  EXPECT_EQ(a.routing_version, b.routing_version);
   EXPECT_EQ(a.fault_addr, b.fault_addr);
   EXPECT_EQ(a.program, b.program);
   EXPECT_EQ(a.scratch, b.scratch);
@@ -58,6 +60,16 @@ TEST(Message, RoundTrips) {
   EXPECT_FALSE(back->flags & kFlagHasProgram);
 }
 
+TEST(Message, CarriesTheRoutingVersionAndTheRedirectFlag) {
+  TraversalMessage m = Sample();
+  m.flags |= kFlagRedirect;
+  m.routing_version = 0xfffffffe;
+  auto back = DecodeMessage(EncodeMessage(m), 4096);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->routing_version, 0xfffffffeu);
+  EXPECT_TRUE(back->flags & kFlagRedirect);
+}
+
 struct Corruption {
   size_t offset;
   uint8_t value;
@@ -69,7 +81,7 @@ TEST(Message, NamesTheBadField) {
   for (const Corruption& c : {Corruption{0, 0x00, "magic"}, Corruption{1, 9, "version 9"},
                               Corruption{2, 7, "kind 7"}, Corruption{3, 200, "status 200"},
                               Corruption{4, 0x80, "flags"}, Corruption{6, 1, "reserved"},
-                              Corruption{52, 1, "reserved"}, Corruption{70, 1, "scratch_bytes"},
+                              Corruption{1, 1, "version 1"}, Corruption{70, 1, "scratch_bytes"},
                               Corruption{67, 1, "program_bytes"}}) {
     auto bad = good;
     bad[c.offset] = c.value;

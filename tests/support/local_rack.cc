@@ -120,8 +120,8 @@ void LocalRack::StartMemNode(uint32_t node, uint64_t pool_mib, const std::vector
   if (memnodes_[node] == nullptr) memnodes_.erase(node);
 }
 
-bool LocalRack::Start(int n, uint64_t pool_mib) {
-  if (!StartSwitch()) return false;
+bool LocalRack::Start(int n, uint64_t pool_mib, const std::vector<std::string>& switch_extra) {
+  if (!StartSwitch(switch_extra)) return false;
   for (int i = 0; i < n; ++i) StartMemNode(static_cast<uint32_t>(i), pool_mib);
   return Join(n);
 }
@@ -226,5 +226,15 @@ Status LocalRack::Get(uint32_t node, uint64_t far, void* data, size_t n, uint32_
 }
 
 std::string LocalRack::switch_address() const { return fmt::format("127.0.0.1:{}", switch_port_); }
+
+uint64_t LocalRack::Continuations() {
+  json s = SwitchStats();
+  uint64_t n = s.value("ok", false) ? s["counters"].value("forwards", uint64_t{0}) : 0;
+  for (const auto& [id, view] : views_) {
+    json m = MemNodeStats(id);
+    if (m.value("ok", false)) n += m["counters"].value("direct_continuations", uint64_t{0});
+  }
+  return n;
+}
 
 }  // namespace pulse::testing

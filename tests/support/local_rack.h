@@ -49,8 +49,9 @@ class LocalRack {
   // the pool.
   void StartMemNode(uint32_t node, uint64_t pool_mib = 8, const std::vector<std::string>& extra = {});
 
-  // Starts the switch and memory nodes 0..n-1 and joins as a CPU node.
-  bool Start(int n, uint64_t pool_mib = 8);
+  // Starts the switch (with `switch_extra` flags, e.g. {"--routing",
+  // "switch"}) and memory nodes 0..n-1 and joins as a CPU node.
+  bool Start(int n, uint64_t pool_mib = 8, const std::vector<std::string>& switch_extra = {});
 
   // Connects the CPU node (once) and waits until `n` memory nodes are alive
   // at the switch (hello); then connects to each (new) one.  False (and a
@@ -75,6 +76,13 @@ class LocalRack {
   Status Get(uint32_t node, uint64_t far, void* data, size_t n, uint32_t tenant = 1);
   json SwitchStats() { return cpu_->Call(switch_ep_, {{"op", "stats"}}); }
   json MemNodeStats(uint32_t node) { return cpu_->Call(views_.at(node).ep, {{"op", "stats"}}); }
+  // "Not local" continuations between memory nodes so far, whichever way
+  // they went: forwarded by the switch (routing "switch", or a fall-back)
+  // plus sent straight from node to node (routing "direct").
+  uint64_t Continuations();
+  // The cluster's routing as the switch reports it: "direct" or "switch"
+  // (the switch's --routing, else $PULSE_ROUTING, else direct).
+  std::string Routing() { return SwitchStats()["counters"].value("routing", std::string("switch")); }
 
   // Waits until the switch's stats satisfy `pred`; returns the last stats.
   template <typename Pred>

@@ -11,6 +11,7 @@
 
 #include "engine/sum_list_program.h"
 #include "pulse/assembler.h"
+#include "pulse/client.h"
 #include "pulse/program.h"
 #include "support/local_rack.h"
 
@@ -42,19 +43,19 @@ struct FarList {
   std::map<uint32_t, uint64_t> region;  // node -> allocation base
 };
 
-FarList BuildList(LocalRack& rack, int hops, int run, uint32_t tenant = 1) {
+FarList BuildList(LocalRack& rack, int hops, int run, uint32_t tenant = 1, uint32_t memnodes = 2) {
   FarList list;
   std::map<uint32_t, std::vector<uint8_t>> image;
   std::vector<std::pair<uint32_t, uint64_t>> nodes;  // (memory node, far address)
   std::map<uint32_t, uint64_t> used;
-  for (uint32_t n = 0; n < 2; ++n) {
+  for (uint32_t n = 0; n < memnodes; ++n) {
     json a = rack.Alloc(n, 64 * 1024, tenant);
     EXPECT_TRUE(a.value("ok", false)) << a.dump();
     list.region[n] = a.value("base", uint64_t{0});
     image[n].assign(static_cast<size_t>(hops) * 16, 0);
   }
   for (int i = 0; i < hops; ++i) {
-    const uint32_t n = static_cast<uint32_t>((i / run) % 2);
+    const uint32_t n = static_cast<uint32_t>((i / run) % memnodes);
     nodes.emplace_back(n, list.region[n] + used[n]);
     used[n] += 16;
   }
@@ -90,7 +91,7 @@ TraversalMessage Request(const LocalRack& rack, const ProgramRef& p, uint64_t cu
 
 TEST(RackProcess, TraversalSpansBothMemoryNodesThroughTheSwitch) {
   LocalRack rack;
-  ASSERT_TRUE(rack.Start(2));
+  ASSERT_TRUE(rack.Start(2, 8, {"--routing", "switch"}));
   FarList list = BuildList(rack, 32, 8);
   ASSERT_NE(list.head, 0u);
   auto program = SumProgram();
@@ -358,6 +359,94 @@ TEST(SwitchProcess, PortInUseIsAClearError) {
   EXPECT_EQ(NodeProcess::ExitCode(second.Wait(10s)), 1);
   EXPECT_NE(second.Log().find(fmt::format("cannot listen on 127.0.0.1:{}", rack.switch_port())), std::string::npos)
       << second.Log();
+}
+
+}  // namespace
+}  // namespace pulse::testing
+
+// ---- direct routing (docs/architecture.md section 6) ------------------------
+
+namespace pulse::testing {
+namespace {
+
+uint64_t SumOver(int memnodes, LocalRack& rack, const char* counter) {
+  uint64_t n = 0;
+  for (int i = 0; i < memnodes; ++i) {
+    json s = rack.MemNodeStats(static_cast<uint32_t>(i));
+    EXPECT_TRUE(s.value("ok", false)) << s.dump();
+    EXPECT_EQ(s["counters"]["routing"], "direct");
+    n += s["counters"].value(counter, uint64_t{0});
+  }
+  return n;
+}
+
+TEST(DirectRouting, AContinuationCrossesThreeMemoryNodesWithNoSwitchHop) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(3, 8, {"--routing", "direct"}));
+  // 24 hops in runs of 4: nodes 0 1 2 0 1 2, five crossings.
+  FarList list = BuildList(rack, 24, 4, 1, 3);
+  ClientOptions options;
+  options.switch_address = rack.switch_address();
+  options.tenant = 1;
+  auto client = Client::Connect(options);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const json before = rack.SwitchStats()["counters"];
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  auto r = (*client)->Traverse(SumProgram(), list.head, std::vector<uint8_t>(8, 0), offload);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
+  uint64_t sum = 0;
+  std::memcpy(&sum, r->scratch.data(), 8);
+  EXPECT_EQ(sum, list.sum);
+  EXPECT_EQ(r->iterations, 24u);
+
+  // No traversal message touched the switch ...
+  const json after = rack.SwitchStats()["counters"];
+  EXPECT_EQ(after["messages_in"], before["messages_in"]);
+  EXPECT_EQ(after["forwards"], before["forwards"]);
+  EXPECT_EQ(after["routing"], "direct");
+  EXPECT_GE(after["routing_version"].get<uint64_t>(), 3u) << "three registrations";
+  // ... the memory nodes sent the five continuations to each other and the
+  // answer to the CPU node ...
+  EXPECT_EQ(SumOver(3, rack, "direct_continuations"), 5u);
+  EXPECT_EQ(SumOver(3, rack, "direct_responses"), 1u);
+  EXPECT_EQ(SumOver(3, rack, "switch_sends"), 0u);
+  // ... and the client sent the request straight to node 0.
+  EXPECT_EQ((*client)->counters().direct_sends, 1u);
+  EXPECT_EQ((*client)->counters().switch_sends, 0u);
+}
+
+TEST(DirectRouting, ARequestForAPointerTheNodeDoesNotOwnIsRedirectedUnrun) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2, 8, {"--routing", "direct"}));
+  FarList list = BuildList(rack, 8, 4);  // hops 0-3 on node 0, 4-7 on node 1
+  auto program = SumProgram();
+  // A sender with a stale table sends node 1's pointer to node 0.
+  const uint64_t on_node1 = list.region[1];
+  TraversalMessage m = Request(rack, program, on_node1, 1);
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.view(0).ep, m).ok());
+  auto r = rack.cpu().WaitResponse(m.request_id);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->flags & kFlagRedirect);
+  EXPECT_EQ(r->status, TraversalStatus::kNotLocal);
+  EXPECT_EQ(r->cur_ptr, on_node1);
+  EXPECT_EQ(r->iterations, 0u);
+  EXPECT_EQ(r->scratch, m.scratch) << "state intact";
+  const uint64_t version = rack.SwitchStats()["counters"]["routing_version"].get<uint64_t>();
+  EXPECT_EQ(r->routing_version, version) << "the node's table is the switch's";
+  json node0 = rack.MemNodeStats(0)["counters"];
+  EXPECT_EQ(node0["redirects_sent"], 1);
+  EXPECT_EQ(node0["requests"], 0) << "nothing ran on node 0";
+
+  // Re-sent through the switch, as a client does: it runs once, on node 1.
+  ASSERT_TRUE(rack.cpu().SendTraversal(rack.switch_ep(), m).ok());
+  r = rack.cpu().WaitResponse(m.request_id);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
+  EXPECT_FALSE(r->flags & kFlagRedirect);
+  EXPECT_EQ(Sp0(*r), 1004u + 1005 + 1006 + 1007);
+  EXPECT_EQ(rack.MemNodeStats(1)["counters"]["requests"], 1);
 }
 
 }  // namespace

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The data-structure, application and exactly-once (memory-node restart)
+# tests once more with the cluster routing every traversal message through
+# the switch (`pulse switch` reads PULSE_ROUTING when --routing is not
+# given; docs/architecture.md section 6), the data-structure and application
+# ones at a quarter of their operations: direct routing is the default
+# everywhere else, so this keeps the on-path topology exercised end to end.
+# Run by .ci/run after `make test`.
+#
+#   scripts/routing_tests.sh [BUILD_DIR]   (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+t0=$(date +%s)
+for t in client_fault_test switch_process_test; do
+  echo "routing_tests.sh: $t"
+  PULSE_ROUTING=switch "$build/bin/$t" --gtest_brief=1
+done
+for t in ds_test ds_lock_test ds_tree_test ds_lists_test ds_btree_repair_test apps_test; do
+  echo "routing_tests.sh: $t"
+  PULSE_ROUTING=switch PULSE_TEST_SCALE=0.25 "$build/bin/$t" --gtest_brief=1
+done
+echo "routing_tests.sh: took $(( $(date +%s) - t0 )) s"
