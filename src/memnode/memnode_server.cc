@@ -347,7 +347,8 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
     } else if (auto memory = MemoryOp(from, op, req->body)) {
       answer = std::move(*memory);
     } else if (op == "stats") {
-      answer = json{{"role", "memnode"}, {"node", options_.node}, {"instance", options_.instance_id}, {"counters", Stats()}};
+      answer = json{{"role", "memnode"}, {"node", options_.node}, {"instance", options_.instance_id},
+                    {"insecure", worker_->open()}, {"counters", Stats()}};
     } else if (op == "shutdown") {
       Status allowed = node::RequireClusterPeer(*worker_, from, op);
       shutdown = allowed.ok();

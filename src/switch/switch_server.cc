@@ -264,7 +264,8 @@ void SwitchServer::OnControl(net::EndpointId from, std::span<const uint8_t> payl
   } else if (req->op == "hello") {
     answer = Hello(from);
   } else if (req->op == "stats") {
-    answer = json{{"role", "switch"}, {"instance", options_.instance_id}, {"counters", Stats()}, {"memnodes", MemNodeList()}};
+    answer = json{{"role", "switch"}, {"instance", options_.instance_id}, {"insecure", worker_->open()},
+                  {"counters", Stats()}, {"memnodes", MemNodeList()}};
   } else if (req->op == "shutdown") {
     Status allowed = node::RequireClusterPeer(*worker_, from, req->op);
     shutdown = allowed.ok();

@@ -51,6 +51,7 @@ struct CommonArgs {
   std::string log_level = "info";
   std::string port_file;
   std::string instance_id;
+  SecretArgs secret;
 };
 
 void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
@@ -73,6 +74,7 @@ void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
                   "An id returned in `stats` as \"instance\": how `pulse cluster up` tells the process it\n"
                   "started from another one answering on the same address")
       ->type_name("ID");
+  AddSecretFlags(cmd, &args->secret);
 }
 
 void ApplyPoll(const CommonArgs& args, net::WorkerOptions* wo) {
@@ -102,6 +104,7 @@ struct SwitchArgs {
 void RunSwitch(const SwitchArgs& args) {
   node::NodeLog log("switch", *node::ParseLogLevel(args.common.log_level));
   switchd::SwitchServerOptions options;
+  ApplySecret(args.common.secret, &options.worker, log);
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
   options.instance_id = args.common.instance_id;
   ApplyPoll(args.common, &options.worker);
@@ -167,6 +170,7 @@ void RunMemNode(const MemNodeArgs& args) {
     Fail(log, fmt::format("--pool-mib {} is not a multiple of --granularity-kib {}", args.pool_mib,
                           args.granularity_kib));
   memnode::MemNodeServerOptions options;
+  ApplySecret(args.common.secret, &options.worker, log);
   options.node = args.node;
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
   SplitHostPort(args.switch_address, &options.switch_host, &options.switch_port);
