@@ -14,9 +14,11 @@
 #include "engine/run_both.h"
 #include "engine/sum_list_program.h"
 #include "protocol/control_client.h"
+#include "protocol/rpc_message.h"
 #include "pulse/client.h"
 #include "pulse/net.h"
 #include "pulse/program.h"
+#include "pulse/rpc.h"
 #include "pulse/protocol.h"
 #include "support/local_rack.h"
 
@@ -260,6 +262,73 @@ TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
   ASSERT_TRUE(denied.ok()) << denied.status().ToString();
   EXPECT_NE(denied->status, TraversalStatus::kDone) << TraversalStatusName(denied->status);
   EXPECT_NE(sum_of(*denied), 77u);
+}
+
+// An RPC routed through the switch (`--rpc-path switch`) runs as the tenant
+// the switch proved for the client's connection: the memory node trusts the
+// switch's word, so the switch overwrites a claim.  Tenant 2's connection
+// that claims tenant 1 gets kFaultProtection and no byte of tenant 1's
+// list; the same request from a cluster peer (the rack's CPU node) reads it.
+TEST(Authentication, SwitchRoutedRpcRunsAsTheConnectionsTenant) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  json mine = rack.Alloc(0, 4096, 1);
+  ASSERT_TRUE(mine.value("ok", false)) << mine.dump();
+  const uint64_t base1 = mine["base"].get<uint64_t>();
+  const uint64_t node[3] = {0, 0, 77};  // ds::List node {next, prev, value}
+  ASSERT_TRUE(rack.Put(0, base1, node, sizeof(node)).ok());
+  auto request = [&](uint32_t cpu, uint64_t n) {
+    rpc::RpcRequest r;
+    r.handler = kRpcListAggregate;
+    r.request_id = MakeRequestId(cpu, n);
+    r.tenant = 1;  // claimed
+    r.start = base1;
+    const uint64_t state[6] = {0, UINT64_MAX, 0, UINT64_MAX, 0, 0};  // lo, hi, sum, min, max, count
+    r.state.assign(reinterpret_cast<const uint8_t*>(state), reinterpret_cast<const uint8_t*>(state) + sizeof(state));
+    return rpc::EncodeRpcRequest(r);
+  };
+  // Sends through the switch `sw` of `cpu` and waits for the reply.
+  auto call = [&](TestCpuNode& cpu, net::EndpointId sw, uint32_t cpu_node) -> std::optional<rpc::RpcReply> {
+    std::optional<rpc::RpcReply> reply;
+    cpu.worker().SetHandler(kAmRpcReply, [&](net::EndpointId, std::span<const uint8_t> p) {
+      auto r = rpc::DecodeRpcReply(p, 1 << 20);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (r.ok()) reply = std::move(*r);
+    });
+    EXPECT_TRUE(cpu.worker().Send(sw, kAmRpcRequest, request(cpu_node, 1)).ok());
+    Status s = cpu.worker().RunUntil([&] { return reply.has_value(); }, 10s);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    cpu.worker().SetHandler(kAmRpcReply, {});
+    return reply;
+  };
+  auto sum_of = [](const rpc::RpcReply& r) {
+    uint64_t v = 0;
+    if (r.state.size() >= 24) std::memcpy(&v, r.state.data() + 16, 8);
+    return v;
+  };
+
+  auto ok = call(rack.cpu(), rack.switch_ep(), rack.cpu_node());
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->status, TraversalStatus::kDone) << TraversalStatusName(ok->status);
+  EXPECT_EQ(sum_of(*ok), 77u);
+
+  net::Credentials tenant2;
+  tenant2.tenant = 2;
+  tenant2.tenant_key = net::DeriveTenantKey(RackSecret(), 2);
+  TestCpuNode intruder(tenant2);
+  ASSERT_TRUE(intruder.ok());
+  auto sw = intruder.Connect(rack.switch_address());
+  ASSERT_TRUE(sw.ok()) << sw.status().ToString();
+  json hello = intruder.Call(*sw, {{"op", "hello"}});
+  ASSERT_TRUE(hello.value("ok", false)) << hello.dump();
+  auto denied = call(intruder, *sw, hello["cpu_node"].get<uint32_t>());
+  ASSERT_TRUE(denied.has_value());
+  EXPECT_EQ(denied->status, TraversalStatus::kFaultProtection) << TraversalStatusName(denied->status);
+  EXPECT_NE(sum_of(*denied), 77u);
+  // Tenant 1's bytes are unchanged.
+  uint64_t after[3] = {};
+  ASSERT_TRUE(rack.Get(0, base1, after, sizeof(after)).ok());
+  EXPECT_EQ(std::memcmp(after, node, sizeof(node)), 0);
 }
 
 }  // namespace
