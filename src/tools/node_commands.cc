@@ -204,6 +204,18 @@ void RunMemNode(const MemNodeArgs& args) {
   options.restored_session_grace = std::chrono::milliseconds(args.restored_session_grace_ms);
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
+  // Each allocation is registered on its own and unregistered when it is
+  // freed or reclaimed; with UCX 1.13's default InfiniBand registration
+  // cache (UCX_IB_REG_METHODS=rcache,...), ucp_mem_unmap leaves the memory
+  // region registered in the cache, so a key kept from before still reaches
+  // the bytes after another tenant gets them.  Direct registration
+  // deregisters (revokes the key) at once.  docs/security.md, "Keys of freed
+  // memory".
+  setenv("UCX_IB_REG_METHODS", "direct", /*overwrite=*/0);
+  if (const std::string methods = getenv("UCX_IB_REG_METHODS"); methods != "direct")
+    log.Warn("UCX_IB_REG_METHODS={}: on RDMA, keys of freed memory may keep working until UCX evicts the "
+             "registration (use direct)",
+             methods);
 
   std::unique_ptr<memnode::MemNodeServer> server;
   ShutdownSignals signals;  // before the Worker's threads exist
