@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "memnode/request_tenant.h"
 #include "node/node_control.h"
 #include "node/node_tenant.h"
 #include "protocol/control_reply.h"
@@ -71,7 +70,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
     MemNodeExtension* e = extensions_.emplace_back(make(context)).get();
     worker_->SetHandler(e->request_am(), [this, e](net::EndpointId from, std::span<const uint8_t> p) {
       auto reply = e->Handle(p, [this, from](TenantId claimed) {
-        return RequestTenant(*worker_, from, claimed, "extension").status();
+        return node::CheckTenantClaim(*worker_, from, claimed, "extension").status();
       });
       if (reply) (void)worker_->Send(from, e->reply_am(), std::move(*reply));
     });
@@ -386,7 +385,7 @@ Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
       (!bytes_field->is_number_unsigned() && bytes_field->get<int64_t>() <= 0))
     return Status::InvalidArgument("alloc: bytes must be positive");
   const uint64_t bytes = bytes_field->get<uint64_t>();
-  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, "alloc");
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "alloc");
   if (!tenant.ok()) return tenant.status();
   uint8_t perms = kPermReadWrite;
   if (auto p = body.find("perms"); p != body.end()) {
@@ -429,7 +428,7 @@ Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
 Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
   Result<uint64_t> base = node::GetU64(body, "base", "free");
   if (!base.ok()) return base.status();
-  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, "free");
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "free");
   if (!tenant.ok()) return tenant.status();
   const Allocation* a = *base >= far_base_ ? allocator_->Find(*base - far_base_) : nullptr;
   const Range* range = a != nullptr ? table_.Find(*base) : nullptr;
@@ -446,7 +445,7 @@ Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
 Result<json> MemNodeServer::LockOp(net::EndpointId from, const std::string& op, const json& body) {
   Result<uint64_t> addr = node::GetU64(body, "addr", op);
   if (!addr.ok()) return addr.status();
-  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, op);
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, op);
   if (!tenant.ok()) return tenant.status();
   Result<uint64_t> holder = node::GetU64(body, "holder", op);
   if (!holder.ok()) return holder.status();

@@ -26,6 +26,14 @@ Result<TenantId> RequestTenant(const net::Worker& worker, net::EndpointId ep, co
   return who.tenant;
 }
 
+Result<TenantId> CheckTenantClaim(const net::Worker& worker, net::EndpointId ep, TenantId claimed,
+                                  std::string_view op) {
+  PULSE_ASSIGN_OR_RETURN(ConnectionTenant who, TenantOf(worker, ep));
+  if (who.any || who.tenant == claimed) return claimed;
+  return Status::PermissionDenied(
+      fmt::format("{}: the connection is tenant {}'s, the request claims tenant {}", op, who.tenant, claimed));
+}
+
 Status RequireClusterPeer(const net::Worker& worker, net::EndpointId ep, std::string_view op) {
   PULSE_ASSIGN_OR_RETURN(ConnectionTenant who, TenantOf(worker, ep));
   if (who.any) return Status::Ok();

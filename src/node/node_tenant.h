@@ -39,6 +39,14 @@ Result<ConnectionTenant> TenantOf(const net::Worker& worker, net::EndpointId ep)
 Result<TenantId> RequestTenant(const net::Worker& worker, net::EndpointId ep, const nlohmann::json& body,
                                std::string_view op);
 
+// The tenant a binary request from `ep` that claims `claimed` acts for:
+// `claimed` if the peer is a cluster (or open) peer or that tenant's own
+// connection; PermissionDenied naming `op` and both tenants otherwise.
+// (A switch or node forwarding for a client is a cluster peer: it must put
+// the tenant it proved for the client in the request, never a claim.)
+Result<TenantId> CheckTenantClaim(const net::Worker& worker, net::EndpointId ep, TenantId claimed,
+                                  std::string_view op);
+
 // OK if the peer of `ep` is a cluster (or open) peer; PermissionDenied
 // naming `op` for a tenant peer (administrative operations: register a
 // memory node, shut a node down).

@@ -6,6 +6,7 @@
 // connection, not from the request.
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
@@ -48,6 +49,34 @@ std::vector<uint8_t> RackSecret() {
   auto secret = net::ReadKeyFile(std::getenv(net::kSecretFileEnvironmentVariable));
   EXPECT_TRUE(secret.ok()) << secret.status().ToString();
   return secret.ok() ? *secret : std::vector<uint8_t>{};
+}
+
+// A CPU node of tenant `tenant` (it holds only that tenant's key), joined
+// to the rack's switch; `sw` stays invalid (and the test has failed) if it
+// could not.
+struct TenantCpuNode {
+  std::unique_ptr<TestCpuNode> node;
+  net::EndpointId sw = net::kInvalidEndpoint;
+  uint32_t cpu_node = 0;
+};
+
+TenantCpuNode JoinSwitchAsTenant(LocalRack& rack, uint32_t tenant) {
+  TenantCpuNode t;
+  net::Credentials creds;
+  creds.tenant = tenant;
+  creds.tenant_key = net::DeriveTenantKey(RackSecret(), tenant);
+  t.node = std::make_unique<TestCpuNode>(creds);
+  EXPECT_TRUE(t.node->ok());
+  if (!t.node->ok()) return t;
+  auto sw = t.node->Connect(rack.switch_address());
+  EXPECT_TRUE(sw.ok()) << sw.status().ToString();
+  if (!sw.ok()) return t;
+  json hello = t.node->Call(*sw, {{"op", "hello"}});
+  EXPECT_TRUE(hello.value("ok", false)) << hello.dump();
+  if (!hello.value("ok", false)) return t;
+  t.cpu_node = hello["cpu_node"].get<uint32_t>();
+  t.sw = *sw;
+  return t;
 }
 
 // A bare Worker with `creds`, connected to the memory node 0 and the
@@ -247,18 +276,10 @@ TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
   EXPECT_EQ(ok->status, TraversalStatus::kDone) << TraversalStatusName(ok->status);
   EXPECT_EQ(sum_of(*ok), 77u);
 
-  net::Credentials tenant2;
-  tenant2.tenant = 2;
-  tenant2.tenant_key = net::DeriveTenantKey(RackSecret(), 2);
-  TestCpuNode intruder(tenant2);
-  ASSERT_TRUE(intruder.ok());
-  auto sw = intruder.Connect(rack.switch_address());
-  ASSERT_TRUE(sw.ok()) << sw.status().ToString();
-  json hello = intruder.Call(*sw, {{"op", "hello"}});
-  ASSERT_TRUE(hello.value("ok", false)) << hello.dump();
-  const uint32_t cpu = hello["cpu_node"].get<uint32_t>();
-  ASSERT_TRUE(intruder.SendTraversal(*sw, request(cpu, 1)).ok());
-  auto denied = intruder.WaitResponse(MakeRequestId(cpu, 1));
+  TenantCpuNode intruder = JoinSwitchAsTenant(rack, 2);
+  ASSERT_NE(intruder.sw, net::kInvalidEndpoint);
+  ASSERT_TRUE(intruder.node->SendTraversal(intruder.sw, request(intruder.cpu_node, 1)).ok());
+  auto denied = intruder.node->WaitResponse(MakeRequestId(intruder.cpu_node, 1));
   ASSERT_TRUE(denied.ok()) << denied.status().ToString();
   EXPECT_NE(denied->status, TraversalStatus::kDone) << TraversalStatusName(denied->status);
   EXPECT_NE(sum_of(*denied), 77u);
@@ -312,16 +333,9 @@ TEST(Authentication, SwitchRoutedRpcRunsAsTheConnectionsTenant) {
   EXPECT_EQ(ok->status, TraversalStatus::kDone) << TraversalStatusName(ok->status);
   EXPECT_EQ(sum_of(*ok), 77u);
 
-  net::Credentials tenant2;
-  tenant2.tenant = 2;
-  tenant2.tenant_key = net::DeriveTenantKey(RackSecret(), 2);
-  TestCpuNode intruder(tenant2);
-  ASSERT_TRUE(intruder.ok());
-  auto sw = intruder.Connect(rack.switch_address());
-  ASSERT_TRUE(sw.ok()) << sw.status().ToString();
-  json hello = intruder.Call(*sw, {{"op", "hello"}});
-  ASSERT_TRUE(hello.value("ok", false)) << hello.dump();
-  auto denied = call(intruder, *sw, hello["cpu_node"].get<uint32_t>());
+  TenantCpuNode intruder = JoinSwitchAsTenant(rack, 2);
+  ASSERT_NE(intruder.sw, net::kInvalidEndpoint);
+  auto denied = call(*intruder.node, intruder.sw, intruder.cpu_node);
   ASSERT_TRUE(denied.has_value());
   EXPECT_EQ(denied->status, TraversalStatus::kFaultProtection) << TraversalStatusName(denied->status);
   EXPECT_NE(sum_of(*denied), 77u);

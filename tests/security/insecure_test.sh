@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # No open node by accident (docs/security.md): `pulse switch`, `pulse
 # memnode` and `pulse agent` without a cluster secret refuse to start (exit
-# 1, naming the ways to give one and --insecure); with --insecure a switch
-# and a memory node start, warn once and report "insecure" in `stats`; with
+# non-zero, naming the ways to give one and --insecure); with --insecure a switch
+# and a memory node start, warn once, and `pulse cluster status` reports them as insecure; with
 # --secret-file they start without the warning.
 set -uo pipefail
 PULSE="$(realpath "$1")"
@@ -15,19 +15,7 @@ cleanup() {
 }
 trap cleanup EXIT
 unset PULSE_CLUSTER_SECRET_FILE
-FAILED=0
-fail() { echo "FAIL: $*" >&2; FAILED=1; }
-
-# expect_refusal "<text>" <command...>: exits 1 within 60 s saying <text>.
-expect_refusal() {
-  local text="$1"; shift
-  local out status
-  out="$(timeout 60 "$@" 2>&1)"
-  status=$?
-  if [[ $status -ne 1 ]]; then fail "status $status, not 1: $* -> $out"; return; fi
-  if [[ "$out" != *"$text"* ]]; then fail "'$*' does not say '$text': $out"; return; fi
-  echo "ok: $* -> ${out%%$'\n'*}"
-}
+source "$(dirname "$0")/../support/refusal.sh"
 
 # wait_for_file FILE: true once FILE is non-empty, false after 60 s.
 wait_for_file() {
@@ -63,6 +51,23 @@ for log in sw m0; do
   n="$(grep -c -- "--insecure and no cluster secret" "$WORK/$log.log")"
   [[ "$n" == 1 ]] || fail "$log: $n warning lines, expected 1: $(cat "$WORK/$log.log")"
 done
+
+# `pulse cluster status` of these two (a state file as `up` writes it; no
+# secret next to it, so the tool connects without credentials) reports both
+# as insecure, and --check fails on it.
+SW_PID="${PIDS[0]}"
+M0_PID="${PIDS[1]}"
+cat >"$WORK/state.json" <<JSON
+{"name": "insecure-test", "switch_address": "$SWITCH",
+ "nodes": [{"name": "switch", "role": "switch", "address": "$SWITCH", "pid": $SW_PID},
+           {"name": "memnode-0", "role": "memnode", "node": 0, "address": "127.0.0.1:$(cat "$WORK/m0.port")",
+            "pid": $M0_PID}]}
+JSON
+STATUS="$("$PULSE" cluster status --state "$WORK/state.json" 2>&1)"
+for n in switch memnode-0; do
+  [[ "$STATUS" == *"problem: $n: insecure"* ]] || fail "status does not report $n as insecure: $STATUS"
+done
+"$PULSE" cluster status --check --state "$WORK/state.json" >/dev/null 2>&1 && fail "status --check passes insecure nodes"
 
 # --secret-file: a node that has the secret starts without the warning.
 "$PULSE" switch --secret-file "$WORK/secret.key" --listen 127.0.0.1:0 --port-file "$WORK/sw2.port" \
