@@ -32,8 +32,9 @@ expect_refusal "--insecure runs the node open" "$PULSE" switch --listen 127.0.0.
 expect_refusal "$NO_SECRET" "$PULSE" memnode --node 0 --pool-mib 8 --switch 127.0.0.1:1
 expect_refusal "$NO_SECRET" "$PULSE" agent --listen 127.0.0.1:0 --switch 127.0.0.1:1
 # A secret file others may read is refused, naming where it came from.
-(umask 077 && head -c 32 /dev/urandom >"$WORK/secret.key")
-cp "$WORK/secret.key" "$WORK/loose.key" && chmod 644 "$WORK/loose.key"
+mkdir "$WORK/keys"  # not $WORK itself: the status tool below looks for a secret next to its state file
+(umask 077 && head -c 32 /dev/urandom >"$WORK/keys/secret.key")
+cp "$WORK/keys/secret.key" "$WORK/loose.key" && chmod 644 "$WORK/loose.key"
 expect_refusal "cluster secret (--secret-file)" "$PULSE" switch --listen 127.0.0.1:0 --secret-file "$WORK/loose.key"
 expect_refusal "cluster secret (\$PULSE_CLUSTER_SECRET_FILE)" \
   env PULSE_CLUSTER_SECRET_FILE="$WORK/loose.key" "$PULSE" switch --listen 127.0.0.1:0
@@ -70,7 +71,7 @@ done
 "$PULSE" cluster status --check --state "$WORK/state.json" >/dev/null 2>&1 && fail "status --check passes insecure nodes"
 
 # --secret-file: a node that has the secret starts without the warning.
-"$PULSE" switch --secret-file "$WORK/secret.key" --listen 127.0.0.1:0 --port-file "$WORK/sw2.port" \
+"$PULSE" switch --secret-file "$WORK/keys/secret.key" --listen 127.0.0.1:0 --port-file "$WORK/sw2.port" \
   >"$WORK/sw2.log" 2>&1 &
 PIDS+=($!)
 wait_for_file "$WORK/sw2.port" || fail "the switch with --secret-file did not start: $(cat "$WORK/sw2.log")"
