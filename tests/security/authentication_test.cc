@@ -51,6 +51,19 @@ std::vector<uint8_t> RackSecret() {
   return secret.ok() ? *secret : std::vector<uint8_t>{};
 }
 
+// Allocates 4 KiB of tenant 1's memory on memory node 0 (as the rack's
+// cluster peer) and writes `n` bytes of `data` at its start; its base, or 0
+// (and a test failure).
+uint64_t Tenant1Block(LocalRack& rack, const void* data, size_t n) {
+  json mine = rack.Alloc(0, 4096, 1);
+  EXPECT_TRUE(mine.value("ok", false)) << mine.dump();
+  if (!mine.value("ok", false)) return 0;
+  const uint64_t base = mine["base"].get<uint64_t>();
+  Status put = rack.Put(0, base, data, n);
+  EXPECT_TRUE(put.ok()) << put.ToString();
+  return put.ok() ? base : 0;
+}
+
 // A CPU node of tenant `tenant` (it holds only that tenant's key), joined
 // to the rack's switch; `sw` stays invalid (and the test has failed) if it
 // could not.
@@ -245,11 +258,9 @@ TEST(Authentication, TenantConnectionActsOnlyForItsTenant) {
 TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
   LocalRack rack;
   ASSERT_TRUE(rack.Start(1));
-  json mine = rack.Alloc(0, 4096, 1);
-  ASSERT_TRUE(mine.value("ok", false)) << mine.dump();
-  const uint64_t base1 = mine["base"].get<uint64_t>();
   const uint64_t element[2] = {0, 77};  // {next, value}
-  ASSERT_TRUE(rack.Put(0, base1, element, sizeof(element)).ok());
+  const uint64_t base1 = Tenant1Block(rack, element, sizeof(element));
+  ASSERT_NE(base1, 0u);
   const ProgramRef program = MustBuild(kSumListProgram);
   ASSERT_NE(program, nullptr);
   auto request = [&](uint32_t cpu, uint64_t n) {
@@ -293,11 +304,9 @@ TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
 TEST(Authentication, SwitchRoutedRpcRunsAsTheConnectionsTenant) {
   LocalRack rack;
   ASSERT_TRUE(rack.Start(1));
-  json mine = rack.Alloc(0, 4096, 1);
-  ASSERT_TRUE(mine.value("ok", false)) << mine.dump();
-  const uint64_t base1 = mine["base"].get<uint64_t>();
   const uint64_t node[3] = {0, 0, 77};  // ds::List node {next, prev, value}
-  ASSERT_TRUE(rack.Put(0, base1, node, sizeof(node)).ok());
+  const uint64_t base1 = Tenant1Block(rack, node, sizeof(node));
+  ASSERT_NE(base1, 0u);
   auto request = [&](uint32_t cpu, uint64_t n) {
     rpc::RpcRequest r;
     r.handler = kRpcListAggregate;
