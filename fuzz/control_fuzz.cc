@@ -84,8 +84,11 @@ class ControlRack {
 
  private:
   ControlRack() : log_("fuzz-control", node::LogLevel::kError) {
+    // One process, loopback, no secret: open listeners (WorkerOptions::insecure),
+    // so that the fuzzed control messages come from a peer that may act for any tenant.
     switchd::SwitchServerOptions so;
     so.listen_port = 0;
+    so.worker.insecure = true;
     auto sw = switchd::SwitchServer::Create(so, &log_);
     PULSE_FUZZ_CHECK(sw.ok(), "switch: {}", sw.status().ToString());
     switch_ = std::move(sw).value();
@@ -101,6 +104,7 @@ class ControlRack {
     mo.shm_name = "/pulse-fuzz-control-" + std::to_string(getpid());
     mo.calibrate = false;
     mo.reattach_pool = false;
+    mo.worker.insecure = true;
     auto mn = memnode::MemNodeServer::Create(mo, &log_);
     PULSE_FUZZ_CHECK(mn.ok(), "memory node: {}", mn.status().ToString());
     memnode_ = std::move(mn).value();

@@ -222,8 +222,10 @@ class Client {
   // tenant.  `node` is required with kPartitioned and ignored otherwise.
   // Errors: InvalidArgument (bad size or node), ResourceExhausted.
   Result<uint64_t> Allocate(uint64_t bytes, std::optional<uint32_t> node = std::nullopt);
-  // Returns memory from Allocate for reuse.  InvalidArgument if addr is not a
-  // live allocation.
+  // Returns memory from this client's Allocate for reuse by this client's
+  // later allocations (the memory node gets it back with the session or
+  // the root; docs/cluster.md "Memory lifetimes").  InvalidArgument if addr
+  // is not a live allocation of this client.
   Status Free(uint64_t addr);
 
   // ---- lifetimes (docs/cluster.md "Memory lifetimes") ----

@@ -171,10 +171,11 @@ inline constexpr size_t kKeySize = 32;
 // cluster peer) or the key of the tenant it names (a tenant peer, see
 // DeriveTenantKey), and nobody else.  A tenant's client holds only its
 // tenant key (`tenant` and `tenant_key`), so it can prove that tenant and no
-// other.  A Worker without credentials connects "open" and its listener
-// accepts only open peers: for tests inside one process; every node of a
-// cluster has the secret.  Keys are compared in constant time and never
-// sent.
+// other.  A Worker without credentials connects "open".  A Worker without
+// a cluster secret may listen only with WorkerOptions::insecure, and its
+// listener then accepts only open peers: for tests and `--insecure` nodes;
+// every node `pulse cluster up` starts has the secret.  Keys are compared
+// in constant time and never sent.
 struct Credentials {
   std::vector<uint8_t> cluster_secret;  // kKeySize bytes, or empty
   // Connect as this tenant, proving `tenant_key`, or if that is empty, the
@@ -247,6 +248,11 @@ struct WorkerOptions {
   // cluster secret in the file $PULSE_CLUSTER_SECRET_FILE names if set
   // (Create fails if it cannot be read), else none.
   std::optional<Credentials> credentials;
+  // Allow Listen() without a cluster secret: the listener then runs "open"
+  // (accepts anyone who also has no credentials; see Credentials).  Off by
+  // default, so that a node that lost its secret fails to start instead of
+  // admitting strangers.  Has no effect on a Worker that has the secret.
+  bool insecure = false;
   // A peer connecting to our listener must complete the handshake within
   // this time, or its connection is closed.
   uint32_t handshake_timeout_ms = 5000;
@@ -386,9 +392,14 @@ class Worker {
   // Credentials) becomes an endpoint; see SetAcceptHandler().  The
   // listener is served by the thread that drives the Worker, inside
   // Progress(), WaitForEvent() and every blocking call.  One listener per
-  // Worker.  Errors: kInvalidArgument
-  // (bad host, already listening), kIoError (address in use, ...).
+  // Worker.  Errors: kFailedPrecondition (no cluster secret and not
+  // WorkerOptions::insecure), kInvalidArgument (bad host, already
+  // listening), kIoError (address in use, ...).
   Result<uint16_t> Listen(const std::string& host, uint16_t port);
+  // True if this Worker has no cluster secret: its listener, if any, runs
+  // open (WorkerOptions::insecure) and admits any peer without
+  // credentials.  Reported as "insecure" in the nodes' `stats`.
+  bool open() const;
   // Stops accepting connections; existing endpoints stay.
   void StopListening();
 

@@ -54,11 +54,10 @@ struct AgentServer::Impl {
     return j;
   }
 
+  // The agent acts for options.tenant: a connection may use it if it may
+  // act for that tenant.
   Status AllowedPeer(net::EndpointId from) const {
-    PULSE_ASSIGN_OR_RETURN(node::ConnectionTenant peer, node::TenantOf(*worker, from));
-    if (peer.any || peer.tenant == options.tenant) return Status::Ok();
-    return Status::PermissionDenied(
-        fmt::format("agent: serves tenant {}, the connection is tenant {}'s", options.tenant, peer.tenant));
+    return node::CheckTenantClaim(*worker, from, options.tenant, "agent").status();
   }
 
   void OnRequest(net::EndpointId from, std::span<const uint8_t> payload) {
@@ -92,7 +91,8 @@ struct AgentServer::Impl {
     Result<node::ControlRequest> c = node::ParseControl(payload, &seq);
     Result<nlohmann::json> answer = c.status();
     if (c.ok() && c->op == "stats") {
-      answer = nlohmann::json{{"role", "agent"}, {"instance", options.instance_id}, {"counters", Stats()}};
+      answer = nlohmann::json{{"role", "agent"}, {"instance", options.instance_id}, {"insecure", worker->open()},
+                              {"counters", Stats()}};
     } else if (c.ok() && c->op == "shutdown") {
       Status allowed = node::RequireClusterPeer(*worker, from, "shutdown");
       answer = allowed.ok() ? Result<nlohmann::json>(nlohmann::json::object()) : Result<nlohmann::json>(allowed);

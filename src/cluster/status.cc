@@ -48,6 +48,11 @@ bool Healthy(const std::vector<NodeStatus>& nodes) {
 std::vector<std::string> Problems(const std::vector<NodeStatus>& nodes) {
   std::vector<std::string> out;
   for (const NodeStatus& s : nodes) {
+    if (s.answering && s.stats.value("insecure", false))
+      out.push_back(fmt::format("{}: insecure (started with --insecure and no cluster secret: lets in any peer "
+                                "without credentials)", s.node->name));
+  }
+  for (const NodeStatus& s : nodes) {
     if (!s.answering || s.node->role != Role::kMemNode) continue;
     const json& c = s.stats["counters"];
     const uint64_t bytes = c.value("pool_bytes", uint64_t{0});

@@ -42,7 +42,8 @@ bool Healthy(const std::vector<NodeStatus>& nodes);
 // What needs an operator although every node answers, one line each, e.g.
 // "memnode-0: pool full (7.9 MiB of 8.0 MiB used, largest free 64.0 KiB)":
 // a memory node whose pool has less than 5% free (new clients' allocations
-// fail there).  `pulse cluster status --check` exits 1 if there is any.
+// fail there), and a node that runs insecure (its `stats` say "insecure":
+// started with --insecure and no cluster secret).  `pulse cluster status --check` exits 1 if there is any.
 std::vector<std::string> Problems(const std::vector<NodeStatus>& nodes);
 
 // Pool use per memory node and tenant: "memnode-0 tenant 1: 2.0 MiB session,

@@ -16,10 +16,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memnode/request_tenant.h"
 #include "pulse/memory.h"
+#include "pulse/status.h"
 
 namespace pulse::memnode {
+
+// How a hosted service checks a request's claimed tenant: OK, or the
+// refusal to answer with (the node asks node::CheckTenantClaim).
+using TenantCheck = std::function<Status(TenantId claimed)>;
 
 // What the node lends an extension: its range table (the extension reads
 // far memory only through it, with each caller's tenant) and its far span
@@ -42,7 +46,7 @@ class MemNodeExtension {
   virtual uint16_t reply_am() const = 0;
   // The answer to one request, or nullopt to drop it (too malformed to
   // answer).  `authorize` says whether the connection the request came on
-  // may act for the tenant the request claims (memnode/request_tenant.h);
+  // may act for the tenant the request claims (node::CheckTenantClaim);
   // a refused request is answered with the refusal, touching nothing.
   virtual std::optional<std::vector<uint8_t>> Handle(std::span<const uint8_t> payload,
                                                      const TenantCheck& authorize) = 0;

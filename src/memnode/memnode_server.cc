@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "memnode/request_tenant.h"
 #include "protocol/routing_table.h"
 #include "node/node_control.h"
 #include "node/node_tenant.h"
@@ -81,7 +80,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
     MemNodeExtension* e = extensions_.emplace_back(make(context)).get();
     worker_->SetHandler(e->request_am(), [this, e](net::EndpointId from, std::span<const uint8_t> p) {
       auto reply = e->Handle(p, [this, from](TenantId claimed) {
-        return RequestTenant(*worker_, from, claimed, "extension").status();
+        return node::CheckTenantClaim(*worker_, from, claimed, "extension").status();
       });
       if (reply) (void)worker_->Send(from, e->reply_am(), std::move(*reply));
     });
@@ -303,7 +302,7 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
                 m.status().message());
     return;
   }
-  Result<TraversalSender> sender = TraversalSenderOf(*worker_, from, m->tenant);
+  Result<node::TraversalSender> sender = node::TraversalSenderOf(*worker_, from, m->tenant);
   if (!sender.ok()) return;  // the connection is gone
   m->tenant = sender->tenant;
   if (!sender->cluster_peer) {
@@ -465,7 +464,8 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
     } else if (auto memory = MemoryOp(from, op, req->body)) {
       answer = std::move(*memory);
     } else if (op == "stats") {
-      answer = json{{"role", "memnode"}, {"node", options_.node}, {"instance", options_.instance_id}, {"counters", Stats()}};
+      answer = json{{"role", "memnode"}, {"node", options_.node}, {"instance", options_.instance_id},
+                    {"insecure", worker_->open()}, {"counters", Stats()}};
     } else if (op == "shutdown") {
       Status allowed = node::RequireClusterPeer(*worker_, from, op);
       shutdown = allowed.ok();
@@ -503,7 +503,7 @@ Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
       (!bytes_field->is_number_unsigned() && bytes_field->get<int64_t>() <= 0))
     return Status::InvalidArgument("alloc: bytes must be positive");
   const uint64_t bytes = bytes_field->get<uint64_t>();
-  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, "alloc");
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "alloc");
   if (!tenant.ok()) return tenant.status();
   uint8_t perms = kPermReadWrite;
   if (auto p = body.find("perms"); p != body.end()) {
@@ -546,7 +546,7 @@ Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
 Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
   Result<uint64_t> base = node::GetU64(body, "base", "free");
   if (!base.ok()) return base.status();
-  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, "free");
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "free");
   if (!tenant.ok()) return tenant.status();
   const Allocation* a = *base >= far_base_ ? allocator_->Find(*base - far_base_) : nullptr;
   const Range* range = a != nullptr ? table_.Find(*base) : nullptr;
@@ -563,7 +563,7 @@ Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
 Result<json> MemNodeServer::LockOp(net::EndpointId from, const std::string& op, const json& body) {
   Result<uint64_t> addr = node::GetU64(body, "addr", op);
   if (!addr.ok()) return addr.status();
-  Result<uint32_t> tenant = RequestTenant(*worker_, from, body, op);
+  Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, op);
   if (!tenant.ok()) return tenant.status();
   Result<uint64_t> holder = node::GetU64(body, "holder", op);
   if (!holder.ok()) return holder.status();

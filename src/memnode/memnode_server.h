@@ -30,7 +30,7 @@
 //                registers the RPC baselines' service, src/rpc), each on its
 //                own active-message id, answered to the caller.
 // Tenants: every request that touches memory acts for the tenant
-// RequestTenant (request_tenant.h) gives it and is refused with
+// node::RequestTenant (node/node_tenant.h) gives it and is refused with
 // PermissionDenied for memory of another tenant.  One-sided access: each
 // allocation is registered with the UCX worker on its own, and its remote
 // key is handed only to its tenant (in the alloc answer, or by "key" for an

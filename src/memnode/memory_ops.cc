@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "memnode/memnode_server.h"
-#include "memnode/request_tenant.h"
 #include "node/node_control.h"
+#include "node/node_tenant.h"
 
 namespace pulse::memnode {
 
@@ -101,7 +101,7 @@ void MemNodeServer::ReclaimExpiredSessions() {
 
 Result<json> MemNodeServer::Key(net::EndpointId from, const json& body) {
   PULSE_ASSIGN_OR_RETURN(uint64_t addr, node::GetU64(body, "addr", "key"));
-  PULSE_ASSIGN_OR_RETURN(TenantId tenant, RequestTenant(*worker_, from, body, "key"));
+  PULSE_ASSIGN_OR_RETURN(TenantId tenant, node::RequestTenant(*worker_, from, body, "key"));
   if (body.contains("session")) PULSE_RETURN_IF_ERROR(RequestSession(from, tenant, body, "key").status());
   const Range* range = table_.Find(addr);
   if (range == nullptr)
@@ -113,7 +113,7 @@ Result<json> MemNodeServer::Key(net::EndpointId from, const json& body) {
 }
 
 Result<json> MemNodeServer::Persist(net::EndpointId from, const json& body) {
-  PULSE_ASSIGN_OR_RETURN(TenantId tenant, RequestTenant(*worker_, from, body, "persist"));
+  PULSE_ASSIGN_OR_RETURN(TenantId tenant, node::RequestTenant(*worker_, from, body, "persist"));
   PULSE_ASSIGN_OR_RETURN(std::string name, node::GetString(body, "root", "persist"));
   PULSE_ASSIGN_OR_RETURN(uint64_t session, node::GetU64(body, "session", "persist"));
   std::optional<uint64_t> addr;
@@ -148,14 +148,14 @@ Result<json> MemNodeServer::Persist(net::EndpointId from, const json& body) {
 }
 
 Result<json> MemNodeServer::RootGet(net::EndpointId from, const json& body) {
-  PULSE_ASSIGN_OR_RETURN(TenantId tenant, RequestTenant(*worker_, from, body, "root_get"));
+  PULSE_ASSIGN_OR_RETURN(TenantId tenant, node::RequestTenant(*worker_, from, body, "root_get"));
   PULSE_ASSIGN_OR_RETURN(std::string name, node::GetString(body, "root", "root_get"));
   PULSE_ASSIGN_OR_RETURN(uint32_t slot, FindRoot(tenant, name, /*create=*/false, "root_get"));
   return json{{"addr", roots_.at(slot).addr}};
 }
 
 Result<json> MemNodeServer::RootDrop(net::EndpointId from, const json& body) {
-  PULSE_ASSIGN_OR_RETURN(TenantId tenant, RequestTenant(*worker_, from, body, "root_drop"));
+  PULSE_ASSIGN_OR_RETURN(TenantId tenant, node::RequestTenant(*worker_, from, body, "root_drop"));
   PULSE_ASSIGN_OR_RETURN(std::string name, node::GetString(body, "root", "root_drop"));
   PULSE_ASSIGN_OR_RETURN(uint32_t slot, FindRoot(tenant, name, /*create=*/false, "root_drop"));
   std::vector<uint64_t> offsets;
@@ -170,7 +170,7 @@ Result<json> MemNodeServer::RootDrop(net::EndpointId from, const json& body) {
 }
 
 Result<json> MemNodeServer::TenantDrop(net::EndpointId from, const json& body) {
-  PULSE_ASSIGN_OR_RETURN(TenantId tenant, RequestTenant(*worker_, from, body, "tenant_drop"));
+  PULSE_ASSIGN_OR_RETURN(TenantId tenant, node::RequestTenant(*worker_, from, body, "tenant_drop"));
   (void)sessions_.TakeTenant(tenant);
   std::vector<uint64_t> offsets;
   for (const auto& [offset, o] : owned_)
@@ -190,7 +190,7 @@ Result<json> MemNodeServer::TenantDrop(net::EndpointId from, const json& body) {
 }
 
 Result<json> MemNodeServer::EndSession(net::EndpointId from, const json& body) {
-  PULSE_ASSIGN_OR_RETURN(TenantId tenant, RequestTenant(*worker_, from, body, "end_session"));
+  PULSE_ASSIGN_OR_RETURN(TenantId tenant, node::RequestTenant(*worker_, from, body, "end_session"));
   PULSE_ASSIGN_OR_RETURN(uint64_t session, node::GetU64(body, "session", "end_session"));
   Result<std::vector<uint64_t>> offsets = sessions_.Take(session, tenant);
   if (!offsets.ok()) {

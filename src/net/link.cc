@@ -199,6 +199,12 @@ void Worker::Impl::CloseAllLinks() {
 Result<uint16_t> Worker::Listen(const std::string& host, uint16_t port) {
   Impl& m = *impl_;
   if (m.listen_fd >= 0) return Status::InvalidArgument("worker is already listening");
+  if (m.credentials.cluster_secret.empty() && !m.options.insecure) {
+    return Status::FailedPrecondition("listen on " + host + ":" + std::to_string(port) +
+                                      ": this worker has no cluster secret (WorkerOptions::credentials or $" +
+                                      kSecretFileEnvironmentVariable +
+                                      "); WorkerOptions::insecure allows an open listener");
+  }
   sockaddr_storage sa{};
   socklen_t len = 0;
   PULSE_RETURN_IF_ERROR(Resolve(host, port, /*passive=*/true, &sa, &len));
@@ -227,6 +233,8 @@ Result<uint16_t> Worker::Listen(const std::string& host, uint16_t port) {
   m.listen_fd = fd;
   return PortOf(bound);
 }
+
+bool Worker::open() const { return impl_->credentials.cluster_secret.empty(); }
 
 void Worker::StopListening() {
   Impl& m = *impl_;

@@ -26,11 +26,25 @@ Result<TenantId> RequestTenant(const net::Worker& worker, net::EndpointId ep, co
   return who.tenant;
 }
 
+Result<TenantId> CheckTenantClaim(const net::Worker& worker, net::EndpointId ep, TenantId claimed,
+                                  std::string_view op) {
+  PULSE_ASSIGN_OR_RETURN(ConnectionTenant who, TenantOf(worker, ep));
+  if (who.any || who.tenant == claimed) return claimed;
+  return Status::PermissionDenied(
+      fmt::format("{}: the connection is tenant {}'s, the request claims tenant {}", op, who.tenant, claimed));
+}
+
 Status RequireClusterPeer(const net::Worker& worker, net::EndpointId ep, std::string_view op) {
   PULSE_ASSIGN_OR_RETURN(ConnectionTenant who, TenantOf(worker, ep));
   if (who.any) return Status::Ok();
   return Status::PermissionDenied(
       fmt::format("{}: tenant {}'s connection may not do this; it needs the cluster secret", op, who.tenant));
+}
+
+Result<TraversalSender> TraversalSenderOf(const net::Worker& worker, net::EndpointId ep, TenantId carried) {
+  PULSE_ASSIGN_OR_RETURN(ConnectionTenant peer, TenantOf(worker, ep));
+  if (peer.any) return TraversalSender{carried, true};
+  return TraversalSender{peer.tenant, false};
 }
 
 }  // namespace pulse::node

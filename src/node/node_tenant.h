@@ -39,6 +39,29 @@ Result<ConnectionTenant> TenantOf(const net::Worker& worker, net::EndpointId ep)
 Result<TenantId> RequestTenant(const net::Worker& worker, net::EndpointId ep, const nlohmann::json& body,
                                std::string_view op);
 
+// The tenant a binary request from `ep` that claims `claimed` acts for:
+// `claimed` if the peer is a cluster (or open) peer or that tenant's own
+// connection; PermissionDenied naming `op` and both tenants otherwise.
+// (A switch or node forwarding for a client is a cluster peer: it must put
+// the tenant it proved for the client in the request, never a claim.)
+Result<TenantId> CheckTenantClaim(const net::Worker& worker, net::EndpointId ep, TenantId claimed,
+                                  std::string_view op);
+
+// Who sent a traversal message, and as which tenant it runs.
+struct TraversalSender {
+  TenantId tenant = 0;
+  // The connection proved the cluster secret (the switch, a peer memory
+  // node; or it is an open peer): it may carry any tenant and send what only
+  // nodes send (redirects).
+  bool cluster_peer = false;
+};
+// A traversal message that came on `ep` carrying `carried`: a cluster peer's
+// carried tenant is taken (the switch, or the memory node continuing a
+// traversal, took it from the client's proven connection); any other
+// connection runs as the tenant it proved, whatever it claims.
+// Errors: NotFound for an unknown endpoint.
+Result<TraversalSender> TraversalSenderOf(const net::Worker& worker, net::EndpointId ep, TenantId carried);
+
 // OK if the peer of `ep` is a cluster (or open) peer; PermissionDenied
 // naming `op` for a tenant peer (administrative operations: register a
 // memory node, shut a node down).

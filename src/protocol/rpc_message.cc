@@ -70,6 +70,12 @@ bool SetRpcRequestId(std::span<uint8_t> b, uint64_t request_id) {
   return true;
 }
 
+bool SetRpcRequestTenant(std::span<uint8_t> b, uint32_t tenant) {
+  if (b.size() < kRpcRequestHeaderBytes || b[0] != kRequestMagic || b[1] != kVersion) return false;
+  std::memcpy(b.data() + 16, &tenant, sizeof(tenant));
+  return true;
+}
+
 Result<RpcRequest> DecodeRpcRequest(std::span<const uint8_t> b, uint32_t max_bytes) {
   if (b.size() < kRpcRequestHeaderBytes)
     return Bad("request", fmt::format("{} bytes is shorter than the {}-byte header", b.size(), kRpcRequestHeaderBytes));

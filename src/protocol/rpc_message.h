@@ -74,5 +74,9 @@ bool PeekRpcReplyId(std::span<const uint8_t> reply, uint64_t* request_id);
 // Rewrites a request's id in place (the switch sets its CPU-node bits from
 // the connection the request came on).  False if it is no request header.
 bool SetRpcRequestId(std::span<uint8_t> request, uint64_t request_id);
+// Rewrites a request's tenant in place (the switch sets the tenant the
+// connection proved, whatever the request claims).  False if it is no
+// request header.
+bool SetRpcRequestTenant(std::span<uint8_t> request, uint32_t tenant);
 
 }  // namespace pulse::rpc

@@ -114,7 +114,13 @@ void SwitchServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> pa
     }
     // ... and run as the tenant its connection proved, whatever it claims
     // (the memory nodes trust the switch's word).
-    if (auto who = node::TenantOf(*worker_, from); who.ok() && !who->any && m.tenant != who->tenant) {
+    Result<node::ConnectionTenant> who = node::TenantOf(*worker_, from);
+    if (!who.ok()) {
+      ++counters_.malformed;
+      log_->Debug("request {:#x} from connection {}: {}; dropped", m.request_id, from, who.status().ToString());
+      return;
+    }
+    if (!who->any && m.tenant != who->tenant) {
       log_->Debug("request {:#x} names tenant {} but came from tenant {}", m.request_id, m.tenant, who->tenant);
       m.tenant = who->tenant;
     }
@@ -178,11 +184,21 @@ void SwitchServer::OnRpcRequest(net::EndpointId from, std::span<const uint8_t> p
     log_->Debug("rpc request ({} bytes) from connection {}: not a CPU node's request; dropped", payload.size(), from);
     return;
   }
+  // The memory node trusts the tenant the switch forwards (a cluster peer's
+  // word), so the switch forwards only what the connection proved: a
+  // tenant's claim of another tenant is overwritten.
+  Result<node::ConnectionTenant> who = node::TenantOf(*worker_, from);
+  if (!who.ok()) {
+    ++counters_.rpc_dropped;
+    log_->Debug("rpc request from connection {}: {}; dropped", from, who.status().ToString());
+    return;
+  }
   // The reply must return to the connection that asked, whatever it claims.
   const uint32_t cpu = CpuNodeOf(from);
   id = MakeRequestId(cpu, id);
   std::vector<uint8_t> bytes(payload.begin(), payload.end());
   (void)rpc::SetRpcRequestId(bytes, id);
+  if (!who->any) (void)rpc::SetRpcRequestTenant(bytes, who->tenant);
   const std::optional<NodeId> owner = router_.Owner(start);
   auto node = owner ? memnodes_.find(*owner) : memnodes_.end();
   if (node != memnodes_.end() && node->second.ep != net::kInvalidEndpoint) {
@@ -282,7 +298,8 @@ void SwitchServer::OnControl(net::EndpointId from, std::span<const uint8_t> payl
   } else if (req->op == "hello") {
     answer = Hello(from);
   } else if (req->op == "stats") {
-    answer = json{{"role", "switch"}, {"instance", options_.instance_id}, {"counters", Stats()}, {"memnodes", MemNodeList()}};
+    answer = json{{"role", "switch"}, {"instance", options_.instance_id}, {"insecure", worker_->open()},
+                  {"counters", Stats()}, {"memnodes", MemNodeList()}};
   } else if (req->op == "shutdown") {
     Status allowed = node::RequireClusterPeer(*worker_, from, req->op);
     shutdown = allowed.ok();

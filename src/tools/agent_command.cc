@@ -41,6 +41,7 @@ struct AgentArgs {
   std::string port_file;
   std::string instance_id;
   uint32_t poll_window_us = net::kDefaultPollWindowUs;
+  SecretArgs secret;
 };
 
 // "0,2-3" -> {0, 2, 3}; false if malformed.
@@ -68,6 +69,7 @@ void RunAgent(const AgentArgs& args) {
     throw CLI::RuntimeError(1);
   };
   agent::AgentServerOptions options;
+  ApplySecret(args.secret, &options.worker, log);
   SplitHostPort(args.listen, &options.listen_host, &options.port);
   options.switch_address = args.switch_address;
   options.tenant = args.tenant;
@@ -181,6 +183,7 @@ void AddAgentCommand(CLI::App& app) {
   cmd->add_option("--instance-id", args->instance_id,
                   "An id returned in `stats` as \"instance\": how `pulse cluster up` tells the process it started\n"
                   "from another one answering on the same port");
+  AddSecretFlags(cmd, &args->secret);
   cmd->callback([args] { RunAgent(*args); });
 }
 

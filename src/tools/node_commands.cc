@@ -52,6 +52,7 @@ struct CommonArgs {
   std::string log_level = "info";
   std::string port_file;
   std::string instance_id;
+  SecretArgs secret;
 };
 
 void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
@@ -74,6 +75,7 @@ void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
                   "An id returned in `stats` as \"instance\": how `pulse cluster up` tells the process it\n"
                   "started from another one answering on the same address")
       ->type_name("ID");
+  AddSecretFlags(cmd, &args->secret);
 }
 
 void ApplyPoll(const CommonArgs& args, net::WorkerOptions* wo) {
@@ -104,6 +106,7 @@ struct SwitchArgs {
 void RunSwitch(const SwitchArgs& args) {
   node::NodeLog log("switch", *node::ParseLogLevel(args.common.log_level));
   switchd::SwitchServerOptions options;
+  ApplySecret(args.common.secret, &options.worker, log);
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
   options.instance_id = args.common.instance_id;
   {
@@ -181,6 +184,7 @@ void RunMemNode(const MemNodeArgs& args) {
     Fail(log, fmt::format("--pool-mib {} is not a multiple of --granularity-kib {}", args.pool_mib,
                           args.granularity_kib));
   memnode::MemNodeServerOptions options;
+  ApplySecret(args.common.secret, &options.worker, log);
   options.node = args.node;
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
   SplitHostPort(args.switch_address, &options.switch_host, &options.switch_port);
@@ -214,6 +218,18 @@ void RunMemNode(const MemNodeArgs& args) {
   options.restored_session_grace = std::chrono::milliseconds(args.restored_session_grace_ms);
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
+  // Each allocation is registered on its own and unregistered when it is
+  // freed or reclaimed; with UCX 1.13's default InfiniBand registration
+  // cache (UCX_IB_REG_METHODS=rcache,...), ucp_mem_unmap leaves the memory
+  // region registered in the cache, so a key kept from before still reaches
+  // the bytes after another tenant gets them.  Direct registration
+  // deregisters (revokes the key) at once.  docs/security.md, "Keys of freed
+  // memory".
+  setenv("UCX_IB_REG_METHODS", "direct", /*overwrite=*/0);
+  if (const std::string methods = getenv("UCX_IB_REG_METHODS"); methods != "direct")
+    log.Warn("UCX_IB_REG_METHODS={}: on RDMA, keys of freed memory may keep working until UCX evicts the "
+             "registration (use direct)",
+             methods);
 
   std::unique_ptr<memnode::MemNodeServer> server;
   ShutdownSignals signals;  // before the Worker's threads exist

@@ -1,6 +1,7 @@
 // What the server commands (`pulse switch`, `pulse memnode`, `pulse agent`)
 // share: clean shutdown on SIGINT/SIGTERM, HOST:PORT and log-level flags,
-// and the UCX environment of a local cluster's processes.
+// the cluster secret (or --insecure), and the UCX environment of a local
+// cluster's processes.
 #pragma once
 
 #include <pthread.h>
@@ -14,8 +15,10 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "node/node_log.h"
+#include "pulse/net.h"
 
 namespace pulse::tools {
 
@@ -92,6 +95,54 @@ inline const CLI::Validator kLogLevel(
       return level.ok() ? "" : level.status().message();
     },
     "");
+
+// How a server command gets the cluster secret its listener demands
+// (docs/security.md), or is told to run without one.
+struct SecretArgs {
+  std::string secret_file;  // --secret-file; else $PULSE_CLUSTER_SECRET_FILE
+  bool insecure = false;    // --insecure
+};
+
+inline void AddSecretFlags(CLI::App* cmd, SecretArgs* args) {
+  cmd->add_option("--secret-file", args->secret_file,
+                  "The cluster secret (32 bytes, mode 0600) this node proves and demands of its peers\n"
+                  "(default: $PULSE_CLUSTER_SECRET_FILE, which `pulse cluster up` sets from [cluster]\n"
+                  "secret_file)")
+      ->type_name("PATH");
+  cmd->add_flag("--insecure", args->insecure,
+                "Without a secret, run open: accept any peer that has no credentials either (tests on one\n"
+                "machine only; `pulse cluster status` shows the node as insecure)");
+}
+
+// Makes the secret of --secret-file the process's $PULSE_CLUSTER_SECRET_FILE
+// (so that every Worker of the process, clients included, proves it) and
+// checks that the file is a valid key.  Without a secret: with --insecure
+// logs one warning and lets `listener` run open, else fails the command
+// (exit 1) with a message naming the ways to give one.  Call before any
+// Worker or thread exists (it may call setenv).
+inline void ApplySecret(const SecretArgs& args, net::WorkerOptions* listener, const node::NodeLog& log) {
+  auto fail = [&](const std::string& message) {
+    log.Error("{}", message);
+    throw CLI::RuntimeError(1);
+  };
+  if (!args.secret_file.empty()) setenv(net::kSecretFileEnvironmentVariable, args.secret_file.c_str(), 1);
+  const char* path = getenv(net::kSecretFileEnvironmentVariable);
+  if (path != nullptr && *path != '\0') {
+    auto key = net::ReadKeyFile(path);
+    if (!key.ok())
+      fail(fmt::format("cluster secret ({}): {}", args.secret_file.empty() ? std::string("$") + net::kSecretFileEnvironmentVariable
+                                                                           : std::string("--secret-file"),
+                       key.status().message()));
+    return;
+  }
+  if (!args.insecure)
+    fail(fmt::format("no cluster secret: pass --secret-file FILE, set ${}, or name it in [cluster] secret_file of the "
+                     "config `pulse cluster up` starts this node from; --insecure runs the node open (any peer "
+                     "without credentials is let in)",
+                     net::kSecretFileEnvironmentVariable));
+  log.Warn("--insecure and no cluster secret: this node lets in any peer without credentials");
+  listener->insecure = true;
+}
 
 // UCX leaves its shared-memory transports out for endpoints that report
 // dead peers unless the first two are set (include/pulse/net.h); the nodes

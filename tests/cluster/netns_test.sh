@@ -17,6 +17,10 @@ NODES=(sw m0 m1 cpu)
 declare -A ADDR=([sw]=10.200.0.1 [m0]=10.200.0.2 [m1]=10.200.0.3 [cpu]=10.200.0.4)
 WORK="$(mktemp -d /tmp/pulse-netns-test.XXXXXX)"
 PIDS=()
+# Every node and the CPU node prove one cluster secret (the nodes refuse to
+# start without one); one file stands for the copy each host would get.
+(umask 077 && head -c 32 /dev/urandom >"$WORK/secret.key")
+export PULSE_CLUSTER_SECRET_FILE="$WORK/secret.key"
 
 skip() {
   rm -rf "$WORK"

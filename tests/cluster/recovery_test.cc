@@ -195,7 +195,8 @@ TEST_F(RecoveryTest, UpAfterANodeDiedPointsAtRestartWhichBringsItBackWithItsData
 TEST_F(RecoveryTest, AnotherProcessOnTheSwitchPortIsNotTakenForTheSwitch) {
   // A switch of nobody's cluster holds a port; the config names that port.
   SpawnOptions so;
-  so.argv = {PULSE_BINARY, "switch", "--listen", "127.0.0.1:0", "--port-file", dir_ + "/stranger.port"};
+  // (--insecure: it has no secret, being of no cluster.)
+  so.argv = {PULSE_BINARY, "switch", "--insecure", "--listen", "127.0.0.1:0", "--port-file", dir_ + "/stranger.port"};
   so.log_path = dir_ + "/stranger.log";
   so.die_with_parent = true;
   auto stranger = ChildProcess::Start(so);

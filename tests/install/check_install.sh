@@ -46,6 +46,10 @@ if ! { cmake -S "$SOURCE_DIR/consumer" -B "$WORK/build" -G Ninja -DCMAKE_PREFIX_
   exit 1
 fi
 PULSE="$WORK/prefix/bin/pulse"
+# The nodes refuse to start without a cluster secret; the consumer (a client
+# without a tenant credential) derives its tenant's key from the same file.
+(umask 077 && head -c 32 /dev/urandom >"$WORK/secret.key")
+export PULSE_CLUSTER_SECRET_FILE="$WORK/secret.key"
 "$PULSE" switch --listen 127.0.0.1:0 --port-file "$WORK/switch.port" --log-level warn &
 PIDS+=($!)
 SWITCH="127.0.0.1:$(port_of "$WORK/switch.port")"

@@ -99,6 +99,30 @@ TEST(NetHandshake, WhoIsLetInWithWhichKey) {
   }
 }
 
+TEST(NetHandshake, NoListenerWithoutSecretUnlessInsecure) {
+  // Not MakeWorker: it allows open listeners.  Empty credentials, so that
+  // $PULSE_CLUSTER_SECRET_FILE is not read.
+  WorkerOptions none;
+  none.credentials = Credentials{};
+  auto plain = Worker::Create(none);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE((*plain)->open());
+  auto refused = (*plain)->Listen("127.0.0.1", 0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition) << refused.status().ToString();
+
+  WorkerOptions insecure = none;
+  insecure.insecure = true;
+  auto open = Worker::Create(insecure);
+  ASSERT_TRUE(open.ok()) << open.status().ToString();
+  EXPECT_TRUE((*open)->Listen("127.0.0.1", 0).ok());
+
+  auto secured = Worker::Create(WithSecret(Key(4)));
+  ASSERT_TRUE(secured.ok()) << secured.status().ToString();
+  EXPECT_FALSE((*secured)->open());
+  EXPECT_TRUE((*secured)->Listen("127.0.0.1", 0).ok());
+}
+
 TEST(NetHandshake, PendingHandshakesAreBoundedByDroppingTheOldest) {
   WorkerOptions lo = WithSecret(Key(3));
   lo.max_pending_handshakes = 4;

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   const int fd = std::atoi(argv[2]);
   WorkerOptions options;
   options.name = "net_peer";
+  options.insecure = true;  // a test peer on loopback, without a cluster secret
   auto created = Worker::Create(options);
   if (!created.ok()) {
     std::fprintf(stderr, "net_peer: %s\n", created.status().ToString().c_str());

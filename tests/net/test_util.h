@@ -32,7 +32,10 @@ namespace pulse::net::testing {
 
 using namespace std::chrono_literals;
 
-inline std::unique_ptr<Worker> MakeWorker(const WorkerOptions& options = {}) {
+// The net tests' Workers may listen without a cluster secret (open, see
+// WorkerOptions::insecure) unless the test gives them one.
+inline std::unique_ptr<Worker> MakeWorker(WorkerOptions options = {}) {
+  options.insecure = true;
   auto r = Worker::Create(options);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : nullptr;

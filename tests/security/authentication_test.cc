@@ -6,6 +6,7 @@
 // connection, not from the request.
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
@@ -14,9 +15,11 @@
 #include "engine/run_both.h"
 #include "engine/sum_list_program.h"
 #include "protocol/control_client.h"
+#include "protocol/rpc_message.h"
 #include "pulse/client.h"
 #include "pulse/net.h"
 #include "pulse/program.h"
+#include "pulse/rpc.h"
 #include "pulse/protocol.h"
 #include "support/local_rack.h"
 
@@ -46,6 +49,47 @@ std::vector<uint8_t> RackSecret() {
   auto secret = net::ReadKeyFile(std::getenv(net::kSecretFileEnvironmentVariable));
   EXPECT_TRUE(secret.ok()) << secret.status().ToString();
   return secret.ok() ? *secret : std::vector<uint8_t>{};
+}
+
+// Allocates 4 KiB of tenant 1's memory on memory node 0 (as the rack's
+// cluster peer) and writes `n` bytes of `data` at its start; its base, or 0
+// (and a test failure).
+uint64_t Tenant1Block(LocalRack& rack, const void* data, size_t n) {
+  json mine = rack.Alloc(0, 4096, 1);
+  EXPECT_TRUE(mine.value("ok", false)) << mine.dump();
+  if (!mine.value("ok", false)) return 0;
+  const uint64_t base = mine["base"].get<uint64_t>();
+  Status put = rack.Put(0, base, data, n);
+  EXPECT_TRUE(put.ok()) << put.ToString();
+  return put.ok() ? base : 0;
+}
+
+// A CPU node of tenant `tenant` (it holds only that tenant's key), joined
+// to the rack's switch; `sw` stays invalid (and the test has failed) if it
+// could not.
+struct TenantCpuNode {
+  std::unique_ptr<TestCpuNode> node;
+  net::EndpointId sw = net::kInvalidEndpoint;
+  uint32_t cpu_node = 0;
+};
+
+TenantCpuNode JoinSwitchAsTenant(LocalRack& rack, uint32_t tenant) {
+  TenantCpuNode t;
+  net::Credentials creds;
+  creds.tenant = tenant;
+  creds.tenant_key = net::DeriveTenantKey(RackSecret(), tenant);
+  t.node = std::make_unique<TestCpuNode>(creds);
+  EXPECT_TRUE(t.node->ok());
+  if (!t.node->ok()) return t;
+  auto sw = t.node->Connect(rack.switch_address());
+  EXPECT_TRUE(sw.ok()) << sw.status().ToString();
+  if (!sw.ok()) return t;
+  json hello = t.node->Call(*sw, {{"op", "hello"}});
+  EXPECT_TRUE(hello.value("ok", false)) << hello.dump();
+  if (!hello.value("ok", false)) return t;
+  t.cpu_node = hello["cpu_node"].get<uint32_t>();
+  t.sw = *sw;
+  return t;
 }
 
 // A bare Worker with `creds`, connected to the memory node 0 and the
@@ -214,11 +258,9 @@ TEST(Authentication, TenantConnectionActsOnlyForItsTenant) {
 TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
   LocalRack rack;
   ASSERT_TRUE(rack.Start(1));
-  json mine = rack.Alloc(0, 4096, 1);
-  ASSERT_TRUE(mine.value("ok", false)) << mine.dump();
-  const uint64_t base1 = mine["base"].get<uint64_t>();
   const uint64_t element[2] = {0, 77};  // {next, value}
-  ASSERT_TRUE(rack.Put(0, base1, element, sizeof(element)).ok());
+  const uint64_t base1 = Tenant1Block(rack, element, sizeof(element));
+  ASSERT_NE(base1, 0u);
   const ProgramRef program = MustBuild(kSumListProgram);
   ASSERT_NE(program, nullptr);
   auto request = [&](uint32_t cpu, uint64_t n) {
@@ -245,21 +287,71 @@ TEST(Authentication, TraversalRunsAsTheConnectionsTenant) {
   EXPECT_EQ(ok->status, TraversalStatus::kDone) << TraversalStatusName(ok->status);
   EXPECT_EQ(sum_of(*ok), 77u);
 
-  net::Credentials tenant2;
-  tenant2.tenant = 2;
-  tenant2.tenant_key = net::DeriveTenantKey(RackSecret(), 2);
-  TestCpuNode intruder(tenant2);
-  ASSERT_TRUE(intruder.ok());
-  auto sw = intruder.Connect(rack.switch_address());
-  ASSERT_TRUE(sw.ok()) << sw.status().ToString();
-  json hello = intruder.Call(*sw, {{"op", "hello"}});
-  ASSERT_TRUE(hello.value("ok", false)) << hello.dump();
-  const uint32_t cpu = hello["cpu_node"].get<uint32_t>();
-  ASSERT_TRUE(intruder.SendTraversal(*sw, request(cpu, 1)).ok());
-  auto denied = intruder.WaitResponse(MakeRequestId(cpu, 1));
+  TenantCpuNode intruder = JoinSwitchAsTenant(rack, 2);
+  ASSERT_NE(intruder.sw, net::kInvalidEndpoint);
+  ASSERT_TRUE(intruder.node->SendTraversal(intruder.sw, request(intruder.cpu_node, 1)).ok());
+  auto denied = intruder.node->WaitResponse(MakeRequestId(intruder.cpu_node, 1));
   ASSERT_TRUE(denied.ok()) << denied.status().ToString();
   EXPECT_NE(denied->status, TraversalStatus::kDone) << TraversalStatusName(denied->status);
   EXPECT_NE(sum_of(*denied), 77u);
+}
+
+// An RPC routed through the switch (`--rpc-path switch`) runs as the tenant
+// the switch proved for the client's connection: the memory node trusts the
+// switch's word, so the switch overwrites a claim.  Tenant 2's connection
+// that claims tenant 1 gets kFaultProtection and no byte of tenant 1's
+// list; the same request from a cluster peer (the rack's CPU node) reads it.
+TEST(Authentication, SwitchRoutedRpcRunsAsTheConnectionsTenant) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(1));
+  const uint64_t node[3] = {0, 0, 77};  // ds::List node {next, prev, value}
+  const uint64_t base1 = Tenant1Block(rack, node, sizeof(node));
+  ASSERT_NE(base1, 0u);
+  auto request = [&](uint32_t cpu, uint64_t n) {
+    rpc::RpcRequest r;
+    r.handler = kRpcListAggregate;
+    r.request_id = MakeRequestId(cpu, n);
+    r.tenant = 1;  // claimed
+    r.start = base1;
+    const uint64_t state[6] = {0, UINT64_MAX, 0, UINT64_MAX, 0, 0};  // lo, hi, sum, min, max, count
+    r.state.assign(reinterpret_cast<const uint8_t*>(state), reinterpret_cast<const uint8_t*>(state) + sizeof(state));
+    return rpc::EncodeRpcRequest(r);
+  };
+  // Sends through the switch `sw` of `cpu` and waits for the reply.
+  auto call = [&](TestCpuNode& cpu, net::EndpointId sw, uint32_t cpu_node) -> std::optional<rpc::RpcReply> {
+    std::optional<rpc::RpcReply> reply;
+    cpu.worker().SetHandler(kAmRpcReply, [&](net::EndpointId, std::span<const uint8_t> p) {
+      auto r = rpc::DecodeRpcReply(p, 1 << 20);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (r.ok()) reply = std::move(*r);
+    });
+    EXPECT_TRUE(cpu.worker().Send(sw, kAmRpcRequest, request(cpu_node, 1)).ok());
+    Status s = cpu.worker().RunUntil([&] { return reply.has_value(); }, 10s);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    cpu.worker().SetHandler(kAmRpcReply, {});
+    return reply;
+  };
+  auto sum_of = [](const rpc::RpcReply& r) {
+    uint64_t v = 0;
+    if (r.state.size() >= 24) std::memcpy(&v, r.state.data() + 16, 8);
+    return v;
+  };
+
+  auto ok = call(rack.cpu(), rack.switch_ep(), rack.cpu_node());
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->status, TraversalStatus::kDone) << TraversalStatusName(ok->status);
+  EXPECT_EQ(sum_of(*ok), 77u);
+
+  TenantCpuNode intruder = JoinSwitchAsTenant(rack, 2);
+  ASSERT_NE(intruder.sw, net::kInvalidEndpoint);
+  auto denied = call(*intruder.node, intruder.sw, intruder.cpu_node);
+  ASSERT_TRUE(denied.has_value());
+  EXPECT_EQ(denied->status, TraversalStatus::kFaultProtection) << TraversalStatusName(denied->status);
+  EXPECT_NE(sum_of(*denied), 77u);
+  // Tenant 1's bytes are unchanged.
+  uint64_t after[3] = {};
+  ASSERT_TRUE(rack.Get(0, base1, after, sizeof(after)).ok());
+  EXPECT_EQ(std::memcmp(after, node, sizeof(node)), 0);
 }
 
 }  // namespace

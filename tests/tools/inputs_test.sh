@@ -10,22 +10,7 @@ PULSE="$(realpath "$1")"
 SOURCE_DIR="$(realpath "$2")"
 WORK="$(mktemp -d /tmp/pulse-inputs-test.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
-FAILED=0
-fail() { echo "FAIL: $*" >&2; FAILED=1; }
-
-# expect_refusal "<text the output must contain>" <command...>: the command
-# exits non-zero (not by a signal: status < 128) within 60 s, saying <text>.
-expect_refusal() {
-  local text="$1"; shift
-  local out status
-  out="$(timeout 60 "$@" 2>&1)"
-  status=$?
-  if [[ $status -eq 0 ]]; then fail "accepted: $* -> $out"; return; fi
-  if [[ $status -ge 124 ]]; then fail "status $status (killed, aborted or timed out): $* -> $out"; return; fi
-  if [[ "$out" != *"$text"* ]]; then fail "'$*' does not say '$text': $out"; return; fi
-  if [[ "$out" == *"terminate called"* ]]; then fail "uncaught exception: $* -> $out"; return; fi
-  echo "ok: $* -> ${out%%$'\n'*}"
-}
+source "$SOURCE_DIR/tests/support/refusal.sh"
 
 # Files that are no regular files, or too large.
 mkdir "$WORK/dir"
