@@ -11,7 +11,6 @@
 // far-memory STOREs; where pulse defines a fault instead of BPF's behaviour
 // (include/pulse/iterator.h: division by zero, a read beyond the window, a
 // STORE the tenant may not make) the BPF run must have done that thing.
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -65,18 +64,10 @@ bool ApplyFarWrites(const std::vector<FarWrite>& writes, const RangeTable& table
 
 void CompareWithBpf(std::span<const uint8_t> object, const CompiledIterator& it, const CompileOptions& options,
                     uint64_t seed) {
-  // Off unless PULSE_FUZZ_ELF_REFERENCE is set: within seconds this finds
-  // translated iterators whose scratch pad differs from the reference's on
-  // mutated objects (e.g. stack_local, CI 2026-11-24), which are not yet
-  // explained; until they are, the CI fuzz run checks translation without it.
-  static const bool enabled = std::getenv("PULSE_FUZZ_ELF_REFERENCE") != nullptr;
-  if (!enabled) return;
-  // The reference finds an iterator's code by its section names only; the
-  // translator also accepts objects whose mutated names or sections it reads
-  // another way (a crash input from CI, 2026-11-24: a mutated digit). Those
-  // are compared no further.
+  // The reference finds the code as the translator does (FunctionCodeIn),
+  // so whatever translated must decode there too.
   auto bpf = BpfIterator::FromObject(object, it.name);
-  if (!bpf.has_value()) return;
+  PULSE_FUZZ_CHECK(bpf.has_value(), "iterator {} translated but its BPF sections do not decode", it.name);
   auto program = VerifiedProgram::FromBytes(it.encoded);
   PULSE_FUZZ_CHECK(program.ok(), "iterator {}: {}", it.name, program.status().ToString());
 

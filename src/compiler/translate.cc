@@ -371,6 +371,22 @@ class Translator {
         auto it = s->slots.find(*acc->stack_slot);
         if (it != s->slots.end()) result = it->second;
       }
+      if (acc->where == Access::Where::kStack && !result.is_ptr()) {
+        // A spilled pointer comes back only whole, as the pointer: its bytes
+        // are an offset here and an address in BPF.
+        const auto spill = std::find_if(s->pointer_spills.begin(), s->pointer_spills.end(), [&](int64_t at) {
+          return at < acc->stack_high && at + 8 > acc->stack_low;
+        });
+        if (spill != s->pointer_spills.end()) {
+          Error(slot, fmt::format("reads stack bytes (frame offsets [{}, {})) as a number where a pointer "
+                                  "into the context or the stack may have been stored (frame offset {}): "
+                                  "such a pointer has no numeric value (only reloading it whole, as a "
+                                  "pointer, is supported)",
+                                  acc->stack_low, acc->stack_high, *spill));
+          s->r[in.dst] = result;
+          return;
+        }
+      }
       Emitted& e = Emit(Opcode::kMove, width, Operand::Reg(in.dst), acc->op, slot);
       EmitAccess(e, *acc, false);
     }
@@ -407,6 +423,9 @@ class Translator {
           else ++it;
         }
         if (width == 8) s->slots[lo] = sv;
+        // Only a whole 8-byte store replaces a spilled pointer's bytes.
+        if (width == 8) s->pointer_spills.erase(lo);
+        if (sv.is_ptr()) s->pointer_spills.insert(lo);
       } else {
         s->slots.clear();
       }

@@ -191,7 +191,8 @@ class BpfReference {
   }
 };
 
-// The end() and next() code of an iterator in a BPF object.
+// The end() and next() code of an iterator in a BPF object, found as the
+// translator finds it (compiler::FunctionCodeIn).
 struct BpfIterator {
   std::vector<compiler::BpfInsn> end, next;
 
@@ -202,8 +203,11 @@ struct BpfIterator {
     std::string err;
     const auto* e = obj->Find("pulse/end/" + name);
     const auto* n = obj->Find("pulse/next/" + name);
-    if (!e || !n || !compiler::DecodeBpf(e->data, &it.end, &err) ||
-        !compiler::DecodeBpf(n->data, &it.next, &err))
+    if (!e || !n) return std::nullopt;
+    auto end_code = compiler::FunctionCodeIn(*obj, *e);
+    auto next_code = compiler::FunctionCodeIn(*obj, *n);
+    if (!end_code.ok() || !next_code.ok() || !compiler::DecodeBpf(end_code->bytes, &it.end, &err) ||
+        !compiler::DecodeBpf(next_code->bytes, &it.next, &err))
       return std::nullopt;
     return it;
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "compiler/compiler_test_util.h"
@@ -174,6 +175,25 @@ PULSE_END(it, struct n) {
   EXPECT_THAT(msg, HasSubstr("stores a pointer into the context to memory"));
 }
 
+// The pointer is spilled to a stack slot and read back through an index as
+// a number: an offset in pulse, an address in BPF (the elf fuzz target's
+// comparison with the BPF reference found this as differing scratch pads).
+TEST(Reject, SpilledStackPointerReadAsANumber) {
+  const std::string msg = Reject(R"(
+PULSE_END(it, struct n) {
+  pulse_u64 *sp = (pulse_u64 *)scratch_pad;
+  volatile pulse_u64 tmp[4];
+  tmp[0] = cur_ptr->key;
+  tmp[1] = (pulse_u64)&tmp[0];
+  tmp[2] = cur_ptr->value;
+  tmp[3] = 0;
+  sp[1] = tmp[sp[0] & 3];
+  return true;
+}
+)");
+  EXPECT_THAT(msg, HasSubstr("as a number where a pointer into the context or the stack may have been stored"));
+}
+
 TEST(Reject, NextReturnsTheWindowInsteadOfAFarPointer) {
   auto r = CompileIteratorSource(R"(#include <pulse/iterator.h>
 struct n { pulse_u64 key; struct n *next; };
@@ -233,6 +253,39 @@ TEST(Reject, NotAnElfObject) {
   auto r = TranslateBpfObject(junk);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("not an ELF file"));
+}
+
+// Sets the size field of section `name`'s header in an ELF64 object.
+void SetSectionSize(std::vector<uint8_t>* elf, const std::string& name, uint64_t size) {
+  auto field = [&](size_t at, size_t bytes) {
+    uint64_t v = 0;
+    std::memcpy(&v, elf->data() + at, bytes);
+    return v;
+  };
+  const uint64_t shoff = field(0x28, 8), shentsize = field(0x3a, 2), shnum = field(0x3c, 2);
+  const uint64_t strtab_hdr = shoff + field(0x3e, 2) * shentsize;
+  const uint64_t strtab = field(strtab_hdr + 0x18, 8);
+  for (uint64_t i = 0; i < shnum; ++i) {
+    const uint64_t hdr = shoff + i * shentsize;
+    if (reinterpret_cast<const char*>(elf->data() + strtab + field(hdr, 4)) == name) {
+      std::memcpy(elf->data() + hdr + 0x20, &size, 8);
+      return;
+    }
+  }
+  ADD_FAILURE() << "no section " << name;
+}
+
+// A damaged object (a fuzzer's mutated digit): next()'s section has 5 bytes
+// more than its function symbol covers.  The translator read only the
+// symbol's bytes; such a section is refused, naming it.
+TEST(Reject, CodeSectionNotWholeInstructions) {
+  auto object = CompileCToBpfObject(IteratorPath("list_find.c"), {});
+  ASSERT_TRUE(object.ok()) << object.status().message();
+  SetSectionSize(&*object, "pulse/next/list_find", 21);
+  auto r = TranslateBpfObject(*object);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("section pulse/next/list_find: 21 bytes, not a whole number of 8-byte BPF instructions"));
 }
 
 TEST(Reject, EveryProblemIsReported) {
