@@ -34,8 +34,13 @@
 // jumps (loops clang could not unroll), calls (helpers, functions that were
 // not inlined, recursion), global data, reads through pointers other than
 // the context, accesses outside the context (a node window beyond 256 bytes,
-// the scratch pad beyond its size, writes to cur_ptr or to the window), and
-// instructions with no pulse equivalent (byte swaps, atomics, packet loads).
+// the scratch pad beyond its size, writes to cur_ptr or to the window),
+// a pointer into the context or the stack used as a number (stored anywhere
+// but a whole stack slot, or such a slot's bytes read back other than whole
+// into a register: the translated pointer is an offset, not an address),
+// instructions with no pulse equivalent (byte swaps, atomics, packet loads),
+// and damaged objects (a code section that is not whole 8-byte
+// instructions, a function symbol outside its section).
 //
 // All functions are thread-safe (each call uses its own temporary files).
 #pragma once

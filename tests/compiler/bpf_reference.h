@@ -101,13 +101,31 @@ class BpfReference {
   // Runs the code on ctx (cur_ptr, data[256], scratch pad).  Returns r0, or
   // nullopt (with *error) on anything the tests do not expect.  Stores to
   // addresses outside ctx and the stack are recorded in *writes; `notes`, if
-  // given, collects what pulse would have stopped at (BpfRunNotes).
+  // given, collects what pulse would have stopped at (BpfRunNotes).  The
+  // stack starts zeroed, except that its top frame.size() bytes (those just
+  // below r10, at most the stack's size) start as `frame` and are copied back
+  // there when the run ends: BPF leaves stack bytes read before they are
+  // written undefined, and a caller can give them the value the translated
+  // program sees (the scratch pad bytes its stack area holds).
   static std::optional<uint64_t> Run(std::span<const compiler::BpfInsn> code, uint8_t* ctx,
                                      size_t ctx_bytes, std::vector<FarWrite>* writes,
-                                     std::string* error, BpfRunNotes* notes = nullptr) {
+                                     std::string* error, BpfRunNotes* notes = nullptr,
+                                     std::span<uint8_t> frame = {}) {
+    alignas(8) uint8_t stack[compiler::kBpfStackBytes] = {};
+    frame = frame.first(std::min(frame.size(), sizeof(stack)));
+    uint8_t* const frame_in_stack = stack + sizeof(stack) - frame.size();
+    std::copy(frame.begin(), frame.end(), frame_in_stack);
+    std::optional<uint64_t> r0 = RunOn(code, ctx, ctx_bytes, stack, writes, error, notes);
+    std::copy(frame_in_stack, frame_in_stack + frame.size(), frame.begin());
+    return r0;
+  }
+
+ private:
+  static std::optional<uint64_t> RunOn(std::span<const compiler::BpfInsn> code, uint8_t* ctx, size_t ctx_bytes,
+                                       uint8_t (&stack)[compiler::kBpfStackBytes], std::vector<FarWrite>* writes,
+                                       std::string* error, BpfRunNotes* notes) {
     using namespace compiler;
     uint64_t r[11] = {};
-    alignas(8) uint8_t stack[kBpfStackBytes] = {};
     r[1] = reinterpret_cast<uint64_t>(ctx);
     r[10] = reinterpret_cast<uint64_t>(stack + sizeof(stack));
     auto inside = [&](uint64_t a, int n, const uint8_t* base, size_t size) {
