@@ -28,7 +28,10 @@ struct FarWrite {
 // BPF goes on): see include/pulse/iterator.h.
 struct BpfRunNotes {
   bool divided_by_zero = false;  // a DIV/MOD by zero (BPF: 0 / the dividend; pulse: a fault)
-  uint64_t ctx_data_end = 0;     // the highest ctx offset below the scratch pad a load reached
+  // The highest ctx offset a load of the node window reached: a load below
+  // the scratch pad, or one through a pointer into the window plus an index
+  // (as the translator reads data[rN+off]) wherever it landed.
+  uint64_t ctx_data_end = 0;
 };
 
 class BpfReference {
@@ -121,11 +124,34 @@ class BpfReference {
   }
 
  private:
+  // The ctx anchor of an ALU instruction's destination (see RunOn), from the
+  // anchors of its destination and register source before it.
+  static std::optional<int64_t> CtxAnchorAfter(const compiler::BpfInsn& in, std::optional<int64_t> dst,
+                                               std::optional<int64_t> src) {
+    using namespace compiler;
+    if (in.cls() != kBpfAlu64) return std::nullopt;
+    switch (in.op()) {
+      case kBpfMov: return src;
+      case kBpfAdd:
+        if (!in.src_is_reg()) return dst ? std::optional<int64_t>(*dst + in.imm) : std::nullopt;
+        return dst && !src ? dst : !dst ? src : std::nullopt;
+      case kBpfSub:
+        if (!in.src_is_reg()) return dst ? std::optional<int64_t>(*dst - in.imm) : std::nullopt;
+        return src ? std::nullopt : dst;
+      default: return std::nullopt;
+    }
+  }
+
   static std::optional<uint64_t> RunOn(std::span<const compiler::BpfInsn> code, uint8_t* ctx, size_t ctx_bytes,
                                        uint8_t (&stack)[compiler::kBpfStackBytes], std::vector<FarWrite>* writes,
                                        std::string* error, BpfRunNotes* notes) {
     using namespace compiler;
     uint64_t r[11] = {};
+    // For registers pointing into ctx: the ctx offset of the array they index
+    // (the offset before a register was added), as the translator tells the
+    // window from the scratch pad by it.
+    std::optional<int64_t> anchor[11];
+    anchor[1] = 0;
     r[1] = reinterpret_cast<uint64_t>(ctx);
     r[10] = reinterpret_cast<uint64_t>(stack + sizeof(stack));
     auto inside = [&](uint64_t a, int n, const uint8_t* base, size_t size) {
@@ -140,6 +166,7 @@ class BpfReference {
       switch (in.cls()) {
         case kBpfLd:
           r[in.dst] = static_cast<uint64_t>(in.imm64);
+          anchor[in.dst].reset();
           pc += 2;
           continue;
         case kBpfLdx: {
@@ -149,11 +176,15 @@ class BpfReference {
             *error = "load outside ctx/stack at " + std::to_string(pc);
             return std::nullopt;
           }
-          if (notes && inside(a, n, ctx, ctx_bytes) && a - reinterpret_cast<uint64_t>(ctx) < kCtxScratchOffset)
+          const bool window_indexed =
+              anchor[in.src] && *anchor[in.src] + in.off >= 8 && *anchor[in.src] + in.off < 8 + 256;
+          if (notes && inside(a, n, ctx, ctx_bytes) &&
+              (window_indexed || a - reinterpret_cast<uint64_t>(ctx) < kCtxScratchOffset))
             notes->ctx_data_end = std::max(notes->ctx_data_end, a - reinterpret_cast<uint64_t>(ctx) + n);
           uint64_t v = 0;
           std::memcpy(&v, reinterpret_cast<const void*>(a), n);
           r[in.dst] = v;
+          anchor[in.dst].reset();
           break;
         }
         case kBpfSt:
@@ -182,6 +213,7 @@ class BpfReference {
             return std::nullopt;
           }
           r[in.dst] = is32 ? (res & 0xffffffffu) : res;
+          anchor[in.dst] = CtxAnchorAfter(in, anchor[in.dst], in.src_is_reg() ? anchor[in.src] : std::nullopt);
           break;
         }
         default: {  // JMP / JMP32
