@@ -27,7 +27,9 @@
 // translator.  BPF stack slots (r10-relative; clang uses them for spills and
 // local arrays) live in the scratch pad at [stack_offset, stack_offset +
 // stack_bytes): by default just past the highest scratch byte the iterator
-// itself accesses.
+// itself accesses.  A stack byte read before the function writes it (BPF
+// leaves it undefined; clang may read struct padding so) is what the scratch
+// pad holds there: next() sees what end() left.
 //
 // Rejected, with a diagnostic naming the iterator, the function (end/next),
 // the BPF instruction index and text, and with -g the source line: backward

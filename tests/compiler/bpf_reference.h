@@ -212,7 +212,9 @@ class BpfReference {
             *error = "unsupported ALU op";
             return std::nullopt;
           }
-          r[in.dst] = is32 ? (res & 0xffffffffu) : res;
+          // A byte-order conversion (to little endian: a truncation) sets
+          // all 64 bits; le64 is in the 32-bit ALU class but changes nothing.
+          r[in.dst] = is32 && in.op() != kBpfEnd ? (res & 0xffffffffu) : res;
           anchor[in.dst] = CtxAnchorAfter(in, anchor[in.dst], in.src_is_reg() ? anchor[in.src] : std::nullopt);
           break;
         }

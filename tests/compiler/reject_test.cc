@@ -255,24 +255,28 @@ TEST(Reject, NotAnElfObject) {
   EXPECT_THAT(r.status().message(), HasSubstr("not an ELF file"));
 }
 
-// Sets the size field of section `name`'s header in an ELF64 object.
-void SetSectionSize(std::vector<uint8_t>* elf, const std::string& name, uint64_t size) {
-  auto field = [&](size_t at, size_t bytes) {
-    uint64_t v = 0;
-    std::memcpy(&v, elf->data() + at, bytes);
-    return v;
-  };
-  const uint64_t shoff = field(0x28, 8), shentsize = field(0x3a, 2), shnum = field(0x3c, 2);
-  const uint64_t strtab_hdr = shoff + field(0x3e, 2) * shentsize;
-  const uint64_t strtab = field(strtab_hdr + 0x18, 8);
-  for (uint64_t i = 0; i < shnum; ++i) {
+// A little-endian field of an ELF64 object.
+uint64_t ElfField(const std::vector<uint8_t>& elf, size_t at, size_t bytes) {
+  uint64_t v = 0;
+  std::memcpy(&v, elf.data() + at, bytes);
+  return v;
+}
+
+// Where section `name`'s header is in an ELF64 object (0 if it has none).
+size_t SectionHeaderAt(const std::vector<uint8_t>& elf, const std::string& name) {
+  const uint64_t shoff = ElfField(elf, 0x28, 8), shentsize = ElfField(elf, 0x3a, 2);
+  const uint64_t strtab = ElfField(elf, shoff + ElfField(elf, 0x3e, 2) * shentsize + 0x18, 8);
+  for (uint64_t i = 0; i < ElfField(elf, 0x3c, 2); ++i) {
     const uint64_t hdr = shoff + i * shentsize;
-    if (reinterpret_cast<const char*>(elf->data() + strtab + field(hdr, 4)) == name) {
-      std::memcpy(elf->data() + hdr + 0x20, &size, 8);
-      return;
-    }
+    if (reinterpret_cast<const char*>(elf.data() + strtab + ElfField(elf, hdr, 4)) == name) return hdr;
   }
   ADD_FAILURE() << "no section " << name;
+  return 0;
+}
+
+// Sets the size field of section `name`'s header.
+void SetSectionSize(std::vector<uint8_t>* elf, const std::string& name, uint64_t size) {
+  if (const size_t hdr = SectionHeaderAt(*elf, name)) std::memcpy(elf->data() + hdr + 0x20, &size, 8);
 }
 
 // A damaged object (a fuzzer's mutated digit): next()'s section has 5 bytes
@@ -286,6 +290,22 @@ TEST(Reject, CodeSectionNotWholeInstructions) {
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(),
               HasSubstr("section pulse/next/list_find: 21 bytes, not a whole number of 8-byte BPF instructions"));
+}
+
+// A mutated object: end()'s first instruction becomes a byte-order
+// conversion to 0 bits, which BPF does not define (the translator took it
+// for le64; the reference truncated it to 32 bits).
+TEST(Reject, ByteOrderConversionToAnUndefinedWidth) {
+  auto object = CompileCToBpfObject(IteratorPath("list_find.c"), {});
+  ASSERT_TRUE(object.ok()) << object.status().message();
+  const size_t hdr = SectionHeaderAt(*object, "pulse/end/list_find");
+  ASSERT_NE(hdr, 0u);
+  uint8_t* insn = object->data() + ElfField(*object, hdr + 0x18, 8);
+  insn[0] = 0xd4;  // BPF_ALU | BPF_END | BPF_TO_LE; imm (bytes 4-7) is the width
+  std::memset(insn + 4, 0, 4);
+  auto r = TranslateBpfObject(*object);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("byte-order conversion to 0 bits: BPF defines 16, 32 and 64"));
 }
 
 TEST(Reject, EveryProblemIsReported) {
