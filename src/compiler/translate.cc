@@ -506,6 +506,7 @@ class Translator {
                                                 : int64_t{in.imm}));
       rhs = Operand::Imm(in.imm);
     }
+    uint8_t op = in.op();
     if (lv->is_ptr() || rv.is_ptr()) {
       if (lv->kind != rv.kind || j32) {
         Error(slot, fmt::format("compares a pointer into {} with {}",
@@ -513,10 +514,24 @@ class Translator {
                                 lv->is_ptr() && rv.is_ptr() ? "a pointer elsewhere" : "a number"));
         return;
       }
+      // The registers hold offsets (the frame pointer's is 0, the slots below
+      // it negative); BPF compares addresses, which are ordered as the offsets
+      // are taken signed.
+      switch (op) {
+        case kBpfJgt: op = kBpfJsgt; break;
+        case kBpfJge: op = kBpfJsge; break;
+        case kBpfJlt: op = kBpfJslt; break;
+        case kBpfJle: op = kBpfJsle; break;
+        case kBpfJset:
+          Error(slot, fmt::format("tests bits of a pointer into {}: such a pointer has no numeric value",
+                                  PtrName(lv->kind)));
+          return;
+        default: break;
+      }
     }
     Interval lt = lv->range, rt = rv.range, lf = lv->range, rf = rv.range;
-    const bool can_take = RefineBranch(in.op(), j32, true, &lt, &rt);
-    const bool can_fall = RefineBranch(in.op(), j32, false, &lf, &rf);
+    const bool can_take = RefineBranch(op, j32, true, &lt, &rt);
+    const bool can_fall = RefineBranch(op, j32, false, &lf, &rf);
     AbsState taken = s, fall = s;
     auto apply = [&](AbsState* st, Interval l, Interval r) {
       if (in.dst != kBpfFramePointer) st->r[in.dst].range = l;
@@ -543,7 +558,7 @@ class Translator {
     }
     Emit(Opcode::kCompare, width, ValueOperand(in.dst), rhs, slot);
     const Target where = EdgeTarget(target, taken);
-    const int j = EmitJump(*PulseJumpOp(in.op()), where, slot);
+    const int j = EmitJump(*PulseJumpOp(op), where, slot);
     if (where == Target::kIndex) edges_[cfg_.block_of[target]].push_back({taken, {j}, false});
     Continue(slot, next, fall);
   }
