@@ -155,7 +155,9 @@ class BpfReference {
     r[1] = reinterpret_cast<uint64_t>(ctx);
     r[10] = reinterpret_cast<uint64_t>(stack + sizeof(stack));
     auto inside = [&](uint64_t a, int n, const uint8_t* base, size_t size) {
-      return a >= reinterpret_cast<uint64_t>(base) && a + n <= reinterpret_cast<uint64_t>(base) + size;
+      // Without overflow: an address near 2^64 plus n wraps past zero.
+      const uint64_t b = reinterpret_cast<uint64_t>(base);
+      return a >= b && a - b <= size && static_cast<uint64_t>(n) <= size - (a - b);
     };
     size_t pc = 0;
     for (int steps = 0; steps < 100000; ++steps) {
