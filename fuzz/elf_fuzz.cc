@@ -7,11 +7,13 @@
 // interpreter over TenantMemory, as tenant A) against the BPF instructions
 // run by the reference BPF interpreter (tests/compiler/bpf_reference.h) on
 // the same node window and scratch pad must end the same way (return or go
-// on to the same next node), leave the same scratch pad and make the same
+// on to the same next node), leave the same scratch pad (BPF stack bytes read
+// before they are written get pulse's meaning: the scratch pad bytes where
+// the translator put the stack) and make the same
 // far-memory STOREs; where pulse defines a fault instead of BPF's behaviour
 // (include/pulse/iterator.h: division by zero, a read beyond the window, a
 // STORE the tenant may not make) the BPF run must have done that thing.
-#include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -65,18 +67,10 @@ bool ApplyFarWrites(const std::vector<FarWrite>& writes, const RangeTable& table
 
 void CompareWithBpf(std::span<const uint8_t> object, const CompiledIterator& it, const CompileOptions& options,
                     uint64_t seed) {
-  // Off unless PULSE_FUZZ_ELF_REFERENCE is set: within seconds this finds
-  // translated iterators whose scratch pad differs from the reference's on
-  // mutated objects (e.g. stack_local, CI 2026-11-24), which are not yet
-  // explained; until they are, the CI fuzz run checks translation without it.
-  static const bool enabled = std::getenv("PULSE_FUZZ_ELF_REFERENCE") != nullptr;
-  if (!enabled) return;
-  // The reference finds an iterator's code by its section names only; the
-  // translator also accepts objects whose mutated names or sections it reads
-  // another way (a crash input from CI, 2026-11-24: a mutated digit). Those
-  // are compared no further.
+  // The reference finds the code as the translator does (FunctionCodeIn),
+  // so whatever translated must decode there too.
   auto bpf = BpfIterator::FromObject(object, it.name);
-  if (!bpf.has_value()) return;
+  PULSE_FUZZ_CHECK(bpf.has_value(), "iterator {} translated but its BPF sections do not decode", it.name);
   auto program = VerifiedProgram::FromBytes(it.encoded);
   PULSE_FUZZ_CHECK(program.ok(), "iterator {}: {}", it.name, program.status().ToString());
 
@@ -99,17 +93,25 @@ void CompareWithBpf(std::span<const uint8_t> object, const CompiledIterator& it,
   std::memcpy(ctx.data() + 8, node_range->Translate(*cur), window);
   std::memcpy(ctx.data() + kScratchAt, scratch.data(), sp_bytes);
 
-  // BPF: end(), then next() if end() said "go on".
+  // BPF: end(), then next() if end() said "go on".  Stack bytes read before
+  // they are written are undefined in BPF; pulse keeps the stack in the
+  // scratch pad (stack_offset), so they are what the scratch pad holds there,
+  // and next() sees what end() left.  The reference's frame starts as those
+  // bytes and goes on from end() to next() the same way.
+  std::vector<uint8_t> frame(scratch.begin() + it.stack_offset,
+                             scratch.begin() + it.stack_offset + it.stack_bytes);
   std::vector<FarWrite> writes;
   std::string error;
   BpfRunNotes notes;
-  std::optional<uint64_t> done = BpfReference::Run(bpf->end, ctx.data(), ctx.size(), &writes, &error, &notes);
+  std::optional<uint64_t> done =
+      BpfReference::Run(bpf->end, ctx.data(), ctx.size(), &writes, &error, &notes, frame);
   std::optional<uint64_t> next;
   if (done && (*done & 0xffffffffu) == 0) {
     std::memcpy(ctx.data(), &*cur, 8);
-    next = BpfReference::Run(bpf->next, ctx.data(), ctx.size(), &writes, &error, &notes);
+    next = BpfReference::Run(bpf->next, ctx.data(), ctx.size(), &writes, &error, &notes, frame);
     if (!next) done.reset();
   }
+  std::copy(frame.begin(), frame.end(), ctx.begin() + kScratchAt + it.stack_offset);
   const bool writes_allowed = ApplyFarWrites(writes, bpf_table);
 
   // pulse: one iteration.
@@ -141,8 +143,8 @@ void CompareWithBpf(std::span<const uint8_t> object, const CompiledIterator& it,
                    "{}, BPF {}", what, bpf_returned ? "returned" : "went on");
   if (!bpf_returned)
     PULSE_FUZZ_CHECK(state.cur_ptr == *next, "{}: next node {:#x}, BPF {:#x}", what, state.cur_ptr, *next);
-  const size_t compared = it.stack_bytes ? it.stack_offset : sp_bytes;  // the BPF stack lives beyond
-  PULSE_FUZZ_CHECK(std::memcmp(state.scratch.data(), ctx.data() + kScratchAt, compared) == 0,
+  // The whole scratch pad, the stack area (the reference's frame) included.
+  PULSE_FUZZ_CHECK(std::memcmp(state.scratch.data(), ctx.data() + kScratchAt, sp_bytes) == 0,
                    "{}: scratch pads differ", what);
   pulse_memory.CheckSame(bpf_memory, "far memory after pulse's and BPF's STOREs");
 }

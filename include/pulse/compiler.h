@@ -27,15 +27,22 @@
 // translator.  BPF stack slots (r10-relative; clang uses them for spills and
 // local arrays) live in the scratch pad at [stack_offset, stack_offset +
 // stack_bytes): by default just past the highest scratch byte the iterator
-// itself accesses.
+// itself accesses.  A stack byte read before the function writes it (BPF
+// leaves it undefined; clang may read struct padding so) is what the scratch
+// pad holds there: next() sees what end() left.
 //
 // Rejected, with a diagnostic naming the iterator, the function (end/next),
 // the BPF instruction index and text, and with -g the source line: backward
 // jumps (loops clang could not unroll), calls (helpers, functions that were
 // not inlined, recursion), global data, reads through pointers other than
 // the context, accesses outside the context (a node window beyond 256 bytes,
-// the scratch pad beyond its size, writes to cur_ptr or to the window), and
-// instructions with no pulse equivalent (byte swaps, atomics, packet loads).
+// the scratch pad beyond its size, writes to cur_ptr or to the window),
+// a pointer into the context or the stack used as a number (stored anywhere
+// but a whole stack slot, or such a slot's bytes read back other than whole
+// into a register: the translated pointer is an offset, not an address),
+// instructions with no pulse equivalent (byte swaps, atomics, packet loads),
+// and damaged objects (a code section that is not whole 8-byte
+// instructions, a function symbol outside its section).
 //
 // All functions are thread-safe (each call uses its own temporary files).
 #pragma once

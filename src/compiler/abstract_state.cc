@@ -24,6 +24,8 @@ AbsState JoinState(const AbsState& a, const AbsState& b) {
     AbsValue j = JoinValue(v, it->second);
     if (j.kind == Kind::kCtx || j.kind == Kind::kStack || j.kind == Kind::kScalar) s.slots[off] = j;
   }
+  s.pointer_spills = a.pointer_spills;
+  s.pointer_spills.insert(b.pointer_spills.begin(), b.pointer_spills.end());
   return s;
 }
 

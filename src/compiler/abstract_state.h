@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "compiler/bpf_insn.h"
 #include "compiler/interval.h"
@@ -41,6 +42,11 @@ struct AbsValue {
 struct AbsState {
   std::array<AbsValue, kBpfNumRegisters> r;
   std::map<int64_t, AbsValue> slots;  // 8-byte stack slots by frame offset
+  // Frame offsets of 8-byte slots that may hold (bytes of) a spilled context
+  // or stack pointer on some path.  Such a pointer is an offset in pulse and
+  // an address in BPF, so its bytes may only come back whole, as the pointer
+  // (see `slots`), never as a number.
+  std::set<int64_t> pointer_spills;
   bool operator==(const AbsState&) const = default;
 };
 

@@ -95,6 +95,8 @@ bool CheckInstructions(const FunctionInput& fn, DiagnosticSink* diags, bool* jum
         if (in.op() == kBpfEnd) {
           if (in.src_is_reg() || in.cls() == kBpfAlu64)
             bad(slot, "byte swaps (bswap/htons/be64toh) are not supported");
+          else if (in.imm != 16 && in.imm != 32 && in.imm != 64)
+            bad(slot, fmt::format("byte-order conversion to {} bits: BPF defines 16, 32 and 64", in.imm));
         } else if (!PulseAluOp(in.op())) {
           bad(slot, fmt::format("ALU operation {:#04x} is not supported", in.op()));
         } else if (in.off != 0) {

@@ -51,20 +51,15 @@ bool LoadFunction(const ElfObject& obj, const compiler::ElfSection& section,
   fn->ref.iterator = iterator;
   fn->ref.role = role == compiler::Role::kEnd ? "end" : "next";
   fn->ref.section = section.name;
-  uint64_t start = 0, size = section.data.size();
-  auto funcs = obj.FunctionsIn(section.index);
-  if (!funcs.empty()) {
-    fn->ref.symbol = funcs.front()->name;
-    start = funcs.front()->value;
-    if (funcs.front()->size) size = funcs.front()->size;
-  }
-  if (start > section.data.size() || size > section.data.size() - start) {
-    diags->Error(iterator, fmt::format("section {}: symbol {} lies outside the section",
-                                       section.name, fn->ref.symbol));
+  auto code = compiler::FunctionCodeIn(obj, section);
+  if (!code.ok()) {
+    diags->Error(iterator, code.status().message());
     return false;
   }
+  fn->ref.symbol = code->symbol;
+  const uint64_t start = code->start, size = code->bytes.size();
   std::string error;
-  if (!compiler::DecodeBpf(std::span(section.data).subspan(start, size), &fn->insns, &error)) {
+  if (!compiler::DecodeBpf(code->bytes, &fn->insns, &error)) {
     diags->Error(iterator, fmt::format("section {}: {}", section.name, error));
     return false;
   }

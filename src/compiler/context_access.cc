@@ -132,6 +132,7 @@ std::optional<Access> ResolveStack(const AbsValue& v, int base, int16_t off, int
   Access a;
   a.where = Access::Where::kStack;
   a.stack_low = lo;
+  a.stack_high = hi;
   if (v.range.is_const()) {
     a.op = Operand::Sp(lo);
     a.stack_slot = lo;

@@ -28,7 +28,8 @@ struct Access {
   uint32_t data_extent = 0;
   uint32_t scratch_extent = 0;
   bool scratch_unbounded = false;
-  int64_t stack_low = 0;
+  int64_t stack_low = 0;   // the stack bytes it may touch: frame offsets [stack_low, stack_high)
+  int64_t stack_high = 0;
   std::optional<int64_t> stack_slot;  // a constant frame offset
 };
 

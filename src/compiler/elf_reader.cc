@@ -41,6 +41,26 @@ std::vector<const ElfSymbol*> ElfObject::FunctionsIn(int section) const {
   return out;
 }
 
+Result<FunctionCode> FunctionCodeIn(const ElfObject& obj, const ElfSection& section) {
+  // clang writes whole instructions; trailing bytes mean a damaged object,
+  // which is refused rather than read around.
+  if (section.data.size() % 8 != 0)
+    return Status::InvalidArgument(fmt::format("section {}: {} bytes, not a whole number of 8-byte BPF instructions",
+                                               section.name, section.data.size()));
+  FunctionCode code;
+  uint64_t size = section.data.size();
+  if (auto funcs = obj.FunctionsIn(section.index); !funcs.empty()) {
+    code.symbol = funcs.front()->name;
+    code.start = funcs.front()->value;
+    if (funcs.front()->size) size = funcs.front()->size;
+  }
+  if (code.start > section.data.size() || size > section.data.size() - code.start)
+    return Status::InvalidArgument(
+        fmt::format("section {}: symbol {} lies outside the section", section.name, code.symbol));
+  code.bytes = std::span(section.data).subspan(code.start, size);
+  return code;
+}
+
 Result<ElfObject> ReadElfObject(std::span<const uint8_t> bytes) {
   if (elf_version(EV_CURRENT) == EV_NONE)
     return Status::Internal(fmt::format("libelf: {}", elf_errmsg(-1)));

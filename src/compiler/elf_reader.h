@@ -45,6 +45,19 @@ struct ElfObject {
   std::vector<const ElfSymbol*> FunctionsIn(int section) const;
 };
 
+// The code of the function in an iterator's section: the bytes of the
+// section's first function symbol (by offset), or of the whole section if it
+// has none.  The translator and the tests' BPF reference both find an
+// iterator's code this way.
+struct FunctionCode {
+  std::string symbol;  // "" if the section has no function symbol
+  uint64_t start = 0;  // byte offset in the section
+  std::span<const uint8_t> bytes;  // into section.data
+};
+// InvalidArgument naming the section if it is not whole 8-byte BPF
+// instructions or the symbol lies outside it.
+Result<FunctionCode> FunctionCodeIn(const ElfObject& obj, const ElfSection& section);
+
 // Parses a relocatable ELF64 BPF object.  InvalidArgument names what is wrong
 // (not ELF, wrong machine, unreadable section).
 Result<ElfObject> ReadElfObject(std::span<const uint8_t> bytes);

@@ -371,6 +371,22 @@ class Translator {
         auto it = s->slots.find(*acc->stack_slot);
         if (it != s->slots.end()) result = it->second;
       }
+      if (acc->where == Access::Where::kStack && !result.is_ptr()) {
+        // A spilled pointer comes back only whole, as the pointer: its bytes
+        // are an offset here and an address in BPF.
+        const auto spill = std::find_if(s->pointer_spills.begin(), s->pointer_spills.end(), [&](int64_t at) {
+          return at < acc->stack_high && at + 8 > acc->stack_low;
+        });
+        if (spill != s->pointer_spills.end()) {
+          Error(slot, fmt::format("reads stack bytes (frame offsets [{}, {})) as a number where a pointer "
+                                  "into the context or the stack may have been stored (frame offset {}): "
+                                  "such a pointer has no numeric value (only reloading it whole, as a "
+                                  "pointer, is supported)",
+                                  acc->stack_low, acc->stack_high, *spill));
+          s->r[in.dst] = result;
+          return;
+        }
+      }
       Emitted& e = Emit(Opcode::kMove, width, Operand::Reg(in.dst), acc->op, slot);
       EmitAccess(e, *acc, false);
     }
@@ -407,6 +423,9 @@ class Translator {
           else ++it;
         }
         if (width == 8) s->slots[lo] = sv;
+        // Only a whole 8-byte store replaces a spilled pointer's bytes.
+        if (width == 8) s->pointer_spills.erase(lo);
+        if (sv.is_ptr()) s->pointer_spills.insert(lo);
       } else {
         s->slots.clear();
       }
@@ -487,6 +506,7 @@ class Translator {
                                                 : int64_t{in.imm}));
       rhs = Operand::Imm(in.imm);
     }
+    uint8_t op = in.op();
     if (lv->is_ptr() || rv.is_ptr()) {
       if (lv->kind != rv.kind || j32) {
         Error(slot, fmt::format("compares a pointer into {} with {}",
@@ -494,10 +514,24 @@ class Translator {
                                 lv->is_ptr() && rv.is_ptr() ? "a pointer elsewhere" : "a number"));
         return;
       }
+      // The registers hold offsets (the frame pointer's is 0, the slots below
+      // it negative); BPF compares addresses, which are ordered as the offsets
+      // are taken signed.
+      switch (op) {
+        case kBpfJgt: op = kBpfJsgt; break;
+        case kBpfJge: op = kBpfJsge; break;
+        case kBpfJlt: op = kBpfJslt; break;
+        case kBpfJle: op = kBpfJsle; break;
+        case kBpfJset:
+          Error(slot, fmt::format("tests bits of a pointer into {}: such a pointer has no numeric value",
+                                  PtrName(lv->kind)));
+          return;
+        default: break;
+      }
     }
     Interval lt = lv->range, rt = rv.range, lf = lv->range, rf = rv.range;
-    const bool can_take = RefineBranch(in.op(), j32, true, &lt, &rt);
-    const bool can_fall = RefineBranch(in.op(), j32, false, &lf, &rf);
+    const bool can_take = RefineBranch(op, j32, true, &lt, &rt);
+    const bool can_fall = RefineBranch(op, j32, false, &lf, &rf);
     AbsState taken = s, fall = s;
     auto apply = [&](AbsState* st, Interval l, Interval r) {
       if (in.dst != kBpfFramePointer) st->r[in.dst].range = l;
@@ -524,7 +558,7 @@ class Translator {
     }
     Emit(Opcode::kCompare, width, ValueOperand(in.dst), rhs, slot);
     const Target where = EdgeTarget(target, taken);
-    const int j = EmitJump(*PulseJumpOp(in.op()), where, slot);
+    const int j = EmitJump(*PulseJumpOp(op), where, slot);
     if (where == Target::kIndex) edges_[cfg_.block_of[target]].push_back({taken, {j}, false});
     Continue(slot, next, fall);
   }

@@ -28,7 +28,10 @@ struct FarWrite {
 // BPF goes on): see include/pulse/iterator.h.
 struct BpfRunNotes {
   bool divided_by_zero = false;  // a DIV/MOD by zero (BPF: 0 / the dividend; pulse: a fault)
-  uint64_t ctx_data_end = 0;     // the highest ctx offset below the scratch pad a load reached
+  // The highest ctx offset a load of the node window reached: a load below
+  // the scratch pad, or one through a pointer into the window plus an index
+  // (as the translator reads data[rN+off]) wherever it landed.
+  uint64_t ctx_data_end = 0;
 };
 
 class BpfReference {
@@ -101,17 +104,60 @@ class BpfReference {
   // Runs the code on ctx (cur_ptr, data[256], scratch pad).  Returns r0, or
   // nullopt (with *error) on anything the tests do not expect.  Stores to
   // addresses outside ctx and the stack are recorded in *writes; `notes`, if
-  // given, collects what pulse would have stopped at (BpfRunNotes).
+  // given, collects what pulse would have stopped at (BpfRunNotes).  The
+  // stack starts zeroed, except that its top frame.size() bytes (those just
+  // below r10, at most the stack's size) start as `frame` and are copied back
+  // there when the run ends: BPF leaves stack bytes read before they are
+  // written undefined, and a caller can give them the value the translated
+  // program sees (the scratch pad bytes its stack area holds).
   static std::optional<uint64_t> Run(std::span<const compiler::BpfInsn> code, uint8_t* ctx,
                                      size_t ctx_bytes, std::vector<FarWrite>* writes,
-                                     std::string* error, BpfRunNotes* notes = nullptr) {
+                                     std::string* error, BpfRunNotes* notes = nullptr,
+                                     std::span<uint8_t> frame = {}) {
+    alignas(8) uint8_t stack[compiler::kBpfStackBytes] = {};
+    frame = frame.first(std::min(frame.size(), sizeof(stack)));
+    uint8_t* const frame_in_stack = stack + sizeof(stack) - frame.size();
+    std::copy(frame.begin(), frame.end(), frame_in_stack);
+    std::optional<uint64_t> r0 = RunOn(code, ctx, ctx_bytes, stack, writes, error, notes);
+    std::copy(frame_in_stack, frame_in_stack + frame.size(), frame.begin());
+    return r0;
+  }
+
+ private:
+  // The ctx anchor of an ALU instruction's destination (see RunOn), from the
+  // anchors of its destination and register source before it.
+  static std::optional<int64_t> CtxAnchorAfter(const compiler::BpfInsn& in, std::optional<int64_t> dst,
+                                               std::optional<int64_t> src) {
+    using namespace compiler;
+    if (in.cls() != kBpfAlu64) return std::nullopt;
+    switch (in.op()) {
+      case kBpfMov: return src;
+      case kBpfAdd:
+        if (!in.src_is_reg()) return dst ? std::optional<int64_t>(*dst + in.imm) : std::nullopt;
+        return dst && !src ? dst : !dst ? src : std::nullopt;
+      case kBpfSub:
+        if (!in.src_is_reg()) return dst ? std::optional<int64_t>(*dst - in.imm) : std::nullopt;
+        return src ? std::nullopt : dst;
+      default: return std::nullopt;
+    }
+  }
+
+  static std::optional<uint64_t> RunOn(std::span<const compiler::BpfInsn> code, uint8_t* ctx, size_t ctx_bytes,
+                                       uint8_t (&stack)[compiler::kBpfStackBytes], std::vector<FarWrite>* writes,
+                                       std::string* error, BpfRunNotes* notes) {
     using namespace compiler;
     uint64_t r[11] = {};
-    alignas(8) uint8_t stack[kBpfStackBytes] = {};
+    // For registers pointing into ctx: the ctx offset of the array they index
+    // (the offset before a register was added), as the translator tells the
+    // window from the scratch pad by it.
+    std::optional<int64_t> anchor[11];
+    anchor[1] = 0;
     r[1] = reinterpret_cast<uint64_t>(ctx);
     r[10] = reinterpret_cast<uint64_t>(stack + sizeof(stack));
     auto inside = [&](uint64_t a, int n, const uint8_t* base, size_t size) {
-      return a >= reinterpret_cast<uint64_t>(base) && a + n <= reinterpret_cast<uint64_t>(base) + size;
+      // Without overflow: an address near 2^64 plus n wraps past zero.
+      const uint64_t b = reinterpret_cast<uint64_t>(base);
+      return a >= b && a - b <= size && static_cast<uint64_t>(n) <= size - (a - b);
     };
     size_t pc = 0;
     for (int steps = 0; steps < 100000; ++steps) {
@@ -122,6 +168,7 @@ class BpfReference {
       switch (in.cls()) {
         case kBpfLd:
           r[in.dst] = static_cast<uint64_t>(in.imm64);
+          anchor[in.dst].reset();
           pc += 2;
           continue;
         case kBpfLdx: {
@@ -131,11 +178,15 @@ class BpfReference {
             *error = "load outside ctx/stack at " + std::to_string(pc);
             return std::nullopt;
           }
-          if (notes && inside(a, n, ctx, ctx_bytes) && a - reinterpret_cast<uint64_t>(ctx) < kCtxScratchOffset)
+          const bool window_indexed =
+              anchor[in.src] && *anchor[in.src] + in.off >= 8 && *anchor[in.src] + in.off < 8 + 256;
+          if (notes && inside(a, n, ctx, ctx_bytes) &&
+              (window_indexed || a - reinterpret_cast<uint64_t>(ctx) < kCtxScratchOffset))
             notes->ctx_data_end = std::max(notes->ctx_data_end, a - reinterpret_cast<uint64_t>(ctx) + n);
           uint64_t v = 0;
           std::memcpy(&v, reinterpret_cast<const void*>(a), n);
           r[in.dst] = v;
+          anchor[in.dst].reset();
           break;
         }
         case kBpfSt:
@@ -163,7 +214,10 @@ class BpfReference {
             *error = "unsupported ALU op";
             return std::nullopt;
           }
-          r[in.dst] = is32 ? (res & 0xffffffffu) : res;
+          // A byte-order conversion (to little endian: a truncation) sets
+          // all 64 bits; le64 is in the 32-bit ALU class but changes nothing.
+          r[in.dst] = is32 && in.op() != kBpfEnd ? (res & 0xffffffffu) : res;
+          anchor[in.dst] = CtxAnchorAfter(in, anchor[in.dst], in.src_is_reg() ? anchor[in.src] : std::nullopt);
           break;
         }
         default: {  // JMP / JMP32
@@ -191,7 +245,8 @@ class BpfReference {
   }
 };
 
-// The end() and next() code of an iterator in a BPF object.
+// The end() and next() code of an iterator in a BPF object, found as the
+// translator finds it (compiler::FunctionCodeIn).
 struct BpfIterator {
   std::vector<compiler::BpfInsn> end, next;
 
@@ -202,8 +257,11 @@ struct BpfIterator {
     std::string err;
     const auto* e = obj->Find("pulse/end/" + name);
     const auto* n = obj->Find("pulse/next/" + name);
-    if (!e || !n || !compiler::DecodeBpf(e->data, &it.end, &err) ||
-        !compiler::DecodeBpf(n->data, &it.next, &err))
+    if (!e || !n) return std::nullopt;
+    auto end_code = compiler::FunctionCodeIn(*obj, *e);
+    auto next_code = compiler::FunctionCodeIn(*obj, *n);
+    if (!end_code.ok() || !next_code.ok() || !compiler::DecodeBpf(end_code->bytes, &it.end, &err) ||
+        !compiler::DecodeBpf(next_code->bytes, &it.next, &err))
       return std::nullopt;
     return it;
   }

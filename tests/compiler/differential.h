@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,22 +27,18 @@ inline uint64_t InterestingWord(std::mt19937_64& rng) {
   }
 }
 
-// Compares `trials` random iterations; returns the number of mismatches
-// (each reported with ADD_FAILURE, at most a few).
-inline int CompareWithBpf(const std::string& file, const std::string& name, int trials,
-                          uint64_t seed, CompileOptions options = {}) {
-  auto object = CompileCToBpfObject(IteratorPath(file), options);
-  if (!object.ok()) {
-    ADD_FAILURE() << object.status().message();
-    return 1;
-  }
+// Compares `trials` random iterations of iterator `name` in a BPF object
+// (`file` names it in failures); returns the number of mismatches (each
+// reported with ADD_FAILURE, at most a few).
+inline int CompareObjectWithBpf(std::span<const uint8_t> object, const std::string& file, const std::string& name,
+                                int trials, uint64_t seed, CompileOptions options = {}) {
   options.iterator = name;
-  auto it = TranslateBpfObject(*object, options);
+  auto it = TranslateBpfObject(object, options);
   if (!it.ok()) {
     ADD_FAILURE() << it.status().message();
     return 1;
   }
-  auto bpf = BpfIterator::FromObject(*object, name);
+  auto bpf = BpfIterator::FromObject(object, name);
   auto program = Verified(*it);
   if (!bpf || !program) {
     ADD_FAILURE() << "cannot load " << file;
@@ -111,6 +108,17 @@ inline int CompareWithBpf(const std::string& file, const std::string& name, int 
     }
   }
   return mismatches;
+}
+
+// The same for tests/compiler/iterators/<file>, compiled by clang.
+inline int CompareWithBpf(const std::string& file, const std::string& name, int trials,
+                          uint64_t seed, CompileOptions options = {}) {
+  auto object = CompileCToBpfObject(IteratorPath(file), options);
+  if (!object.ok()) {
+    ADD_FAILURE() << object.status().message();
+    return 1;
+  }
+  return CompareObjectWithBpf(*object, file, name, trials, seed, options);
 }
 
 }  // namespace pulse::testing

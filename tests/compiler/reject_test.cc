@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "compiler/compiler_test_util.h"
@@ -174,6 +175,25 @@ PULSE_END(it, struct n) {
   EXPECT_THAT(msg, HasSubstr("stores a pointer into the context to memory"));
 }
 
+// The pointer is spilled to a stack slot and read back through an index as
+// a number: an offset in pulse, an address in BPF (the elf fuzz target's
+// comparison with the BPF reference found this as differing scratch pads).
+TEST(Reject, SpilledStackPointerReadAsANumber) {
+  const std::string msg = Reject(R"(
+PULSE_END(it, struct n) {
+  pulse_u64 *sp = (pulse_u64 *)scratch_pad;
+  volatile pulse_u64 tmp[4];
+  tmp[0] = cur_ptr->key;
+  tmp[1] = (pulse_u64)&tmp[0];
+  tmp[2] = cur_ptr->value;
+  tmp[3] = 0;
+  sp[1] = tmp[sp[0] & 3];
+  return true;
+}
+)");
+  EXPECT_THAT(msg, HasSubstr("as a number where a pointer into the context or the stack may have been stored"));
+}
+
 TEST(Reject, NextReturnsTheWindowInsteadOfAFarPointer) {
   auto r = CompileIteratorSource(R"(#include <pulse/iterator.h>
 struct n { pulse_u64 key; struct n *next; };
@@ -233,6 +253,59 @@ TEST(Reject, NotAnElfObject) {
   auto r = TranslateBpfObject(junk);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("not an ELF file"));
+}
+
+// A little-endian field of an ELF64 object.
+uint64_t ElfField(const std::vector<uint8_t>& elf, size_t at, size_t bytes) {
+  uint64_t v = 0;
+  std::memcpy(&v, elf.data() + at, bytes);
+  return v;
+}
+
+// Where section `name`'s header is in an ELF64 object (0 if it has none).
+size_t SectionHeaderAt(const std::vector<uint8_t>& elf, const std::string& name) {
+  const uint64_t shoff = ElfField(elf, 0x28, 8), shentsize = ElfField(elf, 0x3a, 2);
+  const uint64_t strtab = ElfField(elf, shoff + ElfField(elf, 0x3e, 2) * shentsize + 0x18, 8);
+  for (uint64_t i = 0; i < ElfField(elf, 0x3c, 2); ++i) {
+    const uint64_t hdr = shoff + i * shentsize;
+    if (reinterpret_cast<const char*>(elf.data() + strtab + ElfField(elf, hdr, 4)) == name) return hdr;
+  }
+  ADD_FAILURE() << "no section " << name;
+  return 0;
+}
+
+// Sets the size field of section `name`'s header.
+void SetSectionSize(std::vector<uint8_t>* elf, const std::string& name, uint64_t size) {
+  if (const size_t hdr = SectionHeaderAt(*elf, name)) std::memcpy(elf->data() + hdr + 0x20, &size, 8);
+}
+
+// A damaged object (a fuzzer's mutated digit): next()'s section has 5 bytes
+// more than its function symbol covers.  The translator read only the
+// symbol's bytes; such a section is refused, naming it.
+TEST(Reject, CodeSectionNotWholeInstructions) {
+  auto object = CompileCToBpfObject(IteratorPath("list_find.c"), {});
+  ASSERT_TRUE(object.ok()) << object.status().message();
+  SetSectionSize(&*object, "pulse/next/list_find", 21);
+  auto r = TranslateBpfObject(*object);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("section pulse/next/list_find: 21 bytes, not a whole number of 8-byte BPF instructions"));
+}
+
+// A mutated object: end()'s first instruction becomes a byte-order
+// conversion to 0 bits, which BPF does not define (the translator took it
+// for le64; the reference truncated it to 32 bits).
+TEST(Reject, ByteOrderConversionToAnUndefinedWidth) {
+  auto object = CompileCToBpfObject(IteratorPath("list_find.c"), {});
+  ASSERT_TRUE(object.ok()) << object.status().message();
+  const size_t hdr = SectionHeaderAt(*object, "pulse/end/list_find");
+  ASSERT_NE(hdr, 0u);
+  uint8_t* insn = object->data() + ElfField(*object, hdr + 0x18, 8);
+  insn[0] = 0xd4;  // BPF_ALU | BPF_END | BPF_TO_LE; imm (bytes 4-7) is the width
+  std::memset(insn + 4, 0, 4);
+  auto r = TranslateBpfObject(*object);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("byte-order conversion to 0 bits: BPF defines 16, 32 and 64"));
 }
 
 TEST(Reject, EveryProblemIsReported) {

@@ -3,6 +3,8 @@
 // tests of every test iterator against a reference BPF interpreter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/compiler_test_util.h"
 #include "compiler/differential.h"
 #include "iterators/nodes.h"
@@ -19,6 +21,22 @@ TEST(TranslateDifferential, RangeAggregate) { EXPECT_EQ(CompareWithBpf("range_ag
 
 TEST(TranslateDifferential, AluMix) { EXPECT_EQ(CompareWithBpf("alu_mix.c", "alu_mix", 5000, 6), 0); }
 TEST(TranslateDifferential, StackLocals) { EXPECT_EQ(CompareWithBpf("stack_local.c", "stack_local", 3000, 7), 0); }
+
+// Pointers into the stack compare as BPF's addresses do: the frame pointer
+// (offset 0 in pulse) lies above its slots (negative offsets), so an
+// unsigned comparison of the offsets would be wrong.  stack_local's
+// `if r3 > 1000` becomes `if r10 > r4` (always taken in BPF).
+TEST(TranslateDifferential, StackPointersCompareAsAddresses) {
+  auto object = CompileCToBpfObject(IteratorPath("stack_local.c"), {});
+  ASSERT_TRUE(object.ok()) << object.status().message();
+  const uint8_t compare[8] = {0x25, 0x03, 0x01, 0x00, 0xe8, 0x03, 0x00, 0x00};  // if r3 > 1000 goto +1
+  auto at = std::search(object->begin(), object->end(), std::begin(compare), std::end(compare));
+  ASSERT_NE(at, object->end());
+  at[0] = 0x2d;  // JGT with a register source
+  at[1] = 0x4a;  // dst r10, src r4
+  std::fill(at + 4, at + 8, 0);
+  EXPECT_EQ(CompareObjectWithBpf(*object, "stack_local.c (r10 > r4)", "stack_local", 200, 14), 0);
+}
 
 TEST(TranslateDifferential, WithoutOptimizations) {
   CompileOptions opts;
