@@ -89,16 +89,18 @@ struct AgentServer::Impl {
   void OnControl(net::EndpointId from, std::span<const uint8_t> payload) {
     nlohmann::json seq;
     Result<node::ControlRequest> c = node::ParseControl(payload, &seq);
-    Result<nlohmann::json> answer = c.status();
-    if (c.ok() && c->op == "stats") {
+    if (!c.ok()) {
+      (void)node::SendControlReply(*worker, from, seq, c.status(), log);
+      return;
+    }
+    Result<nlohmann::json> answer = Status::InvalidArgument(fmt::format("control: the agent has no op '{}'", c->op));
+    if (c->op == "stats") {
       answer = nlohmann::json{{"role", "agent"}, {"instance", options.instance_id}, {"insecure", worker->open()},
                               {"counters", Stats()}};
-    } else if (c.ok() && c->op == "shutdown") {
+    } else if (c->op == "shutdown") {
       Status allowed = node::RequireClusterPeer(*worker, from, "shutdown");
       answer = allowed.ok() ? Result<nlohmann::json>(nlohmann::json::object()) : Result<nlohmann::json>(allowed);
       if (allowed.ok()) stop.store(true);
-    } else if (c.ok()) {
-      answer = Status::InvalidArgument(fmt::format("control: the agent has no op '{}'", c->op));
     }
     node::SendControlReply(*worker, from, seq, std::move(answer), log);
   }

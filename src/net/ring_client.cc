@@ -23,13 +23,13 @@ RingClient::~RingClient() {
   (void)worker_->RunUntil([&pending] { return *pending == 0; }, std::chrono::seconds(1));
   if (*pending != 0) {
     // Completions still to come must find the buffers: leave them allocated.
-    (void)new PageMemory(std::move(staging_));
+    RetirePages(std::move(staging_));
   }
   if (in_flight_ > 0) {
     // The node may still answer into the response ring (over CMA it needs
     // no registration to do so): leave it allocated too.
     region_ = MemoryRegion();
-    (void)new PageMemory(std::move(responses_));
+    RetirePages(std::move(responses_));
   }
 }
 

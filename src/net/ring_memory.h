@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 namespace pulse::net::ring {
 
@@ -53,5 +55,17 @@ class PageMemory {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// Keeps `memory` allocated until the process exits: a transport may still
+// write into it after its owner is gone (a put still in flight, a memory
+// node answering into a ring it has not seen closed yet).  The blocks stay
+// reachable from a process-wide list, so leak checkers do not report them.
+// Thread-safe.
+inline void RetirePages(PageMemory memory) {
+  static std::mutex* mu = new std::mutex;
+  static std::vector<PageMemory>* retired = new std::vector<PageMemory>;
+  std::lock_guard<std::mutex> lock(*mu);
+  retired->push_back(std::move(memory));
+}
 
 }  // namespace pulse::net::ring
