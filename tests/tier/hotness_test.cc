@@ -172,5 +172,18 @@ TEST(Hotness, ARacksHeatIsTheSumOfItsCpuNodes) {
   EXPECT_DOUBLE_EQ(SumHeat(none, 10, params).hotness, 0);
 }
 
+TEST(Hotness, TheSteadyClockNeverGoesBack) {
+  SteadyClock clock;
+  double last = clock.NowSeconds();
+  for (int i = 0; i < 1000; ++i) {
+    const double now = clock.NowSeconds();
+    ASSERT_GE(now, last);
+    last = now;
+  }
+  HotnessTracker t(HotnessParams{}, &clock);  // real time: back-to-back within microseconds
+  for (int i = 0; i < 4; ++i) t.Record(1, AccessKind::kRead);
+  EXPECT_GT(t.Record(1, AccessKind::kRead).hotness, 4.99);
+}
+
 }  // namespace
 }  // namespace pulse::tier

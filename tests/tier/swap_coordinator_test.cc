@@ -155,42 +155,38 @@ TEST_F(Swaps, AbortsWhenEvenTheColdestVictimIsHot) {
   EXPECT_EQ(coordinator->ProcessNext()->outcome, SwapOutcome::kSwapped);
 }
 
+// The owner rack (B) touched the page `owner_touches` times, the requester
+// (A) 5 times with accesses of `requester_kind`; A asks for it.
+SwapReport Contest(Swaps& t, int owner_touches, AccessKind requester_kind) {
+  t.Build(2);
+  const PageId p = t.Put(1, 0);
+  for (int i = 0; i < owner_touches; ++i) t.Touch(kB, p, AccessKind::kWrite);
+  for (int i = 0; i < 5; ++i) t.Touch(kA, p, requester_kind);
+  EXPECT_TRUE(t.coordinator->Submit({p, kA}));
+  auto r = t.coordinator->ProcessNext();
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : SwapReport{};
+}
+
 TEST_F(Swaps, TheOwnersHigherHotnessRejectsAWriteHotPage) {
-  Build(2);
-  const PageId p = Put(1, 0);
-  for (int i = 0; i < 6; ++i) Touch(kB, p, AccessKind::kWrite);  // the owner uses it more
-  for (int i = 0; i < 5; ++i) Touch(kA, p, AccessKind::kWrite);
-  ASSERT_TRUE(coordinator->Submit({p, kA}));
-  auto r = coordinator->ProcessNext();
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->outcome, SwapOutcome::kRejected);
-  EXPECT_DOUBLE_EQ(r->owner_heat.hotness, 6);
-  EXPECT_DOUBLE_EQ(r->requester_heat.hotness, 5);
+  const SwapReport r = Contest(*this, /*owner_touches=*/6, AccessKind::kWrite);  // the owner uses it more
+  EXPECT_EQ(r.outcome, SwapOutcome::kRejected);
+  EXPECT_DOUBLE_EQ(r.owner_heat.hotness, 6);
+  EXPECT_DOUBLE_EQ(r.requester_heat.hotness, 5);
   EXPECT_TRUE(racks->steps.empty());
-  EXPECT_EQ(racks->published().Find(p)->rack, kB);
+  EXPECT_EQ(racks->published().Find(r.request.page)->rack, kB);
 }
 
 TEST_F(Swaps, AReadHotPageThatMayNotMoveIsCopiedReadOnly) {
-  Build(2);
-  const PageId p = Put(1, 0);
-  for (int i = 0; i < 6; ++i) Touch(kB, p, AccessKind::kWrite);
-  for (int i = 0; i < 5; ++i) Touch(kA, p, AccessKind::kRead);
-  ASSERT_TRUE(coordinator->Submit({p, kA}));
-  auto r = coordinator->ProcessNext();
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->outcome, SwapOutcome::kCopyReadOnly);
-  EXPECT_TRUE(r->requester_heat.read_hot);
+  const SwapReport r = Contest(*this, 6, AccessKind::kRead);
+  EXPECT_EQ(r.outcome, SwapOutcome::kCopyReadOnly);
+  EXPECT_TRUE(r.requester_heat.read_hot);
   EXPECT_TRUE(racks->steps.empty());
-  EXPECT_EQ(racks->published().Find(p)->rack, kB);
+  EXPECT_EQ(racks->published().Find(r.request.page)->rack, kB);
 }
 
 TEST_F(Swaps, EqualHotnessLetsThePageMove) {
-  Build(2);
-  const PageId p = Put(1, 0);
-  for (int i = 0; i < 5; ++i) Touch(kB, p, AccessKind::kWrite);
-  for (int i = 0; i < 5; ++i) Touch(kA, p, AccessKind::kWrite);
-  ASSERT_TRUE(coordinator->Submit({p, kA}));
-  EXPECT_EQ(coordinator->ProcessNext()->outcome, SwapOutcome::kMoved);
+  EXPECT_EQ(Contest(*this, 5, AccessKind::kWrite).outcome, SwapOutcome::kMoved);
 }
 
 TEST_F(Swaps, TrivialCases) {
