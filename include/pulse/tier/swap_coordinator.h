@@ -55,7 +55,8 @@ class SwapFabric {
   virtual PageHeat RackHeat(RackId rack, PageId page) = 0;
   // Step 4: rack `rack`'s CPU nodes drop `page` from their page tables and
   // its hotness metadata; until the next Commit naming the page, accesses
-  // to it wait.
+  // to it from every rack wait (the memory node holding it refuses or
+  // holds the ones that still arrive).
   virtual Status Invalidate(RackId rack, PageId page) = 0;
   // Step 5: copies one whole page from frame `from` to frame `to` (either
   // may be a node's swap buffer, index kSwapBufferFrame): one one-sided
