@@ -168,7 +168,48 @@ TEST(PageDirectory, MatchesAPlainReferenceUnderRandomChanges) {
       ASSERT_EQ(d.FreeFrame(rack), want);
     }
     ASSERT_EQ(d.PageAt(f), holder(f));
+    if (i % 100 == 0) {
+      auto back = PageDirectory::Decode(d.Encode());
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      ASSERT_EQ(back->pages(), d.pages());
+      ASSERT_EQ(back->version(), d.version());
+    }
   }
+}
+
+// Damaged encodings (bytes flipped, dropped, cut short) either decode to a
+// directory that encodes back to the same JSON value, or are
+// InvalidArgument; never anything else.
+TEST(PageDirectory, DamagedInputIsRefusedOrConsistent) {
+  PageDirectory d = TwoRacks();
+  ASSERT_TRUE(d.Place(1, {0, 0}).ok());
+  ASSERT_TRUE(d.Place(2, {1, 3}).ok());
+  ASSERT_TRUE(d.Place(3, {2, 1}).ok());
+  const std::string good = d.Encode();
+  std::mt19937_64 rng(99);
+  int refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text = good;
+    for (int k = 0, n = 1 + static_cast<int>(rng() % 3); k < n && !text.empty(); ++k) {
+      const size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text[at] = "{}[]:,\"0123456789-.eabc"[rng() % 24]; break;
+        case 1: text.erase(at, 1); break;
+        case 2: text.resize(at); break;
+      }
+    }
+    auto back = PageDirectory::Decode(text);
+    if (!back.ok()) {
+      ASSERT_EQ(back.status().code(), Status::Code::kInvalidArgument) << text;
+      ++refused;
+      continue;
+    }
+    auto again = PageDirectory::Decode(back->Encode());
+    ASSERT_TRUE(again.ok()) << text;
+    ASSERT_EQ(again->Encode(), back->Encode());
+    for (const auto& [page, e] : back->pages()) ASSERT_EQ(back->PageAt(e.frame), page) << text;
+  }
+  EXPECT_GT(refused, 10000);
 }
 
 TEST(PageDirectory, AdoptsOnlyANewerVersion) {
