@@ -88,6 +88,26 @@ TEST_F(DsCluster, DlrmRandomQueriesEqualTheReference) {
   EXPECT_GT(client_->counters().offloaded, 0u);
 }
 
+// The same programs run at the CPU node (the reference interpreter over
+// remote reads) give the same answers.
+TEST_F(DsCluster, DlrmProgramsAtTheCpuNodeEqualTheReference) {
+  EmbeddingOptions options;
+  options.mode = ExecutionMode::kCpuNode;
+  Model m = MakeModel(client_.get(), kShapes, 21, options);
+  ASSERT_NE(m.far, nullptr);
+  std::mt19937_64 rng(77);
+  for (uint64_t i = 0; i < ScaledOps(9); ++i) {
+    EmbeddingQuery q;
+    for (const TableLayout& l : m.far->layout()) {
+      std::vector<uint64_t> bag(rng() % 40);
+      for (uint64_t& x : bag) x = rng() % l.rows;
+      q.indices.push_back(std::move(bag));
+    }
+    ExpectMatches(m, q, kOps[i % 3], "cpu-node query " + std::to_string(i));
+  }
+  EXPECT_GT(client_->counters().executed_locally, 0u);
+}
+
 TEST_F(DsCluster, DlrmEdgeCases) {
   Model m = MakeModel(client_.get(), kShapes, 9);
   ASSERT_NE(m.far, nullptr);
