@@ -173,6 +173,7 @@ Result<DlrmBenchResult> RunDlrmBench(const DlrmBenchOptions& o) {
   const Rows rows = MakeRows(o);
   dlrm::EmbeddingOptions eo;
   eo.chunks_per_traversal = o.chunks_per_traversal;
+  eo.max_traversals_in_flight = o.max_in_flight;
   std::vector<Lane> lanes(o.concurrency);
   for (uint32_t i = 0; i < o.concurrency; ++i) {
     ClientOptions co;
@@ -216,7 +217,11 @@ Result<DlrmBenchResult> RunDlrmBench(const DlrmBenchOptions& o) {
     }
     PULSE_ASSIGN_OR_RETURN(const MemNodeTotals before, ReadMemNodeTotals(*session, res.switch_address));
     std::vector<net::Counters> nc0;
-    for (Lane& lane : lanes) nc0.push_back(lane.client->net_counters());
+    std::vector<ClientCounters> cc0;
+    for (Lane& lane : lanes) {
+      nc0.push_back(lane.client->net_counters());
+      cc0.push_back(lane.client->counters());
+    }
     say(fmt::format("{}: {} client(s) for {:.1f} s", name, o.concurrency, o.seconds));
     const auto t0 = Clock::now();
     std::vector<std::thread> threads;
@@ -230,7 +235,7 @@ Result<DlrmBenchResult> RunDlrmBench(const DlrmBenchOptions& o) {
     PULSE_ASSIGN_OR_RETURN(const MemNodeTotals after, ReadMemNodeTotals(*session, res.switch_address));
     std::vector<double> lat;
     dlrm::ReduceStats stats;
-    uint64_t messages = 0, rma_ops = 0, bytes = 0;
+    uint64_t messages = 0, rma_ops = 0, bytes = 0, retransmissions = 0;
     for (uint32_t i = 0; i < o.concurrency; ++i) {
       Lane& lane = lanes[i];
       PULSE_RETURN_IF_ERROR(lane.status);
@@ -244,6 +249,8 @@ Result<DlrmBenchResult> RunDlrmBench(const DlrmBenchOptions& o) {
       const net::Counters& nc1 = lane.client->net_counters();
       messages += nc1.messages_sent - nc0[i].messages_sent;
       rma_ops += nc1.rma_ops - nc0[i].rma_ops;
+      retransmissions += (lane.client->counters().retransmissions - cc0[i].retransmissions) +
+                         (nc1.rma_retransmissions - nc0[i].rma_retransmissions);
       bytes += (nc1.bytes_sent - nc0[i].bytes_sent) + (nc1.bytes_received - nc0[i].bytes_received) +
                (nc1.rma_bytes - nc0[i].rma_bytes);
     }
@@ -258,6 +265,7 @@ Result<DlrmBenchResult> RunDlrmBench(const DlrmBenchOptions& o) {
     s.messages_per_query = static_cast<double>(messages) / n;
     s.one_sided_ops_per_query = static_cast<double>(rma_ops) / n;
     s.bytes_per_query = static_cast<double>(bytes) / n;
+    s.retransmissions_per_query = static_cast<double>(retransmissions) / n;
     say(fmt::format("{}: {:.0f} queries/s, p50 {:.0f} us, p99 {:.0f} us, {} verified, {} mismatches", name,
                     s.throughput_qps, s.latency.p50_us, s.latency.p99_us, s.verified, s.mismatches));
     res.systems.push_back(std::move(s));
@@ -290,6 +298,7 @@ json DlrmBenchJson(const DlrmBenchOptions& o, const DlrmBenchResult& r) {
         {"messages_per_query", s.messages_per_query},
         {"one_sided_ops_per_query", s.one_sided_ops_per_query},
         {"bytes_per_query", s.bytes_per_query},
+        {"retransmissions_per_query", s.retransmissions_per_query},
         {"queries", s.queries},
         {"seconds", s.seconds},
         {"verified", s.verified},
@@ -307,6 +316,7 @@ json DlrmBenchJson(const DlrmBenchOptions& o, const DlrmBenchResult& r) {
       {"row_format", "int8, per-row fixed-point scale (2^-24 units)"},
       {"concurrency", o.concurrency},
       {"chunks_per_traversal", o.chunks_per_traversal},
+      {"max_in_flight", o.max_in_flight},
       {"memory_nodes", o.memory_nodes},
       {"seed", o.seed},
       {"load_seconds", r.load_seconds},

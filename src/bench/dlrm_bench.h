@@ -34,6 +34,7 @@ struct DlrmBenchOptions {
   std::string reduction = "sum";    // sum | max | min
   uint32_t concurrency = 2;         // closed-loop clients, each a thread with its own Client
   uint32_t chunks_per_traversal = 16;
+  uint32_t max_in_flight = 32;      // traversals of one query at once (EmbeddingOptions)
   double seconds = 3;               // measured phase per system
   uint32_t warmup_queries = 20;     // per client and system
   uint32_t memory_nodes = 1;
@@ -57,6 +58,7 @@ struct DlrmSystemResult {
   double messages_per_query = 0;         // active messages the CPU node sent
   double one_sided_ops_per_query = 0;    // Get/Put operations the CPU node started
   double bytes_per_query = 0;            // message payload both ways plus one-sided bytes
+  double retransmissions_per_query = 0;  // traversals and one-sided operations sent again after a timeout
   uint64_t verified = 0;                 // answers equal to the reference
   uint64_t mismatches = 0;
   std::string first_mismatch;

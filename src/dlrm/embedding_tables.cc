@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -37,6 +38,8 @@ Result<ProgramRef> ProgramFor(Reduction op) {
 }
 
 Status CheckOptions(const EmbeddingOptions& o) {
+  if (o.max_traversals_in_flight < 1)
+    return Status::InvalidArgument("dlrm: max_traversals_in_flight must be >= 1");
   if (o.chunks_per_traversal < 1 || o.chunks_per_traversal > PULSE_DLRM_MAX_CHUNKS)
     return Status::InvalidArgument(
         fmt::format("dlrm: chunks_per_traversal {} (1 to {})", o.chunks_per_traversal, PULSE_DLRM_MAX_CHUNKS));
@@ -136,18 +139,27 @@ Result<std::vector<ReducedVector>> EmbeddingTables::Reduce(const EmbeddingQuery&
                                                            ReduceStats* stats) {
   PULSE_RETURN_IF_ERROR(CheckQuery(query));
   PULSE_ASSIGN_OR_RETURN(ProgramRef program, ProgramFor(op));
-  // The callbacks share the results with this frame, so that one arriving
-  // after a timeout writes into live memory.
+  // One traversal per (table, lane group, run of chunks_per_traversal
+  // indices).  Up to max_traversals_in_flight are started at once; each
+  // completion starts the next, so the memory node always has that many row
+  // loads of the query in flight.
+  struct Traversal {
+    uint32_t table, lane_group, lanes;
+    std::vector<uint8_t> scratch;
+    uint64_t cur_ptr;
+  };
+  // Shared with the callbacks, so that one arriving after a timeout finds
+  // live memory (and starts nothing more).
   struct Pending {
     std::vector<ReducedVector> out;
+    std::vector<Traversal> todo;
+    size_t started = 0, finished = 0;
     Status first_error = Status::Ok();
+    bool abandoned = false;
+    std::function<void()> start_next;
   };
   auto pending = std::make_shared<Pending>();
   pending->out = StartResults(layout_, query, op);
-  TraverseOptions topts;
-  topts.mode = options_.mode;
-  // One traversal per (table, lane group, run of chunks_per_traversal
-  // indices), all started before any is waited for.
   for (uint32_t t = 0; t < layout_.size(); ++t) {
     const TableLayout& l = layout_[t];
     const std::vector<uint64_t>& bag = query.indices[t];
@@ -161,42 +173,66 @@ Result<std::vector<ReducedVector>> EmbeddingTables::Reduce(const EmbeddingQuery&
         std::fill(std::begin(st.acc), std::end(st.acc), ReductionIdentity(op));
         for (uint32_t i = 0; i < n; ++i) st.addr[i] = l.base + bag[k + i] * row_bytes + c * kChunkBytes;
         // Only the addresses in use travel.
-        std::vector<uint8_t> scratch(std::max<size_t>(kStateHeadBytes + n * sizeof(uint64_t), program->info().scratch_bytes));
-        std::memcpy(scratch.data(), &st, kStateHeadBytes + n * sizeof(uint64_t));
+        const size_t used = kStateHeadBytes + n * sizeof(uint64_t);
+        std::vector<uint8_t> scratch(std::max<size_t>(used, program->info().scratch_bytes));
+        std::memcpy(scratch.data(), &st, used);
+        pending->todo.push_back(Traversal{t, c, lanes, std::move(scratch), st.addr[0]});
         if (stats != nullptr) {
           stats->traversals += 1;
           stats->chunk_loads += n;
         }
-        client_->TraverseAsync(
-            program, st.addr[0], std::move(scratch), topts,
-            [pending, op, t, c, lanes](Result<TraversalResult> r) {
-              Status& first_error = pending->first_error;
-              if (!first_error.ok()) return;
-              if (!r.ok()) {
-                first_error = r.status();
-                return;
-              }
-              Status s = TraversalStatusError(r->status, fmt::format("dlrm {} of table {}", ReductionName(op), t),
-                                              r->fault_addr, r->fault_pc);
-              if (!s.ok()) {
-                first_error = s;
-                return;
-              }
-              if (r->scratch.size() < kStateHeadBytes) {
-                first_error = Status::Internal(fmt::format("dlrm: table {}: scratch pad of {} bytes returned", t, r->scratch.size()));
-                return;
-              }
-              int64_t acc[PULSE_DLRM_LANES];
-              std::memcpy(acc, r->scratch.data() + offsetof(pulse_dlrm_state, acc), sizeof(acc));
-              CombineAccumulators(op, std::span<const int64_t>(acc, lanes),
-                                  std::span<int64_t>(pending->out[t]).subspan(c * kLanesPerChunk, lanes));
-            });
       }
     }
   }
-  PULSE_RETURN_IF_ERROR(client_->WaitAll(options_.timeout));
-  PULSE_RETURN_IF_ERROR(pending->first_error);
-  return std::move(pending->out);
+  TraverseOptions topts;
+  topts.mode = options_.mode;
+  Pending* p = pending.get();  // the callbacks hold `pending`; start_next only runs while they do
+  p->start_next = [p, client = client_, program, topts, op, weak = std::weak_ptr<Pending>(pending)] {
+    if (p->abandoned || p->started == p->todo.size()) return;
+    Traversal& tr = p->todo[p->started++];
+    const uint32_t t = tr.table, c = tr.lane_group, lanes = tr.lanes;
+    client->TraverseAsync(program, tr.cur_ptr, std::move(tr.scratch), topts,
+                          [pending = weak.lock(), op, t, c, lanes](Result<TraversalResult> r) {
+                            pending->finished += 1;
+                            Status& first_error = pending->first_error;
+                            if (first_error.ok()) {
+                              if (!r.ok()) {
+                                first_error = r.status();
+                              } else if (Status s = TraversalStatusError(
+                                             r->status, fmt::format("dlrm {} of table {}", ReductionName(op), t),
+                                             r->fault_addr, r->fault_pc);
+                                         !s.ok()) {
+                                first_error = s;
+                              } else if (r->scratch.size() < kStateHeadBytes) {
+                                first_error = Status::Internal(
+                                    fmt::format("dlrm: table {}: scratch pad of {} bytes returned", t, r->scratch.size()));
+                              } else {
+                                int64_t acc[PULSE_DLRM_LANES];
+                                std::memcpy(acc, r->scratch.data() + offsetof(pulse_dlrm_state, acc), sizeof(acc));
+                                CombineAccumulators(op, std::span<const int64_t>(acc, lanes),
+                                                    std::span<int64_t>(pending->out[t]).subspan(c * kLanesPerChunk, lanes));
+                              }
+                            }
+                            if (!first_error.ok()) pending->abandoned = true;  // start nothing more
+                            pending->start_next();
+                          });
+  };
+  const size_t window = std::min<size_t>(options_.max_traversals_in_flight, p->todo.size());
+  for (size_t i = 0; i < window; ++i) p->start_next();
+  // WaitAll returns when nothing is pending; a callback may have started
+  // more in between, so wait until every started traversal has finished.
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  while (p->finished < p->started) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    Status waited = left.count() > 0 ? client_->WaitAll(left) : Status::Timeout("dlrm: reduction timed out");
+    if (!waited.ok()) {
+      p->abandoned = true;
+      return waited;
+    }
+  }
+  p->start_next = nullptr;  // it holds a copy of the program and the client; nothing runs it now
+  PULSE_RETURN_IF_ERROR(p->first_error);
+  return std::move(p->out);
 }
 
 Result<std::vector<ReducedVector>> EmbeddingTables::ReduceByGather(const EmbeddingQuery& query, Reduction op,

@@ -39,6 +39,10 @@ void AddDlrmBench(CLI::App& bench) {
                   "Row chunks one offloaded traversal walks (1-64): fewer = more loads in flight per query")
       ->capture_default_str()
       ->check(Within(1, 64));
+  cmd->add_option("--max-in-flight", opts->max_in_flight,
+                  "Traversals of one query in flight at once (each completion starts the next)")
+      ->capture_default_str()
+      ->check(Within(1, 4096));
   cmd->add_option("--seconds", opts->seconds, "Measured phase per system")->capture_default_str()
       ->check(Within(0.001, 86400));
   cmd->add_option("--warmup", opts->warmup_queries, "Unmeasured queries per client and system first")

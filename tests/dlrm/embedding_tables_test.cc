@@ -72,6 +72,9 @@ TEST_F(DsCluster, DlrmRandomQueriesEqualTheReference) {
   for (uint32_t per_traversal : {1u, 16u, 64u}) {
     EmbeddingOptions options;
     options.chunks_per_traversal = per_traversal;
+    // One chunk per traversal: up to 450 traversals a query, a window of 3
+    // of them in flight (each completion starts the next).
+    if (per_traversal == 1) options.max_traversals_in_flight = 3;
     Model m = MakeModel(client_.get(), kShapes, 5, options);
     ASSERT_NE(m.far, nullptr);
     std::mt19937_64 rng(1234 + per_traversal);

@@ -10,9 +10,10 @@
 // and lists of at most `chunks_per_traversal` chunk addresses; each list is
 // one traversal of the program `dlrm_sum`/`dlrm_max`/`dlrm_min`, which folds
 // one chunk per iteration into 64 int64 accumulators in its scratch pad and
-// jumps to the next address of the list.  Every traversal of a query is
-// started before any is waited for, so the memory node's engine interleaves
-// their loads; the CPU node combines the partial accumulators.
+// jumps to the next address of the list.  Up to `max_traversals_in_flight`
+// traversals of a query run at once (each completion starts the next), so
+// the memory node's engine interleaves their loads; the CPU node combines
+// the partial accumulators.
 //
 // Protection is the memory node's: a traversal may load only its tenant's
 // ranges, so a layout naming another tenant's memory (Attach) gets
@@ -46,6 +47,12 @@ struct EmbeddingOptions {
   // Chunk addresses one traversal walks (1..64).  Smaller: more traversals,
   // so more row loads in flight per query; larger: fewer messages.
   uint32_t chunks_per_traversal = 16;
+  // Traversals of one query in flight at once (>= 1); each completion starts
+  // the next.  Bounded because every traversal is one message each way and
+  // the shared-memory transport's receive FIFO holds 64 (UCX_MM_FIFO_SIZE):
+  // past it the memory node spins on sends it cannot complete
+  // (docs/dlrm.md, "Figures").
+  uint32_t max_traversals_in_flight = 32;
   // Where the reduction traversals run (kOffload by default: the point of
   // the component; kCpuNode runs the same program here over remote reads).
   ExecutionMode mode = ExecutionMode::kOffload;
