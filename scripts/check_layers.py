@@ -43,6 +43,7 @@ LAYERS = [
     ("resp", 4, ["resp"], ["resp/"]),
     ("farmem", 4, ["farmem"], ["farmem/"]),
     ("graph", 4, ["graph"], ["graph/"]),
+    ("dlrm", 4, ["dlrm"], ["dlrm/"]),
     ("agent", 5, ["agent"], []),
     ("rpc", 5, ["rpc"], ["rpc.h", "rpc_ds.h", "rpc_cache.h", "rpc_apps.h"]),
     ("cluster", 6, ["cluster"], []),

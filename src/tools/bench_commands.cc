@@ -182,6 +182,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddRpcBench(bench);
   AddDsBench(bench);
   AddAppBench(bench);
+  AddDlrmBench(bench);
   AddSuiteBench(bench);
   AddSoakBench(bench);
   AddRespBench(bench);

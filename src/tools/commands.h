@@ -20,6 +20,8 @@ void AddRpcBench(CLI::App& bench);
 void AddDsBench(CLI::App& bench);
 // pulse bench app (src/tools/app_bench_command.cc)
 void AddAppBench(CLI::App& bench);
+// pulse bench dlrm (src/tools/dlrm_bench_command.cc)
+void AddDlrmBench(CLI::App& bench);
 // pulse bench suite (src/tools/suite_command.cc)
 void AddSuiteBench(CLI::App& bench);
 // pulse bench graph (src/tools/graph_bench_command.cc)
