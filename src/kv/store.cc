@@ -71,6 +71,8 @@ struct Store::Op {
   Status status;
   std::optional<std::string> value;  // GET's answer
   bool hit = false;                  // DELETE's answer
+  std::chrono::steady_clock::time_point issued{};
+  double latency_us = 0;             // last issue to its answer
 };
 
 Store::Store(Client* client, const StoreOptions& options) : client_(client), options_(options) {}
@@ -252,9 +254,13 @@ void Store::RunOps(std::vector<Op>& ops) {
           std::memcpy(scratch.data(), &op.state, sizeof(State));
           ++op.rounds;
           ++issued;
+          op.issued = std::chrono::steady_clock::now();
           client_->TraverseAsync(*program, op.state.head, std::move(scratch), topts,
                                  [this, &op, &answered](Result<TraversalResult> r) {
                                    ++answered;
+                                   op.latency_us = std::chrono::duration<double, std::micro>(
+                                                       std::chrono::steady_clock::now() - op.issued)
+                                                       .count();
                                    if (!r.ok()) {
                                      op.status = r.status();
                                      op.done = true;
@@ -396,13 +402,33 @@ void Store::Finish(Op& op) {
   st.free_slot = 0;
 }
 
-std::vector<Result<std::optional<std::string>>> Store::GetBatch(std::span<const std::string> keys) {
+namespace {
+// An op refused before it was issued.
+template <typename Op>
+void FailOp(Op& op, int kind, const Status& s) {
+  op = Op{};
+  op.kind = kind;
+  op.done = true;
+  op.status = s;
+}
+
+template <typename Ops>
+void CopyLatencies(const Ops& ops, std::vector<double>* latencies_us) {
+  if (latencies_us == nullptr) return;
+  latencies_us->clear();
+  for (const auto& op : ops) latencies_us->push_back(op.latency_us);
+}
+}  // namespace
+
+std::vector<Result<std::optional<std::string>>> Store::GetBatch(std::span<const std::string> keys,
+                                                                std::vector<double>* latencies_us) {
   std::vector<Op> ops(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     Status s = Prepare(ops[i], kGet, keys[i], {});
-    if (!s.ok()) ops[i] = Op{.kind = kGet, .done = true, .status = s};
+    if (!s.ok()) FailOp(ops[i], kGet, s);
   }
   RunOps(ops);
+  CopyLatencies(ops, latencies_us);
   std::vector<Result<std::optional<std::string>>> out;
   out.reserve(ops.size());
   for (Op& op : ops) {
@@ -415,12 +441,13 @@ std::vector<Result<std::optional<std::string>>> Store::GetBatch(std::span<const 
   return out;
 }
 
-std::vector<Status> Store::PutBatch(std::span<const std::pair<std::string, std::string>> items) {
+std::vector<Status> Store::PutBatch(std::span<const std::pair<std::string, std::string>> items,
+                                    std::vector<double>* latencies_us) {
   std::vector<Op> ops(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     Status s = Prepare(ops[i], kPut, items[i].first, items[i].second);
     if (!s.ok()) {
-      ops[i] = Op{.kind = kPut, .done = true, .status = s};
+      FailOp(ops[i], kPut, s);
       continue;
     }
     // One region up front: a new key needs no second round.
@@ -428,6 +455,7 @@ std::vector<Status> Store::PutBatch(std::span<const std::pair<std::string, std::
     if (item.ok()) ops[i].state.regions[ops[i].state.region_count++] = *item;
   }
   RunOps(ops);
+  CopyLatencies(ops, latencies_us);
   std::vector<Status> out;
   out.reserve(ops.size());
   for (Op& op : ops) out.push_back(op.status);
@@ -438,7 +466,7 @@ std::vector<Result<bool>> Store::DeleteBatch(std::span<const std::string> keys) 
   std::vector<Op> ops(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     Status s = Prepare(ops[i], kDelete, keys[i], {});
-    if (!s.ok()) ops[i] = Op{.kind = kDelete, .done = true, .status = s};
+    if (!s.ok()) FailOp(ops[i], kDelete, s);
   }
   RunOps(ops);
   std::vector<Result<bool>> out;

@@ -41,7 +41,9 @@ void ExpectSameContents(Store& store, const std::unordered_map<std::string, std:
     ASSERT_TRUE(got[i].ok()) << got[i].status().ToString();
     auto it = native.find(keys[i]);
     ASSERT_EQ(got[i]->has_value(), it != native.end()) << keys[i];
-    if (it != native.end()) EXPECT_EQ(**got[i], it->second) << keys[i];
+    if (it != native.end()) {
+      EXPECT_EQ(**got[i], it->second) << keys[i];
+    }
   }
   EXPECT_EQ(store.size(), native.size());
 }

@@ -103,9 +103,12 @@ class Store {
 
   // Batches: the same per element, all in flight together (max_in_flight
   // at a time); one result per element in order.  An element's error does
-  // not stop the others.
-  std::vector<Result<std::optional<std::string>>> GetBatch(std::span<const std::string> keys);
-  std::vector<Status> PutBatch(std::span<const std::pair<std::string, std::string>> items);
+  // not stop the others.  `latencies_us`, if given, receives per element
+  // the microseconds from its (last) issue to its answer.
+  std::vector<Result<std::optional<std::string>>> GetBatch(std::span<const std::string> keys,
+                                                           std::vector<double>* latencies_us = nullptr);
+  std::vector<Status> PutBatch(std::span<const std::pair<std::string, std::string>> items,
+                               std::vector<double>* latencies_us = nullptr);
   std::vector<Result<bool>> DeleteBatch(std::span<const std::string> keys);
 
   const StoreStats& stats() const { return stats_; }
