@@ -93,7 +93,10 @@ TEST_F(KvStore, RandomOperationsMatchStdUnorderedMap) {
   EXPECT_LE(store.stats().accesses_per_put(), 8.0);
   if (RingForced()) {
     EXPECT_GT(client_->counters().ring_requests, 0u);
-    EXPECT_EQ(client_->counters().ring_fallbacks, 0u) << "a 64-byte-item request should fit a ring slot";
+    // A 64-byte-item request fits a slot; only the re-send that carries a
+    // program's code to a node that does not know it yet (once per
+    // program and node) is too large for one and goes by message.
+    EXPECT_LE(client_->counters().ring_fallbacks, 3u * client_->memory_nodes());
   }
 }
 
