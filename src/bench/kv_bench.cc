@@ -15,6 +15,8 @@
 #include "pulse/apps/ycsb.h"
 #include "pulse/client.h"
 #include "pulse/kv/store.h"
+#include "pulse/rpc.h"
+#include "pulse/traversal.h"
 
 namespace pulse::bench {
 namespace {
@@ -53,6 +55,10 @@ Status CheckOptions(const KvBenchOptions& o) {
   if (o.path != "ring" && o.path != "am" && o.path != "both")
     return Status::InvalidArgument("bench kv: --path " + o.path + " is none of ring, am, both");
   if (o.mix != "get" && o.mix != "50") return Status::InvalidArgument("bench kv: --mix " + o.mix + " is none of get, 50");
+  if (o.system != "pulse" && o.system != "rpc" && o.system != "all")
+    return Status::InvalidArgument("bench kv: --system " + o.system + " is none of pulse, rpc, all");
+  if (o.system != "pulse" && o.mix != "get")
+    return Status::InvalidArgument("bench kv: --system rpc runs GETs only (--mix get): its handler has no PUT");
   if (o.distribution != "uniform" && o.distribution != "zipf")
     return Status::InvalidArgument("bench kv: --distribution " + o.distribution + " is none of uniform, zipf");
   if (o.items == 0) return Status::InvalidArgument("bench kv: --items must be > 0");
@@ -61,74 +67,117 @@ Status CheckOptions(const KvBenchOptions& o) {
   return Status::Ok();
 }
 
-// One path: its own client (request path forced) and store, loaded, then
-// closed-loop batches of `concurrency` requests for o.seconds.
-Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, const std::string& switch_address,
-                             cluster::ControlSession& session, KvBenchResult& total) {
+// A client with its own store, loaded with items 0..items-1 (version 0).
+struct Loaded {
+  std::unique_ptr<Client> client;
+  std::unique_ptr<kv::Store> store;
+  double load_put_accesses = 0;
+};
+
+Result<Loaded> ConnectAndLoad(const KvBenchOptions& o, const std::string& name, RequestPath request_path,
+                              const std::string& switch_address) {
   auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
   ClientOptions co;
   co.switch_address = switch_address;
   co.worker.transports = o.ucx_tls;
-  co.worker.name = "bench-kv-" + path;
-  co.request_path = path == "ring" ? RequestPath::kRing : RequestPath::kMessages;
+  co.worker.name = "bench-kv-" + name;
+  co.request_path = request_path;
   // The path is the point of the run: the environment must not change it.
   ::unsetenv("PULSE_REQUEST_PATH");
-  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, Client::Connect(co));
-  if (client->memory_nodes() < o.memory_nodes) {
+  Loaded l;
+  PULSE_ASSIGN_OR_RETURN(l.client, Client::Connect(co));
+  if (l.client->memory_nodes() < o.memory_nodes) {
     return Status::InvalidArgument(fmt::format("bench kv: the cluster at {} has {} memory node(s); asked for {}",
-                                               switch_address, client->memory_nodes(), o.memory_nodes));
+                                               switch_address, l.client->memory_nodes(), o.memory_nodes));
   }
   kv::StoreOptions so;
   so.key_bytes = o.key_bytes;
   so.value_bytes = o.value_bytes;
   so.expected_items = o.items;
   so.max_in_flight = o.concurrency;
-  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<kv::Store> store, kv::Store::Create(client.get(), so));
-
-  say(fmt::format("[{}] loading {} items of {} bytes", path, o.items, 8 + o.key_bytes + o.value_bytes));
-  std::vector<uint64_t> version(o.items, 0);
+  PULSE_ASSIGN_OR_RETURN(l.store, kv::Store::Create(l.client.get(), so));
+  say(fmt::format("[{}] loading {} items of {} bytes", name, o.items, 8 + o.key_bytes + o.value_bytes));
   const uint64_t chunk = 1000;
   auto last_say = Clock::now();
   for (uint64_t start = 0; start < o.items; start += chunk) {
     std::vector<std::pair<std::string, std::string>> batch;
     for (uint64_t i = start; i < std::min(o.items, start + chunk); ++i)
       batch.emplace_back(KeyOf(i), ValueOf(i, 0, o.value_bytes));
-    for (const Status& s : store->PutBatch(batch)) PULSE_RETURN_IF_ERROR(s);
+    for (const Status& s : l.store->PutBatch(batch)) PULSE_RETURN_IF_ERROR(s);
     if (Clock::now() - last_say > std::chrono::seconds(2)) {
-      say(fmt::format("[{}] loaded {} of {}", path, start + batch.size(), o.items));
+      say(fmt::format("[{}] loaded {} of {}", name, start + batch.size(), o.items));
       last_say = Clock::now();
     }
   }
-  const double load_put_accesses = store->stats().accesses_per_put();
-  store->ResetStats();
+  l.load_put_accesses = l.store->stats().accesses_per_put();
+  l.store->ResetStats();
+  return l;
+}
 
-  apps::ycsb::Random rng(o.seed);
-  std::optional<apps::ycsb::ZipfianGenerator> zipf;
-  if (o.distribution == "zipf") zipf.emplace(0, o.items - 1, kZipfTheta);
+// Keys by the run's distribution (Zipf ranks scattered over the key
+// space, so the popular keys are not the first ones loaded).
+class KeyChooser {
+ public:
+  explicit KeyChooser(const KvBenchOptions& o) : items_(o.items), rng_(o.seed) {
+    if (o.distribution == "zipf") zipf_.emplace(0, o.items - 1, kZipfTheta);
+  }
+  uint64_t Next() {
+    if (zipf_) return apps::ycsb::FnvHash64(zipf_->Next(rng_)) % items_;
+    return rng_.NextU64() % items_;
+  }
+
+ private:
+  uint64_t items_;
+  apps::ycsb::Random rng_;
+  std::optional<apps::ycsb::ZipfianGenerator> zipf_;
+};
+
+Clock::time_point EndOf(const KvBenchOptions& o, Clock::time_point t0) {
+  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+}
+
+void SayProgress(const KvBenchOptions& o, const std::string& name, uint64_t ops, Clock::time_point t0,
+                 Clock::time_point* last_say) {
+  if (!o.progress || Clock::now() - *last_say < std::chrono::seconds(2)) return;
+  *last_say = Clock::now();
+  o.progress(fmt::format("[{}] {} requests, {:.0f}/s", name, ops,
+                         ops / std::chrono::duration<double>(*last_say - t0).count()));
+}
+
+void SayResult(const KvBenchOptions& o, const KvPathResult& r) {
+  if (!o.progress) return;
+  o.progress(fmt::format("[{}] {:.0f} requests/s, p50 {:.1f} us, p99 {:.1f} us, memory-node CPU {:.2f} us/request",
+                         r.path, r.throughput_ops, r.latency.p50_us, r.latency.p99_us, r.mn_cpu_us_per_op));
+}
+
+// One path of pulse: its own client (request path forced) and store, then
+// closed-loop batches of `concurrency` requests for o.seconds.
+Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, const std::string& switch_address,
+                             cluster::ControlSession& session, KvBenchResult& total) {
+  PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, path, path == "ring" ? RequestPath::kRing : RequestPath::kMessages,
+                                                  switch_address));
+  Client* client = l.client.get();
+  kv::Store* store = l.store.get();
+  const double load_put_accesses = l.load_put_accesses;
+  std::vector<uint64_t> version(o.items, 0);
+  KeyChooser keys(o);
   std::mt19937_64 mix_rng(o.seed + 7);
-  auto next_key = [&]() -> uint64_t {
-    // Zipf ranks scattered over the key space, so the popular keys are not
-    // the first ones loaded.
-    if (zipf) return apps::ycsb::FnvHash64(zipf->Next(rng)) % o.items;
-    return rng.NextU64() % o.items;
-  };
-
   KvPathResult r;
   r.path = path;
   const ClientCounters c0 = client->counters();
   PULSE_ASSIGN_OR_RETURN(uint64_t cpu0, MemNodeCpuUs(session, switch_address));
   std::vector<double> latencies, batch_lat;
   const auto t0 = Clock::now();
-  const auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
-  last_say = t0;
+  const auto end = EndOf(o, t0);
+  auto last_say = t0;
   while (Clock::now() < end) {
     std::vector<std::string> gets;
     std::vector<uint64_t> get_ids;
     std::vector<std::pair<std::string, std::string>> puts;
     for (uint32_t i = 0; i < o.concurrency; ++i) {
-      const uint64_t k = next_key();
+      const uint64_t k = keys.Next();
       if (o.mix == "50" && (mix_rng() & 1) != 0) {
         puts.emplace_back(KeyOf(k), ValueOf(k, ++version[k], o.value_bytes));
       } else {
@@ -155,11 +204,7 @@ Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, c
       latencies.insert(latencies.end(), batch_lat.begin(), batch_lat.end());
       r.gets += gets.size();
     }
-    if (Clock::now() - last_say > std::chrono::seconds(2)) {
-      last_say = Clock::now();
-      say(fmt::format("[{}] {} requests, {:.0f}/s", path, r.gets + r.puts,
-                      (r.gets + r.puts) / std::chrono::duration<double>(last_say - t0).count()));
-    }
+    SayProgress(o, path, r.gets + r.puts, t0, &last_say);
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   PULSE_ASSIGN_OR_RETURN(uint64_t cpu1, MemNodeCpuUs(session, switch_address));
@@ -182,8 +227,73 @@ Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, c
     total.accesses_per_put = load_put_accesses;
     total.accesses_per_put_from = "load";
   }
-  say(fmt::format("[{}] {:.0f} requests/s, p50 {:.1f} us, p99 {:.1f} us, memory-node CPU {:.2f} us/request", path,
-                  r.throughput_ops, r.latency.p50_us, r.latency.p99_us, r.mn_cpu_us_per_op));
+  SayResult(o, r);
+  return r;
+}
+
+// The HERD-like baseline: the same store (loaded by pulse), its GETs run by
+// the memory node's CPU as the native handler kRpcKvGet, sent straight to
+// the node (RpcPath::kDirect) in batches of `concurrency`.
+Result<KvPathResult> RunRpc(const KvBenchOptions& o, const std::string& switch_address,
+                            cluster::ControlSession& session) {
+  PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, "rpc", RequestPath::kMessages, switch_address));
+  RpcOptions ro;
+  ro.path = RpcPath::kDirect;
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> rpc, RpcClient::Create(l.client.get(), ro));
+  KeyChooser keys(o);
+  KvPathResult r;
+  r.path = "rpc";
+  uint64_t steps = 0;
+  std::vector<double> latencies;
+  PULSE_ASSIGN_OR_RETURN(uint64_t cpu0, MemNodeCpuUs(session, switch_address));
+  const auto t0 = Clock::now();
+  const auto end = EndOf(o, t0);
+  auto last_say = t0;
+  while (Clock::now() < end) {
+    struct Call {
+      uint64_t key = 0;
+      Clock::time_point issued;
+      std::optional<Result<RpcResult>> answer;
+      double latency_us = 0;
+    };
+    std::vector<Call> calls(o.concurrency);
+    for (Call& c : calls) {
+      c.key = keys.Next();
+      PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, l.store->MakeGetRequest(KeyOf(c.key)));
+      c.issued = Clock::now();
+      rpc->CallAsync(kRpcKvGet, req.start, req.state, {}, [&c](Result<RpcResult> a) {
+        c.latency_us = std::chrono::duration<double, std::micro>(Clock::now() - c.issued).count();
+        c.answer = std::move(a);
+      });
+    }
+    PULSE_RETURN_IF_ERROR(rpc->WaitAll(std::chrono::seconds(30)));
+    for (Call& c : calls) {
+      if (!c.answer.has_value()) return Status::Internal("bench kv [rpc]: a call ended without an answer");
+      PULSE_RETURN_IF_ERROR(c.answer->status());
+      const RpcResult& a = **c.answer;
+      if (a.status != TraversalStatus::kDone) {
+        return TraversalStatusError(a.status, "bench kv [rpc] GET", a.fault_addr);
+      }
+      PULSE_ASSIGN_OR_RETURN(std::optional<std::string> v, l.store->GetAnswer(a.state));
+      if (!v.has_value() || *v != ValueOf(c.key, 0, o.value_bytes)) {
+        return Status::Internal(fmt::format("bench kv [rpc]: GET {} returned another value than put", KeyOf(c.key)));
+      }
+      steps += a.steps;
+      latencies.push_back(c.latency_us);
+      ++r.verified;
+      ++r.gets;
+    }
+    SayProgress(o, "rpc", r.gets, t0, &last_say);
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  PULSE_ASSIGN_OR_RETURN(uint64_t cpu1, MemNodeCpuUs(session, switch_address));
+  r.ops = r.gets;
+  r.throughput_ops = r.ops / r.seconds;
+  r.latency = Summarize(std::move(latencies));
+  r.mn_cpu_us_per_op = static_cast<double>(cpu1 - cpu0) / std::max<uint64_t>(r.ops, 1);
+  r.accesses_per_get = static_cast<double>(steps) / std::max<uint64_t>(r.gets, 1);
+  r.accesses_per_put = l.load_put_accesses;
+  SayResult(o, r);
   return r;
 }
 
@@ -191,7 +301,7 @@ Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, c
 
 nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
   nlohmann::json j;
-  j["config"] = {{"path", o.path},           {"mix", o.mix == "get" ? "100% GET" : "50% GET / 50% PUT"},
+  j["config"] = {{"path", o.path}, {"system", o.system},           {"mix", o.mix == "get" ? "100% GET" : "50% GET / 50% PUT"},
                  {"distribution", o.distribution == "zipf" ? "zipf 0.9" : "uniform"},
                  {"items", o.items},         {"item_bytes", 8 + (o.key_bytes + 7) / 8 * 8 + (o.value_bytes + 7) / 8 * 8},
                  {"concurrency", o.concurrency}, {"memory_nodes", o.memory_nodes},
@@ -216,7 +326,7 @@ nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
                      {"ring_requests", p.ring_requests},
                      {"ring_fallbacks", p.ring_fallbacks},
                      {"verified", p.verified}};
-    const std::string name = p.path == "ring" ? "ring" : "message";
+    const std::string name = p.path == "ring" ? "ring" : p.path == "am" ? "message" : p.path;
     j[name + "_mn_cpu_us_per_get"] = p.gets > 0 && p.puts == 0 ? nlohmann::json(p.mn_cpu_us_per_op) : nlohmann::json();
   }
   j["paths"] = paths;
@@ -240,8 +350,18 @@ Result<KvBenchResult> RunKvBench(const KvBenchOptions& o) {
   std::vector<std::string> paths;
   if (o.path == "ring" || o.path == "both") paths.push_back("ring");
   if (o.path == "am" || o.path == "both") paths.push_back("am");
+  if (o.system == "rpc") paths.clear();
   for (const std::string& p : paths) {
     PULSE_ASSIGN_OR_RETURN(KvPathResult r, RunPath(o, p, address, *session, res));
+    res.paths.push_back(std::move(r));
+  }
+  if (o.system != "pulse") {
+    PULSE_ASSIGN_OR_RETURN(KvPathResult r, RunRpc(o, address, *session));
+    if (res.accesses_per_put_from.empty()) {
+      res.accesses_per_get = r.accesses_per_get;
+      res.accesses_per_put = r.accesses_per_put;
+      res.accesses_per_put_from = "load";
+    }
     res.paths.push_back(std::move(r));
   }
   PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));

@@ -19,7 +19,11 @@
 namespace pulse::bench {
 
 struct KvBenchOptions {
-  std::string path = "both";          // ring | am | both
+  std::string path = "both";          // ring | am | both (pulse's paths)
+  // pulse (the store's offloaded programs over `path`), rpc (the HERD-like
+  // baseline: GET as the native handler kRpcKvGet on the memory node's CPU,
+  // 100% GET only), all (pulse's paths, then rpc).
+  std::string system = "pulse";
   std::string mix = "get";            // get (100% GET) | 50 (50% GET, 50% PUT of present keys)
   std::string distribution = "uniform";  // uniform | zipf (theta 0.9)
   uint64_t items = 100000;
@@ -34,7 +38,7 @@ struct KvBenchOptions {
 };
 
 struct KvPathResult {
-  std::string path;                   // ring | am
+  std::string path;                   // ring | am | rpc
   uint64_t ops = 0, gets = 0, puts = 0;
   double seconds = 0;
   double throughput_ops = 0;

@@ -104,21 +104,29 @@ EventSource::time_point RingSender::NextDeadline() const {
 }
 
 bool RingSender::has_ready() const {
+  bool in_flight = false;
   for (const auto& [node, r] : rings_) {
     if (r.ring->has_responses()) return true;
+    in_flight = in_flight || r.ring->in_flight() > 0;
   }
-  return false;
+  return in_flight && connections_->worker->counters().wakeups != wakeups_;
 }
 
 bool RingSender::RunReady() {
   if (!AnyInFlight()) return false;
   const auto now = std::chrono::steady_clock::now();
-  // Off schedule only when a doorbell says answers are there.
+  // Off schedule only when a doorbell says answers are there or traffic
+  // woke the Worker (has_ready).
   if (!schedule_.Due(now) && !has_ready()) return false;
   std::vector<std::vector<uint8_t>> answers;
   size_t taken = 0;
+  bool news = false;
+  wakeups_ = connections_->worker->counters().wakeups;
   for (auto& [node, r] : rings_) {
     ++ring_polls_;
+    const uint32_t doorbell = r.ring->doorbell();
+    news = news || doorbell != r.doorbell;
+    r.doorbell = doorbell;
     taken += r.ring->Poll([&answers](uint64_t, const Status& s, std::span<const uint8_t> payload) {
       // Empty: the node sent the answer another way (by the switch) or a
       // re-send took this entry's place.  An error: the entry was refused
@@ -126,7 +134,7 @@ bool RingSender::RunReady() {
       if (s.ok() && !payload.empty()) answers.emplace_back(payload.begin(), payload.end());
     });
   }
-  if (taken > 0) {
+  if (taken > 0 || news) {
     schedule_.OnProgress(now);
   } else {
     schedule_.OnIdlePoll(now);

@@ -43,9 +43,11 @@ Result<RequestPath> EffectiveRequestPath(const ClientOptions& options);
 // one-sidedly raise no event, so the client polls: continuously for
 // kWindow after the last progress (an entry posted or an answer taken),
 // then at intervals that double from kFirstInterval up to kMaxInterval,
-// blocking in the client's normal wait in between.  A doorbell that shows
-// answers (RingClient::has_responses) is looked at whenever the wait
-// wakes, whatever the schedule.  Pure arithmetic on the times it is given,
+// blocking in the client's normal wait in between.  Off schedule the rings
+// are polled whenever the wait wakes and a doorbell shows answers
+// (RingClient::has_responses) or the Worker woke from sleep (traffic came:
+// where puts are carried by messages, the answers' puts); a doorbell that
+// moved counts as progress even before its entries are complete.  Pure arithmetic on the times it is given,
 // so tests drive it with a fake clock.
 //
 // Thread-safety: none.
@@ -110,6 +112,7 @@ class RingSender final : public EventSource {
   struct NodeRing {
     net::EndpointId ep = net::kInvalidEndpoint;
     std::unique_ptr<net::ring::RingClient> ring;
+    uint32_t doorbell = 0;  // at the last poll
   };
   Connections* connections_;
   ClientCounters* counters_;
@@ -118,6 +121,7 @@ class RingSender final : public EventSource {
   std::map<uint32_t, std::string> no_ring_;     // by node id: why not
   RingPollSchedule schedule_;
   uint64_t ring_polls_ = 0;
+  uint64_t wakeups_ = 0;  // the Worker's wake-ups from sleep at the last poll
 };
 
 }  // namespace pulse

@@ -315,12 +315,12 @@ void Store::Finish(Op& op) {
       op.done = true;
       if (st.outcome != PULSE_KV_HIT) return;
       ++stats_.get_hits;
-      const uint64_t len = (st.data[0] >> 16) & 0xffff;
-      if (len > options_.value_bytes) {
-        op.status = Status::Internal(fmt::format("kv store get: item at {:#x} claims a {}-byte value", st.item, len));
+      Result<std::optional<std::string>> value = ValueOf(st);
+      if (!value.ok()) {
+        op.status = value.status();
         return;
       }
-      op.value = std::string(reinterpret_cast<const char*>(&st.data[1 + key_words_]), len);
+      op.value = std::move(value).value();
       return;
     }
     case kDelete: {
@@ -494,6 +494,34 @@ Status Store::Put(std::string_view key, std::string_view value) {
 Result<bool> Store::Delete(std::string_view key) {
   const std::string k(key);
   return std::move(DeleteBatch(std::span<const std::string>(&k, 1))[0]);
+}
+
+Result<std::optional<std::string>> Store::ValueOf(const pulse_kv_state& st) const {
+  if (st.outcome != PULSE_KV_HIT) return std::optional<std::string>();
+  const uint64_t len = (st.data[0] >> 16) & 0xffff;
+  if (len > options_.value_bytes) {
+    return Status::InvalidArgument(fmt::format("kv store get: item at {:#x} claims a {}-byte value", st.item, len));
+  }
+  return std::optional<std::string>(std::string(reinterpret_cast<const char*>(&st.data[1 + key_words_]), len));
+}
+
+Result<Store::GetRequest> Store::MakeGetRequest(std::string_view key) const {
+  Op op;
+  PULSE_RETURN_IF_ERROR(Prepare(op, kGet, key, {}));
+  GetRequest r;
+  r.start = op.state.head;
+  r.state.resize(sizeof(State));
+  std::memcpy(r.state.data(), &op.state, sizeof(State));
+  return r;
+}
+
+Result<std::optional<std::string>> Store::GetAnswer(std::span<const uint8_t> state) const {
+  if (state.size() < sizeof(State)) {
+    return Status::InvalidArgument(fmt::format("kv store: a GET state of {} bytes (want {})", state.size(), sizeof(State)));
+  }
+  State st;
+  std::memcpy(&st, state.data(), sizeof(State));
+  return ValueOf(st);
 }
 
 void Store::ResetStats() {

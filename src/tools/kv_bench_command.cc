@@ -23,6 +23,9 @@ void AddKvBench(CLI::App& bench) {
       "memory-node CPU per request.  With no flags: 100% GET, uniform keys, both paths.  The path flag\n"
       "overrides $PULSE_REQUEST_PATH.");
   cmd->add_option("--path", opts->path, "ring | am | both")->capture_default_str();
+  cmd->add_option("--system", opts->system,
+                  "pulse | rpc (HERD-like: GET as a native handler on the memory node's CPU; --mix get) | all")
+      ->capture_default_str();
   cmd->add_option("--mix", opts->mix, "get (100% GET) | 50 (50% GET, 50% PUT)")->capture_default_str();
   cmd->add_option("--distribution", opts->distribution, "uniform | zipf (theta 0.9, fixed seed)")
       ->capture_default_str();

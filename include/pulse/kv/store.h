@@ -40,6 +40,8 @@
 #include "pulse/client.h"
 #include "pulse/status.h"
 
+struct pulse_kv_state;  // src/kv/iterators/kv_layout.h
+
 namespace pulse::kv {
 
 struct StoreOptions {
@@ -111,6 +113,19 @@ class Store {
                                std::vector<double>* latencies_us = nullptr);
   std::vector<Result<bool>> DeleteBatch(std::span<const std::string> keys);
 
+  // For a baseline that runs GET elsewhere (the rpc system's native
+  // handler kRpcKvGet, `pulse bench kv --system rpc`): where a GET of `key`
+  // starts (its bucket) and its state (the pulse_kv_state of
+  // src/kv/iterators/kv_layout.h), and the value a final state holds
+  // (nullopt: a miss).  Errors: InvalidArgument (key too long, a state of
+  // the wrong size or claiming a value longer than value_bytes).
+  struct GetRequest {
+    uint64_t start = 0;
+    std::vector<uint8_t> state;
+  };
+  Result<GetRequest> MakeGetRequest(std::string_view key) const;
+  Result<std::optional<std::string>> GetAnswer(std::span<const uint8_t> state) const;
+
   const StoreStats& stats() const { return stats_; }
   void ResetStats();
   const StoreOptions& options() const { return options_; }
@@ -127,6 +142,7 @@ class Store {
   Result<uint64_t> TakeSpareBucket(Partition& p);
   Status Prepare(Op& op, int kind, std::string_view key, std::string_view value) const;
   void RunOps(std::vector<Op>& ops);
+  Result<std::optional<std::string>> ValueOf(const struct ::pulse_kv_state& state) const;
   void Finish(Op& op);
 
   Client* client_;
