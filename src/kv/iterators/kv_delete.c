@@ -24,12 +24,7 @@ PULSE_END(kv_delete, struct pulse_kv_node) {
       st->outcome = PULSE_KV_HIT;
       return true;
     }
-    /* The slot changed under the walk: walk the chain again. */
-    st->phase = 0;
-    st->bucket = st->head;
-    st->next = st->head;
-    st->slot = 0;
-    return false;
+    return kv_restart(st);
   }
   if (!kv_chain_ended(cur_ptr, st)) return false;
   st->outcome = PULSE_KV_MISS;

@@ -68,4 +68,15 @@ PULSE_INLINE bool kv_back_to_bucket(struct pulse_kv_state *st) {
   return false;
 }
 
+/* The chain changed under the walk (a slot it meant to claim or clear):
+ * walk it again from its first bucket. */
+PULSE_INLINE bool kv_restart(struct pulse_kv_state *st) {
+  st->phase = 0;
+  st->bucket = st->head;
+  st->next = st->head;
+  st->slot = 0;
+  st->free_slot = 0;
+  return false;
+}
+
 #endif

@@ -11,15 +11,24 @@
  * is still free there, in the iteration that writes it. */
 #include "kv_iter.h"
 
-/* Inserts the new item into free slot k of bucket b at far address addr. */
-PULSE_INLINE bool kv_insert(const struct pulse_kv_node *b, pulse_addr_t addr, int k, struct pulse_kv_state *st) {
+/* ALLOC's protocol on the state's region table: takes the last region and
+ * writes the new item there; 0 (outcome NEED_REGION, nothing written) if
+ * the table is empty. */
+PULSE_INLINE pulse_u64 kv_alloc_item(struct pulse_kv_state *st) {
   if (st->region_count == 0) {
     st->outcome = PULSE_KV_NEED_REGION;
-    return true;
+    return 0;
   }
   st->region_count -= 1;
   pulse_u64 item = st->regions[st->region_count & (PULSE_KV_MAX_REGIONS - 1)];
   kv_write_item(item, st);
+  return item;
+}
+
+/* Inserts the new item into free slot k of bucket b at far address addr. */
+PULSE_INLINE bool kv_insert(const struct pulse_kv_node *b, pulse_addr_t addr, int k, struct pulse_kv_state *st) {
+  pulse_u64 item = kv_alloc_item(st);
+  if (item == 0) return true;
   int tw = PULSE_KV_TAG_WORD + ((k >> 2) & 1);
   pulse_u64 tags = (b->w[tw] & ~((pulse_u64)0xffff << ((k & 3) * 16))) | (st->tag << ((k & 3) * 16));
   pulse_store_u64(addr + 8 * (PULSE_KV_ITEM_WORD + (k & 7)), item);
@@ -43,13 +52,7 @@ PULSE_END(kv_put, struct pulse_kv_node) {
   if (st->phase == 2) {
     int k = (int)(st->free_slot - 1) & 7;
     if (kv_tag(cur_ptr, k) == 0) return kv_insert(cur_ptr, cur_addr, k, st);
-    /* Taken since: walk the chain again. */
-    st->phase = 0;
-    st->bucket = st->head;
-    st->next = st->head;
-    st->slot = 0;
-    st->free_slot = 0;
-    return false;
+    return kv_restart(st); /* taken since */
   }
   if (st->free_slot == 0) {
     int empty = -1;
@@ -72,13 +75,8 @@ PULSE_END(kv_put, struct pulse_kv_node) {
     st->outcome = PULSE_KV_NEED_BUCKET;
     return true;
   }
-  if (st->region_count == 0) {
-    st->outcome = PULSE_KV_NEED_REGION;
-    return true;
-  }
-  st->region_count -= 1;
-  pulse_u64 item = st->regions[st->region_count & (PULSE_KV_MAX_REGIONS - 1)];
-  kv_write_item(item, st);
+  pulse_u64 item = kv_alloc_item(st);
+  if (item == 0) return true;
   pulse_store_u64(st->spare_bucket + 8 * PULSE_KV_ITEM_WORD, item);
   pulse_store_u64(st->spare_bucket + 8 * PULSE_KV_TAG_WORD, st->tag);
   pulse_store_u64(cur_addr, st->spare_bucket); /* linked last */
