@@ -11,6 +11,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "pulse/iterators/kv_get.h"
+#include "pulse/typed_traversal.h"
 #include "support/ds_cluster.h"
 
 namespace pulse::kv {
@@ -191,6 +193,52 @@ TEST_F(KvStore, RejectsKeysAndValuesLongerThanConfigured) {
   StoreOptions too_big;
   too_big.value_bytes = 200;
   EXPECT_EQ(Store::Create(client_.get(), too_big).status().code(), Status::Code::kInvalidArgument);
+}
+
+// Tenant rules as everywhere: another tenant's GET program started at this
+// store's bucket faults with a protection error (on the ring path too: the
+// ring's requests act for the connection's proven tenant), and its
+// one-sided reads of the bucket are refused.
+TEST_F(KvStore, AnotherTenantReachesNothingOfTheStore) {
+  auto created = Store::Create(client_.get(), StoreOptions{});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Store& store = **created;
+  ASSERT_TRUE(store.Put("secret", "tenant one's value").ok());
+  auto request = store.MakeGetRequest("secret");
+  ASSERT_TRUE(request.ok()) << request.status().ToString();
+  // Tenant 1 itself reads it through the same request.
+  auto program = EmbeddedProgram<iterators::kv_get>("kv_get");
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  auto own = client_->Traverse(*program, request->start, request->state, offload);
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  ASSERT_EQ(own->status, TraversalStatus::kDone);
+  auto value = store.GetAnswer(own->scratch);
+  ASSERT_TRUE(value.ok() && value->has_value());
+  EXPECT_EQ(**value, "tenant one's value");
+
+  ClientOptions other_options = RackClientOptions();
+  other_options.tenant = 2;
+  std::unique_ptr<Client> other = ConnectClient(other_options);
+  ASSERT_NE(other, nullptr);
+  // Twice: the first request may carry the program's code (too large for
+  // a ring slot), the second is a plain request.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto theirs = other->Traverse(*program, request->start, request->state, offload);
+    if (theirs.ok()) {
+      EXPECT_EQ(theirs->status, TraversalStatus::kFaultProtection);
+      auto leaked = store.GetAnswer(theirs->scratch);
+      EXPECT_FALSE(leaked.ok() && leaked->has_value()) << "tenant 2 read tenant 1's value";
+    } else {
+      EXPECT_EQ(theirs.status().code(), Status::Code::kPermissionDenied) << theirs.status().ToString();
+    }
+  }
+  std::vector<uint8_t> bucket(128);
+  EXPECT_EQ(other->Read(request->start, bucket.data(), bucket.size()).code(), Status::Code::kPermissionDenied);
+  if (RingForced()) {
+    EXPECT_GT(other->counters().ring_requests, 0u) << other->counters().ring_fallbacks << " fell back";
+  }
 }
 
 }  // namespace
