@@ -62,7 +62,6 @@ Status CheckOptions(const KvBenchOptions& o) {
   if (o.distribution != "uniform" && o.distribution != "zipf")
     return Status::InvalidArgument("bench kv: --distribution " + o.distribution + " is none of uniform, zipf");
   if (o.items == 0) return Status::InvalidArgument("bench kv: --items must be > 0");
-  if (o.concurrency == 0) return Status::InvalidArgument("bench kv: --concurrency must be > 0");
   if (o.key_bytes < 16) return Status::InvalidArgument("bench kv: --key-bytes must be >= 16 (keys are k + 15 digits)");
   return Status::Ok();
 }
@@ -96,7 +95,7 @@ Result<Loaded> ConnectAndLoad(const KvBenchOptions& o, const std::string& name, 
   so.key_bytes = o.key_bytes;
   so.value_bytes = o.value_bytes;
   so.expected_items = o.items;
-  so.max_in_flight = o.concurrency;
+  so.max_in_flight = 64;  // the load's batches; the measured batches are at most this
   PULSE_ASSIGN_OR_RETURN(l.store, kv::Store::Create(l.client.get(), so));
   say(fmt::format("[{}] loading {} items of {} bytes", name, o.items, 8 + o.key_bytes + o.value_bytes));
   const uint64_t chunk = 1000;
@@ -148,20 +147,46 @@ void SayProgress(const KvBenchOptions& o, const std::string& name, uint64_t ops,
 
 void SayResult(const KvBenchOptions& o, const KvPathResult& r) {
   if (!o.progress) return;
-  o.progress(fmt::format("[{}] {:.0f} requests/s, p50 {:.1f} us, p99 {:.1f} us, memory-node CPU {:.2f} us/request",
-                         r.path, r.throughput_ops, r.latency.p50_us, r.latency.p99_us, r.mn_cpu_us_per_op));
+  o.progress(fmt::format("[{}] concurrency {}: {:.0f} requests/s, p50 {:.1f} us, p99 {:.1f} us, memory-node CPU {:.2f} us/request",
+                         r.path, r.concurrency, r.throughput_ops, r.latency.p50_us, r.latency.p99_us, r.mn_cpu_us_per_op));
 }
 
-// One path of pulse: its own client (request path forced) and store, then
-// closed-loop batches of `concurrency` requests for o.seconds.
-Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, const std::string& switch_address,
-                             cluster::ControlSession& session, KvBenchResult& total) {
-  PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, path, path == "ring" ? RequestPath::kRing : RequestPath::kMessages,
-                                                  switch_address));
+// The concurrency levels a run measures: the one asked for, or (0) a
+// sweep whose best throughput is the path's saturation point.
+std::vector<uint32_t> Levels(const KvBenchOptions& o) {
+  if (o.concurrency != 0) return {o.concurrency};
+  return {4, 8, 16, 32, 64};
+}
+
+// Runs `measure` at every level and keeps the level of highest throughput;
+// the others are listed in its sweep.
+template <typename Measure>
+Result<KvPathResult> AtSaturation(const KvBenchOptions& o, Measure measure) {
+  std::optional<KvPathResult> best;
+  nlohmann::json sweep = nlohmann::json::array();
+  for (uint32_t level : Levels(o)) {
+    PULSE_ASSIGN_OR_RETURN(KvPathResult r, measure(level));
+    r.concurrency = level;
+    sweep.push_back({{"concurrency", level},
+                     {"throughput_ops", r.throughput_ops},
+                     {"p50_us", r.latency.p50_us},
+                     {"p99_us", r.latency.p99_us},
+                     {"mn_cpu_us_per_op", r.mn_cpu_us_per_op}});
+    SayResult(o, r);
+    if (!best || r.throughput_ops > best->throughput_ops) best = std::move(r);
+  }
+  best->sweep = std::move(sweep);
+  return *std::move(best);
+}
+
+// Closed-loop batches of `concurrency` requests of pulse over one path for
+// o.seconds, on a loaded store; `version` is what each key holds.
+Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& path, Loaded& l,
+                                 std::vector<uint64_t>& version, uint32_t concurrency,
+                                 cluster::ControlSession& session, const std::string& switch_address) {
   Client* client = l.client.get();
   kv::Store* store = l.store.get();
-  const double load_put_accesses = l.load_put_accesses;
-  std::vector<uint64_t> version(o.items, 0);
+  l.store->ResetStats();
   KeyChooser keys(o);
   std::mt19937_64 mix_rng(o.seed + 7);
   KvPathResult r;
@@ -176,7 +201,7 @@ Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, c
     std::vector<std::string> gets;
     std::vector<uint64_t> get_ids;
     std::vector<std::pair<std::string, std::string>> puts;
-    for (uint32_t i = 0; i < o.concurrency; ++i) {
+    for (uint32_t i = 0; i < concurrency; ++i) {
       const uint64_t k = keys.Next();
       if (o.mix == "50" && (mix_rng() & 1) != 0) {
         puts.emplace_back(KeyOf(k), ValueOf(k, ++version[k], o.value_bytes));
@@ -213,12 +238,26 @@ Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, c
   r.latency = Summarize(std::move(latencies));
   r.mn_cpu_us_per_op = static_cast<double>(cpu1 - cpu0) / std::max<uint64_t>(r.ops, 1);
   r.accesses_per_get = store->stats().accesses_per_get();
-  r.accesses_per_put = r.puts > 0 ? store->stats().accesses_per_put() : load_put_accesses;
+  r.accesses_per_put = r.puts > 0 ? store->stats().accesses_per_put() : l.load_put_accesses;
   r.ring_requests = client->counters().ring_requests - c0.ring_requests;
   r.ring_fallbacks = client->counters().ring_fallbacks - c0.ring_fallbacks;
   if (path == "ring" && r.ring_requests == 0) {
     return Status::FailedPrecondition("bench kv: the ring path took no request (no ring opened?)");
   }
+  return r;
+}
+
+// One path of pulse: its own client (request path forced) and store,
+// loaded, then measured at saturation.
+Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, const std::string& switch_address,
+                             cluster::ControlSession& session, KvBenchResult& total) {
+  PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, path, path == "ring" ? RequestPath::kRing : RequestPath::kMessages,
+                                                  switch_address));
+  std::vector<uint64_t> version(o.items, 0);
+  const double load_put_accesses = l.load_put_accesses;
+  PULSE_ASSIGN_OR_RETURN(KvPathResult r, AtSaturation(o, [&](uint32_t level) {
+                           return MeasurePath(o, path, l, version, level, session, switch_address);
+                         }));
   total.accesses_per_get = r.accesses_per_get;
   if (r.puts > 0) {
     total.accesses_per_put = r.accesses_per_put;
@@ -227,9 +266,11 @@ Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, c
     total.accesses_per_put = load_put_accesses;
     total.accesses_per_put_from = "load";
   }
-  SayResult(o, r);
   return r;
 }
+
+Result<KvPathResult> MeasureRpc(const KvBenchOptions& o, Loaded& l, RpcClient& rpc_client, uint32_t concurrency,
+                                cluster::ControlSession& session, const std::string& switch_address);
 
 // The HERD-like baseline: the same store (loaded by pulse), its GETs run by
 // the memory node's CPU as the native handler kRpcKvGet, sent straight to
@@ -240,6 +281,13 @@ Result<KvPathResult> RunRpc(const KvBenchOptions& o, const std::string& switch_a
   RpcOptions ro;
   ro.path = RpcPath::kDirect;
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> rpc, RpcClient::Create(l.client.get(), ro));
+  return AtSaturation(o, [&](uint32_t level) { return MeasureRpc(o, l, *rpc, level, session, switch_address); });
+}
+
+// Closed-loop batches of `concurrency` GETs by the native handler.
+Result<KvPathResult> MeasureRpc(const KvBenchOptions& o, Loaded& l, RpcClient& rpc_client, uint32_t concurrency,
+                                cluster::ControlSession& session, const std::string& switch_address) {
+  RpcClient* rpc = &rpc_client;
   KeyChooser keys(o);
   KvPathResult r;
   r.path = "rpc";
@@ -256,7 +304,7 @@ Result<KvPathResult> RunRpc(const KvBenchOptions& o, const std::string& switch_a
       std::optional<Result<RpcResult>> answer;
       double latency_us = 0;
     };
-    std::vector<Call> calls(o.concurrency);
+    std::vector<Call> calls(concurrency);
     for (Call& c : calls) {
       c.key = keys.Next();
       PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, l.store->MakeGetRequest(KeyOf(c.key)));
@@ -293,7 +341,6 @@ Result<KvPathResult> RunRpc(const KvBenchOptions& o, const std::string& switch_a
   r.mn_cpu_us_per_op = static_cast<double>(cpu1 - cpu0) / std::max<uint64_t>(r.ops, 1);
   r.accesses_per_get = static_cast<double>(steps) / std::max<uint64_t>(r.gets, 1);
   r.accesses_per_put = l.load_put_accesses;
-  SayResult(o, r);
   return r;
 }
 
@@ -304,7 +351,8 @@ nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
   j["config"] = {{"path", o.path}, {"system", o.system},           {"mix", o.mix == "get" ? "100% GET" : "50% GET / 50% PUT"},
                  {"distribution", o.distribution == "zipf" ? "zipf 0.9" : "uniform"},
                  {"items", o.items},         {"item_bytes", 8 + (o.key_bytes + 7) / 8 * 8 + (o.value_bytes + 7) / 8 * 8},
-                 {"concurrency", o.concurrency}, {"memory_nodes", o.memory_nodes},
+                 {"concurrency", o.concurrency == 0 ? nlohmann::json("sweep 4..64, best") : nlohmann::json(o.concurrency)},
+                 {"memory_nodes", o.memory_nodes},
                  {"seconds", o.seconds},     {"seed", o.seed},
                  {"ucx_tls", o.ucx_tls.empty() ? "(UCX's choice)" : o.ucx_tls}};
   j["accesses_per_get"] = accesses_per_get;
@@ -312,7 +360,9 @@ nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
   j["accesses_per_put_from"] = accesses_per_put_from;
   nlohmann::json paths = nlohmann::json::object();
   for (const KvPathResult& p : this->paths) {
-    paths[p.path] = {{"ops", p.ops},
+    paths[p.path] = {{"concurrency", p.concurrency},
+                     {"sweep", p.sweep},
+                     {"ops", p.ops},
                      {"gets", p.gets},
                      {"puts", p.puts},
                      {"seconds", p.seconds},

@@ -27,10 +27,14 @@ struct KvBenchOptions {
   std::string mix = "get";            // get (100% GET) | 50 (50% GET, 50% PUT of present keys)
   std::string distribution = "uniform";  // uniform | zipf (theta 0.9)
   uint64_t items = 100000;
-  uint32_t concurrency = 64;          // requests in flight (one batch)
+  // Requests in flight (one batch); 0: a sweep (4, 8, 16, 32, 64) whose
+  // best throughput is reported as the path's saturation point (on this
+  // host's shared memory transport the message-carried traffic collapses
+  // beyond some tens of messages in flight, at a different level per path).
+  uint32_t concurrency = 0;
   uint32_t key_bytes = 16, value_bytes = 40;  // 64-byte items
   uint32_t memory_nodes = 1;
-  double seconds = 3;                 // measured phase per path
+  double seconds = 2;                 // measured phase per path and concurrency level
   uint64_t seed = 42;
   std::string switch_address;         // join this cluster; empty: start one
   std::string run_dir, ucx_tls, binary;
@@ -39,6 +43,8 @@ struct KvBenchOptions {
 
 struct KvPathResult {
   std::string path;                   // ring | am | rpc
+  uint32_t concurrency = 0;           // the level measured (the best of a sweep)
+  nlohmann::json sweep;               // every level measured
   uint64_t ops = 0, gets = 0, puts = 0;
   double seconds = 0;
   double throughput_ops = 0;
