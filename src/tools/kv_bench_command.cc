@@ -22,13 +22,19 @@ void AddKvBench(CLI::App& bench) {
       "the ring path and the active-message path: throughput, p50/p99, memory accesses per GET and PUT,\n"
       "memory-node CPU per request.  With no flags: 100% GET, uniform keys, both paths.  The path flag\n"
       "overrides $PULSE_REQUEST_PATH.");
-  cmd->add_option("--path", opts->path, "ring | am | both")->capture_default_str();
+  cmd->add_option("--path", opts->path, "ring | am | both")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ring", "am", "both"}));
   cmd->add_option("--system", opts->system,
                   "pulse | rpc (HERD-like: GET as a native handler on the memory node's CPU; --mix get) | all")
-      ->capture_default_str();
-  cmd->add_option("--mix", opts->mix, "get (100% GET) | 50 (50% GET, 50% PUT)")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"pulse", "rpc", "all"}));
+  cmd->add_option("--mix", opts->mix, "get (100% GET) | 50 (50% GET, 50% PUT)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"get", "50"}));
   cmd->add_option("--distribution", opts->distribution, "uniform | zipf (theta 0.9, fixed seed)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"uniform", "zipf"}));
   cmd->add_option("--items", opts->items, "Items loaded")->capture_default_str()->check(Within(1, kMaxCount));
   cmd->add_option("--concurrency", opts->concurrency,
                   "Requests in flight (one batch); 0: sweep 4..64 and report the best throughput (saturation)")
