@@ -241,7 +241,15 @@ void Store::RunOps(std::vector<Op>& ops) {
       if (todo.empty()) break;
       for (size_t start = 0; start < todo.size(); start += options_.max_in_flight) {
         const size_t end = std::min(todo.size(), start + size_t{options_.max_in_flight});
-        size_t issued = 0, answered = 0;
+        // A chunk's requests still pending when its wait gives up may be
+        // answered in a later wait of the client: their callbacks then find
+        // the chunk closed and touch nothing (the op, the store may be gone).
+        struct Chunk {
+          bool open = true;
+          size_t answered = 0;
+        };
+        auto chunk = std::make_shared<Chunk>();
+        size_t issued = 0;
         for (size_t t = start; t < end; ++t) {
           Op& op = ops[todo[t]];
           Result<ProgramRef> program = ProgramFor(op.kind);
@@ -256,8 +264,9 @@ void Store::RunOps(std::vector<Op>& ops) {
           ++issued;
           op.issued = std::chrono::steady_clock::now();
           client_->TraverseAsync(*program, op.state.head, std::move(scratch), topts,
-                                 [this, &op, &answered](Result<TraversalResult> r) {
-                                   ++answered;
+                                 [this, &op, chunk](Result<TraversalResult> r) {
+                                   if (!chunk->open) return;
+                                   ++chunk->answered;
                                    op.latency_us = std::chrono::duration<double, std::micro>(
                                                        std::chrono::steady_clock::now() - op.issued)
                                                        .count();
@@ -283,7 +292,8 @@ void Store::RunOps(std::vector<Op>& ops) {
                                  });
         }
         Status waited = client_->WaitAll(options_.timeout);
-        if (!waited.ok() && answered < issued) {
+        chunk->open = false;
+        if (!waited.ok() && chunk->answered < issued) {
           for (size_t t = start; t < end; ++t) {
             Op& op = ops[todo[t]];
             if (op.done) continue;

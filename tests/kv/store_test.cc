@@ -144,8 +144,8 @@ TEST_F(KvStore, FullStoreRefusesNewKeysAndLosesNothing) {
   Store& store = **created;
   std::unordered_map<std::string, std::string> native;
   for (uint64_t k = 0; k < 40; ++k) {
-    ASSERT_TRUE(store.Put(KeyOf(k), "v" + std::to_string(k)).ok()) << k;
-    native[KeyOf(k)] = "v" + std::to_string(k);
+    ASSERT_TRUE(store.Put(KeyOf(k), fmt::format("v{}", k)).ok()) << k;
+    native[KeyOf(k)] = fmt::format("v{}", k);
   }
   Status full = store.Put(KeyOf(40), "one too many");
   EXPECT_EQ(full.code(), Status::Code::kResourceExhausted) << full.ToString();

@@ -101,7 +101,9 @@ class Store {
   Result<std::optional<std::string>> Get(std::string_view key);
   // Sets `key` to `value`.  Errors: InvalidArgument (key or value too long),
   // ResourceExhausted (a new key and no item can be allocated: max_items
-  // reached or far memory full; the store is unchanged), the traversal's.
+  // reached or far memory full; the store is unchanged), the traversal's
+  // (after Timeout or OutcomeUnknown the PUT may or may not have taken
+  // effect: read the key to know).
   Status Put(std::string_view key, std::string_view value);
   // Removes `key`: true if it was present.  Errors as Get's.
   Result<bool> Delete(std::string_view key);
@@ -132,6 +134,7 @@ class Store {
   const StoreStats& stats() const { return stats_; }
   void ResetStats();
   const StoreOptions& options() const { return options_; }
+  // Live items (as far as this object knows: PUTs and DELETEs it saw end).
   uint64_t size() const { return stats_.items; }
 
  private:
