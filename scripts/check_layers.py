@@ -41,6 +41,7 @@ LAYERS = [
     ("client", 3, ["client", "ds"], ["client.h", "typed_traversal.h", "ds/"]),
     ("apps", 4, ["apps"], ["apps/"]),
     ("resp", 4, ["resp"], ["resp/"]),
+    ("kv", 4, ["kv"], ["kv/"]),
     ("farmem", 4, ["farmem"], ["farmem/"]),
     ("graph", 4, ["graph"], ["graph/"]),
     ("dlrm", 4, ["dlrm"], ["dlrm/"]),

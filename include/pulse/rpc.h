@@ -58,6 +58,7 @@ enum RpcHandlerId : uint16_t {
   // src/rpc/handlers/rpc_states.h).
   kRpcWtScan = 16,           // apps::WiredTiger scan: (key, value checksum) records
   kRpcTsvAggregate = 17,     // apps::TsvTree sum/min/max/count over [lo, hi]
+  kRpcKvGet = 18,            // kv::Store GET (src/rpc/handlers/kv_get.cc; state: src/kv/iterators/kv_layout.h)
 };
 
 struct RpcOptions {

@@ -1,6 +1,7 @@
 // The client's side of the ring request path (ring_sender.h).
 #include "client/ring_sender.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -57,6 +58,7 @@ bool RingSender::TrySend(const TraversalMessage& m) {
     return false;
   }
   ++counters_->ring_requests;
+  schedule_.OnProgress(std::chrono::steady_clock::now());
   return true;
 }
 
@@ -75,29 +77,67 @@ std::string RingSender::PathOf(uint32_t node) const {
   return "am: " + (why == no_ring_.end() ? std::string("no ring") : why->second);
 }
 
-EventSource::time_point RingSender::NextDeadline() const {
-  for (const auto& [node, r] : rings_) {
-    if (r.ring->in_flight() > 0) return std::chrono::steady_clock::now();
-  }
-  return time_point::max();
+void RingPollSchedule::OnProgress(time_point now) {
+  last_progress_ = now;
+  next_ = now;
+  interval_ = kFirstInterval;
 }
 
-bool RingSender::has_ready() const {
+void RingPollSchedule::OnIdlePoll(time_point now) {
+  if (now < last_progress_ + kWindow) {
+    next_ = now;  // within the window: keep polling
+    return;
+  }
+  next_ = now + interval_;
+  interval_ = std::min(interval_ * 2, kMaxInterval);
+}
+
+bool RingSender::AnyInFlight() const {
   for (const auto& [node, r] : rings_) {
-    if (r.ring->has_responses()) return true;
+    if (r.ring->in_flight() > 0) return true;
   }
   return false;
 }
 
+EventSource::time_point RingSender::NextDeadline() const {
+  return AnyInFlight() ? schedule_.next_poll() : time_point::max();
+}
+
+bool RingSender::has_ready() const {
+  bool in_flight = false;
+  for (const auto& [node, r] : rings_) {
+    if (r.ring->has_responses()) return true;
+    in_flight = in_flight || r.ring->in_flight() > 0;
+  }
+  return in_flight && connections_->worker->counters().wakeups != wakeups_;
+}
+
 bool RingSender::RunReady() {
+  if (!AnyInFlight()) return false;
+  const auto now = std::chrono::steady_clock::now();
+  // Off schedule only when a doorbell says answers are there or traffic
+  // woke the Worker (has_ready).
+  if (!schedule_.Due(now) && !has_ready()) return false;
   std::vector<std::vector<uint8_t>> answers;
+  size_t taken = 0;
+  bool news = false;
+  wakeups_ = connections_->worker->counters().wakeups;
   for (auto& [node, r] : rings_) {
-    r.ring->Poll([&answers](uint64_t, const Status& s, std::span<const uint8_t> payload) {
+    ++ring_polls_;
+    const uint32_t doorbell = r.ring->doorbell();
+    news = news || doorbell != r.doorbell;
+    r.doorbell = doorbell;
+    taken += r.ring->Poll([&answers](uint64_t, const Status& s, std::span<const uint8_t> payload) {
       // Empty: the node sent the answer another way (by the switch) or a
       // re-send took this entry's place.  An error: the entry was refused
       // as malformed; the state machine's timer re-sends.
       if (s.ok() && !payload.empty()) answers.emplace_back(payload.begin(), payload.end());
     });
+  }
+  if (taken > 0 || news) {
+    schedule_.OnProgress(now);
+  } else {
+    schedule_.OnIdlePoll(now);
   }
   // Delivered after the polls: an answer may start new requests.
   for (const std::vector<uint8_t>& a : answers) deliver_(a);

@@ -16,6 +16,7 @@
 // before the Worker.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +37,40 @@ inline constexpr const char* kRequestPathEnvironmentVariable = "PULSE_REQUEST_PA
 // options.request_path, or what $PULSE_REQUEST_PATH says (auto, ring, am).
 // Errors: InvalidArgument naming a value that is none of those.
 Result<RequestPath> EffectiveRequestPath(const ClientOptions& options);
+
+// When a client with ring entries in flight looks at its rings (the idle
+// rule of issue 15, docs/ring.md "Client waiting").  Answers written
+// one-sidedly raise no event, so the client polls: continuously for
+// kWindow after the last progress (an entry posted or an answer taken),
+// then at intervals that double from kFirstInterval up to kMaxInterval,
+// blocking in the client's normal wait in between.  Off schedule the rings
+// are polled whenever the wait wakes and a doorbell shows answers
+// (RingClient::has_responses) or the Worker woke from sleep (traffic came:
+// where puts are carried by messages, the answers' puts); a doorbell that
+// moved counts as progress even before its entries are complete.  Pure arithmetic on the times it is given,
+// so tests drive it with a fake clock.
+//
+// Thread-safety: none.
+class RingPollSchedule {
+ public:
+  using time_point = std::chrono::steady_clock::time_point;
+  static constexpr std::chrono::microseconds kWindow{200};
+  static constexpr std::chrono::microseconds kFirstInterval{200};
+  static constexpr std::chrono::microseconds kMaxInterval{5000};
+
+  // An entry was posted or an answer taken at `now`: poll again at once.
+  void OnProgress(time_point now);
+  // The rings were polled at `now` and gave nothing.
+  void OnIdlePoll(time_point now);
+  // When the rings should be polled next (with entries in flight).
+  time_point next_poll() const { return next_; }
+  bool Due(time_point now) const { return now >= next_; }
+
+ private:
+  time_point last_progress_{};
+  time_point next_{};
+  std::chrono::microseconds interval_ = kFirstInterval;
+};
 
 class RingSender final : public EventSource {
  public:
@@ -58,24 +93,35 @@ class RingSender final : public EventSource {
   // "ring", or "am: <why not ring>", for memory node `node`.
   std::string PathOf(uint32_t node) const;
   size_t rings() const { return rings_.size(); }
+  // How many times RunReady looked at the rings (each ring's Poll), for
+  // tests and stats: bounded while the memory node stalls.
+  uint64_t ring_polls() const { return ring_polls_; }
 
   // EventSource: answers are taken in RunReady; while entries are in
-  // flight the next deadline is now, so waits poll the rings.
+  // flight the next deadline is the schedule's next poll (RingPollSchedule:
+  // polling for its window after progress, then blocking waits with
+  // doubling timeouts), so an idle client with entries in flight does not
+  // spin.
   void Service() override {}
   time_point NextDeadline() const override;
   bool RunReady() override;
   bool has_ready() const override;
 
  private:
+  bool AnyInFlight() const;
   struct NodeRing {
     net::EndpointId ep = net::kInvalidEndpoint;
     std::unique_ptr<net::ring::RingClient> ring;
+    uint32_t doorbell = 0;  // at the last poll
   };
   Connections* connections_;
   ClientCounters* counters_;
   DeliverFn deliver_;
   std::map<uint32_t, NodeRing> rings_;          // by node id
   std::map<uint32_t, std::string> no_ring_;     // by node id: why not
+  RingPollSchedule schedule_;
+  uint64_t ring_polls_ = 0;
+  uint64_t wakeups_ = 0;  // the Worker's wake-ups from sleep at the last poll
 };
 
 }  // namespace pulse

@@ -139,6 +139,13 @@ bool RingClient::has_responses() const {
   return status.responses != responses_taken_ && idle_doorbell_ != status.responses;
 }
 
+uint32_t RingClient::doorbell() const {
+  std::atomic_thread_fence(std::memory_order_acquire);
+  ResponseStatus status;
+  std::memcpy(&status, responses_.data(), sizeof(status));
+  return status.responses;
+}
+
 size_t RingClient::Poll(const ResponseFn& fn) {
   ++counters_.polls;
   std::atomic_thread_fence(std::memory_order_acquire);

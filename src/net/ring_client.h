@@ -91,6 +91,10 @@ class RingClient {
   // fewer than were taken: a waiter that trusted it alone would spin
   // without progressing the Worker that brings the rest).
   bool has_responses() const;
+  // The status block's doorbell: how many responses the node says it wrote
+  // (wraps).  A change means news from the node even when Poll() found no
+  // complete entry yet (the doorbell may land first).
+  uint32_t doorbell() const;
   // Whether the next Post() has a slot.
   bool has_credit() const { return slot_seq_[next_seq_ % geometry_.slots] == kFree; }
   const Geometry& geometry() const { return geometry_; }

@@ -180,6 +180,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddNetBench(bench);
   AddTraverseBench(bench);
   AddRpcBench(bench);
+  AddKvBench(bench);
   AddDsBench(bench);
   AddAppBench(bench);
   AddDlrmBench(bench);

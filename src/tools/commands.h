@@ -16,6 +16,8 @@ void AddBenchCommands(CLI::App& bench);
 void AddTraverseBench(CLI::App& bench);
 // pulse bench rpc (src/tools/rpc_bench_command.cc)
 void AddRpcBench(CLI::App& bench);
+// pulse bench kv (src/tools/kv_bench_command.cc)
+void AddKvBench(CLI::App& bench);
 // pulse bench ds (src/tools/ds_bench_command.cc)
 void AddDsBench(CLI::App& bench);
 // pulse bench app (src/tools/app_bench_command.cc)

@@ -8,6 +8,8 @@
 #include <optional>
 #include <random>
 
+#include "client/event_loop.h"
+#include "client/ring_sender.h"
 #include "net/ring_client.h"
 #include "net/ring_format.h"
 #include "net/ring_host.h"
@@ -544,6 +546,77 @@ TEST(RingPath, IdleNodeSleepsAndOneWakeUpBringsItBack) {
   EXPECT_GE(c.ring->counters().wakes_sent, 1u);
   EXPECT_LE(c.ring->counters().wakes_sent, hc.sleeps);
   EXPECT_LE(hc.wakes, c.ring->counters().wakes_sent);
+}
+
+
+// ---- the client's idle rule (RingPollSchedule, RingSender) -----------------
+
+TEST(RingPollSchedule, PollsThroughTheWindowThenBacksOffToTheLongestInterval) {
+  using Clock = std::chrono::steady_clock;
+  RingPollSchedule s;
+  const Clock::time_point t0 = Clock::time_point{} + 1h;
+  s.OnProgress(t0);
+  EXPECT_TRUE(s.Due(t0));
+  // Inside the window every poll is followed by another at once.
+  s.OnIdlePoll(t0 + 50us);
+  EXPECT_EQ(s.next_poll(), t0 + 50us);
+  // Past it the intervals double and stop growing at the longest one.
+  Clock::time_point now = t0 + RingPollSchedule::kWindow;
+  std::chrono::microseconds expected = RingPollSchedule::kFirstInterval;
+  for (int i = 0; i < 12; ++i) {
+    s.OnIdlePoll(now);
+    ASSERT_EQ(s.next_poll() - now, expected) << "poll " << i;
+    EXPECT_FALSE(s.Due(now));
+    now = s.next_poll();
+    expected = std::min(expected * 2, RingPollSchedule::kMaxInterval);
+  }
+  // Progress (an answer, a post) brings the client back to polling.
+  s.OnProgress(now);
+  EXPECT_TRUE(s.Due(now));
+  s.OnIdlePoll(now + RingPollSchedule::kWindow);
+  EXPECT_EQ(s.next_poll() - (now + RingPollSchedule::kWindow), RingPollSchedule::kFirstInterval);
+}
+
+// A client with an entry in flight at a node that never answers: its wait
+// blocks between bounded polls instead of spinning.  The bound is a count
+// of polls over the wait (the window's few, then one per interval); a
+// loaded machine only polls less.
+TEST(RingPath, ClientWaitingOnAStalledNodeDoesNotSpin) {
+  HostThread host({}, [](RingHost&, Worker&, const RingHost::Request&) {});  // never answers
+  ClientOptions options;
+  ClientCounters counters;
+  Connections connections(options, counters);
+  WorkerOptions wo;
+  connections.worker = MakeWorker(wo);
+  ASSERT_NE(connections.worker, nullptr);
+  auto ep = connections.worker->Connect("127.0.0.1", host.port(), 10s);
+  ASSERT_TRUE(ep.ok()) << ep.status().ToString();
+  MemNode node;
+  node.id = 0;
+  node.base = 1ull << 32;
+  node.size = 1ull << 20;
+  node.ep = *ep;
+  connections.nodes.push_back(node);
+  uint64_t delivered = 0;
+  RingSender sender(&connections, &counters, [&delivered](std::span<const uint8_t>) { ++delivered; });
+  sender.Open(RequestPath::kRing, 8, 512);
+  ASSERT_EQ(sender.rings(), 1u) << sender.PathOf(0);
+  EventLoop loop(connections.worker.get());
+  loop.Add(&sender);
+  TraversalMessage m;
+  m.request_id = 1;
+  m.cur_ptr = node.base + 64;
+  ASSERT_TRUE(sender.TrySend(m));
+  const auto stall = 1000ms;
+  Status s = loop.DriveUntil([] { return false; }, stall);
+  EXPECT_EQ(s.code(), Status::Code::kTimeout);
+  EXPECT_EQ(delivered, 0u);
+  // At most: the window's polls (a few waits of >= 100 us), then one per
+  // interval, the intervals doubling to kMaxInterval; twice that for slack.
+  const uint64_t bound = 2 * (8 + stall / RingPollSchedule::kMaxInterval + 16);
+  EXPECT_GE(sender.ring_polls(), 1u);
+  EXPECT_LE(sender.ring_polls(), bound) << "the client polled its ring like a spinning loop";
+  loop.Remove(&sender);
 }
 
 }  // namespace

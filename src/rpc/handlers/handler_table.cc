@@ -11,7 +11,8 @@
   X(list_find)                \
   X(list_aggregate)           \
   X(wt_scan)                  \
-  X(tsv_aggregate)
+  X(tsv_aggregate)            \
+  X(kv_get)
 
 namespace pulse::rpc {
 

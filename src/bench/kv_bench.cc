@@ -1,0 +1,421 @@
+// `pulse bench kv` (kv_bench.h).
+#include "bench/kv_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "bench/bench_cluster.h"
+#include "cluster/control_session.h"
+#include "pulse/apps/ycsb.h"
+#include "pulse/client.h"
+#include "pulse/kv/store.h"
+#include "pulse/rpc.h"
+#include "pulse/traversal.h"
+
+namespace pulse::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kZipfTheta = 0.9;
+
+// The memory nodes' CPU time so far (their `cpu_us` counters, summed).
+Result<uint64_t> MemNodeCpuUs(cluster::ControlSession& s, const std::string& switch_address) {
+  PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, s.Call(switch_address, "stats", std::chrono::seconds(2)));
+  uint64_t cpu = 0;
+  for (const nlohmann::json& n : stats["memnodes"]) {
+    PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(n.value("address", ""), "stats", std::chrono::seconds(2)));
+    if (!m["counters"].contains("cpu_us")) {
+      return Status::FailedPrecondition("bench kv: memory node " + n.value("address", "") + " reports no cpu_us");
+    }
+    cpu += m["counters"]["cpu_us"].get<uint64_t>();
+  }
+  return cpu;
+}
+
+std::string KeyOf(uint64_t i) { return fmt::format("k{:015d}", i); }
+// The value of item i in version v (every byte derived from both).
+std::string ValueOf(uint64_t i, uint64_t v, uint32_t bytes) {
+  std::string s(bytes, '\0');
+  uint64_t x = i * 0x9e3779b97f4a7c15ull + v;
+  for (char& c : s) {
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    c = static_cast<char>(x >> 56);
+  }
+  return s;
+}
+
+Status CheckOptions(const KvBenchOptions& o) {
+  if (o.path != "ring" && o.path != "am" && o.path != "both")
+    return Status::InvalidArgument("bench kv: --path " + o.path + " is none of ring, am, both");
+  if (o.mix != "get" && o.mix != "50") return Status::InvalidArgument("bench kv: --mix " + o.mix + " is none of get, 50");
+  if (o.system != "pulse" && o.system != "rpc" && o.system != "all")
+    return Status::InvalidArgument("bench kv: --system " + o.system + " is none of pulse, rpc, all");
+  if (o.system != "pulse" && o.mix != "get")
+    return Status::InvalidArgument("bench kv: --system rpc runs GETs only (--mix get): its handler has no PUT");
+  if (o.distribution != "uniform" && o.distribution != "zipf")
+    return Status::InvalidArgument("bench kv: --distribution " + o.distribution + " is none of uniform, zipf");
+  if (o.items == 0) return Status::InvalidArgument("bench kv: --items must be > 0");
+  if (o.key_bytes < 16) return Status::InvalidArgument("bench kv: --key-bytes must be >= 16 (keys are k + 15 digits)");
+  return Status::Ok();
+}
+
+// A client with its own store, loaded with items 0..items-1 (version 0).
+struct Loaded {
+  std::unique_ptr<Client> client;
+  std::unique_ptr<kv::Store> store;
+  double load_put_accesses = 0;
+};
+
+Result<Loaded> ConnectAndLoad(const KvBenchOptions& o, const std::string& name, RequestPath request_path,
+                              const std::string& switch_address) {
+  auto say = [&](const std::string& line) {
+    if (o.progress) o.progress(line);
+  };
+  ClientOptions co;
+  co.switch_address = switch_address;
+  co.worker.transports = o.ucx_tls;
+  co.worker.name = "bench-kv-" + name;
+  co.request_path = request_path;
+  // The path is the point of the run: the environment must not change it.
+  ::unsetenv("PULSE_REQUEST_PATH");
+  Loaded l;
+  PULSE_ASSIGN_OR_RETURN(l.client, Client::Connect(co));
+  if (l.client->memory_nodes() < o.memory_nodes) {
+    return Status::InvalidArgument(fmt::format("bench kv: the cluster at {} has {} memory node(s); asked for {}",
+                                               switch_address, l.client->memory_nodes(), o.memory_nodes));
+  }
+  kv::StoreOptions so;
+  so.key_bytes = o.key_bytes;
+  so.value_bytes = o.value_bytes;
+  so.expected_items = o.items;
+  so.max_in_flight = 64;  // the load's batches; the measured batches are at most this
+  PULSE_ASSIGN_OR_RETURN(l.store, kv::Store::Create(l.client.get(), so));
+  say(fmt::format("[{}] loading {} items of {} bytes", name, o.items, 8 + o.key_bytes + o.value_bytes));
+  const uint64_t chunk = 1000;
+  auto last_say = Clock::now();
+  for (uint64_t start = 0; start < o.items; start += chunk) {
+    std::vector<std::pair<std::string, std::string>> batch;
+    for (uint64_t i = start; i < std::min(o.items, start + chunk); ++i)
+      batch.emplace_back(KeyOf(i), ValueOf(i, 0, o.value_bytes));
+    for (const Status& s : l.store->PutBatch(batch)) PULSE_RETURN_IF_ERROR(s);
+    if (Clock::now() - last_say > std::chrono::seconds(2)) {
+      say(fmt::format("[{}] loaded {} of {}", name, start + batch.size(), o.items));
+      last_say = Clock::now();
+    }
+  }
+  l.load_put_accesses = l.store->stats().accesses_per_put();
+  l.store->ResetStats();
+  return l;
+}
+
+// Keys by the run's distribution (Zipf ranks scattered over the key
+// space, so the popular keys are not the first ones loaded).
+class KeyChooser {
+ public:
+  explicit KeyChooser(const KvBenchOptions& o) : items_(o.items), rng_(o.seed) {
+    if (o.distribution == "zipf") zipf_.emplace(0, o.items - 1, kZipfTheta);
+  }
+  uint64_t Next() {
+    if (zipf_) return apps::ycsb::FnvHash64(zipf_->Next(rng_)) % items_;
+    return rng_.NextU64() % items_;
+  }
+
+ private:
+  uint64_t items_;
+  apps::ycsb::Random rng_;
+  std::optional<apps::ycsb::ZipfianGenerator> zipf_;
+};
+
+Clock::time_point EndOf(const KvBenchOptions& o, Clock::time_point t0) {
+  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+}
+
+void SayProgress(const KvBenchOptions& o, const std::string& name, uint64_t ops, Clock::time_point t0,
+                 Clock::time_point* last_say) {
+  if (!o.progress || Clock::now() - *last_say < std::chrono::seconds(2)) return;
+  *last_say = Clock::now();
+  o.progress(fmt::format("[{}] {} requests, {:.0f}/s", name, ops,
+                         ops / std::chrono::duration<double>(*last_say - t0).count()));
+}
+
+void SayResult(const KvBenchOptions& o, const KvPathResult& r) {
+  if (!o.progress) return;
+  o.progress(fmt::format("[{}] concurrency {}: {:.0f} requests/s, p50 {:.1f} us, p99 {:.1f} us, memory-node CPU {:.2f} us/request",
+                         r.path, r.concurrency, r.throughput_ops, r.latency.p50_us, r.latency.p99_us, r.mn_cpu_us_per_op));
+}
+
+// The concurrency levels a run measures: the one asked for, or (0) a
+// sweep whose best throughput is the path's saturation point.
+std::vector<uint32_t> Levels(const KvBenchOptions& o) {
+  if (o.concurrency != 0) return {o.concurrency};
+  return {4, 8, 16, 32, 64};
+}
+
+// Runs `measure` at every level and keeps the level of highest throughput;
+// the others are listed in its sweep.
+template <typename Measure>
+Result<KvPathResult> AtSaturation(const KvBenchOptions& o, Measure measure) {
+  std::optional<KvPathResult> best;
+  nlohmann::json sweep = nlohmann::json::array();
+  for (uint32_t level : Levels(o)) {
+    PULSE_ASSIGN_OR_RETURN(KvPathResult r, measure(level));
+    r.concurrency = level;
+    sweep.push_back({{"concurrency", level},
+                     {"throughput_ops", r.throughput_ops},
+                     {"p50_us", r.latency.p50_us},
+                     {"p99_us", r.latency.p99_us},
+                     {"mn_cpu_us_per_op", r.mn_cpu_us_per_op}});
+    SayResult(o, r);
+    if (!best || r.throughput_ops > best->throughput_ops) best = std::move(r);
+  }
+  best->sweep = std::move(sweep);
+  return *std::move(best);
+}
+
+// Closed-loop batches of `concurrency` requests of pulse over one path for
+// o.seconds, on a loaded store; `version` is what each key holds.
+Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& path, Loaded& l,
+                                 std::vector<uint64_t>& version, uint32_t concurrency,
+                                 cluster::ControlSession& session, const std::string& switch_address) {
+  Client* client = l.client.get();
+  kv::Store* store = l.store.get();
+  l.store->ResetStats();
+  KeyChooser keys(o);
+  std::mt19937_64 mix_rng(o.seed + 7);
+  KvPathResult r;
+  r.path = path;
+  const ClientCounters c0 = client->counters();
+  PULSE_ASSIGN_OR_RETURN(uint64_t cpu0, MemNodeCpuUs(session, switch_address));
+  std::vector<double> latencies, batch_lat;
+  const auto t0 = Clock::now();
+  const auto end = EndOf(o, t0);
+  auto last_say = t0;
+  while (Clock::now() < end) {
+    std::vector<std::string> gets;
+    std::vector<uint64_t> get_ids;
+    std::vector<std::pair<std::string, std::string>> puts;
+    for (uint32_t i = 0; i < concurrency; ++i) {
+      const uint64_t k = keys.Next();
+      if (o.mix == "50" && (mix_rng() & 1) != 0) {
+        puts.emplace_back(KeyOf(k), ValueOf(k, ++version[k], o.value_bytes));
+      } else {
+        gets.push_back(KeyOf(k));
+        get_ids.push_back(k);
+      }
+    }
+    // PUTs first: the GETs of the batch then see their versions.
+    if (!puts.empty()) {
+      for (const Status& s : store->PutBatch(puts, &batch_lat)) PULSE_RETURN_IF_ERROR(s);
+      latencies.insert(latencies.end(), batch_lat.begin(), batch_lat.end());
+      r.puts += puts.size();
+    }
+    if (!gets.empty()) {
+      auto got = store->GetBatch(gets, &batch_lat);
+      for (size_t i = 0; i < got.size(); ++i) {
+        PULSE_RETURN_IF_ERROR(got[i].status());
+        const uint64_t k = get_ids[i];
+        if (!got[i]->has_value() || **got[i] != ValueOf(k, version[k], o.value_bytes)) {
+          return Status::Internal(fmt::format("bench kv [{}]: GET {} returned another value than put", path, KeyOf(k)));
+        }
+        ++r.verified;
+      }
+      latencies.insert(latencies.end(), batch_lat.begin(), batch_lat.end());
+      r.gets += gets.size();
+    }
+    SayProgress(o, path, r.gets + r.puts, t0, &last_say);
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  PULSE_ASSIGN_OR_RETURN(uint64_t cpu1, MemNodeCpuUs(session, switch_address));
+  r.ops = r.gets + r.puts;
+  r.throughput_ops = r.ops / r.seconds;
+  r.latency = Summarize(std::move(latencies));
+  r.mn_cpu_us_per_op = static_cast<double>(cpu1 - cpu0) / std::max<uint64_t>(r.ops, 1);
+  r.accesses_per_get = store->stats().accesses_per_get();
+  r.accesses_per_put = r.puts > 0 ? store->stats().accesses_per_put() : l.load_put_accesses;
+  r.ring_requests = client->counters().ring_requests - c0.ring_requests;
+  r.ring_fallbacks = client->counters().ring_fallbacks - c0.ring_fallbacks;
+  if (path == "ring" && r.ring_requests == 0) {
+    return Status::FailedPrecondition("bench kv: the ring path took no request (no ring opened?)");
+  }
+  return r;
+}
+
+// One path of pulse: its own client (request path forced) and store,
+// loaded, then measured at saturation.
+Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, const std::string& switch_address,
+                             cluster::ControlSession& session, KvBenchResult& total) {
+  PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, path, path == "ring" ? RequestPath::kRing : RequestPath::kMessages,
+                                                  switch_address));
+  std::vector<uint64_t> version(o.items, 0);
+  const double load_put_accesses = l.load_put_accesses;
+  PULSE_ASSIGN_OR_RETURN(KvPathResult r, AtSaturation(o, [&](uint32_t level) {
+                           return MeasurePath(o, path, l, version, level, session, switch_address);
+                         }));
+  total.accesses_per_get = r.accesses_per_get;
+  if (r.puts > 0) {
+    total.accesses_per_put = r.accesses_per_put;
+    total.accesses_per_put_from = "run";
+  } else if (total.accesses_per_put_from != "run") {
+    total.accesses_per_put = load_put_accesses;
+    total.accesses_per_put_from = "load";
+  }
+  return r;
+}
+
+Result<KvPathResult> MeasureRpc(const KvBenchOptions& o, Loaded& l, RpcClient& rpc_client, uint32_t concurrency,
+                                cluster::ControlSession& session, const std::string& switch_address);
+
+// The HERD-like baseline: the same store (loaded by pulse), its GETs run by
+// the memory node's CPU as the native handler kRpcKvGet, sent straight to
+// the node (RpcPath::kDirect) in batches of `concurrency`.
+Result<KvPathResult> RunRpc(const KvBenchOptions& o, const std::string& switch_address,
+                            cluster::ControlSession& session) {
+  PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, "rpc", RequestPath::kMessages, switch_address));
+  RpcOptions ro;
+  ro.path = RpcPath::kDirect;
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> rpc, RpcClient::Create(l.client.get(), ro));
+  return AtSaturation(o, [&](uint32_t level) { return MeasureRpc(o, l, *rpc, level, session, switch_address); });
+}
+
+// Closed-loop batches of `concurrency` GETs by the native handler.
+Result<KvPathResult> MeasureRpc(const KvBenchOptions& o, Loaded& l, RpcClient& rpc_client, uint32_t concurrency,
+                                cluster::ControlSession& session, const std::string& switch_address) {
+  RpcClient* rpc = &rpc_client;
+  KeyChooser keys(o);
+  KvPathResult r;
+  r.path = "rpc";
+  uint64_t steps = 0;
+  std::vector<double> latencies;
+  PULSE_ASSIGN_OR_RETURN(uint64_t cpu0, MemNodeCpuUs(session, switch_address));
+  const auto t0 = Clock::now();
+  const auto end = EndOf(o, t0);
+  auto last_say = t0;
+  while (Clock::now() < end) {
+    struct Call {
+      uint64_t key = 0;
+      Clock::time_point issued;
+      std::optional<Result<RpcResult>> answer;
+      double latency_us = 0;
+    };
+    std::vector<Call> calls(concurrency);
+    for (Call& c : calls) {
+      c.key = keys.Next();
+      PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, l.store->MakeGetRequest(KeyOf(c.key)));
+      c.issued = Clock::now();
+      rpc->CallAsync(kRpcKvGet, req.start, req.state, {}, [&c](Result<RpcResult> a) {
+        c.latency_us = std::chrono::duration<double, std::micro>(Clock::now() - c.issued).count();
+        c.answer = std::move(a);
+      });
+    }
+    PULSE_RETURN_IF_ERROR(rpc->WaitAll(std::chrono::seconds(30)));
+    for (Call& c : calls) {
+      if (!c.answer.has_value()) return Status::Internal("bench kv [rpc]: a call ended without an answer");
+      PULSE_RETURN_IF_ERROR(c.answer->status());
+      const RpcResult& a = **c.answer;
+      if (a.status != TraversalStatus::kDone) {
+        return TraversalStatusError(a.status, "bench kv [rpc] GET", a.fault_addr);
+      }
+      PULSE_ASSIGN_OR_RETURN(std::optional<std::string> v, l.store->GetAnswer(a.state));
+      if (!v.has_value() || *v != ValueOf(c.key, 0, o.value_bytes)) {
+        return Status::Internal(fmt::format("bench kv [rpc]: GET {} returned another value than put", KeyOf(c.key)));
+      }
+      steps += a.steps;
+      latencies.push_back(c.latency_us);
+      ++r.verified;
+      ++r.gets;
+    }
+    SayProgress(o, "rpc", r.gets, t0, &last_say);
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  PULSE_ASSIGN_OR_RETURN(uint64_t cpu1, MemNodeCpuUs(session, switch_address));
+  r.ops = r.gets;
+  r.throughput_ops = r.ops / r.seconds;
+  r.latency = Summarize(std::move(latencies));
+  r.mn_cpu_us_per_op = static_cast<double>(cpu1 - cpu0) / std::max<uint64_t>(r.ops, 1);
+  r.accesses_per_get = static_cast<double>(steps) / std::max<uint64_t>(r.gets, 1);
+  r.accesses_per_put = l.load_put_accesses;
+  return r;
+}
+
+}  // namespace
+
+nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
+  nlohmann::json j;
+  j["config"] = {{"path", o.path}, {"system", o.system},           {"mix", o.mix == "get" ? "100% GET" : "50% GET / 50% PUT"},
+                 {"distribution", o.distribution == "zipf" ? "zipf 0.9" : "uniform"},
+                 {"items", o.items},         {"item_bytes", 8 + (o.key_bytes + 7) / 8 * 8 + (o.value_bytes + 7) / 8 * 8},
+                 {"concurrency", o.concurrency == 0 ? nlohmann::json("sweep 4..64, best") : nlohmann::json(o.concurrency)},
+                 {"memory_nodes", o.memory_nodes},
+                 {"seconds", o.seconds},     {"seed", o.seed},
+                 {"ucx_tls", o.ucx_tls.empty() ? "(UCX's choice)" : o.ucx_tls}};
+  j["accesses_per_get"] = accesses_per_get;
+  j["accesses_per_put"] = accesses_per_put;
+  j["accesses_per_put_from"] = accesses_per_put_from;
+  nlohmann::json paths = nlohmann::json::object();
+  for (const KvPathResult& p : this->paths) {
+    paths[p.path] = {{"concurrency", p.concurrency},
+                     {"sweep", p.sweep},
+                     {"ops", p.ops},
+                     {"gets", p.gets},
+                     {"puts", p.puts},
+                     {"seconds", p.seconds},
+                     {"throughput_ops", p.throughput_ops},
+                     {"p50_us", p.latency.p50_us},
+                     {"p99_us", p.latency.p99_us},
+                     {"mean_us", p.latency.mean_us},
+                     {"mn_cpu_us_per_op", p.mn_cpu_us_per_op},
+                     {"accesses_per_get", p.accesses_per_get},
+                     {"accesses_per_put", p.accesses_per_put},
+                     {"ring_requests", p.ring_requests},
+                     {"ring_fallbacks", p.ring_fallbacks},
+                     {"verified", p.verified}};
+    const std::string name = p.path == "ring" ? "ring" : p.path == "am" ? "message" : p.path;
+    j[name + "_mn_cpu_us_per_get"] = p.gets > 0 && p.puts == 0 ? nlohmann::json(p.mn_cpu_us_per_op) : nlohmann::json();
+  }
+  j["paths"] = paths;
+  j["load_average_1m"] = load_average;
+  return j;
+}
+
+Result<KvBenchResult> RunKvBench(const KvBenchOptions& o) {
+  PULSE_RETURN_IF_ERROR(CheckOptions(o));
+  KvBenchResult res;
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) > 0) res.load_average = load[0];
+  cluster::ClusterGuard guard;
+  BenchClusterOptions c = BenchClusterOptionsFor("bench-kv", o);
+  c.memory_nodes = o.memory_nodes;
+  // Both paths' stores at once, slabs and buckets included, with room.
+  const uint64_t store_bytes = o.items * (8 + o.key_bytes + o.value_bytes + 32) + (1 << 20);
+  c.pool_mib = static_cast<uint32_t>(std::max<uint64_t>(64, 3 * store_bytes / o.memory_nodes / (1 << 20) + 32));
+  PULSE_ASSIGN_OR_RETURN(std::string address, StartOrJoinBenchCluster(c, o.switch_address, &guard));
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<cluster::ControlSession> session, cluster::ControlSession::Create(o.ucx_tls));
+  std::vector<std::string> paths;
+  if (o.path == "ring" || o.path == "both") paths.push_back("ring");
+  if (o.path == "am" || o.path == "both") paths.push_back("am");
+  if (o.system == "rpc") paths.clear();
+  for (const std::string& p : paths) {
+    PULSE_ASSIGN_OR_RETURN(KvPathResult r, RunPath(o, p, address, *session, res));
+    res.paths.push_back(std::move(r));
+  }
+  if (o.system != "pulse") {
+    PULSE_ASSIGN_OR_RETURN(KvPathResult r, RunRpc(o, address, *session));
+    if (res.accesses_per_put_from.empty()) {
+      res.accesses_per_get = r.accesses_per_get;
+      res.accesses_per_put = r.accesses_per_put;
+      res.accesses_per_put_from = "load";
+    }
+    res.paths.push_back(std::move(r));
+  }
+  PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));
+  return res;
+}
+
+}  // namespace pulse::bench

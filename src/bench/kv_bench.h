@@ -1,0 +1,71 @@
+// `pulse bench kv`: the MICA-style KV store (pulse::kv::Store, docs/kv.md)
+// at saturation over the ring path and the active-message path (issue 15,
+// seed 002 IV-A), against a local cluster it starts (or one it joins):
+// throughput, p50/p99 per request, memory accesses per GET and PUT, and
+// memory-node CPU per request (the nodes' cpu_us counter over the measured
+// phase, as `pulse bench app` reads it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/traverse_bench.h"
+#include "pulse/status.h"
+
+namespace pulse::bench {
+
+struct KvBenchOptions {
+  std::string path = "both";          // ring | am | both (pulse's paths)
+  // pulse (the store's offloaded programs over `path`), rpc (the HERD-like
+  // baseline: GET as the native handler kRpcKvGet on the memory node's CPU,
+  // 100% GET only), all (pulse's paths, then rpc).
+  std::string system = "pulse";
+  std::string mix = "get";            // get (100% GET) | 50 (50% GET, 50% PUT of present keys)
+  std::string distribution = "uniform";  // uniform | zipf (theta 0.9)
+  uint64_t items = 100000;
+  // Requests in flight (one batch); 0: a sweep (4, 8, 16, 32, 64) whose
+  // best throughput is reported as the path's saturation point (on this
+  // host's shared memory transport the message-carried traffic collapses
+  // beyond some tens of messages in flight, at a different level per path).
+  uint32_t concurrency = 0;
+  uint32_t key_bytes = 16, value_bytes = 40;  // 64-byte items
+  uint32_t memory_nodes = 1;
+  double seconds = 2;                 // measured phase per path and concurrency level
+  uint64_t seed = 42;
+  std::string switch_address;         // join this cluster; empty: start one
+  std::string run_dir, ucx_tls, binary;
+  std::function<void(const std::string&)> progress;
+};
+
+struct KvPathResult {
+  std::string path;                   // ring | am | rpc
+  uint32_t concurrency = 0;           // the level measured (the best of a sweep)
+  nlohmann::json sweep;               // every level measured
+  uint64_t ops = 0, gets = 0, puts = 0;
+  double seconds = 0;
+  double throughput_ops = 0;
+  LatencyStats latency;
+  double mn_cpu_us_per_op = 0;
+  double accesses_per_get = 0, accesses_per_put = 0;
+  uint64_t ring_requests = 0, ring_fallbacks = 0;
+  uint64_t verified = 0;              // GET answers checked against the values loaded
+};
+
+struct KvBenchResult {
+  std::vector<KvPathResult> paths;
+  double accesses_per_get = 0;
+  double accesses_per_put = 0;
+  std::string accesses_per_put_from;  // "run" or "load" (100% GET runs have no PUT)
+  double load_average = 0;
+  nlohmann::json ToJson(const KvBenchOptions& o) const;
+};
+
+// Errors: InvalidArgument naming a bad option; the cluster's and the
+// store's errors; Internal if a GET returns a value other than the one put.
+Result<KvBenchResult> RunKvBench(const KvBenchOptions& options);
+
+}  // namespace pulse::bench
