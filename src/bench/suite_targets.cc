@@ -77,7 +77,7 @@ std::string SaturatedResource(const AppBenchResult& r) {
   const double wire_mbps = r.bytes_per_op / lat;  // bytes per us = MB/s
   std::string figures = fmt::format(
       "{:.1f} us/op memory-node CPU, {:.1f} KiB/op on the wire, {:.2f} cross-node hops/op, {:.1f} critical-path "
-      "messages/op ({:.1f} us each outside the memory nodes)",
+      "messages/op ({:.1f} us of the mean request per message outside the memory nodes)",
       r.mn_cpu_us_per_op.value_or(0), r.bytes_per_op / 1024, r.cross_node_per_op, r.critical_path_messages_per_op,
       r.critical_path_messages_per_op > 0 ? (lat - r.mn_cpu_us_per_op.value_or(0)) / r.critical_path_messages_per_op
                                           : 0.0);
