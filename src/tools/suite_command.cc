@@ -93,13 +93,7 @@ void AddSuiteBench(CLI::App& bench) {
   cmd->add_option("--graph-scale", args->graph_scale,
                   "The graph study's R-MAT scale, 2^N vertices (default 16; the measurement: 18)")
       ->check(Within(8, 24));
-  cmd->add_option("--fabric-one-way-us", args->fabric.one_way_us,
-                  "Rack projection (a model, docs/evaluation.md): one-way message latency in us")
-      ->capture_default_str()
-      ->check(Within(0, 1e6));
-  cmd->add_option("--fabric-gbps", args->fabric.gbps, "Rack projection: link bandwidth in Gbit/s")
-      ->capture_default_str()
-      ->check(Within(0.001, 1e6));
+  AddFabricFlags(cmd, &args->fabric);
   cmd->add_flag("--quick", args->quick, "Short phases, small data, 1 and 2 nodes, short sweeps (a few minutes)");
   cmd->add_option("--plot-script", args->plot_script, "The plot script (default: scripts/plot_suite.py of the source)");
   cmd->add_flag("--no-plots", args->no_plots, "Do not run the plot script");

@@ -13,6 +13,7 @@
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "pulse/protocol.h"
+#include "engine/sum_list_program.h"
 #include "support/local_rack.h"
 
 namespace pulse {
@@ -20,17 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::LocalRack;
-
-// Counts the list's nodes in sp[0]; each node is {next, unused}.
-constexpr const char* kCountList = R"(
-    LOAD data, 16
-    ADD sp[0], 1
-    COMPARE data[0], 0
-    JUMP_EQ end
-    MOVE cur_ptr, data[0]
-    NEXT_ITER
-  end:
-    RETURN)";
 
 class CriticalPath : public ::testing::Test {
  protected:
@@ -44,7 +34,7 @@ class CriticalPath : public ::testing::Test {
     auto c = Client::Connect(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(*c);
-    auto insns = Assemble(kCountList);
+    auto insns = Assemble(testing::kSumListProgram);
     ASSERT_TRUE(insns.ok()) << insns.status().ToString();
     auto p = VerifiedProgram::Create(std::move(*insns));
     ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -58,7 +48,7 @@ class CriticalPath : public ::testing::Test {
       auto a = client_->Allocate(16, i % 2);
       EXPECT_TRUE(a.ok()) << a.status().ToString();
       if (!a.ok()) return 0;
-      const uint64_t node[2] = {next, 0};
+      const uint64_t node[2] = {next, 1};  // {next, value}: the sum counts the nodes
       EXPECT_TRUE(client_->Write(*a, node, sizeof node).ok());
       next = *a;
     }
@@ -122,7 +112,7 @@ TEST_F(CriticalPath, PulseAccCountsAReturnAndAReissuePerCrossing) {
 TEST_F(CriticalPath, OneNodeIsOneRoundTrip) {
   auto a = client_->Allocate(16, 0);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  const uint64_t node[2] = {0, 0};
+  const uint64_t node[2] = {0, 1};
   ASSERT_TRUE(client_->Write(*a, node, sizeof node).ok());
   auto [messages, bytes] = Count(*a, 1, /*pulse_acc=*/false);
   EXPECT_EQ(messages, direct_ ? 2u : 4u);
