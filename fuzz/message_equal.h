@@ -11,7 +11,7 @@ inline bool SameMessage(const TraversalMessage& a, const TraversalMessage& b) {
   return a.kind == b.kind && a.status == b.status && a.request_id == b.request_id && a.cpu_node == b.cpu_node &&
          a.tenant == b.tenant && a.program_hash == b.program_hash && a.max_iterations == b.max_iterations &&
          a.iterations == b.iterations && a.cur_ptr == b.cur_ptr && a.fault_pc == b.fault_pc &&
-         a.routing_version == b.routing_version &&
+         a.routing_version == b.routing_version && a.legs == b.legs &&
          a.fault_addr == b.fault_addr && a.program == b.program && a.scratch == b.scratch &&
          (a.flags & ~kFlagHasProgram) == (b.flags & ~kFlagHasProgram);
 }

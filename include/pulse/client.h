@@ -201,6 +201,14 @@ struct ClientCounters {
   uint64_t direct_sends = 0;
   uint64_t switch_sends = 0;
   uint64_t redirects = 0;
+  // Critical-path accounting of offloaded traversals, summed when each ends:
+  // the messages its answer travelled, request to response, over every
+  // re-issue and re-send the answer needed (TraversalMessage::legs), and
+  // their bytes (the requests' encoded sizes, and each later leg at the size
+  // of the message that came back: a continuation carries the same state;
+  // code attached to one is not counted).  docs/evaluation.md.
+  uint64_t critical_path_messages = 0;
+  uint64_t critical_path_bytes = 0;
   // One-sided reads and writes are re-sent by the transport: net_counters().rma_retransmissions.
 };
 

@@ -2,9 +2,9 @@
 // continuations the switch forwards between memory nodes (seed 000 4.2
 // "Network Stack": the response may be re-routed as a request).
 //
-// Encoding, version 2, little-endian:
-//   u8  magic 0x70 ('p'), u8 version = 2, u8 kind (MessageKind),
-//   u8  status (TraversalStatus), u16 flags, u16 reserved = 0,
+// Encoding, version 3, little-endian:
+//   u8  magic 0x70 ('p'), u8 version = 3, u8 kind (MessageKind),
+//   u8  status (TraversalStatus), u16 flags, u16 legs,
 //   u64 request_id, u32 cpu_node, u32 tenant,
 //   u64 program_hash, u32 max_iterations, u32 iterations,
 //   u64 cur_ptr, u32 fault_pc, u32 routing_version, u64 fault_addr,
@@ -12,8 +12,9 @@
 //   program (program_bytes, present iff kFlagHasProgram), scratch pad.
 // Decoding checks every field and names the first bad one.  Version 2 (the
 // direct data path, docs/architecture.md section 6) gave the reserved word
-// after fault_pc to routing_version and added kFlagRedirect; version 1
-// messages are refused.
+// after fault_pc to routing_version and added kFlagRedirect.  Version 3
+// (critical-path accounting, docs/evaluation.md) gave the reserved word after
+// flags to legs.  Earlier versions are refused.
 #pragma once
 
 #include <cstdint>
@@ -62,9 +63,21 @@ struct TraversalMessage {
   // routed this message with; 0: unknown (switch routing).
   uint32_t routing_version = 0;
   uint64_t fault_addr = 0;
+  // Messages this traversal has travelled so far, this one included: the
+  // CPU node sends a request with 1 (or one more than the answer it re-issues
+  // from), and every memory node and the switch add 1 to each message they
+  // send on (a continuation, a response, a redirect; via the switch a hop is
+  // two).  The response brings the count home (AddLeg saturates).
+  uint16_t legs = 0;
   std::vector<uint8_t> program;  // encoded program when kFlagHasProgram
   std::vector<uint8_t> scratch;
 };
+
+// Counts one more message sent on for `message` (legs, saturating at
+// UINT16_MAX).
+inline void AddLeg(TraversalMessage* message) {
+  if (message->legs != UINT16_MAX) ++message->legs;
+}
 
 // Serializes a message.
 std::vector<uint8_t> EncodeMessage(const TraversalMessage& message);

@@ -278,6 +278,13 @@ json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
       {"cross_node_per_op", r.cross_node_per_op},
       {"iterations_per_op", OptionalJson(r.iterations_per_op)},
       {"retransmissions_per_op", r.retransmissions_per_op},
+      {"critical_path_messages_per_op", r.critical_path_messages_per_op},
+      {"critical_path_bytes_per_op", r.critical_path_bytes_per_op},
+      // A model, not a measurement (app_projection.h, docs/evaluation.md).
+      {"projected_rack_us", OptionalJson(r.projected_rack_us)},
+      {"fabric_one_way_us", o.fabric.one_way_us},
+      {"fabric_gbps", o.fabric.gbps},
+      {"routing", o.routing.empty() ? "default" : o.routing},
       {"ops", r.closed.ops},
       {"seconds", r.closed.seconds},
       {"concurrency", o.concurrency},
@@ -324,6 +331,11 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     return Status::InvalidArgument(fmt::format("bench app: --allocation '{}' (uniform or partitioned)", o.allocation));
   if (o.allocation == "partitioned" && (o.app != "wiredtiger" || o.memory_nodes < 2))
     return Status::InvalidArgument("bench app: --allocation partitioned is for wiredtiger on >= 2 memory nodes");
+  if (!o.routing.empty() && o.routing != "direct" && o.routing != "switch")
+    return Status::InvalidArgument(fmt::format("bench app: --routing '{}' (direct or switch)", o.routing));
+  if (!(o.fabric.one_way_us >= 0) || !(o.fabric.gbps > 0))
+    return Status::InvalidArgument(fmt::format("bench app: --fabric-one-way-us {} must be >= 0 and --fabric-gbps {} > 0",
+                                               o.fabric.one_way_us, o.fabric.gbps));
   if (o.scan_length > apps::kWiredTigerMaxScan)
     return Status::InvalidArgument(
         fmt::format("bench app: --scan-length {} exceeds {}", o.scan_length, apps::kWiredTigerMaxScan));
@@ -341,6 +353,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   const uint32_t run = ++runs;
   BenchClusterOptions c = BenchClusterOptionsFor(run == 1 ? "bench-app" : fmt::format("bench-app{}", run), o);
   c.memory_nodes = o.memory_nodes;
+  c.routing = o.routing;
   c.pool_mib = static_cast<uint32_t>(
       std::max<uint64_t>(64, 2 * working_set * o.concurrency / o.memory_nodes / (1 << 20) + 32));
   auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);
@@ -432,6 +445,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   const double n = static_cast<double>(std::max<uint64_t>(ops, 1));
   // The clients' own counters, summed over the lanes' changes in the phase.
   uint64_t bytes = 0, traversals = 0, offloaded = 0, reissues = 0, retransmissions = 0;
+  uint64_t path_messages = 0, path_bytes = 0;
   nlohmann::json system_stats = nlohmann::json::object();
   for (Lane& lane : lanes) {
     const ClientCounters& cc1 = lane.system->client()->counters();
@@ -441,6 +455,12 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     traversals += cc1.traversals - lane.cc0.traversals;
     offloaded += cc1.offloaded - lane.cc0.offloaded;
     retransmissions += cc1.retransmissions - lane.cc0.retransmissions;
+    // The critical path: offloaded traversals' legs (counted by the
+    // messages themselves), a one-sided access a request and a response,
+    // and what the system adds (an RPC's round trips).
+    path_messages += (cc1.critical_path_messages - lane.cc0.critical_path_messages) +
+                     2 * ((cc1.remote_reads - lane.cc0.remote_reads) + (cc1.remote_writes - lane.cc0.remote_writes));
+    path_bytes += (cc1.critical_path_bytes - lane.cc0.critical_path_bytes) + (nc1.rma_bytes - lane.nc0.rma_bytes);
     // The system's own figures (e.g. cache hits; RPC re-issues at node
     // boundaries, which are cross-node hops too).
     const apps::AppSystemStats ss1 = lane.system->Stats();
@@ -449,6 +469,11 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     for (const auto& [name, value] : lane.ss0.counters) system_stats[name] = system_stats[name].get<uint64_t>() - value;
     for (const auto& [name, value] : ss1.settings) system_stats[name] = value;
   }
+  auto system_counter = [&](const char* name) { return system_stats.value(name, uint64_t{0}); };
+  path_messages += system_counter(kCriticalPathMessages);
+  path_bytes += system_counter(kCriticalPathBytes);
+  res.critical_path_messages_per_op = static_cast<double>(path_messages) / n;
+  res.critical_path_bytes_per_op = static_cast<double>(path_bytes) / n;
   res.bytes_per_op = static_cast<double>(bytes) / n;
   if (after->cpu_us && before->cpu_us) res.mn_cpu_us_per_op = static_cast<double>(*after->cpu_us - *before->cpu_us) / n;
   if (rapl0 && rapl1 && *rapl1 >= *rapl0) res.energy_uj_per_op = static_cast<double>(*rapl1 - *rapl0) / n;
@@ -456,6 +481,8 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   res.cross_node_per_op = static_cast<double>((after->forwards - before->forwards) + reissues) / n;
   res.iterations_per_op = static_cast<double>(after->iterations - before->iterations) / n;
   res.retransmissions_per_op = static_cast<double>(retransmissions) / n;
+  res.projected_rack_us = ProjectRackLatencyUs(o.fabric, res.critical_path_messages_per_op,
+                                               res.critical_path_bytes_per_op, res.mn_cpu_us_per_op);
 
   // Open loop: Poisson arrivals at o.rate; latency counts from the arrival.
   if (o.rate > 0) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/app_projection.h"
 #include "bench/traverse_bench.h"
 #include "pulse/client.h"
 #include "pulse/status.h"
@@ -22,6 +23,10 @@ struct AppBenchOptions {
   std::string system = "pulse";
   uint32_t memory_nodes = 1;
   std::string switch_address;      // join this cluster; empty: start one
+  // The started cluster's routing: "direct" or "switch" (every traversal
+  // message through the switch, the paper's topology); empty: the cluster's
+  // default (direct).  Ignored when joining a cluster.
+  std::string routing;
   std::string run_dir, ucx_tls, binary;
   std::optional<ExecutionMode> mode;  // unset: the dispatch rule (the command defaults to kOffload)
   // Data-set size: users (webservice), records (wiredtiger), seconds of
@@ -50,6 +55,7 @@ struct AppBenchOptions {
   std::string allocation = "uniform";    // wiredtiger: uniform (round robin) | partitioned (needs >= 2 nodes)
   double insert_fraction = 0;            // webservice: fraction of requests inserting a new user
   bool offload_alloc = true;             // webservice: inserts carry pre-allocated regions (ALLOC offloaded)
+  FabricModel fabric;                    // the rack projection's parameters (app_projection.h)
 };
 
 struct AppBenchPhase {
@@ -70,6 +76,14 @@ struct AppBenchResult {
   // the rpc systems' handlers visit (0 where traversals run at the CPU node).
   std::optional<double> iterations_per_op;
   double retransmissions_per_op = 0;
+  // Critical-path accounting (docs/evaluation.md): the messages each
+  // operation waited for (request, continuation, re-issue and response legs
+  // of its traversals and RPCs; a hop via the switch is two; a one-sided
+  // access two), their bytes, and the rack projection priced from them
+  // (a model; absent without the memory-node CPU figure).
+  double critical_path_messages_per_op = 0;
+  double critical_path_bytes_per_op = 0;
+  std::optional<double> projected_rack_us;
   std::string extra;                        // application-specific figures (a JSON object)
   uint64_t verified = 0;                    // answers checked against the native computation
   uint64_t load_ops = 0;

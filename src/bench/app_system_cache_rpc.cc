@@ -119,7 +119,7 @@ class CacheRpcSystem : public apps::AppSystem {
 
   apps::AppSystemStats Stats() const override {
     apps::AppSystemStats s;
-    AddRpcStats(*rpc_, options_, &s);
+    AddRpcStats(*rpc_, *client_, options_, &s);
     auto add = [&](const char* what, const rpc::ObjectCacheCounters& c) {
       s.counters.emplace_back(fmt::format("{}_hits", what), c.hits);
       s.counters.emplace_back(fmt::format("{}_misses", what), c.misses);

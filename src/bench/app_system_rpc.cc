@@ -34,7 +34,7 @@ class RpcSystem : public apps::AppSystem {
   }
   apps::AppSystemStats Stats() const override {
     apps::AppSystemStats s;
-    AddRpcStats(*rpc_, options_, &s);
+    AddRpcStats(*rpc_, *client_, options_, &s);
     return s;
   }
 
@@ -77,8 +77,16 @@ Result<RpcOptions> AppRpcOptions(const AppSystemConfig& config, bool wimpy) {
   return o;
 }
 
-void AddRpcStats(const RpcClient& rpc, const RpcOptions& options, apps::AppSystemStats* stats) {
+void AddRpcStats(const RpcClient& rpc, const Client& client, const RpcOptions& options,
+                 apps::AppSystemStats* stats) {
   const RpcCounters& c = rpc.counters();
+  // Each answered round trip: request and reply, each through the switch
+  // process (two messages) on RpcPath::kSwitch.  Re-sends after a timeout are
+  // not on the path of the answer.
+  const uint64_t per_leg = options.path == RpcPath::kSwitch ? 2 : 1;
+  const net::Counters& n = client.net_counters();
+  stats->counters.emplace_back(kCriticalPathMessages, 2 * per_leg * (c.requests_sent - c.retransmissions));
+  stats->counters.emplace_back(kCriticalPathBytes, per_leg * (n.bytes_sent + n.bytes_received));
   stats->reissues += c.node_crossings;
   stats->counters.insert(stats->counters.end(), {{"rpc_calls", c.calls},
                                                  {"rpc_requests", c.requests_sent},

@@ -62,9 +62,19 @@ Result<std::unique_ptr<apps::AppSystem>> MakeRpcSystem(const AppSystemConfig& co
 Result<std::unique_ptr<apps::AppSystem>> MakeRpcWimpySystem(const AppSystemConfig& config);
 // What the RPC systems share (src/bench/app_system_rpc.cc): the RpcClient
 // options of config (InvalidArgument naming --rpc-path or --rpc-core-ghz),
-// and the RpcClient's counters as a system's stats.
+// and the RpcClient's counters as a system's stats, with the calls'
+// critical-path messages and bytes (kCriticalPathMessages / kCriticalPathBytes:
+// each round trip two messages, four via the switch; the bytes of `client`'s
+// messages, which every call sends or receives, twice via the switch).
 Result<RpcOptions> AppRpcOptions(const AppSystemConfig& config, bool wimpy);
-void AddRpcStats(const RpcClient& rpc, const RpcOptions& options, apps::AppSystemStats* stats);
+void AddRpcStats(const RpcClient& rpc, const Client& client, const RpcOptions& options,
+                 apps::AppSystemStats* stats);
+
+// The AppSystemStats counters a system adds to the critical path the bench
+// counts from the Client itself (offloaded traversals' legs, one-sided
+// accesses): `pulse bench app`, docs/evaluation.md.
+inline constexpr const char* kCriticalPathMessages = "critical_path_messages";
+inline constexpr const char* kCriticalPathBytes = "critical_path_bytes";
 // src/bench/app_system_cache_rpc.cc
 Result<std::unique_ptr<apps::AppSystem>> MakeCacheRpcSystem(const AppSystemConfig& config);
 

@@ -13,6 +13,7 @@ cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& o) {
   c.ucx_tls = o.ucx_tls;
   c.poll.window_us = o.poll_window_us;
   c.poll.busy = o.busy_poll;
+  if (!o.routing.empty()) c.routing = o.routing;
   if (o.agent_flags) {
     cluster::NodeConfig a;
     a.role = cluster::Role::kAgent;

@@ -50,6 +50,8 @@ class Planner {
     auto it = o_.sizes.find(app);
     if (it != o_.sizes.end()) a.size = it->second;
     if (o_.quick) a.warmup_ops = 50;
+    a.fabric = o_.fabric;
+    a.routing = "direct";  // the switch_routing study sets the other
     return a;
   }
 
@@ -129,6 +131,23 @@ class Planner {
     }
   }
 
+  // The matrix's pulse, pulse-acc and rpc cells at 1 and 2 memory nodes once
+  // more under switch routing (the paper's topology: every traversal message
+  // and RPC crosses the switch process), beside the matrix's direct routing.
+  void SwitchRouting(std::vector<SuiteRun>* plan, const SuiteRegime& regime) const {
+    for (const std::string& app : o_.apps)
+      for (uint32_t nodes : o_.nodes) {
+        if (nodes > 2) continue;  // reduced scale: the slower mode
+        for (const char* system : {"pulse", "pulse-acc", "rpc"}) {
+          if (!Contains(systems_, system)) continue;
+          AppBenchOptions a = Base(app, system, nodes, regime);
+          a.routing = "switch";
+          a.rpc_path = "switch";
+          Add(plan, "switch_routing", regime, "routing=switch", a);
+        }
+      }
+  }
+
   // pulse vs pulse-acc at 2 and 4 nodes (000 Fig. 9): from the matrix where
   // it has both; the missing runs otherwise.
   void PulseVsAcc(std::vector<SuiteRun>* plan, const SuiteRegime& regime) const {
@@ -161,7 +180,8 @@ Result<SuiteRegime> SuiteRegimeNamed(const std::string& name) {
 
 const std::vector<std::string>& SuiteStudyNames() {
   static const std::vector<std::string> names = {"traversal_length", "allocation", "distribution", "writes",
-                                                 "saturation", "pipelines", "pulse_vs_acc", "graph"};
+                                                 "saturation", "pipelines", "pulse_vs_acc", "graph",
+                                                 "switch_routing"};
   return names;
 }
 
@@ -235,6 +255,7 @@ Result<std::vector<SuiteRun>> PlanSuite(const SuiteOptions& o) {
         for (const std::string& system : systems) p.Add(&plan, "matrix", regime, "", p.Base(app, system, nodes, regime));
   // The studies vary one knob of pulse in the first (default: network) regime.
   p.Studies(&plan, regimes.front());
+  if (p.Wants("switch_routing")) p.SwitchRouting(&plan, regimes.front());
   if (p.Wants("pulse_vs_acc") && Contains(registered, "pulse-acc")) p.PulseVsAcc(&plan, regimes.front());
   return plan;
 }

@@ -52,6 +52,7 @@ struct SuiteOptions {
   std::string binary, run_dir;       // as AppBenchOptions
   std::string plot_script;           // scripts/plot_suite.py; empty: no plots
   uint32_t graph_scale = 16;         // the graph study's R-MAT scale (suite_graph.h)
+  FabricModel fabric;                // the rack projection's parameters (app_projection.h)
   std::function<void(const std::string&)> progress;  // one line per run, with the ETA
 };
 
@@ -62,7 +63,11 @@ SuiteOptions QuickSuiteOptions(SuiteOptions base);
 // One run of the suite.
 struct SuiteRun {
   enum class Outcome { kPending, kOk, kSkipped, kFailed };
-  std::string study = "matrix";  // "matrix", "pulse_vs_acc" or a study name
+  // "matrix", "pulse_vs_acc", "switch_routing" (pulse, pulse-acc and rpc at
+  // 1 and 2 memory nodes with every traversal message and RPC through the
+  // switch, the paper's topology; the matrix runs direct routing) or a study
+  // name.
+  std::string study = "matrix";
   std::string regime;
   std::string variant;           // the study's setting, e.g. "chain_length=100"; empty in the matrix
   AppBenchOptions options;

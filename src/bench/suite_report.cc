@@ -49,6 +49,9 @@ double Tput(const SuiteRun& r) { return Throughput(r.result); }
 double MnCpu(const SuiteRun& r) { return r.result.mn_cpu_us_per_op.value_or(NAN); }
 double Bytes(const SuiteRun& r) { return r.result.bytes_per_op; }
 double Cross(const SuiteRun& r) { return r.result.cross_node_per_op; }
+double PathMessages(const SuiteRun& r) { return r.result.critical_path_messages_per_op; }
+double PathBytes(const SuiteRun& r) { return r.result.critical_path_bytes_per_op; }
+double Projected(const SuiteRun& r) { return r.result.projected_rack_us.value_or(NAN); }
 
 struct Axes {
   std::vector<std::string> regimes, apps, systems;
@@ -103,7 +106,8 @@ void TargetsTable(std::string* md, const std::vector<TargetCheck>& targets, bool
 
 json OptionsJson(const SuiteOptions& o) {
   return json{{"apps", o.apps},       {"systems", o.systems}, {"nodes", o.nodes},   {"regimes", o.regimes},
-              {"studies", o.studies}, {"seconds", o.seconds}, {"sizes", o.sizes},   {"quick", o.quick}};
+              {"studies", o.studies}, {"seconds", o.seconds}, {"sizes", o.sizes},   {"quick", o.quick},
+              {"fabric_one_way_us", o.fabric.one_way_us}, {"fabric_gbps", o.fabric.gbps}};
 }
 
 }  // namespace
@@ -132,7 +136,7 @@ json SuiteResultJson(const SuiteOptions& o, const SuiteResult& res) {
     j["result"] = r.outcome == SuiteRun::Outcome::kOk ? AppBenchJson(r.options, r.result) : json();
     json config = AppBenchJson(r.options, AppBenchResult{});
     for (const char* k : {"app", "system", "memory_nodes", "workload", "distribution", "chain_length", "insert_fraction",
-                          "offload_alloc", "scan_length", "allocation", "ucx_tls", "concurrency"})
+                          "offload_alloc", "scan_length", "allocation", "ucx_tls", "concurrency", "routing"})
       if (config.contains(k)) j["config"][k] = config[k];
     j["config"]["seconds"] = r.options.seconds;
     j["config"]["size"] = r.options.size;
@@ -242,7 +246,37 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
       SystemByNodes(&md, res.runs, a, regime, app, "Memory-node CPU per request (us; energy stand-in)", MnCpu);
       SystemByNodes(&md, res.runs, a, regime, app, "Wire bytes per request", Bytes);
       SystemByNodes(&md, res.runs, a, regime, app, "Cross-node hops per request", Cross);
+      SystemByNodes(&md, res.runs, a, regime, app, "Critical-path messages per request", PathMessages);
+      SystemByNodes(&md, res.runs, a, regime, app,
+                    "Projected rack latency (us; a model from the counts, not a measurement)", Projected);
     }
+  }
+
+  // Measured figures beside the counts and the model (docs/evaluation.md).
+  md += fmt::format(
+      "\n## Critical path and the rack projection\n\nPer request: the messages on its critical path (each "
+      "request, continuation, re-issue and response leg; a hop via the switch is two, a one-sided access two), "
+      "node crossings and critical-path bytes, as counted; then a projection of the latency on a rack: "
+      "**a model, not a measurement**: messages x {} us one-way + bytes x 8 / {} Gbit/s + the measured "
+      "memory-node CPU per request (docs/evaluation.md gives the formula and the papers' figures the "
+      "defaults come from; `--fabric-one-way-us`, `--fabric-gbps`). Routing `direct` rows are the matrix; "
+      "`switch` rows the switch_routing study.\n\n| regime | app | nodes | routing | system | p50 us (measured) | "
+      "tput req/s (measured) | crit. path msgs | crossings | crit. path bytes | mn CPU us | projected rack us "
+      "(model) |\n|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+      SuiteNumber(o.fabric.one_way_us), SuiteNumber(o.fabric.gbps));
+  for (const std::string& study : {std::string("matrix"), std::string("switch_routing")}) {
+    const Axes f = MatrixAxes(res.runs, study);
+    for (const std::string& regime : f.regimes)
+      for (const std::string& app : f.apps)
+        for (uint32_t n : f.nodes)
+          for (const std::string& s : f.systems) {
+            const SuiteRun* r = FindRun(res.runs, study, regime, app, n, s);
+            if (r == nullptr) continue;
+            md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", regime, app, n,
+                              study == "matrix" ? "direct" : "switch", s, Cell(r, P50), Cell(r, Tput),
+                              Cell(r, PathMessages), Cell(r, Cross), Cell(r, PathBytes), Cell(r, MnCpu),
+                              Cell(r, Projected));
+          }
   }
 
   if (a.regimes.size() > 1) {

@@ -1,4 +1,4 @@
-// The targets of issue 6, as ratios of two runs of the same suite
+// The targets of issues 6 and 14, as ratios of two runs of the same suite
 // (src/bench/suite.h).
 #include <algorithm>
 #include <limits>
@@ -33,6 +33,7 @@ struct Metric {
 std::optional<double> Latency(const AppBenchResult& r) { return r.closed.latency.p50_us; }
 std::optional<double> Tput(const AppBenchResult& r) { return Throughput(r); }
 std::optional<double> MnCpu(const AppBenchResult& r) { return r.mn_cpu_us_per_op; }
+std::optional<double> PathMessages(const AppBenchResult& r) { return r.critical_path_messages_per_op; }
 
 // One target: ratio = num / den of the metric of two systems' runs.
 struct TargetDef {
@@ -45,6 +46,8 @@ struct TargetDef {
   bool multi_node;  // 2 and 4 nodes (else: 1 node); the mn-CPU target: every node count
   bool any_nodes;
   bool btree_apps_only;  // wiredtiger and btrdb
+  const char* app = nullptr;  // this application only (else every one the rest allows)
+  bool not_app = false;       // every application but `app`
 };
 
 const TargetDef kTargets[] = {
@@ -54,6 +57,15 @@ const TargetDef kTargets[] = {
     {"latency vs pulse-acc", "pulse", "pulse-acc", {"p50", Latency}, 0.75, false, true, false, false},
     {"throughput vs rpc", "pulse", "rpc", {"tput", Tput}, 1.1, true, true, false, false},
     {"mn CPU per op vs rpc", "pulse", "rpc", {"mn_cpu_us_per_op", MnCpu}, 0.5, false, false, true, false},
+    // Issue 14 (the direct data path), wiredtiger's scans crossing nodes.
+    {"#14 latency vs rpc", "pulse", "rpc", {"p50", Latency}, 0.60, false, true, false, false, "wiredtiger"},
+    {"#14 latency vs pulse-acc", "pulse", "pulse-acc", {"p50", Latency}, 0.60, false, true, false, false,
+     "wiredtiger"},
+    {"#14 throughput vs rpc", "pulse", "rpc", {"tput", Tput}, 1.5, true, true, false, false, "wiredtiger"},
+    {"#14 critical-path msgs vs rpc", "pulse", "rpc", {"critical_path_messages", PathMessages}, 0.55, false, true,
+     false, false, "wiredtiger"},
+    {"#14 latency vs rpc", "pulse", "rpc", {"p50", Latency}, 1.0, false, true, false, false, "wiredtiger", true},
+    {"#14 latency vs rpc, 1 node", "pulse", "rpc", {"p50", Latency}, 1.2, false, false, false, false},
 };
 
 }  // namespace
@@ -63,8 +75,12 @@ std::string SaturatedResource(const AppBenchResult& r) {
   if (lat <= 0) return "no requests measured";
   const double mn_share = r.mn_cpu_us_per_op ? *r.mn_cpu_us_per_op / lat : 0;
   const double wire_mbps = r.bytes_per_op / lat;  // bytes per us = MB/s
-  std::string figures = fmt::format("{:.1f} us/op memory-node CPU, {:.1f} KiB/op on the wire, {:.2f} cross-node hops/op",
-                                    r.mn_cpu_us_per_op.value_or(0), r.bytes_per_op / 1024, r.cross_node_per_op);
+  std::string figures = fmt::format(
+      "{:.1f} us/op memory-node CPU, {:.1f} KiB/op on the wire, {:.2f} cross-node hops/op, {:.1f} critical-path "
+      "messages/op ({:.1f} us of the mean request per message outside the memory nodes)",
+      r.mn_cpu_us_per_op.value_or(0), r.bytes_per_op / 1024, r.cross_node_per_op, r.critical_path_messages_per_op,
+      r.critical_path_messages_per_op > 0 ? (lat - r.mn_cpu_us_per_op.value_or(0)) / r.critical_path_messages_per_op
+                                          : 0.0);
   std::string what;
   if (mn_share >= 0.5) {
     what = fmt::format("memory-node CPU ({:.0f}% of the {:.1f} us mean request)", 100 * mn_share, lat);
@@ -90,6 +106,7 @@ std::vector<TargetCheck> ComputeTargets(const std::vector<SuiteRun>& runs) {
     for (const auto& [regime, app, nodes] : cells) {
       if (!t.any_nodes && (t.multi_node ? nodes < 2 : nodes != 1)) continue;
       if (t.btree_apps_only && app == "webservice") continue;
+      if (t.app != nullptr && (app == t.app) == t.not_app) continue;
       TargetCheck c;
       c.name = t.name;
       c.regime = regime;

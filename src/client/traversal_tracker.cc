@@ -43,6 +43,7 @@ void TraversalTracker::Start(const ProgramRef& program, uint64_t cur_ptr, std::v
   m.cur_ptr = cur_ptr;
   m.scratch = std::move(scratch);
   m.iterations = iterations;
+  m.legs = 1;
   const uint64_t id = m.request_id;
   SendRequest(id, tracker_.Track(id, std::move(p), policy(), std::move(done)), false);
 }
@@ -76,6 +77,7 @@ void TraversalTracker::SendRequest(uint64_t id, Pending& p, bool retransmission)
   else p.request.program.clear();
   p.request.cpu_node = path_->cpu_node();  // it changes when a restarted switch is rejoined
   p.request.routing_version = path_->routing_version();
+  p.sent_bytes = kMessageHeaderBytes + p.request.program.size() + p.request.scratch.size();
   ++p.result.issues;
   ++counters_->requests_sent;
   if (retransmission) {
@@ -122,6 +124,7 @@ void TraversalTracker::OnMessage(std::span<const uint8_t> payload) {
     return;
   }
   Pending& p = *found;
+  if (p.program) CountAnswer(p, m, payload.size());
   if (m.flags & kFlagRedirect) {
     // Our table sent it to a node that does not own cur_ptr; nothing ran.
     // The switch routes by the authoritative table (ours catches up with its
@@ -155,6 +158,8 @@ void TraversalTracker::OnMessage(std::span<const uint8_t> payload) {
                      (m.status == TraversalStatus::kNotLocal && (p.request.flags & kFlagPulseAcc) &&
                       path_->NodeOf(m.cur_ptr).has_value());
   if (again) return Reissue(id, m);
+  counters_->critical_path_messages += m.legs;
+  counters_->critical_path_bytes += p.path_bytes;
   TraversalResult r{.status = m.status == TraversalStatus::kNotLocal ? TraversalStatus::kFaultInvalidPointer : m.status,
                     .cur_ptr = m.cur_ptr, .scratch = std::move(m.scratch), .iterations = m.iterations,
                     .fault_pc = m.fault_pc, .fault_addr = m.fault_addr, .offloaded = true,
@@ -183,6 +188,15 @@ void TraversalTracker::OnMessage(std::span<const uint8_t> payload) {
                                      id, m.cur_ptr)));
   }
   tracker_.Complete(id, std::move(r));
+}
+
+void TraversalTracker::CountAnswer(Pending& p, const TraversalMessage& m, size_t answer_bytes) {
+  const uint16_t later_legs = m.legs > p.request.legs ? m.legs - p.request.legs : 0;
+  p.path_bytes += p.sent_bytes + uint64_t{later_legs} * answer_bytes;
+  // Whatever is sent next for this traversal (a re-issue, a redirect's or a
+  // ride-out's re-send) is one leg more than this answer.
+  p.request.legs = m.legs;
+  AddLeg(&p.request);
 }
 
 bool TraversalTracker::RideOutUnavailable(uint64_t id, Pending& p) {

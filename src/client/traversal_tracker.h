@@ -99,6 +99,10 @@ class TraversalTracker final : public EventSource {
     TraversalResult result;    // issues / retransmissions so far
     // When the first "unavailable" answer came plus the ride-out time.
     TrackerClock::time_point unavailable_until{};
+    // Critical-path accounting: the encoded size of the request as last
+    // sent, and the bytes of the legs of earlier answers (re-issues).
+    uint64_t sent_bytes = 0;
+    uint64_t path_bytes = 0;
   };
 
   void SendRequest(uint64_t id, Pending& p, bool retransmission);
@@ -110,6 +114,9 @@ class TraversalTracker final : public EventSource {
   // Keeps `id` pending for a re-send after a "node unavailable" answer
   // while its ride-out time lasts.  False: the caller gets Unavailable now.
   bool RideOutUnavailable(uint64_t id, Pending& p);
+  // Adds the legs an answer travelled (request to `m`, each leg at the
+  // `answer_bytes` of m) to p's path and numbers p's next request after it.
+  static void CountAnswer(Pending& p, const TraversalMessage& m, size_t answer_bytes);
   uint64_t NextId();
   RetryPolicy policy() const;
 

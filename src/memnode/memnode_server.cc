@@ -321,6 +321,7 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
     // A continuation we sent came back unrun: the switch routes it by the
     // authoritative table.
     ++counters_.redirects_received;
+    AddLeg(&*m);
     return SendToSwitch(std::move(m).value());
   }
   if (m->kind == MessageKind::kRequest && m->cur_ptr - far_base_ >= pool_->size()) {
@@ -331,6 +332,7 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
     m->flags |= kFlagRedirect;
     m->routing_version = routing_.version();
     m->program.clear();
+    AddLeg(&*m);
     std::vector<uint8_t> bytes = EncodeMessage(*m);
     counters_.bytes_out += bytes.size();
     (void)worker_->Send(from, kAmTraversal, std::move(bytes));
@@ -347,6 +349,7 @@ bool MemNodeServer::AdoptRouting(const json& table) {
 }
 
 void MemNodeServer::Dispatch(TraversalMessage&& m) {
+  AddLeg(&m);  // one message on, whichever way it goes (critical-path accounting)
   // A request that came through a ring is answered in its slot (a "not
   // local" one frees its slot and travels on like any continuation).
   if (ring_ != nullptr && ring_->Route(m)) return;

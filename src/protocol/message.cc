@@ -13,7 +13,7 @@ using protocol::ByteReader;
 using protocol::ByteWriter;
 
 constexpr uint8_t kMagic = 0x70;
-constexpr uint8_t kVersion = 2;
+constexpr uint8_t kVersion = 3;
 
 Status Bad(const std::string& what) { return Status::InvalidArgument("message: " + what); }
 
@@ -27,7 +27,7 @@ std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
   w.Put<uint8_t>(static_cast<uint8_t>(m.status));
   const uint16_t flags = m.program.empty() ? m.flags & ~kFlagHasProgram : m.flags | kFlagHasProgram;
   w.Put<uint16_t>(flags);
-  w.Put<uint16_t>(0);
+  w.Put<uint16_t>(m.legs);
   w.Put<uint64_t>(m.request_id);
   w.Put<uint32_t>(m.cpu_node);
   w.Put<uint32_t>(m.tenant);
@@ -64,7 +64,7 @@ Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t 
   m.flags = r.Get<uint16_t>();
   if (m.flags & ~kKnownMessageFlags)
     return Bad(fmt::format("unknown flags {:#x}", m.flags));
-  if (r.Get<uint16_t>() != 0) return Bad("reserved field after flags must be zero");
+  m.legs = r.Get<uint16_t>();
   m.request_id = r.Get<uint64_t>();
   m.cpu_node = r.Get<uint32_t>();
   m.tenant = r.Get<uint32_t>();

@@ -125,6 +125,7 @@ void SwitchServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> pa
       m.tenant = who->tenant;
     }
   }
+  AddLeg(&m);  // the switch's hop is a message of its own (critical-path accounting)
   RouteDecision d = router_.Route(&m);
   if (d.to == RouteDecision::To::kCpuNode) return SendToCpuNode(d.node, m);
   auto node = memnodes_.find(d.node);

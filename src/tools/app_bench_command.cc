@@ -14,6 +14,16 @@
 
 namespace pulse::tools {
 
+void AddFabricFlags(CLI::App* cmd, bench::FabricModel* fabric) {
+  cmd->add_option("--fabric-one-way-us", fabric->one_way_us,
+                  "Rack projection (a model, docs/evaluation.md): one-way message latency in us")
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
+  cmd->add_option("--fabric-gbps", fabric->gbps, "Rack projection: link bandwidth in Gbit/s")
+      ->capture_default_str()
+      ->check(Within(0.001, 1e6));
+}
+
 void AddAppBench(CLI::App& bench) {
   auto opts = std::make_shared<bench::AppBenchOptions>();
   auto json = std::make_shared<bool>(false);
@@ -77,6 +87,11 @@ void AddAppBench(CLI::App& bench) {
                   "switch (requests cross the switch process, as in a rack); docs/rpc.md")
       ->capture_default_str()
       ->check(CLI::IsMember({"switch", "direct"}));
+  cmd->add_option("--routing", opts->routing,
+                  "The started cluster's routing: direct (the default) or switch (every traversal message\n"
+                  "through the switch, the paper's topology); docs/architecture.md section 6")
+      ->check(CLI::IsMember({"switch", "direct"}));
+  AddFabricFlags(cmd, &opts->fabric);
   cmd->add_option("--rpc-core-ghz", opts->rpc_core_ghz, "rpc-wimpy: the emulated wimpy core's clock (GHz)")
       ->capture_default_str()
       ->check(Within(0.001, 65));

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/app_projection.h"
+
 namespace pulse::tools {
 
 // pulse asm | disasm | verify
@@ -24,6 +26,10 @@ void AddDsBench(CLI::App& bench);
 void AddAppBench(CLI::App& bench);
 // pulse bench dlrm (src/tools/dlrm_bench_command.cc)
 void AddDlrmBench(CLI::App& bench);
+// --fabric-one-way-us and --fabric-gbps, the rack projection's parameters
+// (src/bench/app_projection.h), into *fabric (app_bench_command.cc; bench
+// app and bench suite).
+void AddFabricFlags(CLI::App* cmd, bench::FabricModel* fabric);
 // pulse bench suite (src/tools/suite_command.cc)
 void AddSuiteBench(CLI::App& bench);
 // pulse bench graph (src/tools/graph_bench_command.cc)

@@ -67,6 +67,7 @@ void AddSuiteBench(CLI::App& bench) {
     uint32_t saturation_clients = 4;
     bool quick = false, no_plots = false;
     uint32_t graph_scale = 0;
+    bench::FabricModel fabric;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = bench.add_subcommand(
@@ -80,7 +81,7 @@ void AddSuiteBench(CLI::App& bench) {
   cmd->add_option("--regimes", args->regimes, "Comma-separated transport regimes: tcp, shm (default both)");
   cmd->add_option("--studies", args->studies,
                   "Comma-separated studies (traversal_length, allocation, distribution, writes, saturation,\n"
-                  "pipelines, pulse_vs_acc, graph), or none (default: all)");
+                  "pipelines, pulse_vs_acc, graph, switch_routing), or none (default: all)");
   cmd->add_option("--saturation-clients", args->saturation_clients,
                   "The saturation study's closed-loop clients per run (bench app --concurrency)")
       ->capture_default_str()
@@ -92,6 +93,7 @@ void AddSuiteBench(CLI::App& bench) {
   cmd->add_option("--graph-scale", args->graph_scale,
                   "The graph study's R-MAT scale, 2^N vertices (default 16; the measurement: 18)")
       ->check(Within(8, 24));
+  AddFabricFlags(cmd, &args->fabric);
   cmd->add_flag("--quick", args->quick, "Short phases, small data, 1 and 2 nodes, short sweeps (a few minutes)");
   cmd->add_option("--plot-script", args->plot_script, "The plot script (default: scripts/plot_suite.py of the source)");
   cmd->add_flag("--no-plots", args->no_plots, "Do not run the plot script");
@@ -101,6 +103,7 @@ void AddSuiteBench(CLI::App& bench) {
     if (args->graph_scale != 0) o.graph_scale = args->graph_scale;
     o.out_dir = args->out;
     o.saturation_clients = args->saturation_clients;
+    o.fabric = args->fabric;
     if (!args->apps.empty()) o.apps = SplitList(args->apps);
     if (!args->systems.empty()) o.systems = SplitList(args->systems);
     if (!args->regimes.empty()) o.regimes = SplitList(args->regimes);

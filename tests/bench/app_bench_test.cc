@@ -60,6 +60,63 @@ TEST(AppBench, RpcIterationsCountTheNodesItsHandlersVisit) {
   std::filesystem::remove_all(o.run_dir);
 }
 
+// Critical-path accounting against the cluster's own counters: a btrdb
+// query is one traversal, so pulse travels a request, one message per
+// continuation (node crossing) and a response; rpc a round trip per node
+// visited; through the switch every one of them is two.  A retransmitted
+// request (none expected) may add up to its legs.
+TEST(AppBench, CriticalPathMessagesFollowTheCrossings) {
+  struct Case {
+    const char* system;
+    const char* routing;
+    double per_crossing, fixed;  // messages = fixed + per_crossing * crossings
+  };
+  for (const Case& c : {Case{"pulse", "direct", 1, 2}, Case{"pulse", "switch", 2, 4}, Case{"rpc", "direct", 2, 2}}) {
+    SCOPED_TRACE(fmt::format("{} routing {}", c.system, c.routing));
+    AppBenchOptions o = SmallBtrdb(fmt::format("app-bench-path-{}-{}", c.system, c.routing));
+    o.system = c.system;
+    o.routing = c.routing;
+    auto r = RunAppBench(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(r->cross_node_per_op, 0) << "btrdb's queries cross its time-partitioned tree's nodes";
+    const double want = c.fixed + c.per_crossing * r->cross_node_per_op;
+    const double slack = 1e-9 + 64 * r->retransmissions_per_op;
+    if (std::string(c.system) == "rpc") {
+      // rpc also re-issues after a handler's step limit (not a crossing).
+      EXPECT_GE(r->critical_path_messages_per_op, want - slack);
+    } else {
+      EXPECT_NEAR(r->critical_path_messages_per_op, want, slack);
+    }
+    EXPECT_GE(r->critical_path_bytes_per_op, r->critical_path_messages_per_op * 16);
+    // The projection is the documented formula of these counts.
+    ASSERT_TRUE(r->mn_cpu_us_per_op.has_value());
+    ASSERT_TRUE(r->projected_rack_us.has_value());
+    EXPECT_DOUBLE_EQ(*r->projected_rack_us, r->critical_path_messages_per_op * o.fabric.one_way_us +
+                                                r->critical_path_bytes_per_op * 8 / (o.fabric.gbps * 1000) +
+                                                *r->mn_cpu_us_per_op);
+    const nlohmann::json j = AppBenchJson(o, *r);
+    EXPECT_DOUBLE_EQ(j.at("critical_path_messages_per_op").get<double>(), r->critical_path_messages_per_op);
+    EXPECT_EQ(j.at("routing"), c.routing);
+    std::filesystem::remove_all(o.run_dir);
+  }
+}
+
+TEST(AppBench, ProjectionIsAModelOfTheCounts) {
+  const FabricModel fabric{.one_way_us = 2.5, .gbps = 100};
+  // 10 messages, 12500 bytes (1 us at 100 Gbit/s), 5 us on the memory nodes.
+  EXPECT_DOUBLE_EQ(ProjectRackLatencyUs(fabric, 10, 12500, 5.0).value_or(-1), 10 * 2.5 + 1 + 5);
+  EXPECT_FALSE(ProjectRackLatencyUs(fabric, 10, 12500, std::nullopt).has_value()) << "no memory-node time, no model";
+}
+
+TEST(AppBench, RejectsAnUnknownRouting) {
+  AppBenchOptions o = SmallBtrdb("app-bench-bad-routing");
+  o.routing = "ring";
+  auto r = RunAppBench(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("--routing 'ring'"), std::string::npos) << r.status().ToString();
+}
+
 TEST(AppBench, RejectsAConcurrencyOutOfRange) {
   AppBenchOptions o = SmallBtrdb("app-bench-bad");
   o.concurrency = 0;

@@ -175,6 +175,53 @@ TEST(SuitePlan, CoversTheMatrixAndRejectsUnknownNames) {
   EXPECT_EQ(PlanSuite(o).status().code(), Status::Code::kInvalidArgument);
 }
 
+TEST(SuitePlan, SwitchRoutingRowsRunPulsePulseAccAndRpcThroughTheSwitchUpToTwoNodes) {
+  SuiteOptions o;
+  o.nodes = {1, 2, 4};
+  o.regimes = {"tcp", "shm"};
+  o.studies = {"switch_routing"};
+  auto plan = PlanSuite(o);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  size_t rows = 0;
+  for (const SuiteRun& r : *plan) {
+    if (r.study == "matrix") {
+      EXPECT_EQ(r.options.routing, "direct");
+      continue;
+    }
+    ASSERT_EQ(r.study, "switch_routing");
+    ++rows;
+    EXPECT_EQ(r.regime, "tcp") << "the studies run in the first regime";
+    EXPECT_EQ(r.options.routing, "switch");
+    EXPECT_EQ(r.options.rpc_path, "switch");
+    EXPECT_LE(r.options.memory_nodes, 2u);
+    const std::string& s = r.options.system;
+    EXPECT_TRUE(s == "pulse" || s == "pulse-acc" || s == "rpc") << s;
+  }
+  EXPECT_EQ(rows, 3u * 2 * 3);  // apps x {1, 2} nodes x {pulse, pulse-acc, rpc}
+}
+
+TEST(SuiteTargets, Issue14TargetsComeFromTheirApplications) {
+  std::vector<SuiteRun> runs = {MatrixRun("wiredtiger", "pulse", 2, 30, 600), MatrixRun("wiredtiger", "rpc", 2, 60, 300),
+                                MatrixRun("btrdb", "pulse", 2, 50, 600), MatrixRun("btrdb", "rpc", 2, 40, 700)};
+  runs[0].result.critical_path_messages_per_op = 31;
+  runs[1].result.critical_path_messages_per_op = 62;
+  const std::vector<TargetCheck> ts = ComputeTargets(runs);
+  const TargetCheck* msgs = Target(ts, "#14 critical-path msgs vs rpc", "wiredtiger", 2);
+  ASSERT_NE(msgs, nullptr);
+  EXPECT_DOUBLE_EQ(msgs->ratio.value_or(-1), 0.5);
+  EXPECT_TRUE(msgs->met);
+  EXPECT_EQ(Target(ts, "#14 critical-path msgs vs rpc", "btrdb", 2), nullptr) << "a wiredtiger target";
+  // The latency target: 0.6 for wiredtiger, 1.0 for the others.
+  const TargetCheck* wt = Target(ts, "#14 latency vs rpc", "wiredtiger", 2);
+  ASSERT_NE(wt, nullptr);
+  EXPECT_DOUBLE_EQ(wt->goal, 0.6);
+  const TargetCheck* bt = Target(ts, "#14 latency vs rpc", "btrdb", 2);
+  ASSERT_NE(bt, nullptr);
+  EXPECT_DOUBLE_EQ(bt->goal, 1.0);
+  EXPECT_FALSE(bt->met);
+  EXPECT_NE(bt->note.find("critical-path messages/op"), std::string::npos) << bt->note;
+}
+
 TEST(SuitePlots, ScriptWritesThePngs) {
   const std::string python = SuitePlotPython();
   if (python.empty())

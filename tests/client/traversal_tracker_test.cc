@@ -110,6 +110,58 @@ class TraversalTrackerTest : public ::testing::Test {
   ProgramRef read = MustBuild(kRead);
 };
 
+// Critical-path accounting: the client numbers each request one leg after
+// the answer it follows and, when the traversal ends, counts the legs the
+// last answer brought home and their bytes (each later leg at the size of
+// the answer that came back).
+TEST_F(TraversalTrackerTest, CountsTheLegsOfEveryAnswerOnTheWayToTheResult) {
+  TraverseOptions acc;
+  acc.pulse_acc = true;
+  Start(read, 0x1008, acc);
+  ASSERT_EQ(path.sent.size(), 1u);
+  const TraversalMessage first = path.sent[0];
+  EXPECT_EQ(first.legs, 1);
+  const uint64_t first_bytes = EncodeMessage(first).size();
+  // Node 0 answers "not local" after 1 more leg (via the switch: request in
+  // and out, response in and out would be 4; here the switch added 2).
+  TraversalMessage not_local = AnswerTo(first, TraversalStatus::kNotLocal);
+  not_local.cur_ptr = 0x2008;
+  not_local.legs = 3;
+  Deliver(not_local);
+  ASSERT_EQ(path.sent.size(), 2u);
+  const TraversalMessage reissue = path.sent[1];
+  EXPECT_NE(reissue.request_id, first.request_id);
+  EXPECT_EQ(reissue.legs, 4) << "one more than the answer it re-issues from";
+  EXPECT_EQ(counters.critical_path_messages, 0u) << "nothing is counted before the traversal ends";
+  const uint64_t reissue_bytes = EncodeMessage(reissue).size();
+  TraversalMessage done = AnswerTo(reissue, TraversalStatus::kDone);
+  done.legs = 6;
+  Deliver(done);
+  ASSERT_EQ(outcomes.size(), 1u);
+  ASSERT_TRUE(outcomes[0].ok()) << outcomes[0].status().ToString();
+  EXPECT_EQ(counters.critical_path_messages, 6u);
+  const uint64_t answer_bytes = EncodeMessage(done).size();
+  EXPECT_EQ(counters.critical_path_bytes,
+            first_bytes + 2 * EncodeMessage(not_local).size() + reissue_bytes + 2 * answer_bytes);
+}
+
+TEST_F(TraversalTrackerTest, ARedirectAndItsResendAreOnThePath) {
+  path.direct_routing = true;
+  Start(read, 0x1008);
+  ASSERT_EQ(path.direct.size(), 1u);
+  TraversalMessage redirect = AnswerTo(path.direct[0], TraversalStatus::kNotLocal);
+  redirect.flags |= kFlagRedirect;
+  redirect.legs = 2;
+  Deliver(redirect);
+  ASSERT_EQ(path.sent.size(), 1u);
+  EXPECT_EQ(path.sent[0].legs, 3);
+  TraversalMessage done = AnswerTo(path.sent[0], TraversalStatus::kDone);
+  done.legs = 5;  // through the switch and on to the owner, back direct
+  Deliver(done);
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(counters.critical_path_messages, 5u);
+}
+
 TEST_F(TraversalTrackerTest, ARedirectIsResentThroughTheSwitchUnderTheSameId) {
   path.direct_routing = true;
   ProgramRef increment = MustBuild(kIncrement);

@@ -22,6 +22,7 @@ TraversalMessage Sample() {
   m.cur_ptr = 0xfeedface0000ull;
   m.fault_pc = 5;
   m.routing_version = 17;
+  m.legs = 5;
   m.fault_addr = 0xdead;
   m.program = {1, 2, 3, 4};
   m.scratch.assign(64, 0xab);
@@ -41,6 +42,7 @@ void ExpectEqual(const TraversalMessage& a, const TraversalMessage& b) {
   EXPECT_EQ(a.cur_ptr, b.cur_ptr);
   EXPECT_EQ(a.fault_pc, b.fault_pc);
   EXPECT_EQ(a.routing_version, b.routing_version);
+  EXPECT_EQ(a.legs, b.legs);
   EXPECT_EQ(a.fault_addr, b.fault_addr);
   EXPECT_EQ(a.program, b.program);
   EXPECT_EQ(a.scratch, b.scratch);
@@ -70,6 +72,23 @@ TEST(Message, CarriesTheRoutingVersionAndTheRedirectFlag) {
   EXPECT_TRUE(back->flags & kFlagRedirect);
 }
 
+// Version 3: the word after flags counts the messages the traversal has
+// travelled (critical-path accounting), every value is valid.
+TEST(Message, CarriesTheLegCountAndAddLegSaturates) {
+  TraversalMessage m = Sample();
+  m.legs = 0xfffe;
+  auto back = DecodeMessage(EncodeMessage(m), 4096);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->legs, 0xfffe);
+  AddLeg(&m);
+  EXPECT_EQ(m.legs, 0xffff);
+  AddLeg(&m);
+  EXPECT_EQ(m.legs, 0xffff);
+  const auto bytes = EncodeMessage(m);
+  EXPECT_EQ(bytes[6], 0xff);
+  EXPECT_EQ(bytes[7], 0xff);
+}
+
 struct Corruption {
   size_t offset;
   uint8_t value;
@@ -80,7 +99,7 @@ TEST(Message, NamesTheBadField) {
   const auto good = EncodeMessage(Sample());
   for (const Corruption& c : {Corruption{0, 0x00, "magic"}, Corruption{1, 9, "version 9"},
                               Corruption{2, 7, "kind 7"}, Corruption{3, 200, "status 200"},
-                              Corruption{4, 0x80, "flags"}, Corruption{6, 1, "reserved"},
+                              Corruption{4, 0x80, "flags"}, Corruption{1, 2, "version 2"},
                               Corruption{1, 1, "version 1"}, Corruption{70, 1, "scratch_bytes"},
                               Corruption{67, 1, "program_bytes"}}) {
     auto bad = good;
