@@ -36,6 +36,7 @@ LAYERS = [
       "traversal.h", "iterator.h", "far_ptr.h"]),
     ("compiler", 1, ["compiler"], ["compiler.h"]),
     ("net", 2, ["net", "protocol", "node"], ["net.h", "protocol.h", "cluster.h"]),
+    ("rack", 2, ["rack"], []),
     ("server", 3, ["memnode", "switch"], []),
     ("client", 3, ["client", "ds"], ["client.h", "typed_traversal.h", "ds/"]),
     ("apps", 4, ["apps"], ["apps/"]),

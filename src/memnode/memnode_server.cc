@@ -455,6 +455,7 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
           log_->Warn("connection {} named CPU node {}, which another identity holds: not bound", from,
                      cpu->get<uint32_t>());
       answer = Hello();
+      if (answer.ok()) AddRackFields(from, req->body, &answer.value());
     } else if (op == "alloc") {
       answer = Alloc(from, req->body);
     } else if (op == "free") {
@@ -494,6 +495,15 @@ Result<json> MemNodeServer::Hello() {
     reply["t_d_ns"] = calibration_.t_d_ns;
   }
   return reply;
+}
+
+void MemNodeServer::AddRackFields(net::EndpointId from, const json& body, json* reply) const {
+  if (options_.rack.empty()) return;
+  (*reply)["rack"] = options_.rack;
+  // Only to a tenant the pool is shared with (docs/racks.md, docs/security.md).
+  Result<TenantId> tenant = node::RequestTenant(*worker_, from, body, "hello");
+  if (tenant.ok() && options_.rack_tenants.count(*tenant) > 0)
+    (*reply)["rack_pool"] = rack::OfferToJson(pool_->Offer(options_.rack));
 }
 
 Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
