@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <thread>
 
+#include <fmt/ranges.h>
+
 #include "protocol/routing_table.h"
 #include "node/node_control.h"
 #include "node/node_tenant.h"
@@ -153,6 +155,9 @@ Status MemNodeServer::Start() {
              far_base_, far_base_ + pool_->size(), options_.granularity_bytes >> 10,
              pool_->huge_pages_advised() ? ", huge pages advised" : "");
 
+  if (!options_.rack.empty())
+    log_->Info("rack '{}': pool offered to the CPU nodes of tenants {{{}}} (docs/racks.md)", options_.rack,
+               fmt::join(options_.rack_tenants, ","));
   PULSE_RETURN_IF_ERROR(ConnectSwitch(options_.connect_timeout));
   // Wait for the switch's verdict: a refused registration (overlapping
   // range, ...) is fatal at start.
