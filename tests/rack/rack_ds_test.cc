@@ -1,8 +1,10 @@
 // A data structure on a 2-rack cluster (docs/racks.md), reduced scale:
 // UnorderedMap used by a CPU node of rack "a" whose objects spread over both
 // racks, against std::unordered_map; every find offloaded, at the CPU node
-// and as the dispatch engine decides.  The rack tier must serve part of the
-// work by loads and stores and change no answer.
+// and as the dispatch engine decides; without and with the CPU-node cache
+// (whose windows and the rack pool's both make up a traversal's local
+// prefix).  The rack tier must serve part of the work by loads and stores
+// and change no answer.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -18,7 +20,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(RackDs, UnorderedMapOnTwoRacksMatchesStdUnorderedMap) {
+class RackDs : public ::testing::TestWithParam<bool> {};  // with a CPU-node cache?
+
+TEST_P(RackDs, UnorderedMapOnTwoRacksMatchesStdUnorderedMap) {
   testing::SetUcxTestEnvironment();
   setenv("UCX_TLS", "tcp", 1);
   testing::LocalRack rack;
@@ -31,6 +35,7 @@ TEST(RackDs, UnorderedMapOnTwoRacksMatchesStdUnorderedMap) {
   o.slab_bytes = 4096;  // objects of both racks in every chain
   o.request_timeout = 1000ms;
   o.rack = "a";
+  if (GetParam()) o.cache.bytes = 64 << 10;
   auto client = Client::Connect(o);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   ds::UnorderedMapOptions options;
@@ -73,9 +78,15 @@ TEST(RackDs, UnorderedMapOnTwoRacksMatchesStdUnorderedMap) {
   EXPECT_GT(c.rack_writes, 0u);
   EXPECT_GT(c.rack_prefix_iterations, 0u);
   EXPECT_GT(c.remote_reads, 0u) << "rack b's objects are read remotely";
-  EXPECT_GT(c.offloaded, 0u);
+  if (GetParam()) {
+    EXPECT_GT(c.cache_hits, 0u) << "rack b's objects are cached";
+  } else {
+    EXPECT_GT(c.offloaded, 0u) << "traversals leave rack a";
+  }
   unsetenv("UCX_TLS");
 }
+
+INSTANTIATE_TEST_SUITE_P(CacheOffOn, RackDs, ::testing::Bool());
 
 }  // namespace
 }  // namespace pulse
