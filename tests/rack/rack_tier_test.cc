@@ -35,7 +35,10 @@ ProgramRef Build(const char* text) {
   return *p;
 }
 
-// Walks a list of {next, value} nodes, summing the values in sp[0].
+// Walks a list of {next, value} nodes, summing the values in sp[0] (as
+// tests/engine/sum_list_program.h, but with a 16-byte window: each window
+// is exactly one list node, so the counts of windows served by the rack
+// pool and the cache below are exact).
 constexpr const char* kListSum = R"(
     LOAD data, 16
     ADD sp[0], data[8]
@@ -218,6 +221,50 @@ TEST_F(RackTier, TraversalRunsHereInTheLocalRackAndIsOffloadedAtTheFirstRemotePo
   EXPECT_EQ(tail->iterations, 10u);
   EXPECT_EQ(local_->counters().offloaded, before.offloaded);
   EXPECT_EQ(local_->net_counters().messages_sent, messages_before);
+}
+
+TEST_F(RackTier, LocalPrefixRunsOverRackWindowsAndCachedWindowsAlike) {
+  // With a CPU-node cache: a list of 10 nodes in rack "a" then 10 in rack
+  // "b" whose blocks this client has cached runs here to its end.
+  ClientOptions o;
+  o.switch_address = rack_.switch_address();
+  o.policy = AllocationPolicy::kPartitioned;
+  o.slab_bytes = 4096;
+  o.rack = "a";
+  o.cache.bytes = 64 << 10;
+  o.cache.object_bytes = 16;
+  auto cached = Client::Connect(o);
+  ASSERT_TRUE(cached.ok()) << cached.status().ToString();
+  Client& c = **cached;
+  std::vector<uint64_t> nodes;
+  for (int i = 0; i < 20; ++i) {
+    auto a = c.Allocate(16, i < 10 ? 0 : 1);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    nodes.push_back(*a);
+  }
+  uint64_t want = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const uint64_t cell[2] = {i + 1 < nodes.size() ? nodes[i + 1] : 0, 7 * i};
+    want += cell[1];
+    ASSERT_TRUE(c.Write(nodes[i], cell, 16).ok());  // rack b's: into the cache (write-back)
+  }
+  ASSERT_TRUE(c.FlushCache().ok());
+  const ClientCounters before = c.counters();
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  auto r = c.Traverse(Build(kListSum), nodes[0], std::vector<uint8_t>(8, 0), off);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, TraversalStatus::kDone);
+  EXPECT_EQ(Sp0(*r), want);
+  EXPECT_FALSE(r->offloaded);
+  EXPECT_EQ(c.counters().offloaded, before.offloaded);
+  EXPECT_EQ(c.counters().rack_reads - before.rack_reads, 10u);
+  EXPECT_EQ(c.counters().cache_hits - before.cache_hits, 10u);
+  EXPECT_EQ(c.counters().rack_prefix_iterations - before.rack_prefix_iterations, 20u);
+  // The same list from the remote path.
+  auto ref = remote_->Traverse(Build(kListSum), nodes[0], std::vector<uint8_t>(8, 0), off);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  EXPECT_EQ(Sp0(*ref), want);
 }
 
 TEST_F(RackTier, KilledMemoryNodeIsNeverReadThroughItsDeadMappingAndIsRemappedAfterRestart) {
