@@ -16,7 +16,7 @@
 #include <random>
 #include <vector>
 
-#include "pulse/assembler.h"
+#include "engine/run_both.h"  // MustBuild
 #include "pulse/client.h"
 #include "support/cpu_node.h"
 #include "support/local_rack.h"
@@ -27,13 +27,7 @@ namespace {
 using testing::LocalRack;
 using namespace std::chrono_literals;
 
-ProgramRef Build(const char* text) {
-  auto insns = Assemble(text);
-  EXPECT_TRUE(insns.ok()) << insns.status().ToString();
-  auto p = VerifiedProgram::Create(std::move(*insns));
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return *p;
-}
+ProgramRef Build(const char* text) { return testing::MustBuild(text); }
 
 // Walks a list of {next, value} nodes, summing the values in sp[0] (as
 // tests/engine/sum_list_program.h, but with a 16-byte window: each window
