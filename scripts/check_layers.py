@@ -37,6 +37,7 @@ LAYERS = [
     ("compiler", 1, ["compiler"], ["compiler.h"]),
     ("net", 2, ["net", "protocol", "node"], ["net.h", "protocol.h", "cluster.h"]),
     ("tier", 2, ["tier"], ["tier/"]),
+    ("rack", 2, ["rack"], []),
     ("server", 3, ["memnode", "switch"], []),
     ("client", 3, ["client", "ds"], ["client.h", "typed_traversal.h", "ds/"]),
     ("apps", 4, ["apps"], ["apps/"]),

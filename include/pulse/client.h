@@ -145,6 +145,17 @@ struct ClientOptions {
   // Slots of each ring (kRing/kAuto), and bytes per slot.
   uint32_t ring_slots = 1024;
   uint32_t ring_slot_bytes = 512;
+  // The rack this CPU node belongs to (docs/racks.md); empty: the
+  // environment variable PULSE_RACK, else none.  A memory node of the same
+  // rack that offers this tenant its pool (`pulse memnode --rack
+  // --rack-tenants`) is mapped, on this host, and Read, Write and the
+  // windows of traversals run here reach this client's own allocations
+  // there by loads and stores, with no message (counted in rack_reads,
+  // rack_writes); everything else goes the normal way.  If the memory node
+  // dies the mapping is not used again (the access goes the normal way and
+  // fails or reconnects as for any lost node); a reconnection maps the
+  // node's pool anew.
+  std::string rack;
 };
 
 struct TraverseOptions {
@@ -210,6 +221,19 @@ struct ClientCounters {
   uint64_t critical_path_messages = 0;
   uint64_t critical_path_bytes = 0;
   // One-sided reads and writes are re-sent by the transport: net_counters().rma_retransmissions.
+  // The rack tier (ClientOptions::rack): reads and writes served by loads
+  // and stores through a mapped rack pool (no message; these are not in
+  // remote_reads / remote_writes), iterations of offloaded traversals run
+  // here over the rack pool before the first window outside it, pools
+  // mapped, and accesses that found their node's mapping dead and went the
+  // normal way.
+  uint64_t rack_reads = 0;
+  uint64_t rack_read_bytes = 0;
+  uint64_t rack_writes = 0;
+  uint64_t rack_write_bytes = 0;
+  uint64_t rack_prefix_iterations = 0;
+  uint64_t rack_mappings = 0;
+  uint64_t rack_dead_mappings = 0;
 };
 
 class Client {

@@ -6,6 +6,7 @@
 // above, client_internal.h).
 #include "pulse/client.h"
 
+#include <cstdlib>
 #include <random>
 #include <variant>
 
@@ -148,6 +149,8 @@ Status Client::Impl::Open() {
         return std::make_pair(r["base"].get<uint64_t>(), r["length"].get<uint64_t>());
       });
   local = std::make_unique<LocalExecution>(&connections, &access, allocator.get(), &counters);
+  const char* rack_env = std::getenv("PULSE_RACK");  // docs/racks.md
+  access.UseRackTier(!options.rack.empty() ? options.rack : rack_env != nullptr ? rack_env : "", allocator.get());
   return Status::Ok();
 }
 
@@ -212,9 +215,10 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
     return;
   }
   uint32_t iterations_here = 0;
-  if (im.access.caching()) {
-    // Run here while the windows are cached; offload from the first miss.
-    auto ran = im.local->RunCached(*program, cur_ptr, std::move(scratch), options);
+  if (im.access.caching() || im.access.rack_tier()) {
+    // Run here while the windows are in the rack pool or cached; offload
+    // from the first one that is not.
+    auto ran = im.local->RunWhileLocal(*program, cur_ptr, std::move(scratch), options);
     if (auto* finished = std::get_if<TraversalResult>(&ran)) {
       im.traversals.Post(std::move(done), std::move(*finished));
       return;
@@ -224,7 +228,7 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
     scratch = std::move(stopped.scratch);
     iterations_here = stopped.iterations;
     // The memory nodes must see this CPU node's writes.
-    if (Status s = im.access.cache()->Flush(); !s.ok()) {
+    if (Status s = im.access.caching() ? im.access.cache()->Flush() : Status::Ok(); !s.ok()) {
       im.traversals.Post(std::move(done), s);
       return;
     }

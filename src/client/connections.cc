@@ -137,8 +137,16 @@ Result<json> Connections::ConnectNode(MemNode& n) {
                                                  nep.status().ToString()));
   n.ep = *nep;
   // Naming our CPU node id lets the node send our final responses here.
-  auto nh = control->Call(n.ep, json{{"op", "hello"}, {"cpu_node", cpu_node}}, options.connect_timeout);
+  // The tenant lets the node decide whether to offer its rack pool.
+  auto nh = control->Call(n.ep, json{{"op", "hello"}, {"cpu_node", cpu_node}, {"tenant", options.tenant}},
+                          options.connect_timeout);
   if (!nh.ok()) return nh.status();
+  n.rack_pool.reset();
+  if (auto offer = nh->find("rack_pool"); offer != nh->end()) {
+    Result<rack::PoolOffer> parsed = rack::OfferFromJson(*offer);
+    if (!parsed.ok()) return Status::InvalidArgument(fmt::format("memory node {}: {}", n.id, parsed.status().message()));
+    n.rack_pool = std::move(*parsed);
+  }
   return nh;
 }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "protocol/routing_table.h"
 #include "pulse/client.h"
 #include "pulse/net.h"
+#include "rack/rack_pool.h"
 
 namespace pulse {
 
@@ -30,6 +32,8 @@ struct MemNode {
   uint64_t size = 0;
   net::EndpointId ep = net::kInvalidEndpoint;
   bool lost = false;  // the connection failed; EnsureNode reconnects
+  // The node's rack pool, if its last hello offered it (docs/racks.md).
+  std::optional<rack::PoolOffer> rack_pool;
 };
 
 struct Connections {

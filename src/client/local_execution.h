@@ -1,7 +1,9 @@
 // Traversals executed at the CPU node: the whole traversal over one-sided
-// reads (the dispatch engine's choice, ExecutionMode::kCpuNode), or the
-// prefix whose windows the CPU-node cache holds before the rest is
-// offloaded.  Protection as on the memory nodes: only memory this client
+// reads (the dispatch engine's choice, ExecutionMode::kCpuNode; windows in
+// the local rack's pool are loads, OneSidedAccess), or the prefix whose
+// windows are local — in the rack pool (docs/racks.md) or held by the
+// CPU-node cache — before the rest is offloaded from the first window that
+// is not.  Protection as on the memory nodes: only memory this client
 // allocated is read or written here.
 //
 // Thread-safety: none; it belongs to its Client's thread.
@@ -38,9 +40,9 @@ class LocalExecution {
     std::vector<uint8_t> scratch;
     uint32_t iterations = 0;
   };
-  // Runs the traversal here while its windows are cached (requires a
-  // cache).  The result if it ended here, else where it stopped.
-  std::variant<TraversalResult, Stopped> RunCached(const VerifiedProgram& program, uint64_t cur_ptr,
+  // Runs the traversal here while its windows are in the rack pool or
+  // cached.  The result if it ended here, else where it stopped.
+  std::variant<TraversalResult, Stopped> RunWhileLocal(const VerifiedProgram& program, uint64_t cur_ptr,
                                                    std::vector<uint8_t> scratch, const TraverseOptions& options);
 
  private:

@@ -1,7 +1,10 @@
 #include "client/one_sided.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
+#include "client/far_allocator.h"
 #include "client/lifetimes.h"
 
 namespace pulse {
@@ -32,11 +35,88 @@ Status OneSidedAccess::EnableCache(const CacheOptions& c) {
 }
 
 Status OneSidedAccess::Read(uint64_t addr, void* dst, size_t len) {
+  if (RackAccess(false, addr, dst, len)) return Status::Ok();
   return caching() ? cache_->Read(addr, dst, len) : Rma(false, addr, dst, len);
 }
 
 Status OneSidedAccess::Write(uint64_t addr, const void* src, size_t len) {
+  if (RackAccess(true, addr, const_cast<void*>(src), len)) return Status::Ok();
   return caching() ? cache_->Write(addr, src, len) : Rma(true, addr, const_cast<void*>(src), len);
+}
+
+// ---- the rack tier ---------------------------------------------------------
+
+void OneSidedAccess::UseRackTier(const std::string& rack, const FarAllocator* owner) {
+  rack_ = rack;
+  owner_ = owner;
+}
+
+bool OneSidedAccess::rack_tier() const {
+  if (rack_.empty()) return false;
+  for (const MemNode& n : connections_->nodes)
+    if (n.rack_pool && n.rack_pool->rack == rack_) return true;
+  return false;
+}
+
+rack::PoolMapping* OneSidedAccess::MappingFor(MemNode& n) {
+  RackMapping& m = mappings_[n.id];
+  if (m.token == n.rack_pool->token) return m.mapping.get();
+  // A new offer (first use, or the node restarted): this client's cached
+  // blocks of the node go back first, as the tier bypasses the cache.
+  if (caching() && !cache_->Invalidate().ok()) return nullptr;  // tried again on next use
+  m.mapping.reset();
+  m.token = n.rack_pool->token;
+  Result<std::unique_ptr<rack::PoolMapping>> mapped = rack::PoolMapping::Map(*n.rack_pool);
+  if (mapped.ok() && (*mapped)->bytes() == n.size) {
+    m.mapping = std::move(*mapped);
+    ++counters_->rack_mappings;
+  }
+  return m.mapping.get();
+}
+
+void OneSidedAccess::DropDeadMapping(MemNode& n) {
+  ++counters_->rack_dead_mappings;
+  mappings_.erase(n.id);
+  n.rack_pool.reset();  // until a new hello offers it again
+  n.lost = true;        // EnsureNode asks the switch and reconnects
+}
+
+bool OneSidedAccess::RackAccess(bool write, uint64_t addr, void* buf, size_t len) {
+  if (rack_.empty() || owner_ == nullptr || len == 0) return false;
+  MemNode* n = connections_->NodeFor(addr);
+  if (n == nullptr || n->lost || !n->rack_pool || n->rack_pool->rack != rack_ || len > n->size - (addr - n->base))
+    return false;
+  // Protection: only this client's own allocations, and only while the node
+  // acknowledges the tenant's ownership (the key it handed out; after a
+  // reconnection it is asked again).
+  if (!owner_->Owns(addr, len)) return false;
+  Result<const std::pair<const uint64_t, AllocationKey>*> key = KeyFor(*n, addr);
+  if (!key.ok() || len > (*key)->second.length - (addr - (*key)->first)) return false;
+  rack::PoolMapping* m = MappingFor(*n);
+  if (m == nullptr) return false;
+  if (!m->Alive()) {
+    DropDeadMapping(*n);
+    return false;
+  }
+  uint8_t* here = m->data() + (addr - n->base);
+  if (write) {
+    std::memcpy(here, buf, len);
+  } else {
+    std::memcpy(buf, here, len);
+  }
+  // The node may have died during the copy: then the bytes are not its.
+  if (!m->Alive()) {
+    DropDeadMapping(*n);
+    return false;
+  }
+  if (write) {
+    ++counters_->rack_writes;
+    counters_->rack_write_bytes += len;
+  } else {
+    ++counters_->rack_reads;
+    counters_->rack_read_bytes += len;
+  }
+  return true;
 }
 
 Status OneSidedAccess::EnsureNode(MemNode& n) {

@@ -12,6 +12,16 @@
 // of another tenant, or no allocation, fails with the node's
 // PermissionDenied / NotFound and moves no bytes.
 //
+// The rack tier (docs/racks.md): once UseRackTier is called, a memory node
+// that offered this client its rack pool (MemNode::rack_pool, same rack as
+// the client's) is mapped, and an access that lies within one allocation
+// this client made (FarAllocator::Owns, the check the CPU node's own
+// traversals apply) and whose key the node has handed out is served by
+// memcpy through the mapping: no message, no cache.  The mapping's
+// liveness (rack::PoolMapping::Alive) is checked before and after each
+// copy; a dead one is dropped, the node marked lost, and the access goes the
+// normal way (a read's copy is discarded, a write is done again).
+//
 // Thread-safety: none; it belongs to its Client's thread.
 #pragma once
 
@@ -19,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +39,7 @@
 namespace pulse {
 
 class ClientLifetimes;
+class FarAllocator;
 
 class OneSidedAccess {
  public:
@@ -57,6 +69,16 @@ class OneSidedAccess {
   // dropped on the node).
   void ForgetKeys(uint64_t base, uint64_t length);
 
+  // Turns the rack tier on for `rack` (empty: stays off); `owner` tells
+  // this client's allocations and must outlive this.
+  void UseRackTier(const std::string& rack, const FarAllocator* owner);
+  // True if some memory node's rack pool is offered to this client's rack.
+  bool rack_tier() const;
+  // Reads (write false) or writes [addr, addr + len) through the rack pool
+  // if the rack tier may serve it (see above); false if it did not (nothing
+  // was read, or a write must be done the normal way).
+  bool RackAccess(bool write, uint64_t addr, void* buf, size_t len);
+
   bool caching() const { return cache_ != nullptr; }
   BlockCache* cache() { return cache_.get(); }  // null without a cache
 
@@ -70,8 +92,21 @@ class OneSidedAccess {
   // The key of the allocation holding addr, asked for if unknown.
   Result<const std::pair<const uint64_t, AllocationKey>*> KeyFor(MemNode& n, uint64_t addr);
 
+  // The mapping of node n's offered pool, made on first use; nullptr if
+  // mapping failed (not retried until the node offers another pool).
+  rack::PoolMapping* MappingFor(MemNode& n);
+  // n's mapping is dead: dropped, and n goes through reconnection.
+  void DropDeadMapping(MemNode& n);
+  struct RackMapping {
+    uint64_t token = 0;  // of the offer it was made for
+    std::unique_ptr<rack::PoolMapping> mapping;
+  };
+
   Connections* connections_;
   ClientCounters* counters_;
+  std::string rack_;                        // empty: rack tier off
+  const FarAllocator* owner_ = nullptr;
+  std::map<uint32_t, RackMapping> mappings_;  // by node id
   const ClientLifetimes* lifetimes_;
   std::unique_ptr<BlockCache> cache_;
   std::map<uint64_t, AllocationKey> keys_;  // by allocation base (far address)

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <set>
+#include <sstream>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
@@ -24,6 +25,12 @@ std::string_view RoleName(Role role) {
 std::string NodeConfig::Name() const {
   if (role == Role::kAgent) return "agent";
   return role == Role::kSwitch ? std::string("switch") : fmt::format("memnode-{}", node);
+}
+
+bool ClusterConfig::Racked() const {
+  for (const NodeConfig& n : memnodes)
+    if (!n.rack.empty()) return true;
+  return false;
 }
 
 std::string ClusterConfig::SwitchAddress() const {
@@ -90,6 +97,21 @@ class TableReader {
     const int64_t v = n->as_integer()->get();
     if (v < lo || v > hi) return ConfigError(Key(key), fmt::format("{} is out of range [{}, {}]", v, lo, hi));
     *out = static_cast<T>(v);
+    return Status::Ok();
+  }
+  // An array of integers in [lo, hi].
+  template <typename T>
+  Status GetIntArray(std::string_view key, int64_t lo, int64_t hi, std::vector<T>* out) {
+    const toml::node* n = Find(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_array()) return Expected(key, "an array of integers", n);
+    out->clear();
+    for (const toml::node& e : *n->as_array()) {
+      if (!e.is_integer()) return Expected(key, "an array of integers", &e);
+      const int64_t v = e.as_integer()->get();
+      if (v < lo || v > hi) return ConfigError(Key(key), fmt::format("{} is out of range [{}, {}]", v, lo, hi));
+      out->push_back(static_cast<T>(v));
+    }
     return Status::Ok();
   }
   // A sub-table, or nullptr if absent.
@@ -160,6 +182,8 @@ Status ReadMemNode(TableReader& r, NodeConfig* n) {
   PULSE_RETURN_IF_ERROR(r.GetInt("workspaces", 1, 4096, &n->workspaces));
   PULSE_RETURN_IF_ERROR(r.GetInt("max_iterations", 1, UINT32_MAX, &n->max_iterations));
   PULSE_RETURN_IF_ERROR(r.GetString("shm_name", &n->shm_name));
+  PULSE_RETURN_IF_ERROR(r.GetString("rack", &n->rack));
+  PULSE_RETURN_IF_ERROR(r.GetIntArray("rack_tenants", 1, UINT32_MAX, &n->rack_tenants));
   return r.CheckNoUnknownKeys();
 }
 
@@ -291,6 +315,22 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
     if (!n.shm_name.empty() &&
         (n.shm_name.size() < 2 || n.shm_name[0] != '/' || n.shm_name.find('/', 1) != std::string::npos))
       return ConfigError(key + ".shm_name", "must be '/' followed by a name without '/'");
+    if (n.rack.empty() && !n.rack_tenants.empty()) return ConfigError(key + ".rack_tenants", "needs rack");
+    if (n.rack.find_first_of(" \t,") != std::string::npos)
+      return ConfigError(key + ".rack", fmt::format("'{}' must not contain blanks or ','", n.rack));
+  }
+  if (c.Racked()) {
+    // Racks reach each other only through the fabric (docs/racks.md): no
+    // transport that shares memory between processes.
+    if (c.ucx_tls.empty())
+      return ConfigError("transport.ucx_tls", "a cluster with racks must name its transports (e.g. \"tcp\")");
+    std::istringstream list(c.ucx_tls);
+    for (std::string t; std::getline(list, t, ',');)
+      if (t.empty() || t[0] == '^' || t == "all" || t == "sm" || t == "shm" || t == "posix" || t == "sysv" ||
+          t == "cma" || t == "mm" || t == "xpmem" || t == "knem")
+        return ConfigError("transport.ucx_tls",
+                           fmt::format("'{}': a cluster with racks allows no shared-memory transport ('{}')",
+                                       c.ucx_tls, t));
   }
   if (c.agent) {
     if (c.agent->host.empty()) return ConfigError("agent.host", "must not be empty");

@@ -40,6 +40,10 @@ struct NodeConfig {
   uint32_t workspaces = 0;      // 0: the engine's default
   uint32_t max_iterations = 0;  // 0: the engine's default
   std::string shm_name;         // empty: a name unique to each start of the cluster
+  // memnode: the rack whose shared pool it is (docs/racks.md; empty: no
+  // rack), and the tenants whose CPU nodes of that rack may map the pool.
+  std::string rack;
+  std::vector<uint32_t> rack_tenants;
   std::optional<PollConfig> poll;  // overrides ClusterConfig::poll
   // Set in code only (tests, benchmarks), not read from TOML: flags appended
   // to the node's command line after the launcher's own (do not repeat one
@@ -109,6 +113,8 @@ struct ClusterConfig {
   std::vector<TenantConfig> TenantsOrDefault() const;
   // Where tenant `t`'s credential is written (credential_file or its default).
   std::string CredentialFileOf(const TenantConfig& t) const;
+  // True if some memory node names a rack (docs/racks.md).
+  bool Racked() const;
   // The node's effective poll settings.
   const PollConfig& PollOf(const NodeConfig& n) const { return n.poll ? *n.poll : poll; }
 };

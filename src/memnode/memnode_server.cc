@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <thread>
 
+#include <fmt/ranges.h>
+
 #include "protocol/routing_table.h"
 #include "node/node_control.h"
 #include "node/node_tenant.h"
@@ -153,6 +155,9 @@ Status MemNodeServer::Start() {
              far_base_, far_base_ + pool_->size(), options_.granularity_bytes >> 10,
              pool_->huge_pages_advised() ? ", huge pages advised" : "");
 
+  if (!options_.rack.empty())
+    log_->Info("rack '{}': pool offered to the CPU nodes of tenants {{{}}} (docs/racks.md)", options_.rack,
+               fmt::join(options_.rack_tenants, ","));
   PULSE_RETURN_IF_ERROR(ConnectSwitch(options_.connect_timeout));
   // Wait for the switch's verdict: a refused registration (overlapping
   // range, ...) is fatal at start.
@@ -458,6 +463,7 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
           log_->Warn("connection {} named CPU node {}, which another identity holds: not bound", from,
                      cpu->get<uint32_t>());
       answer = Hello();
+      if (answer.ok()) AddRackFields(from, req->body, &answer.value());
     } else if (op == "alloc") {
       answer = Alloc(from, req->body);
     } else if (op == "free") {
@@ -497,6 +503,15 @@ Result<json> MemNodeServer::Hello() {
     reply["t_d_ns"] = calibration_.t_d_ns;
   }
   return reply;
+}
+
+void MemNodeServer::AddRackFields(net::EndpointId from, const json& body, json* reply) const {
+  if (options_.rack.empty()) return;
+  (*reply)["rack"] = options_.rack;
+  // Only to a tenant the pool is shared with (docs/racks.md, docs/security.md).
+  Result<TenantId> tenant = node::RequestTenant(*worker_, from, body, "hello");
+  if (tenant.ok() && options_.rack_tenants.count(*tenant) > 0)
+    (*reply)["rack_pool"] = rack::OfferToJson(pool_->Offer(options_.rack));
 }
 
 Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {

@@ -67,6 +67,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,6 +132,13 @@ struct MemNodeServerOptions {
   // to messages.
   bool ring_path = true;
   net::ring::RingHostOptions ring;
+  // The rack this node is the pool of (docs/racks.md); empty: none.  Its
+  // "hello" answer names the rack, and offers the pool object ("rack_pool":
+  // rack::PoolOffer) to connections of the tenants in rack_tenants, whose
+  // CPU nodes of the same rack then read and write their memory by loads and
+  // stores.  No tenant is offered the pool unless listed.
+  std::string rack;
+  std::set<TenantId> rack_tenants;
 };
 
 // Counters of the process beyond those of the service.
@@ -190,6 +198,8 @@ class MemNodeServer {
   void OnDisconnect(net::EndpointId ep, const Status& why);
 
   Result<nlohmann::json> Hello();
+  // The rack fields of a hello answer to `from` (options.rack).
+  void AddRackFields(net::EndpointId from, const nlohmann::json& body, nlohmann::json* reply) const;
   Result<nlohmann::json> Alloc(net::EndpointId from, const nlohmann::json& body);
   Result<nlohmann::json> Free(net::EndpointId from, const nlohmann::json& body);
   // lock / lock_renew / unlock: the lock service (memnode/lock_table.h).

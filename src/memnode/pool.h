@@ -1,7 +1,11 @@
 // The memory node's pool: one named POSIX shared-memory object mapped
 // MAP_SHARED.  Naming it (instead of anonymous memory) lets a later tier map
 // the same pages directly from CPU-node processes on the same host (the
-// rack-local shared pool of seed 004).  Huge pages are asked for with
+// rack-local shared pool of seed 004: src/rack/rack_pool.h, docs/racks.md).
+// The object ends with the rack owner page (rack::kOwnerPageBytes after the
+// metadata), which the creating thread claims: CPU nodes of the rack that
+// map the object learn from it, with plain loads, whether this process
+// still owns it.  Huge pages are asked for with
 // madvise(MADV_HUGEPAGE), best effort: shmem THP depends on
 // /sys/kernel/mm/transparent_hugepage/shmem_enabled.
 #pragma once
@@ -12,6 +16,7 @@
 #include <string>
 
 #include "pulse/status.h"
+#include "rack/rack_pool.h"
 
 namespace pulse::memnode {
 
@@ -31,7 +36,8 @@ class SharedPool {
   // crash gets its data back.
   static Result<std::unique_ptr<SharedPool>> CreateOrReattach(const std::string& name, size_t bytes,
                                                               size_t meta_bytes);
-  // Unmaps and unlinks the object.
+  // Marks the owner page closed, unmaps and unlinks the object.  Runs on
+  // the thread that created the pool (it holds the owner page's lock).
   ~SharedPool();
   SharedPool(const SharedPool&) = delete;
   SharedPool& operator=(const SharedPool&) = delete;
@@ -49,6 +55,9 @@ class SharedPool {
   // The metadata area of CreateOrReattach (empty for Create).
   uint8_t* metadata() const { return data_ + size_; }
   size_t metadata_size() const { return meta_size_; }
+
+  // What a CPU node of `rack` needs to map the pool (rack/rack_pool.h).
+  rack::PoolOffer Offer(const std::string& rack) const;
 
   // Returns [offset, offset+length) to zeroes, so that the next owner of
   // the bytes never sees the previous one's data.  A plain memset: dropping
@@ -68,6 +77,7 @@ class SharedPool {
   bool huge_advised_ = false;
   bool replaced_stale_ = false;
   bool reattached_ = false;
+  std::unique_ptr<rack::PoolOwner> owner_;  // in the page after the metadata
 };
 
 }  // namespace pulse::memnode

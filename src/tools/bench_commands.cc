@@ -179,6 +179,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddCalibrateBench(bench);
   AddNetBench(bench);
   AddTraverseBench(bench);
+  AddTierBench(bench);
   AddRpcBench(bench);
   AddKvBench(bench);
   AddDsBench(bench);

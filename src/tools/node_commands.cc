@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -175,6 +176,8 @@ struct MemNodeArgs {
   bool fresh_pool = false;
   uint64_t session_grace_ms = 10000;
   uint64_t restored_session_grace_ms = 60000;
+  std::string rack;
+  std::vector<uint32_t> rack_tenants;
   CommonArgs common;
 };
 
@@ -216,6 +219,9 @@ void RunMemNode(const MemNodeArgs& args) {
   options.instance_id = args.common.instance_id;
   options.session_grace = std::chrono::milliseconds(args.session_grace_ms);
   options.restored_session_grace = std::chrono::milliseconds(args.restored_session_grace_ms);
+  options.rack = args.rack;
+  options.rack_tenants.insert(args.rack_tenants.begin(), args.rack_tenants.end());
+  if (options.rack.empty() && !options.rack_tenants.empty()) Fail(log, "--rack-tenants needs --rack");
   ApplyPoll(args.common, &options.worker);
   DefaultUcxEnvironment();
   // Each allocation is registered on its own and unregistered when it is
@@ -336,6 +342,14 @@ void AddMemNodeCommand(CLI::App& app) {
           },
           ""))
       ->type_name("/NAME");
+  cmd->add_option("--rack", args->rack,
+                  "The rack whose shared pool this node is (docs/racks.md): CPU nodes of that rack on this\n"
+                  "host map the pool and read and write it by loads and stores")
+      ->type_name("NAME");
+  cmd->add_option("--rack-tenants", args->rack_tenants,
+                  "Tenants whose CPU nodes are offered the rack pool (comma-separated ids; default none)")
+      ->delimiter(',')
+      ->type_name("ID,...");
   cmd->add_option("--connect-timeout-s", args->connect_timeout_s,
                   "How long to keep trying to reach the switch at start")
       ->capture_default_str()

@@ -1,7 +1,11 @@
 // The cluster description: the embedded default, and errors that name the key.
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include "cluster/config.h"
 
@@ -109,6 +113,38 @@ TEST_F(ClusterConfigTest, MissingFileIsNotFound) {
   auto c = LoadClusterConfig("/nonexistent/cluster.toml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Status::Code::kNotFound);
+}
+
+TEST_F(ClusterConfigTest, RacksConfigHasTwoRacksOverTcp) {
+  auto c = LoadClusterConfig(std::string(PULSE_SOURCE_DIR) + "/config/racks.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->Racked());
+  EXPECT_EQ(c->ucx_tls, "tcp");
+  ASSERT_EQ(c->memnodes.size(), 2u);
+  EXPECT_EQ(c->memnodes[0].rack, "a");
+  EXPECT_EQ(c->memnodes[1].rack, "b");
+  EXPECT_EQ(c->memnodes[0].rack_tenants, std::vector<uint32_t>{1});
+  auto local = ParseClusterConfig(EmbeddedLocalConfig(), "embedded");
+  ASSERT_TRUE(local.ok());
+  EXPECT_FALSE(local->Racked());
+}
+
+TEST_F(ClusterConfigTest, RackErrorsNameTheKey) {
+  const std::string tcp = "[transport]\nucx_tls = \"tcp\"\n";
+  EXPECT_NE(ErrorOf(tcp + "[[memnode]]\nrack_tenants = [1]\n").find("memnode[0].rack_tenants: needs rack"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(tcp + "[[memnode]]\nrack = \"a\"\nrack_tenants = [0]\n").find("memnode[0].rack_tenants"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(tcp + "[[memnode]]\nrack = \"a\"\nrack_tenants = \"1\"\n").find("expected an array"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[[memnode]]\nrack = \"a\"\n").find("transport.ucx_tls: a cluster with racks"),
+            std::string::npos);
+  for (const char* shared : {"posix", "tcp,sysv", "tcp,cma", "sm", "all", "^tcp"}) {
+    const std::string text = fmt::format("[transport]\nucx_tls = \"{}\"\n[[memnode]]\nrack = \"a\"\n", shared);
+    EXPECT_NE(ErrorOf(text).find("no shared-memory transport"), std::string::npos) << shared;
+  }
+  auto ok = ParseClusterConfig("[transport]\nucx_tls = \"rc,tcp\"\n[[memnode]]\nrack = \"a\"\n", "t");
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
 }
 
 }  // namespace

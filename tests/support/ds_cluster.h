@@ -35,7 +35,15 @@ class DsCluster : public ::testing::Test {
  protected:
   void SetUp() override {
     pulse::testing::SetUcxTestEnvironment();
-    ASSERT_TRUE(rack_.Start(2, /*pool_mib=*/16));
+    if (Racked()) {
+      // Two racks (docs/racks.md): memory node 0 is rack "a"'s pool, node 1
+      // rack "b"'s; clients join the rack $PULSE_RACK names (ctest Racks.*).
+      ASSERT_TRUE(rack_.StartSwitch());
+      for (uint32_t n = 0; n < 2; ++n) rack_.StartMemNode(n, 16, {"--rack", n == 0 ? "a" : "b", "--rack-tenants", "1"});
+      ASSERT_TRUE(rack_.Join(2));
+    } else {
+      ASSERT_TRUE(rack_.Start(2, /*pool_mib=*/16));
+    }
     auto c = Client::Connect(RackClientOptions());
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(*c);
@@ -56,11 +64,18 @@ class DsCluster : public ::testing::Test {
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(*c) : nullptr;
   }
-  // Both execution paths were used and some traversals crossed nodes.
+  // Both execution paths were used and some traversals crossed nodes (and,
+  // on two racks, the rack tier served some reads).
   void ExpectBothPathsUsed() {
     EXPECT_GT(client_->counters().offloaded, 0u);
     EXPECT_GT(client_->counters().executed_locally, 0u);
     EXPECT_GT(rack_.Continuations(), 0u) << "should cross memory nodes";
+    if (Racked()) EXPECT_GT(client_->counters().rack_reads, 0u) << "rack a's objects are read by loads";
+  }
+  // $PULSE_RACK is set: the memory nodes run as two racks.
+  static bool Racked() {
+    const char* rack = std::getenv("PULSE_RACK");
+    return rack != nullptr && *rack != '\0';
   }
   pulse::testing::LocalRack rack_;
   std::unique_ptr<Client> client_;
