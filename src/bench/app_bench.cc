@@ -136,6 +136,10 @@ struct ClusterCounters {
   uint64_t forwards = 0;  // continuations between memory nodes: the switch's plus direct ones
   uint64_t iterations = 0;
   std::optional<uint64_t> cpu_us;
+  // The memory nodes' outgoing traversal messages (responses, continuations,
+  // to the switch): active messages sent and the messages they carried.
+  uint64_t mn_messages = 0;
+  uint64_t mn_carried = 0;
 };
 
 Result<std::vector<std::string>> MemNodeAddresses(cluster::ControlSession& s, const std::string& sw) {
@@ -164,6 +168,13 @@ Result<ClusterCounters> ReadCounters(cluster::ControlSession& s, const std::stri
     // Continuations sent node to node under direct routing cross nodes too.
     c.forwards += counters.value("direct_continuations", uint64_t{0});
     if (counters.contains("rpc")) c.iterations += counters["rpc"].value("steps", uint64_t{0});
+    if (auto agg = counters.find("aggregation"); agg != counters.end() && agg->is_object()) {
+      for (const char* way : {"responses", "continuations", "to_switch"}) {
+        if (!agg->contains(way)) continue;
+        c.mn_messages += (*agg)[way].value("messages", uint64_t{0});
+        c.mn_carried += (*agg)[way].value("carried", uint64_t{0});
+      }
+    }
     if (counters.contains("cpu_us")) {
       cpu += counters["cpu_us"].get<uint64_t>();
     } else {
@@ -278,6 +289,8 @@ json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
       {"cross_node_per_op", r.cross_node_per_op},
       {"iterations_per_op", OptionalJson(r.iterations_per_op)},
       {"retransmissions_per_op", r.retransmissions_per_op},
+      {"requests_per_message", OptionalJson(r.requests_per_message)},
+      {"responses_per_message", OptionalJson(r.responses_per_message)},
       {"ops", r.closed.ops},
       {"seconds", r.closed.seconds},
       {"concurrency", o.concurrency},
@@ -432,6 +445,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   const double n = static_cast<double>(std::max<uint64_t>(ops, 1));
   // The clients' own counters, summed over the lanes' changes in the phase.
   uint64_t bytes = 0, traversals = 0, offloaded = 0, reissues = 0, retransmissions = 0;
+  uint64_t request_messages = 0, requests_carried = 0;
   nlohmann::json system_stats = nlohmann::json::object();
   for (Lane& lane : lanes) {
     const ClientCounters& cc1 = lane.system->client()->counters();
@@ -441,6 +455,8 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     traversals += cc1.traversals - lane.cc0.traversals;
     offloaded += cc1.offloaded - lane.cc0.offloaded;
     retransmissions += cc1.retransmissions - lane.cc0.retransmissions;
+    request_messages += cc1.request_messages - lane.cc0.request_messages;
+    requests_carried += cc1.requests_carried - lane.cc0.requests_carried;
     // The system's own figures (e.g. cache hits; RPC re-issues at node
     // boundaries, which are cross-node hops too).
     const apps::AppSystemStats ss1 = lane.system->Stats();
@@ -456,6 +472,11 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   res.cross_node_per_op = static_cast<double>((after->forwards - before->forwards) + reissues) / n;
   res.iterations_per_op = static_cast<double>(after->iterations - before->iterations) / n;
   res.retransmissions_per_op = static_cast<double>(retransmissions) / n;
+  if (request_messages > 0)
+    res.requests_per_message = static_cast<double>(requests_carried) / static_cast<double>(request_messages);
+  if (after->mn_messages > before->mn_messages)
+    res.responses_per_message = static_cast<double>(after->mn_carried - before->mn_carried) /
+                                static_cast<double>(after->mn_messages - before->mn_messages);
 
   // Open loop: Poisson arrivals at o.rate; latency counts from the arrival.
   if (o.rate > 0) {

@@ -70,6 +70,12 @@ struct AppBenchResult {
   // the rpc systems' handlers visit (0 where traversals run at the CPU node).
   std::optional<double> iterations_per_op;
   double retransmissions_per_op = 0;
+  // Message aggregation (include/pulse/message_batch.h) in the measured
+  // phase: traversal requests per active message from the CPU nodes, and
+  // responses and continuations per active message from the memory nodes
+  // (absent where no traversal message was sent, e.g. the rpc systems).
+  std::optional<double> requests_per_message;
+  std::optional<double> responses_per_message;
   std::string extra;                        // application-specific figures (a JSON object)
   uint64_t verified = 0;                    // answers checked against the native computation
   uint64_t load_ops = 0;
