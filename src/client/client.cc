@@ -114,14 +114,13 @@ struct Client::Impl final : TraversalPath {
   // malformed envelope is counted and dropped whole (its requests time out
   // and are re-sent).
   void OnBatch(std::span<const uint8_t> payload) {
-    Result<DecodedBatch> batch = DecodeBatch(payload);
-    if (!batch.ok() || batch->inner_am != kAmTraversal) {
+    Result<size_t> n = UnpackTraversalBatch(payload, [this](std::span<const uint8_t> m) { traversals.OnMessage(m); });
+    if (!n.ok()) {
       ++counters.malformed_envelopes;
       return;
     }
     ++counters.envelopes_in;
-    counters.responses_in_envelopes += batch->messages.size();
-    for (std::span<const uint8_t> m : batch->messages) traversals.OnMessage(m);
+    counters.responses_in_envelopes += *n;
   }
 
   Status Open();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "pulse/cluster.h"
 
 namespace pulse {
@@ -64,6 +66,16 @@ void Outbox::SendRun(net::EndpointId to, std::vector<Entry>& entries, size_t beg
   counters_.carried += count;
   counters_.bytes += n;
   if (count > 1) ++counters_.envelopes;
+}
+
+Result<size_t> UnpackTraversalBatch(std::span<const uint8_t> envelope,
+                                    const std::function<void(std::span<const uint8_t>)>& handle) {
+  PULSE_ASSIGN_OR_RETURN(DecodedBatch batch, DecodeBatch(envelope));
+  if (batch.inner_am != kAmTraversal)
+    return Status::InvalidArgument(
+        fmt::format("batch envelope: inner message id {} is not kAmTraversal ({})", batch.inner_am, kAmTraversal));
+  for (std::span<const uint8_t> m : batch.messages) handle(m);
+  return batch.messages.size();
 }
 
 nlohmann::json OutboxJson(const Outbox::Counters& c) {

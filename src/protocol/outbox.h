@@ -74,6 +74,13 @@ class Outbox {
   Counters counters_;
 };
 
+// The receiving half: decodes a kAmBatch envelope of traversal messages
+// (inner_am kAmTraversal) and hands each inner message to `handle`, in
+// order, as if it had arrived alone.  Returns how many; InvalidArgument
+// naming the fault (nothing handled) for a malformed envelope.
+Result<size_t> UnpackTraversalBatch(std::span<const uint8_t> envelope,
+                                    const std::function<void(std::span<const uint8_t>)>& handle);
+
 // {"messages", "carried", "envelopes", "bytes", "failed",
 //  "per_message": carried / messages (0 before any)}, for `stats`.
 nlohmann::json OutboxJson(const Outbox::Counters& c);

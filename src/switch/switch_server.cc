@@ -138,19 +138,14 @@ void SwitchServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> pa
 }
 
 void SwitchServer::OnBatch(net::EndpointId from, std::span<const uint8_t> payload) {
-  Result<DecodedBatch> batch = DecodeBatch(payload);
-  if (batch.ok() && batch->inner_am != kAmTraversal)
-    batch = Status::InvalidArgument(fmt::format("batch envelope: inner message id {} is not kAmTraversal",
-                                                batch->inner_am));
-  if (!batch.ok()) {
+  Result<size_t> n = UnpackTraversalBatch(payload, [&](std::span<const uint8_t> m) { OnTraversal(from, m); });
+  if (!n.ok()) {
     ++counters_.malformed_envelopes;
-    log_->Debug("malformed batch envelope ({} bytes) from connection {}: {}", payload.size(), from,
-                batch.status().message());
+    log_->Debug("connection {}: {} bytes: {}", from, payload.size(), n.status().message());
     return;
   }
   ++counters_.envelopes_in;
-  counters_.carried_in += batch->messages.size();
-  for (std::span<const uint8_t> m : batch->messages) OnTraversal(from, m);
+  counters_.carried_in += *n;
 }
 
 void SwitchServer::AnswerUnavailable(TraversalMessage m, NodeId node) {
