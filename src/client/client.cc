@@ -114,16 +114,14 @@ struct Client::Impl final : TraversalPath {
   // malformed envelope is counted and dropped whole (its requests time out
   // and are re-sent).
   void OnBatch(std::span<const uint8_t> payload) {
-    Result<size_t> n = UnpackTraversalBatch(payload, [this](std::span<const uint8_t> m) { traversals.OnMessage(m); });
-    if (!n.ok()) {
-      ++counters.malformed_envelopes;
-      return;
-    }
-    ++counters.envelopes_in;
-    counters.responses_in_envelopes += *n;
+    // Counted in batches_in either way (see above).
+    IgnoreError(UnpackTraversalBatch(payload, &batches_in,
+                                     [this](std::span<const uint8_t> m) { traversals.OnMessage(m); }));
   }
 
   Status Open();
+
+  InboundBatches batches_in;  // copied into counters by counters()
 };
 
 Status Client::Impl::Open() {
@@ -313,6 +311,9 @@ const ClientCounters& Client::counters() const {
   impl_->counters.control_retransmissions = impl_->connections.control->retransmissions();
   impl_->counters.request_messages = impl_->connections.outbox->counters().messages;
   impl_->counters.requests_carried = impl_->connections.outbox->counters().carried;
+  impl_->counters.envelopes_in = impl_->batches_in.envelopes;
+  impl_->counters.responses_in_envelopes = impl_->batches_in.carried;
+  impl_->counters.malformed_envelopes = impl_->batches_in.malformed;
   return impl_->counters;
 }
 const net::Counters& Client::net_counters() const { return impl_->connections.worker->counters(); }

@@ -353,14 +353,9 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
 }
 
 void MemNodeServer::OnBatch(net::EndpointId from, std::span<const uint8_t> payload) {
-  Result<size_t> n = UnpackTraversalBatch(payload, [&](std::span<const uint8_t> m) { OnTraversal(from, m); });
-  if (!n.ok()) {
-    ++counters_.malformed_envelopes;
-    log_->Debug("connection {}: {} bytes: {}", from, payload.size(), n.status().message());
-    return;
-  }
-  ++counters_.envelopes_in;
-  counters_.carried_in += *n;
+  Status s = UnpackTraversalBatch(payload, &counters_.batches_in,
+                                  [&](std::span<const uint8_t> m) { OnTraversal(from, m); });
+  if (!s.ok()) log_->Debug("connection {}: {}", from, s.message());
 }
 
 bool MemNodeServer::AdoptRouting(const json& table) {
@@ -630,6 +625,14 @@ Result<json> MemNodeServer::LockOp(net::EndpointId from, const std::string& op, 
   return json{{"granted", locks_.TryAcquire(*addr, *holder, *mode == "exclusive", ms, now)}};
 }
 
+json MemNodeServer::AggregationJson() const {
+  json j = InboundJson(counters_.batches_in);
+  j["responses"] = OutboxJson(to_cpu_.counters());
+  j["continuations"] = OutboxJson(to_peers_.counters());
+  j["to_switch"] = OutboxJson(to_switch_.counters());
+  return j;
+}
+
 json MemNodeServer::Stats() const {
   const MemNodeCounters& c = service_.counters();
   // CPU time of the whole process (engine, fabric, control): the benchmarks'
@@ -680,12 +683,7 @@ json MemNodeServer::Stats() const {
               {"direct_continuations", to_peers_.counters().carried},
               {"direct_responses", to_cpu_.counters().carried},
               {"switch_sends", to_switch_.counters().carried},
-              {"aggregation", {{"responses", OutboxJson(to_cpu_.counters())},
-                               {"continuations", OutboxJson(to_peers_.counters())},
-                               {"to_switch", OutboxJson(to_switch_.counters())},
-                               {"envelopes_in", counters_.envelopes_in},
-                               {"carried_in", counters_.carried_in},
-                               {"malformed_envelopes", counters_.malformed_envelopes}}},
+              {"aggregation", AggregationJson()},
               {"redirects_sent", counters_.redirects_sent},
               {"redirects_received", counters_.redirects_received},
               {"peer_connections", peers_.memnode_connections()},

@@ -162,9 +162,7 @@ struct MemNodeServerCounters {
   uint64_t redirects_received = 0;
   // Aggregation, receiving: kAmBatch envelopes, the traversal messages they
   // carried, and envelopes refused whole as malformed.
-  uint64_t envelopes_in = 0;
-  uint64_t carried_in = 0;
-  uint64_t malformed_envelopes = 0;
+  InboundBatches batches_in;
 };
 
 class MemNodeServer {
@@ -212,6 +210,8 @@ class MemNodeServer {
   // lock / lock_renew / unlock: the lock service (memnode/lock_table.h).
   Result<nlohmann::json> LockOp(net::EndpointId from, const std::string& op, const nlohmann::json& body);
   nlohmann::json Stats() const;
+  // stats' "aggregation": the outboxes and the envelopes received.
+  nlohmann::json AggregationJson() const;
 
   // ---- memory ownership and lifetimes (memory_ops.cc) ----
   // key / persist / root_get / root_drop / tenant_drop / end_session; null

@@ -68,14 +68,24 @@ void Outbox::SendRun(net::EndpointId to, std::vector<Entry>& entries, size_t beg
   if (count > 1) ++counters_.envelopes;
 }
 
-Result<size_t> UnpackTraversalBatch(std::span<const uint8_t> envelope,
-                                    const std::function<void(std::span<const uint8_t>)>& handle) {
-  PULSE_ASSIGN_OR_RETURN(DecodedBatch batch, DecodeBatch(envelope));
-  if (batch.inner_am != kAmTraversal)
-    return Status::InvalidArgument(
-        fmt::format("batch envelope: inner message id {} is not kAmTraversal ({})", batch.inner_am, kAmTraversal));
-  for (std::span<const uint8_t> m : batch.messages) handle(m);
-  return batch.messages.size();
+Status UnpackTraversalBatch(std::span<const uint8_t> envelope, InboundBatches* counters,
+                            const std::function<void(std::span<const uint8_t>)>& handle) {
+  Result<DecodedBatch> batch = DecodeBatch(envelope);
+  if (batch.ok() && batch->inner_am != kAmTraversal)
+    batch = Status::InvalidArgument(
+        fmt::format("batch envelope: inner message id {} is not kAmTraversal ({})", batch->inner_am, kAmTraversal));
+  if (!batch.ok()) {
+    ++counters->malformed;
+    return Status::InvalidArgument(fmt::format("{} ({} bytes)", batch.status().message(), envelope.size()));
+  }
+  ++counters->envelopes;
+  counters->carried += batch->messages.size();
+  for (std::span<const uint8_t> m : batch->messages) handle(m);
+  return Status::Ok();
+}
+
+nlohmann::json InboundJson(const InboundBatches& c) {
+  return {{"envelopes_in", c.envelopes}, {"carried_in", c.carried}, {"malformed_envelopes", c.malformed}};
 }
 
 nlohmann::json OutboxJson(const Outbox::Counters& c) {

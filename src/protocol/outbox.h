@@ -74,12 +74,22 @@ class Outbox {
   Counters counters_;
 };
 
+// What a receiver counts of the envelopes it got.
+struct InboundBatches {
+  uint64_t envelopes = 0;  // kAmBatch envelopes taken apart
+  uint64_t carried = 0;    // traversal messages in them
+  uint64_t malformed = 0;  // envelopes refused whole
+};
+
 // The receiving half: decodes a kAmBatch envelope of traversal messages
-// (inner_am kAmTraversal) and hands each inner message to `handle`, in
-// order, as if it had arrived alone.  Returns how many; InvalidArgument
-// naming the fault (nothing handled) for a malformed envelope.
-Result<size_t> UnpackTraversalBatch(std::span<const uint8_t> envelope,
-                                    const std::function<void(std::span<const uint8_t>)>& handle);
+// (inner_am kAmTraversal), hands each inner message to `handle`, in order,
+// as if it had arrived alone, and counts it in `counters`.  InvalidArgument
+// naming the fault (nothing handled, counted as malformed) for a malformed
+// envelope.
+Status UnpackTraversalBatch(std::span<const uint8_t> envelope, InboundBatches* counters,
+                            const std::function<void(std::span<const uint8_t>)>& handle);
+// {"envelopes_in", "carried_in", "malformed_envelopes"}, for `stats`.
+nlohmann::json InboundJson(const InboundBatches& c);
 
 // {"messages", "carried", "envelopes", "bytes", "failed",
 //  "per_message": carried / messages (0 before any)}, for `stats`.

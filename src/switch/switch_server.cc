@@ -138,14 +138,9 @@ void SwitchServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> pa
 }
 
 void SwitchServer::OnBatch(net::EndpointId from, std::span<const uint8_t> payload) {
-  Result<size_t> n = UnpackTraversalBatch(payload, [&](std::span<const uint8_t> m) { OnTraversal(from, m); });
-  if (!n.ok()) {
-    ++counters_.malformed_envelopes;
-    log_->Debug("connection {}: {} bytes: {}", from, payload.size(), n.status().message());
-    return;
-  }
-  ++counters_.envelopes_in;
-  counters_.carried_in += *n;
+  Status s = UnpackTraversalBatch(payload, &counters_.batches_in,
+                                  [&](std::span<const uint8_t> m) { OnTraversal(from, m); });
+  if (!s.ok()) log_->Debug("connection {}: {}", from, s.message());
 }
 
 void SwitchServer::AnswerUnavailable(TraversalMessage m, NodeId node) {
@@ -405,6 +400,12 @@ json SwitchServer::Hello(net::EndpointId from) {
   return answer;
 }
 
+json SwitchServer::AggregationJson() const {
+  json j = InboundJson(counters_.batches_in);
+  j["out"] = OutboxJson(out_.counters());
+  return j;
+}
+
 json SwitchServer::Stats() const {
   const RouterCounters& r = router_.counters();
   size_t alive = 0;
@@ -420,10 +421,7 @@ json SwitchServer::Stats() const {
               {"messages_out", out_.counters().carried},
               {"bytes_in", counters_.bytes_in},
               {"bytes_out", out_.counters().bytes},
-              {"aggregation", {{"out", OutboxJson(out_.counters())},
-                               {"envelopes_in", counters_.envelopes_in},
-                               {"carried_in", counters_.carried_in},
-                               {"malformed_envelopes", counters_.malformed_envelopes}}},
+              {"aggregation", AggregationJson()},
               {"control_ops", counters_.control_ops},
               {"control_errors", counters_.control_errors},
               {"rpc_requests", counters_.rpc_requests},

@@ -94,9 +94,7 @@ struct SwitchCounters {
   uint64_t rpc_dropped = 0;           // malformed, or for a CPU node that is gone
   uint64_t rpc_bytes = 0;             // of the forwarded messages
   uint64_t routing_pushes = 0;        // routing tables pushed (one per receiver)
-  uint64_t envelopes_in = 0;          // kAmBatch envelopes received
-  uint64_t carried_in = 0;            // traversal messages in them
-  uint64_t malformed_envelopes = 0;   // envelopes refused whole
+  InboundBatches batches_in;          // kAmBatch envelopes received
 };
 
 class SwitchServer {
@@ -141,6 +139,8 @@ class SwitchServer {
   Result<nlohmann::json> RegisterMemNode(net::EndpointId from, const nlohmann::json& body);
   nlohmann::json Hello(net::EndpointId from);
   nlohmann::json Stats() const;
+  // stats' "aggregation": the outbox and the envelopes received.
+  nlohmann::json AggregationJson() const;
   nlohmann::json MemNodeList() const;
 
   // The CPU node id of `ep`, assigned on first use.
