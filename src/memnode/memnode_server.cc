@@ -280,9 +280,9 @@ Status MemNodeServer::Run() {
     // Idle engine: the rings are polled for their window before any sleep
     // (one-sided writes wake nobody; RingHost::MaySleep).
     if (ring_ != nullptr && (ring_->Poll() > 0 || !ring_->MaySleep())) {
+      FlushOutboxes();  // what the ring's requests produced
       // Within the window: let a process queued behind us on this core run
       // (a client or the switch), as the Worker's own adaptive polling does.
-      FlushOutboxes();
       if (!worker_->Progress() && options_.worker.yield_while_polling) sched_yield();
       continue;
     }
