@@ -17,6 +17,7 @@ std::span<const Target> Targets() {
       {"program", FuzzProgram},
       {"memnode_message", FuzzMemNodeMessage},
       {"switch_message", FuzzSwitchMessage},
+      {"batch_envelope", FuzzBatchEnvelope},
       {"elf", FuzzElf},
       {"jit", FuzzJit},
       {"rpc_message", FuzzRpcMessage},

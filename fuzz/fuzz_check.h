@@ -33,6 +33,8 @@ void FuzzProgram(std::span<const uint8_t> data);
 void FuzzMemNodeMessage(std::span<const uint8_t> data);
 // A wire message as the switch handles it (decode, route, re-encode).
 void FuzzSwitchMessage(std::span<const uint8_t> data);
+// A batch envelope as a receiver unpacks it (decode, each inner message).
+void FuzzBatchEnvelope(std::span<const uint8_t> data);
 // A BPF ELF object as `pulse compile` reads and translates it.
 void FuzzElf(std::span<const uint8_t> data);
 // Verified programs built from the input on the JIT, the interpreted engine

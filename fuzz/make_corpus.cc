@@ -21,6 +21,8 @@
 #include "pulse/iterators/ds_umap_find.h"
 #include "pulse/program.h"
 #include "protocol/rpc_message.h"
+#include "pulse/cluster.h"
+#include "pulse/message_batch.h"
 #include "pulse/protocol.h"
 #include "net/handshake.h"
 #include "rpc/rpc_handler.h"
@@ -82,6 +84,10 @@ void Messages(const fs::path& out, const std::string& name, const ProgramRef& p)
   cont.flags = kFlagPulseAcc;
   cont.program.clear();
   Write(out / "switch_message", name + "_pulse_acc", EncodeMessage(cont));
+  // Envelopes: a request with its code and one by hash; three answers.
+  Write(out / "batch_envelope", name + "_requests", EncodeBatch(kAmTraversal, std::vector{request, EncodeMessage(by_hash)}));
+  Write(out / "batch_envelope", name + "_answers",
+        EncodeBatch(kAmTraversal, std::vector{EncodeMessage(cont), EncodeMessage(cont), EncodeMessage(probe)}));
 }
 
 void ProgramSeeds(const fs::path& out, const std::string& name, const ProgramRef& p) {

@@ -35,7 +35,7 @@ LAYERS = [
      ["status.h", "isa.h", "program.h", "assembler.h", "engine.h", "calibration.h", "memory.h",
       "traversal.h", "iterator.h", "far_ptr.h"]),
     ("compiler", 1, ["compiler"], ["compiler.h"]),
-    ("net", 2, ["net", "protocol", "node"], ["net.h", "protocol.h", "cluster.h"]),
+    ("net", 2, ["net", "protocol", "node"], ["net.h", "protocol.h", "message_batch.h", "cluster.h"]),
     ("tier", 2, ["tier"], ["tier/"]),
     ("rack", 2, ["rack"], []),
     ("server", 3, ["memnode", "switch"], []),

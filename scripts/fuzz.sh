@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(assembler program memnode_message switch_message elf jit rpc_message control handshake)
+  targets=(assembler program memnode_message switch_message batch_envelope elf jit rpc_message control handshake)
 fi
 
 source scripts/sanitized_build.sh

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pulse/message_batch.h"
 #include "pulse/net.h"
 #include "pulse/program.h"
 #include "pulse/status.h"
@@ -156,6 +157,13 @@ struct ClientOptions {
   // fails or reconnects as for any lost node); a reconnection maps the
   // node's pool anew.
   std::string rack;
+  // Message aggregation (include/pulse/message_batch.h): traversal requests
+  // started back to back for one memory node (TraverseAsync) leave in one
+  // message, within these limits, when this thread next runs the client's
+  // event loop (Poll, WaitAll, Traverse or any call that waits).  The
+  // environment variable PULSE_BATCH ("off", "messages=N,bytes=B")
+  // overrides it.
+  BatchLimits batching;
 };
 
 struct TraverseOptions {
@@ -220,6 +228,15 @@ struct ClientCounters {
   // code attached to one is not counted).  docs/evaluation.md.
   uint64_t critical_path_messages = 0;
   uint64_t critical_path_bytes = 0;
+  // Message aggregation: active messages that carried traversal requests
+  // (plain or kAmBatch envelopes) and the requests they carried
+  // (requests_carried / request_messages: requests per message); envelopes
+  // received, the responses in them, and envelopes refused as malformed.
+  uint64_t request_messages = 0;
+  uint64_t requests_carried = 0;
+  uint64_t envelopes_in = 0;
+  uint64_t responses_in_envelopes = 0;
+  uint64_t malformed_envelopes = 0;
   // One-sided reads and writes are re-sent by the transport: net_counters().rma_retransmissions.
   // The rack tier (ClientOptions::rack): reads and writes served by loads
   // and stores through a mapped rack pool (no message; these are not in
@@ -333,6 +350,10 @@ class Client {
                                    std::vector<uint8_t> scratch, const TraverseOptions& options = {});
   // Starts a traversal; `done` runs inside a later Poll/WaitAll/sync call.
   // Many may be in flight.  CPU-node executions complete before returning.
+  // An offloaded request leaves when this thread next runs the event loop
+  // (Poll, WaitAll, Traverse or any call that waits), together with the
+  // others started meanwhile for the same memory node
+  // (ClientOptions::batching).
   void TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vector<uint8_t> scratch,
                      const TraverseOptions& options, TraverseCallback done);
   // Makes progress without blocking; handles timeouts.  (Exception: after

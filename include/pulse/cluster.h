@@ -83,6 +83,11 @@ inline constexpr uint16_t kAmControlReply = 3;  // payload: JSON answer
 // RoutingTable::ToJson) to every CPU node and memory node on each
 // membership change; receivers keep it only if its version is newer.
 inline constexpr uint16_t kAmRouting = 4;       // payload: JSON routing table
+// Several messages that were ready for one destination at once, in one
+// envelope (include/pulse/message_batch.h: EncodeBatch); each inner message
+// is handled as if it had arrived alone on the envelope's inner_am
+// (kAmTraversal).  A single message never travels in an envelope.
+inline constexpr uint16_t kAmBatch = 5;         // payload: EncodeBatch(kAmTraversal, messages)
 // The RPC baseline (include/pulse/rpc.h): a CPU node calls a native handler
 // on a memory node directly, or through the switch, which only forwards
 // (RpcPath::kSwitch).

@@ -136,6 +136,10 @@ struct ClusterCounters {
   uint64_t forwards = 0;  // continuations between memory nodes: the switch's plus direct ones
   uint64_t iterations = 0;
   std::optional<uint64_t> cpu_us;
+  // The memory nodes' outgoing traversal messages (responses, continuations,
+  // to the switch): active messages sent and the messages they carried.
+  uint64_t mn_messages = 0;
+  uint64_t mn_carried = 0;
 };
 
 Result<std::vector<std::string>> MemNodeAddresses(cluster::ControlSession& s, const std::string& sw) {
@@ -164,6 +168,13 @@ Result<ClusterCounters> ReadCounters(cluster::ControlSession& s, const std::stri
     // Continuations sent node to node under direct routing cross nodes too.
     c.forwards += counters.value("direct_continuations", uint64_t{0});
     if (counters.contains("rpc")) c.iterations += counters["rpc"].value("steps", uint64_t{0});
+    if (auto agg = counters.find("aggregation"); agg != counters.end() && agg->is_object()) {
+      for (const char* way : {"responses", "continuations", "to_switch"}) {
+        if (!agg->contains(way)) continue;
+        c.mn_messages += (*agg)[way].value("messages", uint64_t{0});
+        c.mn_carried += (*agg)[way].value("carried", uint64_t{0});
+      }
+    }
     if (counters.contains("cpu_us")) {
       cpu += counters["cpu_us"].get<uint64_t>();
     } else {
@@ -285,6 +296,8 @@ json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
       {"fabric_one_way_us", o.fabric.one_way_us},
       {"fabric_gbps", o.fabric.gbps},
       {"routing", o.routing.empty() ? "default" : o.routing},
+      {"requests_per_message", OptionalJson(r.requests_per_message)},
+      {"responses_per_message", OptionalJson(r.responses_per_message)},
       {"ops", r.closed.ops},
       {"seconds", r.closed.seconds},
       {"concurrency", o.concurrency},
@@ -446,6 +459,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   // The clients' own counters, summed over the lanes' changes in the phase.
   uint64_t bytes = 0, traversals = 0, offloaded = 0, reissues = 0, retransmissions = 0;
   uint64_t path_messages = 0, path_bytes = 0;
+  uint64_t request_messages = 0, requests_carried = 0;
   nlohmann::json system_stats = nlohmann::json::object();
   for (Lane& lane : lanes) {
     const ClientCounters& cc1 = lane.system->client()->counters();
@@ -461,6 +475,8 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     path_messages += (cc1.critical_path_messages - lane.cc0.critical_path_messages) +
                      2 * ((cc1.remote_reads - lane.cc0.remote_reads) + (cc1.remote_writes - lane.cc0.remote_writes));
     path_bytes += (cc1.critical_path_bytes - lane.cc0.critical_path_bytes) + (nc1.rma_bytes - lane.nc0.rma_bytes);
+    request_messages += cc1.request_messages - lane.cc0.request_messages;
+    requests_carried += cc1.requests_carried - lane.cc0.requests_carried;
     // The system's own figures (e.g. cache hits; RPC re-issues at node
     // boundaries, which are cross-node hops too).
     const apps::AppSystemStats ss1 = lane.system->Stats();
@@ -483,6 +499,11 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   res.retransmissions_per_op = static_cast<double>(retransmissions) / n;
   res.projected_rack_us = ProjectRackLatencyUs(o.fabric, res.critical_path_messages_per_op,
                                                res.critical_path_bytes_per_op, res.mn_cpu_us_per_op);
+  if (request_messages > 0)
+    res.requests_per_message = static_cast<double>(requests_carried) / static_cast<double>(request_messages);
+  if (after->mn_messages > before->mn_messages)
+    res.responses_per_message = static_cast<double>(after->mn_carried - before->mn_carried) /
+                                static_cast<double>(after->mn_messages - before->mn_messages);
 
   // Open loop: Poisson arrivals at o.rate; latency counts from the arrival.
   if (o.rate > 0) {

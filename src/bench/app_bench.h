@@ -84,6 +84,12 @@ struct AppBenchResult {
   double critical_path_messages_per_op = 0;
   double critical_path_bytes_per_op = 0;
   std::optional<double> projected_rack_us;
+  // Message aggregation (include/pulse/message_batch.h) in the measured
+  // phase: traversal requests per active message from the CPU nodes, and
+  // responses and continuations per active message from the memory nodes
+  // (absent where no traversal message was sent, e.g. the rpc systems).
+  std::optional<double> requests_per_message;
+  std::optional<double> responses_per_message;
   std::string extra;                        // application-specific figures (a JSON object)
   uint64_t verified = 0;                    // answers checked against the native computation
   uint64_t load_ops = 0;

@@ -606,7 +606,8 @@ Result<SoakResult> RunSoak(const SoakOptions& o) {
   std::string spec = o.faults;
   // Traversal messages only, so soaks stay comparable run to run; control
   // calls and one-sided access under faults have their own cluster tests.
-  if (!spec.empty()) spec += fmt::format(",ids={}", kAmTraversal);
+  // Aggregated ones (kAmBatch envelopes) included.
+  if (!spec.empty()) spec += fmt::format(",ids={}+{}", kAmTraversal, kAmBatch);
   auto faults = net::FaultInjection::Parse(spec);
   if (!faults.ok()) return faults.status();
 

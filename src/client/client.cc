@@ -67,12 +67,17 @@ struct Client::Impl final : TraversalPath {
   std::unique_ptr<EventLoop> loop;
 
   // TraversalPath.
+  // Both sends queue the message (Connections::QueueTraversal): it leaves
+  // with the others of this turn when the event loop next runs.  A
+  // connection already known to have failed is refused here, as before.
   Status SendToSwitch(const TraversalMessage& m) override {
-    Status s = connections.worker->Send(connections.switch_ep, kAmTraversal, EncodeMessage(m));
-    // Before its disconnect handler runs.
-    if (!s.ok() && !connections.worker->IsConnected(connections.switch_ep)) connections.switch_down = true;
-    if (s.ok()) ++counters.switch_sends;
-    return s;
+    if (!connections.worker->IsConnected(connections.switch_ep)) {
+      connections.switch_down = true;  // before its disconnect handler runs
+      return Status::Unavailable("client: the switch connection has failed");
+    }
+    connections.QueueTraversal(connections.switch_ep, EncodeMessage(m), m.request_id);
+    ++counters.switch_sends;
+    return Status::Ok();
   }
   Status Send(const TraversalMessage& m) override {
     // The owner's ring if this connection has one (request_path).
@@ -81,8 +86,8 @@ struct Client::Impl final : TraversalPath {
     // lost one is re-made outside network handlers: TraverseAsync); the
     // switch when there is none.
     MemNode* n = connections.routing == RoutingMode::kDirect ? connections.NodeFor(m.cur_ptr) : nullptr;
-    if (n != nullptr && !n->lost && connections.worker->IsConnected(n->ep) &&
-        connections.worker->Send(n->ep, kAmTraversal, EncodeMessage(m)).ok()) {
+    if (n != nullptr && !n->lost && connections.worker->IsConnected(n->ep)) {
+      connections.QueueTraversal(n->ep, EncodeMessage(m), m.request_id);
       ++counters.direct_sends;
       return Status::Ok();
     }
@@ -106,16 +111,31 @@ struct Client::Impl final : TraversalPath {
     if (access.caching()) (void)access.cache()->Invalidate();
   }
 
+  // A kAmBatch envelope of responses: each handled as if it came alone; a
+  // malformed envelope is counted and dropped whole (its requests time out
+  // and are re-sent).
+  void OnBatch(std::span<const uint8_t> payload) {
+    // Counted in batches_in either way (see above).
+    IgnoreError(UnpackTraversalBatch(payload, &batches_in,
+                                     [this](std::span<const uint8_t> m) { traversals.OnMessage(m); }));
+  }
+
   Status Open();
+
+  InboundBatches batches_in;  // copied into counters by counters()
 };
 
 Status Client::Impl::Open() {
   PULSE_RETURN_IF_ERROR(connections.Open());
   loop = std::make_unique<EventLoop>(connections.worker.get());
-  loop->Add(&traversals);
   Impl* raw = this;
+  loop->SetFlush([raw] { raw->connections.FlushTraversals(); });
+  loop->Add(&traversals);
   connections.worker->SetHandler(kAmTraversal, [raw](net::EndpointId, std::span<const uint8_t> payload) {
     raw->traversals.OnMessage(payload);
+  });
+  connections.worker->SetHandler(kAmBatch, [raw](net::EndpointId, std::span<const uint8_t> payload) {
+    raw->OnBatch(payload);
   });
   PULSE_ASSIGN_OR_RETURN(RequestPath path, EffectiveRequestPath(options));
   rings = std::make_unique<RingSender>(&connections, &counters,
@@ -293,6 +313,11 @@ const DispatchPolicy& Client::dispatch_policy() const { return impl_->options.di
 void Client::SetDispatchPolicy(const DispatchPolicy& policy) { impl_->options.dispatch = policy; }
 const ClientCounters& Client::counters() const {
   impl_->counters.control_retransmissions = impl_->connections.control->retransmissions();
+  impl_->counters.request_messages = impl_->connections.outbox->counters().messages;
+  impl_->counters.requests_carried = impl_->connections.outbox->counters().carried;
+  impl_->counters.envelopes_in = impl_->batches_in.envelopes;
+  impl_->counters.responses_in_envelopes = impl_->batches_in.carried;
+  impl_->counters.malformed_envelopes = impl_->batches_in.malformed;
   return impl_->counters;
 }
 const net::Counters& Client::net_counters() const { return impl_->connections.worker->counters(); }

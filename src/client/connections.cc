@@ -57,6 +57,8 @@ Status Connections::Open() {
   auto created = net::Worker::Create(*wo);
   if (!created.ok()) return created.status();
   worker = std::move(*created);
+  PULSE_ASSIGN_OR_RETURN(BatchLimits batching, BatchLimitsFromEnvironment(options.batching));
+  outbox = std::make_unique<Outbox>(worker.get(), batching);
   control = std::make_unique<ControlClient>(worker.get());
   auto addr = ParseAddress(options.switch_address);
   if (!addr.ok()) return addr.status();
@@ -262,5 +264,28 @@ Status Connections::CheckRouted(uint64_t cur_ptr) {
                                          n->id, cur_ptr));
 }
 
+
+void Connections::QueueTraversal(net::EndpointId ep, std::vector<uint8_t> bytes, uint64_t request_id) {
+  outbox->Add(ep, std::move(bytes), request_id);
+}
+
+void Connections::FlushTraversals() {
+  if (outbox == nullptr || outbox->empty()) return;
+  outbox->Flush([this](net::EndpointId to, Outbox::Entry&& e, const Status&) {
+    if (to == switch_ep) {
+      // Before its disconnect handler runs; the request's timer re-sends it.
+      if (!worker->IsConnected(switch_ep)) switch_down = true;
+      return;
+    }
+    // The memory node's connection failed since the request was queued:
+    // the switch routes it (the same bytes).
+    if (counters.direct_sends > 0) --counters.direct_sends;
+    if (worker->Send(switch_ep, kAmTraversal, std::move(e.bytes)).ok()) {
+      ++counters.switch_sends;
+    } else if (!worker->IsConnected(switch_ep)) {
+      switch_down = true;
+    }
+  });
+}
 
 }  // namespace pulse

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/control_client.h"
+#include "protocol/outbox.h"
 #include "protocol/routing_table.h"
 #include "pulse/client.h"
 #include "pulse/net.h"
@@ -72,9 +73,19 @@ struct Connections {
   // How long a one-sided operation or a control call waits.
   std::chrono::milliseconds rma_timeout() const { return options.request_timeout * options.max_attempts; }
 
+  // Queues a traversal message for memory node endpoint `ep` or the
+  // switch; it leaves at the next FlushTraversals().
+  void QueueTraversal(net::EndpointId ep, std::vector<uint8_t> bytes, uint64_t request_id);
+  // Sends the queued traversal messages, aggregated per destination
+  // (protocol/outbox.h).  One whose direct send fails goes to the switch;
+  // one the switch cannot take is left to its request's timer.  Called by
+  // the event loop before it waits and before it returns.
+  void FlushTraversals();
+
   ClientOptions& options;
   ClientCounters& counters;
   std::unique_ptr<net::Worker> worker;
+  std::unique_ptr<Outbox> outbox;  // traversal messages of this turn of the loop
   std::unique_ptr<ControlClient> control;
   net::EndpointId switch_ep = net::kInvalidEndpoint;
   bool switch_down = false;

@@ -26,30 +26,48 @@ bool EventLoop::AnyReady() const {
 }
 
 void EventLoop::Poll() {
+  Flush();
   worker_->Progress();
   const std::vector<EventSource*> sources = sources_;
   for (EventSource* s : sources) s->Service();
   RunAllReady();
+  Flush();
 }
 
 Status EventLoop::DriveUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
   const auto end = Clock::now() + timeout;
   for (;;) {
     RunAllReady();
-    if (pred()) return Status::Ok();
+    if (pred()) {
+      Flush();
+      return Status::Ok();
+    }
     const std::vector<EventSource*> sources = sources_;
     for (EventSource* s : sources) s->Service();
     RunAllReady();
-    if (pred()) return Status::Ok();
+    if (pred()) {
+      Flush();
+      return Status::Ok();
+    }
     Clock::time_point next = Clock::time_point::max();
     for (const EventSource* s : sources_) next = std::min(next, s->NextDeadline());
     const auto now = Clock::now();
-    if (now >= end) return Status::Timeout("client: gave up waiting");
+    if (now >= end) {
+      Flush();
+      return Status::Timeout("client: gave up waiting");
+    }
     auto slice = std::min<Clock::duration>(end - now, next - std::min(next, now));
     slice = std::max<Clock::duration>(slice, std::chrono::microseconds(100));
     // A slice that times out is the normal case; a connection that fails
     // reaches its callers through the disconnect handler.
-    IgnoreError(worker_->RunUntil([&] { return AnyReady() || pred(); }, slice));
+    // Flushing at each check sends what handlers queued (a re-issue after a
+    // "continue" or a redirect) right after the progress that ran them.
+    IgnoreError(worker_->RunUntil(
+        [&] {
+          Flush();
+          return AnyReady() || pred();
+        },
+        slice));
   }
 }
 

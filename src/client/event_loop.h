@@ -43,6 +43,10 @@ class EventLoop {
   // removed.
   void Add(EventSource* source);
   void Remove(EventSource* source);
+  // Runs `flush` before every wait in the fabric and before Poll() and
+  // DriveUntil() return: what the sources queued to send (aggregated
+  // traversal messages, Connections::FlushTraversals) leaves then.
+  void SetFlush(std::function<void()> flush) { flush_ = std::move(flush); }
 
   // Progress without blocking: fabric, timers, callbacks.
   void Poll();
@@ -53,8 +57,12 @@ class EventLoop {
  private:
   bool RunAllReady();
   bool AnyReady() const;
+  void Flush() {
+    if (flush_) flush_();
+  }
 
   net::Worker* worker_;
+  std::function<void()> flush_;
   std::vector<EventSource*> sources_;
 };
 

@@ -44,11 +44,13 @@ Result<std::unique_ptr<MemNodeServer>> MemNodeServer::Create(const MemNodeServer
     return Status::InvalidArgument(fmt::format("the pool is larger than a node's far span ({} bytes)", kFarSpan));
   if (options.granularity_bytes == 0 || options.pool_bytes % options.granularity_bytes != 0)
     return Status::InvalidArgument("the pool size must be a positive multiple of the granularity");
+  MemNodeServerOptions o = options;
+  PULSE_ASSIGN_OR_RETURN(o.batching, BatchLimitsFromEnvironment(options.batching));
   net::WorkerOptions wo = options.worker;
   if (wo.name.empty() || wo.name == "pulse") wo.name = fmt::format("memnode-{}", options.node);
   Result<std::unique_ptr<net::Worker>> worker = net::Worker::Create(wo);
   if (!worker.ok()) return worker.status();
-  return std::unique_ptr<MemNodeServer>(new MemNodeServer(options, log, std::move(worker).value()));
+  return std::unique_ptr<MemNodeServer>(new MemNodeServer(o, log, std::move(worker).value()));
 }
 
 MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::NodeLog* log,
@@ -61,7 +63,10 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
       far_base_(FarBase(options.node)),
       // A peer is tried for at most a second, and not again for a second
       // after it failed: meanwhile its continuations go through the switch.
-      peers_(worker_.get(), milliseconds(1000), milliseconds(1000)) {
+      peers_(worker_.get(), milliseconds(1000), milliseconds(1000)),
+      to_cpu_(worker_.get(), options.batching),
+      to_peers_(worker_.get(), options.batching),
+      to_switch_(worker_.get(), options.batching) {
   send_ = [this](TraversalMessage&& m) { Dispatch(std::move(m)); };
   worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnControl(from, p);
@@ -72,6 +77,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
   worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnTraversal(from, p);
   });
+  worker_->SetHandler(kAmBatch, [this](net::EndpointId from, std::span<const uint8_t> p) { OnBatch(from, p); });
   worker_->SetHandler(kAmRouting, [this](net::EndpointId from, std::span<const uint8_t> p) {
     if (from != switch_ep_) return;  // only the switch's word counts
     json table = json::parse(p.begin(), p.end(), nullptr, /*allow_exceptions=*/false);
@@ -272,11 +278,14 @@ Status MemNodeServer::Run() {
       worker_->Progress();
       if (ring_ != nullptr) ring_->Poll();
       service_.Poll(send_, options_.engine_budget);
+      // The end of the pass: what it produced leaves now, aggregated.
+      FlushOutboxes();
       continue;
     }
     // Idle engine: the rings are polled for their window before any sleep
     // (one-sided writes wake nobody; RingHost::MaySleep).
     if (ring_ != nullptr && (ring_->Poll() > 0 || !ring_->MaySleep())) {
+      FlushOutboxes();  // what the ring's requests produced
       // Within the window: let a process queued behind us on this core run
       // (a client or the switch), as the Worker's own adaptive polling does.
       if (!worker_->Progress() && options_.worker.yield_while_polling) sched_yield();
@@ -284,6 +293,9 @@ Status MemNodeServer::Run() {
     }
     MaybeReconnect();
     ReclaimExpiredSessions();
+    // Answers handlers produced without engine work (duplicates, unknown
+    // programs) leave before the wait.
+    FlushOutboxes();
     Clock::time_point deadline = std::min(Clock::now() + kIdleWait, next_expiry_check_);
     if (switch_ep_ == net::kInvalidEndpoint) deadline = std::min(deadline, next_reconnect_);
     Status s = worker_->WaitForEvent(deadline);
@@ -292,6 +304,7 @@ Status MemNodeServer::Run() {
       return s;
     }
   }
+  FlushOutboxes();
   log_->Info("shutting down");
   return Status::Ok();
 }
@@ -346,6 +359,12 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
   service_.Handle(std::move(m).value(), send_);
 }
 
+void MemNodeServer::OnBatch(net::EndpointId from, std::span<const uint8_t> payload) {
+  Status s = UnpackTraversalBatch(payload, &counters_.batches_in,
+                                  [&](std::span<const uint8_t> m) { OnTraversal(from, m); });
+  if (!s.ok()) log_->Debug("connection {}: {}", from, s.message());
+}
+
 bool MemNodeServer::AdoptRouting(const json& table) {
   Result<RoutingTable> t = RoutingTable::FromJson(table);
   if (!t.ok()) return false;
@@ -378,11 +397,9 @@ void MemNodeServer::Dispatch(TraversalMessage&& m) {
   // No direct way (the CPU node has no connection here, the next node is
   // down or unreachable): the switch routes it, or answers node_unavailable.
   if (to == net::kInvalidEndpoint) return SendToSwitch(std::move(m));
-  std::vector<uint8_t> bytes = EncodeMessage(m);
-  const size_t n = bytes.size();
-  if (!worker_->Send(to, kAmTraversal, std::move(bytes)).ok()) return SendToSwitch(std::move(m));
-  counters_.bytes_out += n;
-  ++(d.to == RouteDecision::To::kCpuNode ? counters_.direct_responses : counters_.direct_continuations);
+  // Leaves at the end of this pass (FlushOutboxes), with whatever else the
+  // pass produced for `to`.
+  (d.to == RouteDecision::To::kCpuNode ? to_cpu_ : to_peers_).Add(to, EncodeMessage(m), m.request_id);
 }
 
 void MemNodeServer::SendToSwitch(TraversalMessage&& message) {
@@ -390,16 +407,28 @@ void MemNodeServer::SendToSwitch(TraversalMessage&& message) {
     ++counters_.responses_dropped;
     return;
   }
-  std::vector<uint8_t> bytes = EncodeMessage(message);
-  const size_t n = bytes.size();
-  Status s = worker_->Send(switch_ep_, kAmTraversal, std::move(bytes));
-  if (!s.ok()) {
+  to_switch_.Add(switch_ep_, EncodeMessage(message), message.request_id);
+}
+
+void MemNodeServer::FlushOutboxes() {
+  if (to_cpu_.empty() && to_peers_.empty() && to_switch_.empty()) return;
+  // A direct send that fails (the connection went down since the message
+  // was routed) goes to the switch, as the same bytes: the switch routes it
+  // by the authoritative table, or answers node_unavailable.
+  const Outbox::FailedFn via_switch = [this](net::EndpointId to, Outbox::Entry&& e, const Status& why) {
+    log_->Debug("traversal message {:#x} to connection {} through the switch: {}", e.tag, to, why.message());
+    if (switch_ep_ == net::kInvalidEndpoint) {
+      ++counters_.responses_dropped;
+      return;
+    }
+    to_switch_.Add(switch_ep_, std::move(e.bytes), e.tag);
+  };
+  to_cpu_.Flush(via_switch);
+  to_peers_.Flush(via_switch);
+  to_switch_.Flush([this](net::EndpointId, Outbox::Entry&& e, const Status& why) {
     ++counters_.responses_dropped;
-    log_->Debug("response {:#x} not sent to the switch: {}", message.request_id, s.ToString());
-    return;
-  }
-  ++counters_.switch_sends;
-  counters_.bytes_out += n;
+    log_->Debug("response {:#x} not sent to the switch: {}", e.tag, why.ToString());
+  });
 }
 
 void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
@@ -614,6 +643,14 @@ Result<json> MemNodeServer::LockOp(net::EndpointId from, const std::string& op, 
   return json{{"granted", locks_.TryAcquire(*addr, *holder, *mode == "exclusive", ms, now)}};
 }
 
+json MemNodeServer::AggregationJson() const {
+  json j = InboundJson(counters_.batches_in);
+  j["responses"] = OutboxJson(to_cpu_.counters());
+  j["continuations"] = OutboxJson(to_peers_.counters());
+  j["to_switch"] = OutboxJson(to_switch_.counters());
+  return j;
+}
+
 json MemNodeServer::Stats() const {
   const MemNodeCounters& c = service_.counters();
   // CPU time of the whole process (engine, fabric, control): the benchmarks'
@@ -639,7 +676,8 @@ json MemNodeServer::Stats() const {
               {"malformed", counters_.malformed},
               {"responses_dropped", counters_.responses_dropped},
               {"bytes_in", counters_.bytes_in},
-              {"bytes_out", counters_.bytes_out},
+              {"bytes_out", counters_.bytes_out + to_cpu_.counters().bytes + to_peers_.counters().bytes +
+                                to_switch_.counters().bytes},
               {"control_ops", counters_.control_ops},
               {"control_errors", counters_.control_errors},
               {"locks_held", locks_.size()},
@@ -660,9 +698,10 @@ json MemNodeServer::Stats() const {
               {"switch_connected", switch_ep_ != net::kInvalidEndpoint},
               {"routing", RoutingModeName(routing_mode_)},
               {"routing_version", routing_.version()},
-              {"direct_continuations", counters_.direct_continuations},
-              {"direct_responses", counters_.direct_responses},
-              {"switch_sends", counters_.switch_sends},
+              {"direct_continuations", to_peers_.counters().carried},
+              {"direct_responses", to_cpu_.counters().carried},
+              {"switch_sends", to_switch_.counters().carried},
+              {"aggregation", AggregationJson()},
               {"redirects_sent", counters_.redirects_sent},
               {"redirects_received", counters_.redirects_received},
               {"peer_connections", peers_.memnode_connections()},

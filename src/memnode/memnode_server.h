@@ -24,6 +24,13 @@
 //                when that node cannot be reached.  A request for a cur_ptr
 //                outside this node's pool (a sender with a stale routing
 //                table) is returned unrun as a redirect (kFlagRedirect);
+//   kAmBatch     several kAmTraversal messages in one envelope
+//                (include/pulse/message_batch.h), each handled as if it
+//                came alone; a malformed envelope is counted and dropped
+//                whole.  Outgoing traversal messages are queued per
+//                destination during an engine pass and flushed at its end
+//                (protocol/outbox.h): what one pass produced for one
+//                destination shares messages;
 //   kAmRouting   the switch's routing table (protocol/routing_table.h);
 //   extensions   the services a higher layer registered in
 //                options.extensions (memnode/extension.h; `pulse memnode`
@@ -86,6 +93,7 @@
 #include "memnode/service.h"
 #include "memnode/store_record.h"
 #include "protocol/control_replay.h"
+#include "protocol/outbox.h"
 #include "protocol/routing_table.h"
 #include "pulse/calibration.h"
 #include "pulse/net.h"
@@ -139,6 +147,10 @@ struct MemNodeServerOptions {
   // stores.  No tenant is offered the pool unless listed.
   std::string rack;
   std::set<TenantId> rack_tenants;
+  // Message aggregation (include/pulse/message_batch.h): the responses and
+  // continuations one engine pass produced for one destination leave in
+  // one message, within these limits ($PULSE_BATCH overrides them).
+  BatchLimits batching;
 };
 
 // Counters of the process beyond those of the service.
@@ -149,15 +161,16 @@ struct MemNodeServerCounters {
   uint64_t bytes_out = 0;
   uint64_t control_ops = 0;
   uint64_t control_errors = 0;
-  // Direct routing: continuations sent straight to another memory node,
-  // final responses straight to the CPU node, traversal messages sent to the
-  // switch (all of them under switch routing; fall-backs under direct),
-  // redirects sent (a request for a cur_ptr not ours) and received.
-  uint64_t direct_continuations = 0;
-  uint64_t direct_responses = 0;
-  uint64_t switch_sends = 0;
+  // Direct routing: redirects sent (a request for a cur_ptr not ours) and
+  // received.  (Continuations sent straight to another memory node, final
+  // responses straight to the CPU node and messages sent to the switch are
+  // counted by the outboxes: stats' direct_continuations, direct_responses,
+  // switch_sends and "aggregation".)
   uint64_t redirects_sent = 0;
   uint64_t redirects_received = 0;
+  // Aggregation, receiving: kAmBatch envelopes, the traversal messages they
+  // carried, and envelopes refused whole as malformed.
+  InboundBatches batches_in;
 };
 
 class MemNodeServer {
@@ -195,6 +208,8 @@ class MemNodeServer {
   void OnControl(net::EndpointId from, std::span<const uint8_t> payload);
   void OnControlReply(net::EndpointId from, std::span<const uint8_t> payload);
   void OnTraversal(net::EndpointId from, std::span<const uint8_t> payload);
+  // A kAmBatch envelope: each inner message handled as OnTraversal would.
+  void OnBatch(net::EndpointId from, std::span<const uint8_t> payload);
   void OnDisconnect(net::EndpointId ep, const Status& why);
 
   Result<nlohmann::json> Hello();
@@ -205,6 +220,8 @@ class MemNodeServer {
   // lock / lock_renew / unlock: the lock service (memnode/lock_table.h).
   Result<nlohmann::json> LockOp(net::EndpointId from, const std::string& op, const nlohmann::json& body);
   nlohmann::json Stats() const;
+  // stats' "aggregation": the outboxes and the envelopes received.
+  nlohmann::json AggregationJson() const;
 
   // ---- memory ownership and lifetimes (memory_ops.cc) ----
   // key / persist / root_get / root_drop / tenant_drop / end_session; null
@@ -244,6 +261,10 @@ class MemNodeServer {
   void SendRegistration();
   void MaybeReconnect();
   void SendToSwitch(TraversalMessage&& message);
+  // Sends what this pass queued (responses, continuations, messages for the
+  // switch), aggregated per destination; a direct send that fails goes to
+  // the switch.
+  void FlushOutboxes();
   // Sends what the engine answered where it goes next: per the routing
   // mode, to the switch or straight to the next memory node / the CPU node.
   void Dispatch(TraversalMessage&& message);
@@ -298,6 +319,12 @@ class MemNodeServer {
   RoutingTable routing_;
   Peers peers_;
   MemNodeServerCounters counters_;
+  // Traversal messages queued in this pass, by direction: final responses
+  // to CPU nodes, continuations to other memory nodes, anything to the
+  // switch.
+  Outbox to_cpu_;
+  Outbox to_peers_;
+  Outbox to_switch_;
 };
 
 }  // namespace pulse::memnode

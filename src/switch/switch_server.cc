@@ -19,22 +19,25 @@ constexpr milliseconds kIdleWait{1000};
 
 Result<std::unique_ptr<SwitchServer>> SwitchServer::Create(const SwitchServerOptions& options,
                                                            const node::NodeLog* log) {
+  SwitchServerOptions o = options;
+  PULSE_ASSIGN_OR_RETURN(o.batching, BatchLimitsFromEnvironment(options.batching));
   net::WorkerOptions wo = options.worker;
   if (wo.name.empty() || wo.name == "pulse") wo.name = "switch";
   Result<std::unique_ptr<net::Worker>> worker = net::Worker::Create(wo);
   if (!worker.ok()) return worker.status();
-  return std::unique_ptr<SwitchServer>(new SwitchServer(options, log, std::move(worker).value()));
+  return std::unique_ptr<SwitchServer>(new SwitchServer(o, log, std::move(worker).value()));
 }
 
 SwitchServer::SwitchServer(const SwitchServerOptions& options, const node::NodeLog* log,
                            std::unique_ptr<net::Worker> worker)
-    : options_(options), log_(log), worker_(std::move(worker)) {
+    : options_(options), log_(log), worker_(std::move(worker)), out_(worker_.get(), options.batching) {
   worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnControl(from, p);
   });
   worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnTraversal(from, p);
   });
+  worker_->SetHandler(kAmBatch, [this](net::EndpointId from, std::span<const uint8_t> p) { OnBatch(from, p); });
   worker_->SetHandler(kAmRpcRequest, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnRpcRequest(from, p);
   });
@@ -65,6 +68,8 @@ Status SwitchServer::Start() {
 Status SwitchServer::Run() {
   while (!stopping()) {
     Status s = worker_->WaitForEvent(net::Clock::now() + kIdleWait);
+    // The end of a network pass: what it routed leaves now, aggregated.
+    Flush();
     if (!s.ok() && s.code() != Status::Code::kTimeout) {
       log_->Error("waiting for the network: {}", s.ToString());
       return s;
@@ -130,10 +135,20 @@ void SwitchServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> pa
   if (d.to == RouteDecision::To::kCpuNode) return SendToCpuNode(d.node, m);
   auto node = memnodes_.find(d.node);
   if (node != memnodes_.end() && SendToMemNode(&node->second, m)) return;
+  AnswerUnavailable(std::move(m), d.node);
+}
+
+void SwitchServer::OnBatch(net::EndpointId from, std::span<const uint8_t> payload) {
+  Status s = UnpackTraversalBatch(payload, &counters_.batches_in,
+                                  [&](std::span<const uint8_t> m) { OnTraversal(from, m); });
+  if (!s.ok()) log_->Debug("connection {}: {}", from, s.message());
+}
+
+void SwitchServer::AnswerUnavailable(TraversalMessage m, NodeId node) {
   // The owner is down: the CPU node gets the state back, untouched, and may
   // re-issue once the node is back.
   ++counters_.node_unavailable;
-  log_->Debug("request {:#x}: memory node {} is unavailable", m.request_id, d.node);
+  log_->Debug("request {:#x}: memory node {} is unavailable", m.request_id, node);
   m.kind = MessageKind::kResponse;
   m.status = TraversalStatus::kNodeUnavailable;
   m.fault_addr = m.cur_ptr;
@@ -141,17 +156,10 @@ void SwitchServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> pa
   SendToCpuNode(m.cpu_node, m);
 }
 
+// Outbox tags: a memory node's id + 1, or 0 for a CPU node.
 bool SwitchServer::SendToMemNode(MemNode* node, const TraversalMessage& message) {
   if (node->ep == net::kInvalidEndpoint) return false;
-  std::vector<uint8_t> bytes = EncodeMessage(message);
-  const size_t n = bytes.size();
-  Status s = worker_->Send(node->ep, kAmTraversal, std::move(bytes));
-  if (!s.ok()) {
-    MarkDead(node, s.message());
-    return false;
-  }
-  ++counters_.messages_out;
-  counters_.bytes_out += n;
+  out_.Add(node->ep, EncodeMessage(message), uint64_t{node->node} + 1);
   return true;
 }
 
@@ -162,16 +170,27 @@ void SwitchServer::SendToCpuNode(uint32_t cpu_node, const TraversalMessage& mess
     log_->Debug("response {:#x} for CPU node {} dropped: not connected", message.request_id, cpu_node);
     return;
   }
-  std::vector<uint8_t> bytes = EncodeMessage(message);
-  const size_t n = bytes.size();
-  Status s = worker_->Send(ep->second, kAmTraversal, std::move(bytes));
-  if (!s.ok()) {
-    ++counters_.responses_dropped;
-    log_->Debug("response {:#x} for CPU node {} dropped: {}", message.request_id, cpu_node, s.ToString());
-    return;
+  out_.Add(ep->second, EncodeMessage(message), 0);
+}
+
+void SwitchServer::Flush() {
+  // A failed send to a memory node queues node_unavailable answers: sent by
+  // the next round (bounded: a node is marked dead once, CPU nodes' failures
+  // queue nothing).
+  for (int round = 0; round < 3 && !out_.empty(); ++round) {
+    out_.Flush([this](net::EndpointId, Outbox::Entry&& e, const Status& why) {
+      if (e.tag == 0) {
+        ++counters_.responses_dropped;
+        log_->Debug("response for a CPU node dropped: {}", why.ToString());
+        return;
+      }
+      const auto node = static_cast<NodeId>(e.tag - 1);
+      if (auto n = memnodes_.find(node); n != memnodes_.end()) MarkDead(&n->second, why.message());
+      // Our own encoding: it decodes.
+      Result<TraversalMessage> m = DecodeMessage(e.bytes, options_.max_scratch_bytes);
+      if (m.ok()) AnswerUnavailable(std::move(m).value(), node);
+    });
   }
-  ++counters_.messages_out;
-  counters_.bytes_out += n;
 }
 
 // ---- RPC baseline messages (plain forwarding) ------------------------------
@@ -382,6 +401,12 @@ json SwitchServer::Hello(net::EndpointId from) {
   return answer;
 }
 
+json SwitchServer::AggregationJson() const {
+  json j = InboundJson(counters_.batches_in);
+  j["out"] = OutboxJson(out_.counters());
+  return j;
+}
+
 json SwitchServer::Stats() const {
   const RouterCounters& r = router_.counters();
   size_t alive = 0;
@@ -394,9 +419,10 @@ json SwitchServer::Stats() const {
               {"node_unavailable", counters_.node_unavailable},
               {"responses_dropped", counters_.responses_dropped},
               {"messages_in", counters_.messages_in},
-              {"messages_out", counters_.messages_out},
+              {"messages_out", out_.counters().carried},
               {"bytes_in", counters_.bytes_in},
-              {"bytes_out", counters_.bytes_out},
+              {"bytes_out", out_.counters().bytes},
+              {"aggregation", AggregationJson()},
               {"control_ops", counters_.control_ops},
               {"control_errors", counters_.control_errors},
               {"rpc_requests", counters_.rpc_requests},

@@ -37,6 +37,13 @@
 // reach the switch only as fall-backs (a redirect, a CPU node a memory node
 // has no connection to); they are routed as above.
 //
+// Aggregation: kAmBatch envelopes (include/pulse/message_batch.h) are
+// unpacked and each inner message routed as if it came alone (a malformed
+// envelope is counted and dropped whole); what one network pass routes to
+// one destination leaves in as few messages as options.batching allows
+// (protocol/outbox.h).  A memory node found down when its messages are sent
+// is marked dead and they are answered kNodeUnavailable, as above.
+//
 // Threading: one thread calls Start() and Run(); RequestStop() may be called
 // from any thread.
 #pragma once
@@ -51,6 +58,7 @@
 #include <nlohmann/json.hpp>
 
 #include "node/node_log.h"
+#include "protocol/outbox.h"
 #include "protocol/routing_table.h"
 #include "pulse/net.h"
 #include "switch/router.h"
@@ -67,6 +75,9 @@ struct SwitchServerOptions {
   std::string instance_id;
   // How the cluster routes traversals; told to every node that joins.
   RoutingMode routing = RoutingMode::kDirect;
+  // Message aggregation of forwarded traversal messages ($PULSE_BATCH
+  // overrides it).
+  BatchLimits batching;
 };
 
 struct SwitchCounters {
@@ -74,9 +85,7 @@ struct SwitchCounters {
   uint64_t node_unavailable = 0;   // answered kNodeUnavailable
   uint64_t responses_dropped = 0;  // for a CPU node that is gone
   uint64_t messages_in = 0;        // traversal messages
-  uint64_t messages_out = 0;
-  uint64_t bytes_in = 0;
-  uint64_t bytes_out = 0;
+  uint64_t bytes_in = 0;  // (out: the outbox's counters)
   uint64_t control_ops = 0;
   uint64_t control_errors = 0;
   uint64_t rpc_requests = 0;          // RPC requests forwarded to a memory node
@@ -85,6 +94,7 @@ struct SwitchCounters {
   uint64_t rpc_dropped = 0;           // malformed, or for a CPU node that is gone
   uint64_t rpc_bytes = 0;             // of the forwarded messages
   uint64_t routing_pushes = 0;        // routing tables pushed (one per receiver)
+  InboundBatches batches_in;          // kAmBatch envelopes received
 };
 
 class SwitchServer {
@@ -120,6 +130,8 @@ class SwitchServer {
 
   void OnControl(net::EndpointId from, std::span<const uint8_t> payload);
   void OnTraversal(net::EndpointId from, std::span<const uint8_t> payload);
+  // A kAmBatch envelope: each inner message handled as OnTraversal would.
+  void OnBatch(net::EndpointId from, std::span<const uint8_t> payload);
   void OnDisconnect(net::EndpointId ep, const Status& why);
   void OnRpcRequest(net::EndpointId from, std::span<const uint8_t> payload);
   void OnRpcReply(net::EndpointId from, std::span<const uint8_t> payload);
@@ -127,13 +139,19 @@ class SwitchServer {
   Result<nlohmann::json> RegisterMemNode(net::EndpointId from, const nlohmann::json& body);
   nlohmann::json Hello(net::EndpointId from);
   nlohmann::json Stats() const;
+  // stats' "aggregation": the outbox and the envelopes received.
+  nlohmann::json AggregationJson() const;
   nlohmann::json MemNodeList() const;
 
   // The CPU node id of `ep`, assigned on first use.
   uint32_t CpuNodeOf(net::EndpointId ep);
-  // Sends to the memory node; false if it is down (then marked so).
+  // Queues for the memory node; false if it is down.
   bool SendToMemNode(MemNode* node, const TraversalMessage& message);
   void SendToCpuNode(uint32_t cpu_node, const TraversalMessage& message);
+  // Answers `message` kNodeUnavailable to its CPU node (its owner is down).
+  void AnswerUnavailable(TraversalMessage message, NodeId node);
+  // Sends what this network pass routed (out_), aggregated per destination.
+  void Flush();
   void MarkDead(MemNode* node, const std::string& why);
   // The routing table and mode, as hello and register_memnode answer them.
   void AddRouting(nlohmann::json* answer) const;
@@ -153,6 +171,7 @@ class SwitchServer {
   std::unordered_map<net::EndpointId, uint32_t> cpu_of_;
   uint32_t next_cpu_node_ = 1;
   SwitchCounters counters_;
+  Outbox out_;  // traversal messages routed in this network pass
 };
 
 }  // namespace pulse::switchd

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <unordered_map>
 
@@ -156,6 +157,40 @@ TEST_F(ClientCluster, ManyAsyncTraversalsInFlight) {
   ASSERT_TRUE(client_->WaitAll(std::chrono::seconds(20)).ok());
   ASSERT_EQ(got.size(), 200u);
   for (auto& [key, value] : got) EXPECT_EQ(value, native[key]);
+  // Issued together, the 200 requests left in envelopes of at most 16
+  // (ClientOptions::batching): far fewer messages than requests.
+  const ClientCounters& c = client_->counters();
+  EXPECT_GE(c.requests_carried, 200u);
+  EXPECT_LE(c.request_messages, c.requests_carried - 150) << c.request_messages << " messages";
+}
+
+TEST_F(ClientCluster, WithoutAggregationEveryRequestIsItsOwnMessageAndAnswersAreTheSame) {
+  FarHashTable table(client_.get());
+  for (uint64_t k = 0; k < 100; ++k) table.Insert(k * 3, k + 5);
+  ClientOptions lone = options_;
+  lone.batching.max_messages = 1;
+  auto plain = Client::Connect(lone);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  auto program = UmapFind();
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  std::vector<uint64_t> heads;
+  for (uint64_t k = 0; k < 100; ++k) heads.push_back(table.Head(k * 3));
+  std::map<uint64_t, uint64_t> batched_answers, plain_answers;
+  for (auto [client, answers] : {std::pair{client_.get(), &batched_answers}, {plain->get(), &plain_answers}}) {
+    for (uint64_t k = 0; k < 100; ++k)
+      client->TraverseAsync(program, heads[k], KeyScratch(k * 3), off, [answers, k](Result<TraversalResult> r) {
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        (*answers)[k] = Answer(*r);
+      });
+    ASSERT_TRUE(client->WaitAll(std::chrono::seconds(20)).ok());
+  }
+  EXPECT_EQ(batched_answers, plain_answers);
+  ASSERT_EQ(plain_answers.size(), 100u);
+  for (auto [k, v] : plain_answers) EXPECT_EQ(v, k + 5);
+  const ClientCounters& c = (*plain)->counters();
+  EXPECT_EQ(c.request_messages, c.requests_carried);
+  EXPECT_LT(client_->counters().request_messages, client_->counters().requests_carried);
 }
 
 TEST_F(ClientCluster, OffloadDecisionFollowsEta) {

@@ -49,9 +49,11 @@ uint64_t Sp0(const TraversalResult& r) {
   return v;
 }
 
-// Traversal messages (kAmTraversal) only (FaultyTransport faults the rest).
+// Traversal messages (kAmTraversal, and kAmBatch envelopes of them) only
+// (FaultyTransport faults the rest).
 std::string FaultSpec(uint64_t seed) {
-  return fmt::format("loss=0.05,dup=0.05,reorder=0.1,hold_us=2000,seed={},ids={}", seed, kAmTraversal);
+  return fmt::format("loss=0.05,dup=0.05,reorder=0.1,hold_us=2000,seed={},ids={}+{}", seed, kAmTraversal,
+                     kAmBatch);
 }
 
 uint64_t NetCounter(const nlohmann::json& stats, const char* name) {
@@ -272,6 +274,48 @@ TEST_F(FaultyCluster, StoreBearingTraversalsTakeEffectExactlyOnce) {
   auto stats = rack_.MemNodeStats(*owner);
   EXPECT_GT(stats["counters"]["duplicates"].get<uint64_t>(), 0u)
       << "retransmitted and duplicated requests must have been suppressed: " << stats.dump();
+  // The 20 requests of each round left in shared messages (lost and
+  // duplicated as wholes), and the node answered in shared messages too.
+  const ClientCounters& c = client_->counters();
+  EXPECT_LT(c.request_messages, c.requests_carried) << "requests must have been aggregated";
+  EXPECT_GT(stats["counters"]["aggregation"]["envelopes_in"].get<uint64_t>(), 0u) << stats.dump();
+  EXPECT_GT(c.envelopes_in, 0u) << "responses must have been aggregated";
+}
+
+TEST_F(FaultyCluster, AggregatedReadsEqualTheirCellsUnderLossDuplicationAndReordering) {
+  // Cells on both memory nodes, each holding its own index: every answer
+  // says which request it belongs to.
+  constexpr int kCells = 64;
+  std::vector<uint64_t> cells;
+  for (int i = 0; i < kCells; ++i) {
+    auto a = client_->Allocate(8, static_cast<uint32_t>(i % 2));
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    const uint64_t v = 1000 + i;
+    ASSERT_TRUE(client_->Write(*a, &v, 8).ok());
+    cells.push_back(*a);
+  }
+  auto read = Build(kReadOne);
+  TraverseOptions off;
+  off.mode = ExecutionMode::kOffload;
+  std::vector<uint64_t> got(kCells * 5, 0);
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < kCells; ++i) {
+      client_->TraverseAsync(read, cells[i], std::vector<uint8_t>(8, 0), off,
+                             [&got, round, i](Result<TraversalResult> r) {
+                               ASSERT_TRUE(r.ok()) << r.status().ToString();
+                               ASSERT_EQ(r->status, TraversalStatus::kDone);
+                               got[round * kCells + i] = Sp0(*r);
+                             });
+    }
+    ASSERT_TRUE(client_->WaitAll(60s).ok());
+  }
+  for (int round = 0; round < 5; ++round)
+    for (int i = 0; i < kCells; ++i) ASSERT_EQ(got[round * kCells + i], 1000u + i) << round << " " << i;
+  const ClientCounters& c = client_->counters();
+  EXPECT_GE(c.requests_carried, 5u * kCells);
+  EXPECT_LT(c.request_messages, c.requests_carried / 2) << "32 requests per node per round share messages";
+  EXPECT_GT(c.retransmissions, 0u) << "lost envelopes and messages must have been re-sent";
+  EXPECT_GT(NodeFaults(), 0u);
 }
 
 // ---- dead and restarted nodes (no injected faults) -------------------------

@@ -45,6 +45,18 @@ TestCpuNode::TestCpuNode(std::optional<net::Credentials> credentials) {
     EXPECT_TRUE(m.ok()) << m.status().ToString();
     if (m.ok()) responses_.emplace(m->request_id, std::move(m).value());
   });
+  // Aggregated responses: nodes send only well-formed envelopes.
+  worker_->SetHandler(kAmBatch, [this](net::EndpointId, std::span<const uint8_t> p) {
+    auto batch = DecodeBatch(p);
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok()) return;
+    ++envelopes_received_;
+    for (std::span<const uint8_t> inner : batch->messages) {
+      auto m = DecodeMessage(inner, 1 << 20);
+      EXPECT_TRUE(m.ok()) << m.status().ToString();
+      if (m.ok()) responses_.emplace(m->request_id, std::move(m).value());
+    }
+  });
 }
 
 Result<net::EndpointId> TestCpuNode::Connect(const std::string& address, Clock::duration timeout) {
@@ -74,6 +86,10 @@ Status TestCpuNode::SendTraversal(net::EndpointId ep, const TraversalMessage& m)
 
 Status TestCpuNode::SendRaw(net::EndpointId ep, std::vector<uint8_t> bytes) {
   return worker_->Send(ep, kAmTraversal, std::move(bytes));
+}
+
+Status TestCpuNode::SendRawBatch(net::EndpointId ep, std::vector<uint8_t> bytes) {
+  return worker_->Send(ep, kAmBatch, std::move(bytes));
 }
 
 Result<TraversalMessage> TestCpuNode::WaitResponse(uint64_t request_id, Clock::duration timeout) {

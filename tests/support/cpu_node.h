@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pulse/cluster.h"
+#include "pulse/message_batch.h"
 #include "pulse/net.h"
 #include "pulse/protocol.h"
 
@@ -53,6 +54,10 @@ class TestCpuNode {
 
   Status SendTraversal(net::EndpointId ep, const TraversalMessage& m);
   Status SendRaw(net::EndpointId ep, std::vector<uint8_t> bytes);
+  // `bytes` as a kAmBatch envelope (include/pulse/message_batch.h).
+  Status SendRawBatch(net::EndpointId ep, std::vector<uint8_t> bytes);
+  // kAmBatch envelopes of responses received so far.
+  uint64_t envelopes_received() const { return envelopes_received_; }
   // The response to `request_id`, or Timeout after `timeout`.
   Result<TraversalMessage> WaitResponse(uint64_t request_id, Clock::duration timeout = std::chrono::seconds(10));
   // Lets the worker run (handlers, keepalive) for a moment.
@@ -63,6 +68,7 @@ class TestCpuNode {
   uint64_t next_seq_ = 1;
   std::map<uint64_t, json> replies_;
   std::map<uint64_t, TraversalMessage> responses_;
+  uint64_t envelopes_received_ = 0;
 };
 
 // A memory node's view from the CPU node: its hello answer.  (One-sided

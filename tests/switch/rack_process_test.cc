@@ -180,6 +180,81 @@ TEST(RackProcess, MalformedTraversalIsCountedAndTheSwitchKeepsServing) {
   EXPECT_FALSE(rack.switch_process().Exited());
 }
 
+// Several requests in one kAmBatch envelope, to the switch and straight to
+// a memory node: each is answered as if it had come alone.
+TEST(RackProcess, AnEnvelopeOfRequestsIsAnsweredLikeSeparateRequests) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2));
+  FarList list = BuildList(rack, 12, 3);
+  auto program = SumProgram();
+  const uint32_t first = static_cast<uint32_t>(NodeOfFarAddress(list.head));
+  for (net::EndpointId to : {rack.switch_ep(), rack.view(first).ep}) {
+    static uint64_t counter = 100;
+    std::vector<std::vector<uint8_t>> requests;
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < 5; ++i) {
+      ids.push_back(MakeRequestId(rack.cpu_node(), ++counter));
+      requests.push_back(EncodeMessage(Request(rack, program, list.head, counter)));
+    }
+    ASSERT_TRUE(rack.cpu().SendRawBatch(to, EncodeBatch(kAmTraversal, requests)).ok());
+    for (uint64_t id : ids) {
+      auto r = rack.cpu().WaitResponse(id);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->status, TraversalStatus::kDone);
+      EXPECT_EQ(Sp0(*r), list.sum);
+    }
+  }
+  json mn = rack.MemNodeStats(first);
+  EXPECT_GE(mn["counters"]["aggregation"]["envelopes_in"].get<uint64_t>(), 1u) << mn.dump();
+  // The switch got ours, and (this CPU node named itself to no memory node:
+  // its answers go through the switch) the nodes' answers aggregated too.
+  json sw = rack.SwitchStats();
+  EXPECT_GE(sw["counters"]["aggregation"]["envelopes_in"].get<uint64_t>(), 1u) << sw.dump();
+  EXPECT_GE(sw["counters"]["aggregation"]["carried_in"].get<uint64_t>(), 5u) << sw.dump();
+}
+
+// Malformed envelopes are refused whole: none of the requests in them runs,
+// and the node keeps serving.
+TEST(RackProcess, AMalformedEnvelopeIsCountedWholeAndNothingInItRuns) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2));
+  FarList list = BuildList(rack, 8, 4);
+  auto program = SumProgram();
+  const uint32_t first = static_cast<uint32_t>(NodeOfFarAddress(list.head));
+  std::vector<std::vector<uint8_t>> requests{EncodeMessage(Request(rack, program, list.head, 1)),
+                                             EncodeMessage(Request(rack, program, list.head, 2))};
+  const std::vector<uint8_t> good = EncodeBatch(kAmTraversal, requests);
+  std::vector<uint8_t> truncated = good;
+  truncated.resize(good.size() - 1);
+  std::vector<uint8_t> lying = good;
+  const uint32_t count = 3;
+  std::memcpy(lying.data() + 4, &count, 4);
+  std::vector<uint8_t> wrong_inner = EncodeBatch(kAmControl, requests);
+  const json before = rack.MemNodeStats(first);
+  for (net::EndpointId to : {rack.switch_ep(), rack.view(first).ep}) {
+    ASSERT_TRUE(rack.cpu().SendRawBatch(to, truncated).ok());
+    ASSERT_TRUE(rack.cpu().SendRawBatch(to, lying).ok());
+    ASSERT_TRUE(rack.cpu().SendRawBatch(to, wrong_inner).ok());
+    ASSERT_TRUE(rack.cpu().SendRawBatch(to, {1, 2, 3}).ok());
+    // Messages on one connection arrive in order: when this is answered,
+    // the envelopes before it were handled.
+    ASSERT_TRUE(rack.cpu().SendTraversal(to, Request(rack, program, list.head, to == rack.switch_ep() ? 3 : 4)).ok());
+    auto r = rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), to == rack.switch_ep() ? 3 : 4));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(Sp0(*r), list.sum);
+  }
+  json sw = rack.SwitchStats();
+  EXPECT_EQ(sw["counters"]["aggregation"]["malformed_envelopes"].get<uint64_t>(), 4u) << sw.dump();
+  EXPECT_EQ(sw["counters"]["aggregation"]["envelopes_in"].get<uint64_t>(), 0u) << sw.dump();
+  json mn = rack.MemNodeStats(first);
+  EXPECT_EQ(mn["counters"]["aggregation"]["malformed_envelopes"].get<uint64_t>(), 4u) << mn.dump();
+  // Two requests ran on the first node: the good ones (one through the switch, one direct).
+  EXPECT_EQ(mn["counters"]["requests"].get<uint64_t>() - before["counters"]["requests"].get<uint64_t>(), 2u)
+      << mn.dump();
+  EXPECT_EQ(rack.cpu().WaitResponse(MakeRequestId(rack.cpu_node(), 1), std::chrono::milliseconds(0)).status().code(),
+            Status::Code::kTimeout);
+}
+
 TEST(RackProcess, InvalidPointerIsAnsweredByTheSwitch) {
   LocalRack rack;
   ASSERT_TRUE(rack.Start(1));
