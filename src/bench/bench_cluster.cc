@@ -13,6 +13,7 @@ cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& o) {
   c.ucx_tls = o.ucx_tls;
   c.poll.window_us = o.poll_window_us;
   c.poll.busy = o.busy_poll;
+  for (cluster::NodeConfig& n : c.memnodes) n.pipelines = o.pipelines;
   if (o.agent_flags) {
     cluster::NodeConfig a;
     a.role = cluster::Role::kAgent;

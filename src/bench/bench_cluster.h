@@ -24,6 +24,7 @@ struct BenchClusterOptions {
   bool busy_poll = false;
   uint32_t memory_nodes = 2;
   uint32_t pool_mib = 64;
+  uint32_t pipelines = 0;       // engine pipelines per memory node; 0: the node's default
   // Set: the cluster also runs the offload agent (`pulse agent`, on a free
   // port) with these flags, e.g. "--mode proxy" (`pulse bench graph`).
   std::optional<std::string> agent_flags;

@@ -3,6 +3,8 @@
 // duplicate suppression and protection across nodes.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 
@@ -27,6 +29,17 @@ ProgramRef Build(const std::string& text) {
   return *p;
 }
 
+// PULSE_PIPELINES=N runs every service of these tests on N pipeline threads
+// (ctest runs this binary once more so: memnode_service_test_two_pipelines).
+MemNodeServiceOptions WithTestPipelines(MemNodeServiceOptions o) {
+  if (const char* env = std::getenv("PULSE_PIPELINES")) {
+    Result<uint32_t> n = memnode::ParsePipelineCount(env);
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    if (n.ok()) o.pipelines = *n;
+  }
+  return o;
+}
+
 // Two memory nodes, each with one range, behind a router.  Messages travel
 // through encode/decode like on the wire.
 class MiniRack {
@@ -37,8 +50,8 @@ class MiniRack {
       tables_.push_back(std::make_unique<RangeTable>());
       EXPECT_TRUE(tables_[n]->Add(heaps_[n]->range()).ok());
       EXPECT_TRUE(router_.AddRange(Base(n), 1 << 20, n).ok());
-      services_.push_back(
-          std::make_unique<MemNodeService>(tables_[n].get(), n == 1 ? node1_options : MemNodeServiceOptions{}));
+      services_.push_back(std::make_unique<MemNodeService>(
+          tables_[n].get(), WithTestPipelines(n == 1 ? node1_options : MemNodeServiceOptions{})));
     }
   }
   // The real layout, so memory nodes can tell a continuation's destination.
@@ -49,11 +62,11 @@ class MiniRack {
   // Node n's process died and started again: a new service (nothing in
   // memory) over the same memory, recording into `record` (nullptr: none).
   void RestartService(int n, memnode::StoreRecord* record) {
-    services_[n] = std::make_unique<MemNodeService>(tables_[n].get(), MemNodeServiceOptions{});
+    services_[n] = std::make_unique<MemNodeService>(tables_[n].get(), WithTestPipelines(MemNodeServiceOptions{}));
     services_[n]->set_store_record(record);
   }
   void AddForeignRange(int node, FarHeap* heap) {
-    EXPECT_TRUE(tables_[node]->Add(heap->range()).ok());
+    EXPECT_TRUE(services_[node]->AddRange(heap->range()).ok());
     EXPECT_TRUE(router_.AddRange(heap->base(), heap->bytes().size(), node).ok());
   }
 
@@ -78,6 +91,10 @@ class MiniRack {
         }
       }
       for (auto& s : services_) s->Poll([&](TraversalMessage&& out) { in_flight_.push_back(Wire(out)); });
+      // Pipeline threads still running: wait for one to finish something.
+      if (in_flight_.empty())
+        for (auto& s : services_)
+          if (!s->Idle()) s->WaitForWork(std::chrono::seconds(10));
     }
     return to_cpu;
   }
