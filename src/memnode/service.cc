@@ -19,26 +19,23 @@ MemNodeService::MemNodeService(RangeTable* table, const MemNodeServiceOptions& o
 // The threads go first: they call wake_.
 MemNodeService::~MemNodeService() { threads_.reset(); }
 
-Status MemNodeService::AddRange(const Range& range) {
+Status MemNodeService::ChangeRangeTable(const std::function<Status()>& change) {
   Status s;
   if (threads_ != nullptr) {
-    threads_->ChangeRangeTable([&] { s = table_->Add(range); });
+    threads_->ChangeRangeTable([&] { s = change(); });
   } else {
-    s = table_->Add(range);
+    s = change();
     pipeline_->OnRangeTableChanged();
   }
   return s;
 }
 
+Status MemNodeService::AddRange(const Range& range) {
+  return ChangeRangeTable([&] { return table_->Add(range); });
+}
+
 Status MemNodeService::RemoveRange(uint64_t base) {
-  Status s;
-  if (threads_ != nullptr) {
-    threads_->ChangeRangeTable([&] { s = table_->Remove(base); });
-  } else {
-    s = table_->Remove(base);
-    pipeline_->OnRangeTableChanged();
-  }
-  return s;
+  return ChangeRangeTable([&] { return table_->Remove(base); });
 }
 
 uint32_t MemNodeService::active() const { return threads_ != nullptr ? threads_->active() : pipeline_->active(); }

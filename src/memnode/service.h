@@ -145,6 +145,9 @@ class MemNodeService {
   void Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send);
   void Admit();
   bool HasFreeWorkspace() const;
+  // Runs `change` on the range table with no pipeline reading it, then
+  // drops the pipelines' cached translations.
+  Status ChangeRangeTable(const std::function<Status()>& change);
   // Answers a traversal the engine finished.
   void Finish(TraversalRequest&& req, const TraversalOutcome& out, const SendFn& send);
   // STORE-bearing visits by (request id, iterations on arrival): a traversal

@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "engine/far_heap.h"
+#include "engine/sum_list_program.h"
 #include "memnode/pipeline_threads.h"
 #include "memnode/service.h"
-#include "pulse/assembler.h"
+#include "memnode/service_requests.h"
 #include "pulse/cluster.h"
 
 namespace pulse {
@@ -21,13 +22,7 @@ namespace {
 
 using testing::FarHeap;
 
-ProgramRef Build(const std::string& text) {
-  auto insns = Assemble(text);
-  EXPECT_TRUE(insns.ok()) << insns.status().ToString();
-  auto p = VerifiedProgram::Create(std::move(*insns));
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return *p;
-}
+using testing::Build;
 
 // Walks a list of {next @0, value @8} nodes; at each node it STOREs
 // value * 3 + (the sum so far) into the value and adds the old value to
@@ -67,14 +62,8 @@ std::vector<uint64_t> BuildLists(FarHeap* heap, int lists, int length) {
 }
 
 TraversalMessage Request(const ProgramRef& p, uint64_t id, uint64_t cur_ptr, uint32_t max_iterations) {
-  TraversalMessage m;
+  TraversalMessage m = testing::Request(p, cur_ptr);
   m.request_id = id;
-  m.cpu_node = 9;
-  m.tenant = 1;
-  m.program_hash = p->hash();
-  m.program = p->encoded();
-  m.cur_ptr = cur_ptr;
-  m.scratch.assign(8, 0);
   m.max_iterations = max_iterations;
   return m;
 }
@@ -166,15 +155,7 @@ TEST(Pipelines, RangeTableChangesWhilePipelinesRun) {
   options.engine.workspaces = 8;
   options.slice_iterations = 64;
   MemNodeService service(&table, options);
-  const ProgramRef sum = Build(R"(
-    LOAD data
-    ADD sp[0], data[8]
-    COMPARE data[0], 0
-    JUMP_EQ end
-    MOVE cur_ptr, data[0]
-    NEXT_ITER
-  end:
-    RETURN)");
+  const ProgramRef sum = Build(testing::kSumListProgram);
 
   std::map<uint64_t, TraversalMessage> answers;
   const MemNodeService::SendFn send = [&](TraversalMessage&& m) { answers.emplace(m.request_id, std::move(m)); };

@@ -11,6 +11,7 @@
 #include "engine/sum_list_program.h"
 #include "engine/far_heap.h"
 #include "memnode/service.h"
+#include "memnode/service_requests.h"
 #include "memnode/store_record.h"
 #include "pulse/assembler.h"
 #include "pulse/cluster.h"
@@ -21,13 +22,8 @@ namespace {
 
 using testing::FarHeap;
 
-ProgramRef Build(const std::string& text) {
-  auto insns = Assemble(text);
-  EXPECT_TRUE(insns.ok()) << insns.status().ToString();
-  auto p = VerifiedProgram::Create(std::move(*insns));
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return *p;
-}
+using testing::Build;
+using testing::Request;
 
 // PULSE_PIPELINES=N runs every service of these tests on N pipeline threads
 // (ctest runs this binary once more so: memnode_service_test_two_pipelines).
@@ -132,20 +128,6 @@ uint64_t BuildAlternatingList(MiniRack* rack, int hops, std::vector<uint64_t>* v
 }
 
 constexpr const char* kSum = testing::kSumListProgram;
-
-TraversalMessage Request(const ProgramRef& p, uint64_t cur_ptr, uint16_t flags = 0, bool with_program = true) {
-  TraversalMessage m;
-  m.request_id = 1;
-  m.cpu_node = 9;
-  m.tenant = 1;
-  m.flags = flags;
-  m.program_hash = p->hash();
-  if (with_program) m.program = p->encoded();
-  m.cur_ptr = cur_ptr;
-  m.scratch.assign(8, 0);
-  m.max_iterations = 1000;
-  return m;
-}
 
 uint64_t Sp0(const TraversalMessage& m) {
   uint64_t v;
