@@ -102,6 +102,8 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
 }
 
 MemNodeServer::~MemNodeServer() {
+  // Pipeline threads read the pool and wake the worker: they end first.
+  service_.StopPipelines();
   if (worker_ != nullptr && switch_ep_ != net::kInvalidEndpoint) (void)worker_->Close(switch_ep_);
   ring_.reset();   // its registrations go before the worker
   owned_.clear();  // the allocations' registrations go before the worker

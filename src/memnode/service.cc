@@ -17,7 +17,7 @@ MemNodeService::MemNodeService(RangeTable* table, const MemNodeServiceOptions& o
 }
 
 // The threads go first: they call wake_.
-MemNodeService::~MemNodeService() { threads_.reset(); }
+MemNodeService::~MemNodeService() { StopPipelines(); }
 
 Status MemNodeService::ChangeRangeTable(const std::function<Status()>& change) {
   Status s;

@@ -102,6 +102,10 @@ class MemNodeService {
   // thread when finished traversals wait for Poll(), e.g. the node's
   // Worker::Wake().  Set it before the first Handle().
   void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // Stops and joins the pipeline threads (traversals they run are dropped
+  // unanswered), so that the memory and the wake function they use may go.
+  // Afterwards the service may only be destroyed.  No-op with one pipeline.
+  void StopPipelines() { threads_.reset(); }
 
   // Accepts one decoded message.  Errors (bad program, unknown program hash,
   // overload) are answered through `send` right away; good requests are

@@ -24,23 +24,15 @@ using testing::FarHeap;
 
 using testing::Build;
 
-// Walks a list of {next @0, value @8} nodes; at each node it STOREs
-// value * 3 + (the sum so far) into the value and adds the old value to
-// sp[0].  Every node's new value depends on the order of the walk.
-constexpr const char* kScrambleList = R"(
-    LOAD data
-    MOVE r1, cur_ptr
-    MOVE r2, data[8]
-    MUL r2, 3
-    ADD r2, sp[0]
-    STORE [r1+8], r2
-    ADD sp[0], data[8]
-    COMPARE data[0], 0
-    JUMP_EQ end
-    MOVE cur_ptr, data[0]
-    NEXT_ITER
-  end:
-    RETURN)";
+// The sum-list walk that also, at each node, STOREs value * 3 + (the sum
+// so far) into the node's value before adding the old value to sp[0]:
+// every node's new value depends on the order of the walk.
+std::string ScrambleListProgram() {
+  std::string text = testing::kSumListProgram;
+  text.insert(text.find("ADD sp[0]"),
+              "MOVE r1, cur_ptr\n    MOVE r2, data[8]\n    MUL r2, 3\n    ADD r2, sp[0]\n    STORE [r1+8], r2\n    ");
+  return text;
+}
 
 constexpr uint64_t kHeapBytes = 1 << 20;
 
@@ -90,6 +82,7 @@ TEST(Pipelines, ConcurrentStoresLeaveTheFarMemoryOfASerialRun) {
   FarHeap heap(base, kHeapBytes);
   const std::vector<uint64_t> heads = BuildLists(&heap, kLists, kLength);
   FarHeap reference_heap = heap;  // the same lists, for the serial run
+  const FarHeap initial = heap;
   RangeTable table, reference_table;
   ASSERT_TRUE(table.Add(heap.range()).ok());
   ASSERT_TRUE(reference_table.Add(reference_heap.range()).ok());
@@ -101,7 +94,7 @@ TEST(Pipelines, ConcurrentStoresLeaveTheFarMemoryOfASerialRun) {
   MemNodeService service(&table, options);
   ASSERT_EQ(service.capacity(), 8u);
 
-  const ProgramRef program = Build(kScrambleList);
+  const ProgramRef program = Build(ScrambleListProgram());
   std::vector<TraversalMessage> messages;
   for (int l = 0; l < kLists; ++l) {
     // Some stop at the iteration limit (kContinue), most run to the end.
@@ -130,6 +123,7 @@ TEST(Pipelines, ConcurrentStoresLeaveTheFarMemoryOfASerialRun) {
     EXPECT_EQ(got.fault_addr, want.fault_addr);
   }
   EXPECT_TRUE(heap.bytes() == reference_heap.bytes()) << "far memory differs from the serial run";
+  EXPECT_FALSE(heap.bytes() == initial.bytes()) << "the traversals stored nothing";
 
   // Both pipelines served, and the counts add up.
   const std::vector<memnode::PipelineLoad> loads = service.pipeline_loads();
@@ -191,7 +185,7 @@ TEST(Pipelines, DestroyedWhileTraversalsRunIsClean) {
   MemNodeServiceOptions options;
   options.pipelines = 3;
   auto service = std::make_unique<MemNodeService>(&table, options);
-  const ProgramRef program = Build(kScrambleList);
+  const ProgramRef program = Build(ScrambleListProgram());
   for (int l = 0; l < 16; ++l) service->Handle(Request(program, 1 + l, heads[l], 100000), [](TraversalMessage&&) {});
   service->Poll([](TraversalMessage&&) {});
   service.reset();  // joins its threads; must not hang or crash
