@@ -17,8 +17,9 @@
 // by one thread, since adding a logic pipeline in software costs nothing
 // but a workspace.  P memory pipelines are P threads with a Pipeline each
 // (`pulse bench engine --pipelines P` measures that).  `pulse memnode` runs
-// one Pipeline on its network thread, so that a request needs no handoff
-// between threads; more memory pipelines per host are more memory nodes.
+// one Pipeline on its network thread by default, so that a request needs no
+// handoff between threads; `pulse memnode --pipelines P` runs P of them on
+// threads of their own over its one range table (src/memnode/pipeline_threads.h).
 //
 // Engines.  The logic pipeline either interprets a program's decoded form or
 // runs native code generated for it when the pipeline first admits it
@@ -53,6 +54,9 @@ EngineKind DefaultEngineKind();
 std::string_view EngineKindName(EngineKind kind);
 // Inverse of EngineKindName; nullopt for any other name.
 std::optional<EngineKind> EngineKindFromName(std::string_view name);
+
+// Most pipelines (threads) one memory node runs.
+inline constexpr uint32_t kMaxPipelinesPerNode = 64;
 
 struct EngineOptions {
   EngineKind engine = DefaultEngineKind();  // kJit without a backend interprets

@@ -278,6 +278,7 @@ json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
       {"app", o.app},
       {"system", o.system},
       {"memory_nodes", o.memory_nodes},
+      {"pipelines", o.pipelines},
       {"throughput_ops", tput},
       {"lat_mean_us", r.closed.latency.mean_us},
       {"lat_p50_us", r.closed.latency.p50_us},
@@ -367,6 +368,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   BenchClusterOptions c = BenchClusterOptionsFor(run == 1 ? "bench-app" : fmt::format("bench-app{}", run), o);
   c.memory_nodes = o.memory_nodes;
   c.routing = o.routing;
+  c.pipelines = o.pipelines;
   c.pool_mib = static_cast<uint32_t>(
       std::max<uint64_t>(64, 2 * working_set * o.concurrency / o.memory_nodes / (1 << 20) + 32));
   auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);

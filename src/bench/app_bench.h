@@ -22,6 +22,9 @@ struct AppBenchOptions {
   std::string app = "webservice";  // webservice | wiredtiger | btrdb
   std::string system = "pulse";
   uint32_t memory_nodes = 1;
+  // Engine pipelines (threads) per memory node of a started cluster; 0:
+  // the node's default ($PULSE_PIPELINES, else 1).
+  uint32_t pipelines = 0;
   std::string switch_address;      // join this cluster; empty: start one
   // The started cluster's routing: "direct" or "switch" (every traversal
   // message through the switch, the paper's topology); empty: the cluster's

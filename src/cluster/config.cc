@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "common/bounded_file.h"
+#include "pulse/engine.h"
 
 namespace pulse::cluster {
 
@@ -180,6 +181,7 @@ Status ReadMemNode(TableReader& r, NodeConfig* n) {
   PULSE_RETURN_IF_ERROR(r.GetInt("pool_mib", 1, int64_t{1} << 20, &n->pool_mib));
   PULSE_RETURN_IF_ERROR(r.GetInt("granularity_kib", 4, int64_t{1} << 30, &n->granularity_kib));
   PULSE_RETURN_IF_ERROR(r.GetInt("workspaces", 1, 4096, &n->workspaces));
+  PULSE_RETURN_IF_ERROR(r.GetInt("pipelines", 1, kMaxPipelinesPerNode, &n->pipelines));
   PULSE_RETURN_IF_ERROR(r.GetInt("max_iterations", 1, UINT32_MAX, &n->max_iterations));
   PULSE_RETURN_IF_ERROR(r.GetString("shm_name", &n->shm_name));
   PULSE_RETURN_IF_ERROR(r.GetString("rack", &n->rack));

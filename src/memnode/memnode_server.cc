@@ -31,6 +31,13 @@ constexpr milliseconds kReconnectAttempt{1000};
 // attempt starts (the Worker wakes at once for traffic and RequestStop()).
 constexpr milliseconds kIdleWait{1000};
 
+// `stats`: each engine pipeline's traversals in flight and served.
+json PipelineLoadsJson(const std::vector<PipelineLoad>& loads) {
+  json out = json::array();
+  for (const PipelineLoad& l : loads) out.push_back(json{{"active", l.active}, {"served", l.served}});
+  return out;
+}
+
 std::span<const uint8_t> AsBytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
@@ -68,6 +75,9 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
       to_peers_(worker_.get(), options.batching),
       to_switch_(worker_.get(), options.batching) {
   send_ = [this](TraversalMessage&& m) { Dispatch(std::move(m)); };
+  // Pipeline threads (--pipelines N > 1) wake the network wait to have
+  // their finished traversals answered.
+  service_.set_wake([w = worker_.get()] { w->Wake(); });
   worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnControl(from, p);
   });
@@ -100,6 +110,8 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
 }
 
 MemNodeServer::~MemNodeServer() {
+  // Pipeline threads read the pool and wake the worker: they end first.
+  service_.StopPipelines();
   if (worker_ != nullptr && switch_ep_ != net::kInvalidEndpoint) (void)worker_->Close(switch_ep_);
   ring_.reset();   // its registrations go before the worker
   owned_.clear();  // the allocations' registrations go before the worker
@@ -272,7 +284,7 @@ void MemNodeServer::MaybeReconnect() {
 
 Status MemNodeServer::Run() {
   while (!stopping()) {
-    if (!service_.Idle()) {
+    if (service_.NeedsPoll()) {
       if (Clock::now() >= next_expiry_check_) ReclaimExpiredSessions();
       // Busy: one look at the network and the rings per engine slice.
       worker_->Progress();
@@ -685,6 +697,7 @@ json MemNodeServer::Stats() const {
               {"engine_active", service_.active()},
               {"engine_capacity", service_.capacity()},
               {"engine_queued", service_.queued()},
+              {"pipelines", PipelineLoadsJson(service_.pipeline_loads())},
               {"pool_bytes", allocator_->capacity()},
               {"pool_used", allocator_->used()},
               {"pool_free", allocator_->free_bytes()},

@@ -51,7 +51,10 @@
 // for the network per the Worker's poll mode (adaptive by default: poll a
 // short window after traffic, then sleep on the event fd), so an idle node
 // uses no CPU.  If the switch goes away the node keeps serving CPU nodes and
-// reconnects (and re-registers) once a second.
+// reconnects (and re-registers) once a second.  With several engine
+// pipelines (options.service.pipelines > 1) the engine runs on their
+// threads: this thread only admits to them and answers what they finished
+// (they wake its network wait), and "has work" means exactly that.
 //
 // Restart: a clean exit unlinks the pool.  A node that dies (SIGKILL, a
 // crash) leaves its pool object behind; started again with the same node id

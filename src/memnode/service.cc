@@ -5,18 +5,62 @@
 namespace pulse {
 
 MemNodeService::MemNodeService(RangeTable* table, const MemNodeServiceOptions& options)
-    : table_(table), options_(options), pipeline_(table, options.engine) {}
+    : table_(table), options_(options) {
+  if (options.pipelines > 1) {
+    threads_ = std::make_unique<memnode::PipelineThreads>(table, options.engine, options.pipelines,
+                                                          options.slice_iterations, [this] {
+                                                            if (wake_) wake_();
+                                                          });
+  } else {
+    pipeline_ = std::make_unique<Pipeline>(table, options.engine);
+  }
+}
 
-Status MemNodeService::AddRange(const Range& range) {
-  Status s = table_->Add(range);
-  pipeline_.OnRangeTableChanged();
+// The threads go first: they call wake_.
+MemNodeService::~MemNodeService() { StopPipelines(); }
+
+Status MemNodeService::ChangeRangeTable(const std::function<Status()>& change) {
+  Status s;
+  if (threads_ != nullptr) {
+    threads_->ChangeRangeTable([&] { s = change(); });
+  } else {
+    s = change();
+    pipeline_->OnRangeTableChanged();
+  }
   return s;
 }
 
+Status MemNodeService::AddRange(const Range& range) {
+  return ChangeRangeTable([&] { return table_->Add(range); });
+}
+
 Status MemNodeService::RemoveRange(uint64_t base) {
-  Status s = table_->Remove(base);
-  pipeline_.OnRangeTableChanged();
-  return s;
+  return ChangeRangeTable([&] { return table_->Remove(base); });
+}
+
+uint32_t MemNodeService::active() const { return threads_ != nullptr ? threads_->active() : pipeline_->active(); }
+
+uint32_t MemNodeService::capacity() const {
+  return threads_ != nullptr ? threads_->capacity() : pipeline_->capacity();
+}
+
+bool MemNodeService::HasFreeWorkspace() const {
+  return threads_ != nullptr ? threads_->HasFreeWorkspace() : pipeline_->HasFreeWorkspace();
+}
+
+bool MemNodeService::NeedsPoll() const {
+  if (threads_ == nullptr) return !Idle();
+  return (!queue_.empty() && threads_->HasFreeWorkspace()) || threads_->HasFinished();
+}
+
+void MemNodeService::WaitForWork(std::chrono::milliseconds timeout) {
+  // Nothing running: nothing will finish.
+  if (threads_ != nullptr && threads_->active() > 0 && !NeedsPoll()) threads_->WaitForFinished(timeout);
+}
+
+std::vector<memnode::PipelineLoad> MemNodeService::pipeline_loads() const {
+  if (threads_ != nullptr) return threads_->loads();
+  return {memnode::PipelineLoad{pipeline_->active(), served_}};
 }
 
 void MemNodeService::Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send) {
@@ -95,7 +139,7 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
 }
 
 void MemNodeService::Admit() {
-  while (!queue_.empty() && pipeline_.HasFreeWorkspace()) {
+  while (!queue_.empty() && HasFreeWorkspace()) {
     Pending p = std::move(queue_.front());
     queue_.pop_front();
     TraversalRequest req;
@@ -107,7 +151,11 @@ void MemNodeService::Admit() {
     req.state.iterations = p.message.iterations;
     req.state.scratch = std::move(p.message.scratch);
     running_.emplace(req.id, std::move(p.message));
-    pipeline_.Admit(std::move(req));
+    if (threads_ != nullptr) {
+      threads_->Admit(std::move(req));
+    } else {
+      pipeline_->Admit(std::move(req));
+    }
   }
 }
 
@@ -136,40 +184,53 @@ void MemNodeService::AttachProgramIfNeeded(const VerifiedProgram& program, Trave
   m->program = program.encoded();
 }
 
+void MemNodeService::Finish(TraversalRequest&& req, const TraversalOutcome& out, const SendFn& send) {
+  auto it = running_.find(req.id);
+  TraversalMessage m = std::move(it->second);
+  running_.erase(it);
+  const StoreVisit visit{m.request_id, m.iterations};  // as it arrived
+  m.kind = MessageKind::kResponse;
+  m.status = out.status;
+  m.cur_ptr = req.state.cur_ptr;
+  m.iterations = req.state.iterations;
+  m.fault_pc = out.fault_pc;
+  m.fault_addr = out.fault_addr;
+  m.scratch = std::move(req.state.scratch);
+  m.program.clear();
+  m.program_hash = req.program->hash();
+  counters_.iterations += out.iterations;
+  if (out.status == TraversalStatus::kNotLocal) {
+    ++counters_.not_local;
+    if (!(m.flags & kFlagPulseAcc)) AttachProgramIfNeeded(*req.program, &m);
+  }
+  if (IsFault(out.status)) ++counters_.faults;
+  if (m.flags & kFlagHasStore) {
+    Remember(visit, m);
+    if (record_) record_->Finish(visit.first, visit.second, m);
+  }
+  ++counters_.responses;
+  send(std::move(m));
+}
+
 uint64_t MemNodeService::Poll(const SendFn& send, uint64_t budget) {
   Admit();
-  if (pipeline_.active() == 0) return 0;
-  const uint64_t executed = pipeline_.Run(
+  if (threads_ != nullptr) {
+    // The pipelines run on their own; here their finished traversals are
+    // answered and their workspaces refilled.
+    const uint64_t executed = threads_->Drain([&](TraversalRequest&& req, const TraversalOutcome& out) {
+      Finish(std::move(req), out, send);
+    });
+    Admit();
+    return executed;
+  }
+  if (pipeline_->active() == 0) return 0;
+  return pipeline_->Run(
       [&](TraversalRequest&& req, const TraversalOutcome& out) {
-        auto it = running_.find(req.id);
-        TraversalMessage m = std::move(it->second);
-        running_.erase(it);
-        const StoreVisit visit{m.request_id, m.iterations};  // as it arrived
-        m.kind = MessageKind::kResponse;
-        m.status = out.status;
-        m.cur_ptr = req.state.cur_ptr;
-        m.iterations = req.state.iterations;
-        m.fault_pc = out.fault_pc;
-        m.fault_addr = out.fault_addr;
-        m.scratch = std::move(req.state.scratch);
-        m.program.clear();
-        m.program_hash = req.program->hash();
-        counters_.iterations += out.iterations;
-        if (out.status == TraversalStatus::kNotLocal) {
-          ++counters_.not_local;
-          if (!(m.flags & kFlagPulseAcc)) AttachProgramIfNeeded(*req.program, &m);
-        }
-        if (IsFault(out.status)) ++counters_.faults;
-        if (m.flags & kFlagHasStore) {
-          Remember(visit, m);
-          if (record_) record_->Finish(visit.first, visit.second, m);
-        }
-        ++counters_.responses;
-        send(std::move(m));
+        ++served_;
+        Finish(std::move(req), out, send);
         Admit();
       },
       budget);
-  return executed;
 }
 
 }  // namespace pulse

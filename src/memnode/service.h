@@ -11,19 +11,31 @@
 // StoreRecord (set_store_record), that also holds across a restart of the
 // node: a request an earlier process ran is answered from the record or
 // refused with kOutcomeUnknown, never run again.
+//
+// Pipelines: with options.pipelines == 1 the engine runs on the calling
+// thread inside Poll().  With N > 1 it runs on N pipeline threads
+// (memnode/pipeline_threads.h), each with options.engine.workspaces
+// workspaces over the one range table; everything else (verification, the
+// program cache, duplicate suppression, the StoreRecord, continuations)
+// stays on the calling thread, which hands admitted traversals to the
+// pipelines and answers the finished ones in Poll().
 // Not thread-safe: the memory node's network thread drives it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <list>
 #include <map>
+#include <memory>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
+#include "memnode/pipeline_threads.h"
 #include "memnode/store_record.h"
 #include "pulse/engine.h"
 #include "pulse/protocol.h"
@@ -38,6 +50,11 @@ struct MemNodeServiceOptions {
   uint32_t sent_program_entries = 1024;
   uint32_t dedup_entries = 8192;  // responses remembered for STORE-bearing requests
   uint32_t max_queued = 4096;     // requests waiting for a workspace
+  // Engine pipelines: 1 runs the engine inside Poll(); N > 1 on N threads.
+  uint32_t pipelines = 1;
+  // Iterations a pipeline thread runs between looks at what was admitted
+  // to it and at a pending range-table change (pipelines > 1).
+  uint64_t slice_iterations = 4096;
 };
 
 struct MemNodeCounters {
@@ -66,33 +83,61 @@ class MemNodeService {
   using SendFn = std::function<void(TraversalMessage&&)>;
 
   // table must outlive the service; change it only through AddRange and
-  // RemoveRange.
+  // RemoveRange.  With options.pipelines > 1 this starts the pipeline
+  // threads (stopped and joined by the destructor).
   MemNodeService(RangeTable* table, const MemNodeServiceOptions& options);
+  ~MemNodeService();
 
-  // Adds or removes a range of the translation and protection table.
-  // Errors as RangeTable::Add / Remove.
+  // Adds or removes a range of the translation and protection table (with
+  // pipeline threads, while they are parked between slices: no traversal
+  // uses a removed range once this returns).  Errors as RangeTable::Add /
+  // Remove.
   Status AddRange(const Range& range);
   Status RemoveRange(uint64_t base);
 
   // Records STORE-bearing visits durably in `record` (owned by the caller,
   // which keeps it alive; nullptr: in memory only).
   void set_store_record(memnode::StoreRecord* record) { record_ = record; }
+  // With pipeline threads: `wake` (thread-safe) is called from a pipeline
+  // thread when finished traversals wait for Poll(), e.g. the node's
+  // Worker::Wake().  Set it before the first Handle().
+  void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // Stops and joins the pipeline threads (traversals they run are dropped
+  // unanswered), so that the memory and the wake function they use may go.
+  // Afterwards the service may only be destroyed.  No-op with one pipeline.
+  void StopPipelines() { threads_.reset(); }
 
   // Accepts one decoded message.  Errors (bad program, unknown program hash,
   // overload) are answered through `send` right away; good requests are
   // queued for the engine.
   void Handle(TraversalMessage&& message, const SendFn& send);
 
-  // Runs the engine for up to `budget` iterations; finished traversals are
-  // sent.  Returns iterations executed.
+  // One pipeline: runs the engine for up to `budget` iterations.  Pipeline
+  // threads: admits queued requests to them and takes back what they
+  // finished (`budget` is unused; their slices are
+  // options.slice_iterations).  Finished traversals are sent.  Returns the
+  // iterations of the traversals executed (one pipeline) or answered
+  // (threads).
   uint64_t Poll(const SendFn& send, uint64_t budget = 4096);
 
   // No traversal running or queued.
-  bool Idle() const { return pipeline_.active() == 0 && queue_.empty(); }
-  uint32_t active() const { return pipeline_.active(); }
-  // Workspaces of the engine, and requests waiting for one.
-  uint32_t capacity() const { return pipeline_.capacity(); }
+  bool Idle() const { return active() == 0 && queue_.empty(); }
+  // Poll() has something to do on the calling thread now: run the engine
+  // (one pipeline), or admit a queued request to a pipeline thread with room
+  // or answer a traversal one finished.  When false the caller may sleep
+  // until a Handle() or the wake function.
+  bool NeedsPoll() const;
+  // Blocks until NeedsPoll() or `timeout` passed, if a pipeline thread runs
+  // a traversal; else (and with one pipeline) returns at once.  For callers
+  // without an event loop (tests).
+  void WaitForWork(std::chrono::milliseconds timeout);
+  // Traversals admitted to the engine and not yet answered.
+  uint32_t active() const;
+  // Workspaces of the engine (all pipelines), and requests waiting for one.
+  uint32_t capacity() const;
   size_t queued() const { return queue_.size(); }
+  // Per pipeline: traversals admitted and not yet answered, and served.
+  std::vector<memnode::PipelineLoad> pipeline_loads() const;
   const MemNodeCounters& counters() const { return counters_; }
 
  private:
@@ -103,6 +148,12 @@ class MemNodeService {
 
   void Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send);
   void Admit();
+  bool HasFreeWorkspace() const;
+  // Runs `change` on the range table with no pipeline reading it, then
+  // drops the pipelines' cached translations.
+  Status ChangeRangeTable(const std::function<Status()>& change);
+  // Answers a traversal the engine finished.
+  void Finish(TraversalRequest&& req, const TraversalOutcome& out, const SendFn& send);
   // STORE-bearing visits by (request id, iterations on arrival): a traversal
   // that leaves this node and comes back arrives with more iterations and is
   // a new visit, not a duplicate of the first.
@@ -116,7 +167,10 @@ class MemNodeService {
 
   RangeTable* table_;
   MemNodeServiceOptions options_;
-  Pipeline pipeline_;
+  std::unique_ptr<Pipeline> pipeline_;                 // pipelines == 1
+  std::unique_ptr<memnode::PipelineThreads> threads_;  // pipelines > 1
+  std::function<void()> wake_;
+  uint64_t served_ = 0;  // by pipeline_
   std::unordered_map<uint64_t, ProgramRef> programs_;
   std::unordered_map<int64_t, std::unordered_set<uint64_t>> sent_programs_;  // by destination node
   std::deque<Pending> queue_;

@@ -8,6 +8,7 @@
 
 #include "bench/app_bench.h"
 #include "bench/app_systems.h"
+#include "pulse/engine.h"
 #include "tools/commands.h"
 #include "tools/nothing_ran.h"
 #include "tools/flag_checks.h"
@@ -38,6 +39,10 @@ void AddAppBench(CLI::App& bench) {
   cmd->add_option("--memory-nodes", opts->memory_nodes, "Memory nodes of the started cluster")
       ->capture_default_str()
       ->check(Within(1, 64));
+  cmd->add_option("--pipelines", opts->pipelines,
+                  "Engine pipelines (threads) per memory node of the started cluster (default: the node's,\n"
+                  "$PULSE_PIPELINES else 1)")
+      ->check(Within(1, kMaxPipelinesPerNode));
   cmd->add_option("--switch", opts->switch_address, "Join the cluster at this switch instead of starting one");
   cmd->add_option("--size", opts->size,
                   "Data-set size: users (webservice, default 10000), records (wiredtiger, default 20000),\n"

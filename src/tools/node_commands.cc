@@ -168,6 +168,7 @@ struct MemNodeArgs {
   uint32_t workspaces = EngineOptions{}.workspaces;
   uint32_t max_iterations = EngineOptions{}.max_iterations;
   std::string engine;  // interp | jit; empty: $PULSE_ENGINE, else the default
+  std::string pipelines;  // N >= 1; empty: $PULSE_PIPELINES, else 1
   uint32_t program_cache_entries = MemNodeServiceOptions{}.program_cache_entries;
   std::string shm_name;
   uint32_t connect_timeout_s = 10;
@@ -209,6 +210,23 @@ void RunMemNode(const MemNodeArgs& args) {
       options.service.engine.engine = *kind;
     }
     log.Info("engine: {}", EngineKindName(options.service.engine.engine));
+  }
+  {
+    // --pipelines, else PULSE_PIPELINES (so a whole cluster test can run
+    // with several), else 1.
+    const char* env = std::getenv("PULSE_PIPELINES");
+    const std::string text =
+        !args.pipelines.empty() ? args.pipelines : env != nullptr ? std::string(env) : std::string();
+    if (!text.empty()) {
+      Result<uint32_t> n = memnode::ParsePipelineCount(text);
+      if (!n.ok())
+        Fail(log, fmt::format("{}: {}", args.pipelines.empty() ? "PULSE_PIPELINES" : "--pipelines",
+                              n.status().message()));
+      options.service.pipelines = *n;
+    }
+    if (options.service.pipelines > 1)
+      log.Info("engine pipelines: {} threads of {} workspaces", options.service.pipelines,
+               options.service.engine.workspaces);
   }
   options.service.program_cache_entries = args.program_cache_entries;
   options.connect_timeout = std::chrono::seconds(args.connect_timeout_s);
@@ -300,6 +318,16 @@ void AddMemNodeCommand(CLI::App& app) {
   cmd->add_option("--engine", args->engine,
                   "interp or jit (default: $PULSE_ENGINE, else jit on x86-64 and interp elsewhere)")
       ->check(CLI::IsMember({"interp", "jit"}));
+  cmd->add_option("--pipelines", args->pipelines,
+                  "Engine pipelines, each a thread with --workspaces workspaces over the one range table\n"
+                  "(default: $PULSE_PIPELINES, else 1: the engine runs on the network thread)")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Result<uint32_t> n = memnode::ParsePipelineCount(text);
+            return n.ok() ? "" : n.status().message();
+          },
+          ""));
   cmd->add_option("--workspaces", args->workspaces, "Engine workspaces (traversals in flight at once)")
       ->capture_default_str()
       ->check(Within(1, 4096));

@@ -105,6 +105,17 @@ TEST_F(ClusterConfigTest, ErrorsNameTheKey) {
   EXPECT_NE(ErrorOf("[cluster]\nlog_level = \"loud\"\n[[memnode]]\n").find("cluster.log_level"), std::string::npos);
 }
 
+TEST_F(ClusterConfigTest, EnginePipelinesPerMemoryNode) {
+  auto c = ParseClusterConfig("[[memnode]]\npipelines = 2\n[[memnode]]\n", "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->memnodes[0].pipelines, 2u);
+  EXPECT_EQ(c->memnodes[1].pipelines, 0u) << "not given: the node's default";
+  EXPECT_NE(ErrorOf("[[memnode]]\npipelines = 0\n").find("memnode[0].pipelines: 0 is out of range"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[[memnode]]\npipelines = \"two\"\n").find("memnode[0].pipelines: expected an integer"),
+            std::string::npos);
+}
+
 TEST_F(ClusterConfigTest, SyntaxErrorsNameTheLine) {
   EXPECT_NE(ErrorOf("[cluster]\nname = \n").find("test.toml:2:"), std::string::npos);
 }

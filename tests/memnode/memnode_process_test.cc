@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "protocol/control_reply.h"
@@ -220,6 +221,10 @@ TEST(MemNodeProcess, BadFlagsAreNamed) {
       {{"memnode", "--node", "0", "--pool-mib", "4", "--switch", "host-without-port"}, "--switch"},
       {{"memnode", "--node", "0", "--pool-mib", "4", "--shm-name", "a/b"}, "--shm-name"},
       {{"memnode", "--node", "0", "--pool-mib", "4", "--workspaces", "0"}, "--workspaces"},
+      {{"memnode", "--node", "0", "--pool-mib", "4", "--pipelines", "0"},
+       "--pipelines: expected a whole number of pipelines in [1, 64], got '0'"},
+      {{"memnode", "--node", "0", "--pool-mib", "4", "--pipelines", "abc"},
+       "--pipelines: expected a whole number of pipelines in [1, 64], got 'abc'"},
   };
   for (const Case& c : cases) {
     NodeProcess p(c.args);
@@ -240,7 +245,7 @@ TEST(MemNodeProcess, HelpExplainsEveryFlag) {
   EXPECT_EQ(pclose(f), 0);
   for (const char* flag : {"--node", "--listen", "--switch", "--pool-mib", "--granularity-kib", "--workspaces",
                            "--max-iterations", "--poll-window-us", "--busy-poll", "--shm-name", "--log-level",
-                           "--advertise", "--connect-timeout-s"})
+                           "--advertise", "--connect-timeout-s", "--pipelines"})
     EXPECT_NE(out.find(flag), std::string::npos) << flag << " missing in:\n" << out;
 }
 
@@ -301,6 +306,19 @@ TEST(MemNodeProcess, StoreRetransmittedAcrossACrashAndRestartIsAnsweredNotRunAga
   r = answer(request(2));  // a new request runs
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(cell_value(), 2u);
+
+  // One entry per engine pipeline (PULSE_PIPELINES when this test runs as
+  // memnode_process_test_two_pipelines); the new process served request 2.
+  const json stats = rack.MemNodeStats(0)["counters"];
+  const char* env = std::getenv("PULSE_PIPELINES");
+  ASSERT_TRUE(stats["pipelines"].is_array()) << stats.dump();
+  EXPECT_EQ(stats["pipelines"].size(), env != nullptr ? std::stoul(env) : 1u) << stats.dump();
+  uint64_t served = 0;
+  for (const json& p : stats["pipelines"]) {
+    EXPECT_EQ(p["active"], 0) << stats.dump();
+    served += p["served"].get<uint64_t>();
+  }
+  EXPECT_EQ(served, 1u) << stats.dump();
 }
 
 }  // namespace

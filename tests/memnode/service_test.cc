@@ -3,12 +3,15 @@
 // duplicate suppression and protection across nodes.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 
 #include "engine/sum_list_program.h"
 #include "engine/far_heap.h"
 #include "memnode/service.h"
+#include "memnode/service_requests.h"
 #include "memnode/store_record.h"
 #include "pulse/assembler.h"
 #include "pulse/cluster.h"
@@ -19,12 +22,18 @@ namespace {
 
 using testing::FarHeap;
 
-ProgramRef Build(const std::string& text) {
-  auto insns = Assemble(text);
-  EXPECT_TRUE(insns.ok()) << insns.status().ToString();
-  auto p = VerifiedProgram::Create(std::move(*insns));
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return *p;
+using testing::Build;
+using testing::Request;
+
+// PULSE_PIPELINES=N runs every service of these tests on N pipeline threads
+// (ctest runs this binary once more so: memnode_service_test_two_pipelines).
+MemNodeServiceOptions WithTestPipelines(MemNodeServiceOptions o) {
+  if (const char* env = std::getenv("PULSE_PIPELINES")) {
+    Result<uint32_t> n = memnode::ParsePipelineCount(env);
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    if (n.ok()) o.pipelines = *n;
+  }
+  return o;
 }
 
 // Two memory nodes, each with one range, behind a router.  Messages travel
@@ -37,8 +46,8 @@ class MiniRack {
       tables_.push_back(std::make_unique<RangeTable>());
       EXPECT_TRUE(tables_[n]->Add(heaps_[n]->range()).ok());
       EXPECT_TRUE(router_.AddRange(Base(n), 1 << 20, n).ok());
-      services_.push_back(
-          std::make_unique<MemNodeService>(tables_[n].get(), n == 1 ? node1_options : MemNodeServiceOptions{}));
+      services_.push_back(std::make_unique<MemNodeService>(
+          tables_[n].get(), WithTestPipelines(n == 1 ? node1_options : MemNodeServiceOptions{})));
     }
   }
   // The real layout, so memory nodes can tell a continuation's destination.
@@ -49,11 +58,11 @@ class MiniRack {
   // Node n's process died and started again: a new service (nothing in
   // memory) over the same memory, recording into `record` (nullptr: none).
   void RestartService(int n, memnode::StoreRecord* record) {
-    services_[n] = std::make_unique<MemNodeService>(tables_[n].get(), MemNodeServiceOptions{});
+    services_[n] = std::make_unique<MemNodeService>(tables_[n].get(), WithTestPipelines(MemNodeServiceOptions{}));
     services_[n]->set_store_record(record);
   }
   void AddForeignRange(int node, FarHeap* heap) {
-    EXPECT_TRUE(tables_[node]->Add(heap->range()).ok());
+    EXPECT_TRUE(services_[node]->AddRange(heap->range()).ok());
     EXPECT_TRUE(router_.AddRange(heap->base(), heap->bytes().size(), node).ok());
   }
 
@@ -78,6 +87,10 @@ class MiniRack {
         }
       }
       for (auto& s : services_) s->Poll([&](TraversalMessage&& out) { in_flight_.push_back(Wire(out)); });
+      // Pipeline threads still running: wait for one to finish something.
+      if (in_flight_.empty())
+        for (auto& s : services_)
+          if (!s->Idle()) s->WaitForWork(std::chrono::seconds(10));
     }
     return to_cpu;
   }
@@ -115,20 +128,6 @@ uint64_t BuildAlternatingList(MiniRack* rack, int hops, std::vector<uint64_t>* v
 }
 
 constexpr const char* kSum = testing::kSumListProgram;
-
-TraversalMessage Request(const ProgramRef& p, uint64_t cur_ptr, uint16_t flags = 0, bool with_program = true) {
-  TraversalMessage m;
-  m.request_id = 1;
-  m.cpu_node = 9;
-  m.tenant = 1;
-  m.flags = flags;
-  m.program_hash = p->hash();
-  if (with_program) m.program = p->encoded();
-  m.cur_ptr = cur_ptr;
-  m.scratch.assign(8, 0);
-  m.max_iterations = 1000;
-  return m;
-}
 
 uint64_t Sp0(const TraversalMessage& m) {
   uint64_t v;
