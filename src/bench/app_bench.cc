@@ -288,6 +288,7 @@ json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
       {"energy_uj_per_op", OptionalJson(r.energy_uj_per_op)},
       {"offload_fraction", r.offload_fraction},
       {"cross_node_per_op", r.cross_node_per_op},
+      {"client_sleeps_per_op", r.client_sleeps_per_op},
       {"iterations_per_op", OptionalJson(r.iterations_per_op)},
       {"retransmissions_per_op", r.retransmissions_per_op},
       {"critical_path_messages_per_op", r.critical_path_messages_per_op},
@@ -369,6 +370,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   c.memory_nodes = o.memory_nodes;
   c.routing = o.routing;
   c.pipelines = o.pipelines;
+  c.poll_window_us = o.node_poll_window_us;
   c.pool_mib = static_cast<uint32_t>(
       std::max<uint64_t>(64, 2 * working_set * o.concurrency / o.memory_nodes / (1 << 20) + 32));
   auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);
@@ -379,6 +381,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   AppSystemConfig sc;
   sc.client.switch_address = res.switch_address;
   sc.client.worker.transports = o.ucx_tls;  // the client runs over the regime's transport too
+  sc.client.worker.poll_window_us = o.client_poll_window_us;
   if (o.allocation == "partitioned") sc.client.policy = AllocationPolicy::kPartitioned;
   sc.mode = o.mode;
   sc.working_set_bytes = working_set;
@@ -460,7 +463,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   const double n = static_cast<double>(std::max<uint64_t>(ops, 1));
   // The clients' own counters, summed over the lanes' changes in the phase.
   uint64_t bytes = 0, traversals = 0, offloaded = 0, reissues = 0, retransmissions = 0;
-  uint64_t path_messages = 0, path_bytes = 0;
+  uint64_t path_messages = 0, path_bytes = 0, client_sleeps = 0;
   uint64_t request_messages = 0, requests_carried = 0;
   nlohmann::json system_stats = nlohmann::json::object();
   for (Lane& lane : lanes) {
@@ -469,6 +472,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     bytes += (nc1.bytes_sent - lane.nc0.bytes_sent) + (nc1.bytes_received - lane.nc0.bytes_received) +
              (nc1.rma_bytes - lane.nc0.rma_bytes);
     traversals += cc1.traversals - lane.cc0.traversals;
+    client_sleeps += nc1.sleeps - lane.nc0.sleeps;
     offloaded += cc1.offloaded - lane.cc0.offloaded;
     retransmissions += cc1.retransmissions - lane.cc0.retransmissions;
     // The critical path: offloaded traversals' legs (counted by the
@@ -497,6 +501,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   if (rapl0 && rapl1 && *rapl1 >= *rapl0) res.energy_uj_per_op = static_cast<double>(*rapl1 - *rapl0) / n;
   res.offload_fraction = traversals == 0 ? 0 : static_cast<double>(offloaded) / static_cast<double>(traversals);
   res.cross_node_per_op = static_cast<double>((after->forwards - before->forwards) + reissues) / n;
+  res.client_sleeps_per_op = static_cast<double>(client_sleeps) / n;
   res.iterations_per_op = static_cast<double>(after->iterations - before->iterations) / n;
   res.retransmissions_per_op = static_cast<double>(retransmissions) / n;
   res.projected_rack_us = ProjectRackLatencyUs(o.fabric, res.critical_path_messages_per_op,

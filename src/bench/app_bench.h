@@ -53,6 +53,10 @@ struct AppBenchOptions {
   std::string cache_policy = "lru";  // cache: lru | clock
   std::string rpc_path = "direct";   // rpc*, cache-rpc: direct | switch
   double rpc_core_ghz = 1.0;         // rpc-wimpy: the emulated core
+  // Adaptive polling windows (net::WorkerOptions::poll_window_us) of the
+  // started cluster's nodes and of the clients (issue 14's wake-up study).
+  uint32_t node_poll_window_us = 0;
+  uint32_t client_poll_window_us = net::kDefaultPollWindowUs;
   // Sensitivity knobs of seed 000 appendix C (`pulse bench suite`).
   uint32_t scan_length = 0;              // wiredtiger: every scan reads this many records (0: YCSB E's 1..100)
   std::string allocation = "uniform";    // wiredtiger: uniform (round robin) | partitioned (needs >= 2 nodes)
@@ -75,6 +79,9 @@ struct AppBenchResult {
   std::optional<double> energy_uj_per_op;  // RAPL package energy, where readable
   double offload_fraction = 0;
   double cross_node_per_op = 0;
+  // The clients' sleeps on their event fd per operation (net::Counters::sleeps):
+  // each one a wake-up of a sleeping process on the operation's path.
+  double client_sleeps_per_op = 0;
   // Memory-node iterations per operation: engine iterations plus the nodes
   // the rpc systems' handlers visit (0 where traversals run at the CPU node).
   std::optional<double> iterations_per_op;

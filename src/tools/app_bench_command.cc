@@ -97,6 +97,12 @@ void AddAppBench(CLI::App& bench) {
                   "through the switch, the paper's topology); docs/architecture.md section 6")
       ->check(CLI::IsMember({"switch", "direct"}));
   AddFabricFlags(cmd, &opts->fabric);
+  cmd->add_option("--node-poll-window-us", opts->node_poll_window_us,
+                  "Adaptive polling window of the started cluster's nodes (0: they sleep at once)")
+      ->capture_default_str();
+  cmd->add_option("--client-poll-window-us", opts->client_poll_window_us,
+                  "Adaptive polling window of the clients after traffic")
+      ->capture_default_str();
   cmd->add_option("--rpc-core-ghz", opts->rpc_core_ghz, "rpc-wimpy: the emulated wimpy core's clock (GHz)")
       ->capture_default_str()
       ->check(Within(0.001, 65));
