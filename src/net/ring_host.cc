@@ -188,7 +188,7 @@ size_t RingHost::Poll() {
   ++counters_.scans;
   const Clock::time_point now = Clock::now();
   size_t taken = 0;
-  // The notification array, index by index: a tail that differs from the
+  // The tails, ring by ring: a tail that differs from the
   // ring's head means entries to take.  Handlers may close rings (or open
   // none: opens come as messages), so the indices are collected first.
   std::vector<uint32_t> moved;
