@@ -134,8 +134,9 @@ struct ClientOptions {
   // How offloaded traversal requests reach their first memory node
   // (docs/ring.md).  kAuto: the ring path (one-sided writes into a ring at
   // the node, answers written back into a ring here) on connections whose
-  // transport has real one-sided puts, messages through the switch on the
-  // others; kRing: the ring path on every connection (where UCX only
+  // puts into the node's rings are really one-sided (shared memory on one
+  // host, where the rings are UCX's allocations; RDMA), messages through
+  // the switch on the others (TCP); kRing: the ring path on every connection (where UCX only
   // emulates puts, pulse carries them as messages: for tests); kMessages:
   // messages through the switch only.  Whatever the path, re-sends,
   // timeouts and every status mean the same; a request the ring cannot take

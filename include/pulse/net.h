@@ -303,8 +303,9 @@ struct RegionTable;
 
 // A local memory range registered for remote access.  Movable, not
 // copyable; unregisters on destruction, which must happen before the Worker
-// that registered it is destroyed.  The memory itself stays the caller's.
-// Thread-compatible.
+// that registered it is destroyed.  The memory itself stays the caller's,
+// except for Worker::AllocateMemory's, which the region owns (freed by its
+// destruction).  Thread-compatible.
 class MemoryRegion {
  public:
   MemoryRegion() = default;
@@ -453,8 +454,19 @@ class Worker {
   // served by this worker's thread inside its progress and checked against
   // the region's bounds.  Errors: kInvalidArgument (null or empty), kIoError.
   Result<MemoryRegion> RegisterMemory(void* addr, size_t length);
+  // Allocates `length` zeroed bytes with UCX (ucp_mem_map with
+  // UCP_MEM_MAP_ALLOCATE) and registers them as above; the region owns the
+  // memory (data() is its address).  On one host UCX puts this memory in a
+  // shared-memory segment that a peer's RmaPath::kAuto maps directly, so
+  // Get/Put with its key are one-sided there (RemoteKey::uses_ucx_rma),
+  // which UCX 1.13 does not offer for RegisterMemory'd memory over shared
+  // memory.  Errors: kInvalidArgument (zero length), kIoError and the like
+  // from UCX (no memory).
+  Result<MemoryRegion> AllocateMemory(size_t length);
   // Unpacks a peer's packed rkey (MemoryRegion::rkey() on its side) for use
-  // on endpoint `ep`.  Errors: kNotFound, kUnavailable, kInvalidArgument
+  // on endpoint `ep`.  With RmaPath::kAuto the key uses UCX RMA if the
+  // endpoint has an offloaded RMA lane or UCX maps the peer's region here
+  // (AllocateMemory on the same host), else pulse's messages.  Errors: kNotFound, kUnavailable, kInvalidArgument
   // (bytes that are not an rkey).
   Result<RemoteKey> ImportRkey(EndpointId ep, std::span<const uint8_t> packed);
 

@@ -74,7 +74,7 @@ nlohmann::json RingServer::Stats(const net::Worker& worker) const {
   const net::ring::RingHostCounters& c = host_->counters();
   uint64_t native = 0;
   for (net::EndpointId ep : host_->ring_endpoints()) {
-    if (Result<bool> n = worker.UsesUcxRma(ep); n.ok() && *n) ++native;
+    if (host_->AnswersOneSided(ep)) ++native;
   }
   return nlohmann::json{{"rings", host_->ring_count()},    {"rings_native", native},
                         {"connections", worker.endpoint_count()}, {"rings_opened", c.rings_opened},

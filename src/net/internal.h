@@ -277,6 +277,8 @@ struct Worker::Impl {
   // --- one-sided over messages (rma_sw.cc) ---
   // Whether Get/Put on `e` use UCX RMA (per options.rma_path).
   bool UseUcxRma(Endpoint* e);
+  // Registers `region` (memh_ set) in the region table and packs its key.
+  Result<MemoryRegion> FinishRegion(MemoryRegion region, void* addr, size_t length);
   // Issues a kMessages Get/Put for `op` (kind kRma, local/length/is_get set).
   Status StartSwRma(Endpoint* e, const RemoteKey& rkey, uint64_t addr, Op* op);
   // A kCtlAmId data message (read/write request or reply) from `from`.

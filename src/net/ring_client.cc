@@ -13,7 +13,6 @@ RingClient::RingClient(Worker* worker, EndpointId ep, const Geometry& geometry)
     : worker_(worker),
       ep_(ep),
       geometry_(geometry),
-      responses_(kStatusBytes + geometry.ring_bytes()),
       staging_(geometry.ring_bytes()),
       slot_seq_(geometry.slots, kFree) {}
 
@@ -25,31 +24,24 @@ RingClient::~RingClient() {
     // Completions still to come must find the buffers: leave them allocated.
     RetirePages(std::move(staging_));
   }
-  if (in_flight_ > 0) {
-    // The node may still answer into the response ring (over CMA it needs
-    // no registration to do so): leave it allocated too.
-    region_ = MemoryRegion();
-    RetirePages(std::move(responses_));
-  }
+  // The response ring goes with region_ even with answers still due: it is
+  // UCX's allocation, so a late answer lands in the node's own mapping of
+  // the shared segment (one host), is refused by the NIC (RDMA) or by this
+  // Worker's region table (pulse messages), never in reused memory here.
+  // (Leaking it instead makes ucp_cleanup abort on a region in use.)
 }
 
 Result<std::unique_ptr<RingClient>> RingClient::Open(Worker* worker, EndpointId ep,
                                                      const RingClientOptions& options) {
   if (worker == nullptr) return Status::InvalidArgument("ring client: worker is null");
   PULSE_RETURN_IF_ERROR(options.geometry.Validate());
-  if (options.require_native_rma) {
-    PULSE_ASSIGN_OR_RETURN(bool native, worker->UsesUcxRma(ep));
-    if (!native) {
-      return Status::FailedPrecondition("ring path on endpoint " + std::to_string(ep) +
-                                        ": the transport has no one-sided puts (UCX would emulate them)");
-    }
-  }
   std::unique_ptr<RingClient> c(new RingClient(worker, ep, options.geometry));
-  if (!c->responses_.valid() || !c->staging_.valid()) {
+  if (!c->staging_.valid()) {
     return Status::ResourceExhausted("ring client: no memory for a ring of " +
                                      std::to_string(options.geometry.ring_bytes()) + " bytes");
   }
-  PULSE_ASSIGN_OR_RETURN(c->region_, worker->RegisterMemory(c->responses_.data(), c->responses_.size()));
+  PULSE_ASSIGN_OR_RETURN(c->region_, worker->AllocateMemory(kStatusBytes + options.geometry.ring_bytes()));
+  c->responses_ = static_cast<uint8_t*>(c->region_.data());
 
   OpenRequest request;
   request.geometry = options.geometry;
@@ -75,6 +67,13 @@ Result<std::unique_ptr<RingClient>> RingClient::Open(Worker* worker, EndpointId 
   if (c->ring_key_.base() != r.ring_base || c->ring_key_.size() < options.geometry.ring_bytes() ||
       c->tail_key_.base() != r.tail_address || c->tail_key_.size() < sizeof(uint32_t)) {
     return Status::Internal("ring open: the node's keys do not cover the ring and tail it named");
+  }
+  // Whether the puts are one-sided shows only in the imported keys (UCX maps
+  // the node's UCX-allocated rings on one host; docs/ring.md).  A refusal
+  // here leaves the node's ring allocated until this connection closes.
+  if (options.require_native_rma && (!c->ring_key_.uses_ucx_rma() || !c->tail_key_.uses_ucx_rma())) {
+    return Status::FailedPrecondition("ring path on endpoint " + std::to_string(ep) +
+                                      ": the transport has no one-sided puts to the node's rings (UCX would emulate them)");
   }
   c->ring_id_ = r.ring_id;
   c->ring_base_ = r.ring_base;
@@ -135,22 +134,25 @@ bool RingClient::has_responses() const {
   if (in_flight_ == 0) return false;
   std::atomic_thread_fence(std::memory_order_acquire);
   ResponseStatus status;
-  std::memcpy(&status, responses_.data(), sizeof(status));
+  std::memcpy(&status, responses_, sizeof(status));
   return status.responses != responses_taken_ && idle_doorbell_ != status.responses;
 }
 
 uint32_t RingClient::doorbell() const {
   std::atomic_thread_fence(std::memory_order_acquire);
   ResponseStatus status;
-  std::memcpy(&status, responses_.data(), sizeof(status));
+  std::memcpy(&status, responses_, sizeof(status));
   return status.responses;
 }
 
 size_t RingClient::Poll(const ResponseFn& fn) {
   ++counters_.polls;
-  std::atomic_thread_fence(std::memory_order_acquire);
+  // seq_cst, not acquire: orders the tail stores of earlier Post()s (plain
+  // stores with one-sided puts) before the load of the sleep epoch below,
+  // the counterpart of the node's fence in RingHost::MaySleep.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   ResponseStatus status;
-  std::memcpy(&status, responses_.data(), sizeof(status));
+  std::memcpy(&status, responses_, sizeof(status));
   size_t taken = 0;
   if (status.responses != responses_taken_ && in_flight_ > 0) {
     std::vector<uint8_t> payload;
@@ -159,7 +161,7 @@ size_t RingClient::Poll(const ResponseFn& fn) {
     for (uint64_t seq = first; seq < next_seq_ && in_flight_ > 0; ++seq) {
       const size_t slot = seq % geometry_.slots;
       if (slot_seq_[slot] != seq) continue;
-      std::span<uint8_t> bytes(responses_.data() + kStatusBytes + geometry_.slot_offset(seq), geometry_.slot_bytes);
+      std::span<uint8_t> bytes(responses_ + kStatusBytes + geometry_.slot_offset(seq), geometry_.slot_bytes);
       uint32_t code = 0;
       EntryState state = CopyEntry(bytes, seq, &payload, &code);
       if (state == EntryState::kAbsent || state == EntryState::kTorn) continue;

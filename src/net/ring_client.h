@@ -42,8 +42,10 @@ namespace pulse::net::ring {
 struct RingClientOptions {
   Geometry geometry;
   Duration open_timeout = std::chrono::seconds(5);
-  // Refuse (FailedPrecondition) a connection whose transport only emulates
-  // one-sided puts with messages (TCP): the message path is better there.
+  // Refuse (FailedPrecondition) a connection whose keys to the node's rings
+  // do not use UCX's own one-sided puts (TCP; shared memory the node did not
+  // allocate with UCX): the message path is better there.  Decided after
+  // the node opened the ring, which then stays until the connection closes.
   bool require_native_rma = true;
 };
 
@@ -100,8 +102,9 @@ class RingClient {
   const Geometry& geometry() const { return geometry_; }
   uint32_t ring_id() const { return ring_id_; }
   const RingClientCounters& counters() const { return counters_; }
-  // True if the node's ring is reached with UCX's own one-sided puts (CMA,
-  // RDMA), false if over pulse's messages (RmaPath::kMessages).
+  // True if the node's ring is reached with UCX's own one-sided puts
+  // (UCX-allocated shared memory on one host, RDMA), false if over pulse's
+  // messages (RmaPath::kMessages).
   bool native_rma() const { return ring_key_.uses_ucx_rma(); }
 
   // TEST HOOK: where this client's entry for `seq` goes in the node's
@@ -113,7 +116,7 @@ class RingClient {
   // Reserves the next seq as if Post() had written it, writing nothing.
   uint64_t TestReserve();
   // This client's status block, response ring following (to play the node).
-  uint8_t* TestResponseMemory() const { return responses_.data(); }
+  uint8_t* TestResponseMemory() const { return responses_; }
 
  private:
   static constexpr uint64_t kFree = ~uint64_t{0};
@@ -123,8 +126,11 @@ class RingClient {
   Worker* worker_;
   EndpointId ep_;
   Geometry geometry_;
-  PageMemory responses_;   // status block, then the response ring
-  MemoryRegion region_;    // responses_ alone
+  // The status block, then the response ring: allocated by UCX
+  // (Worker::AllocateMemory) so that on one host the node writes it with
+  // plain stores; region_ owns it and reaches it alone.
+  MemoryRegion region_;
+  uint8_t* responses_ = nullptr;
   PageMemory staging_;     // entries as written, the source of their puts
   RemoteKey ring_key_;
   RemoteKey tail_key_;

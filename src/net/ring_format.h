@@ -7,9 +7,9 @@
 // A connection (client, memory node) has
 //   - a request ring of `slots` slots in the memory node's memory, written
 //     by the client only;
-//   - one 4-byte tail in the memory node's notification array (one
-//     contiguous array of tails, one per request ring): the number of
-//     entries the client has posted, wrapping at 2^32;
+//   - one 4-byte tail in the memory node's memory (an allocation of its
+//     own per request ring, docs/ring.md): the number of entries the client
+//     has posted, wrapping at 2^32;
 //   - in the client's memory a status block (ResponseStatus) and a response
 //     ring of `slots` slots, written by the memory node only.
 // Entry number `seq` (0, 1, 2, ...) goes to slot seq % slots of the
@@ -119,7 +119,7 @@ struct OpenRequest {
 };
 // Node -> client.  code != 0: refused (the wire form of the status; the
 // message text in `error`).  Else the keys of this connection's request
-// ring and of its tail in the notification array, each registered on its
+// ring and of its tail, each allocated and registered on its
 // own, reaching nothing else of the node.
 struct OpenReply {
   uint32_t code = 0;

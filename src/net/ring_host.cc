@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "net/ring_memory.h"
 
 namespace pulse::net::ring {
 
@@ -16,9 +15,13 @@ struct RingHost::Ring {
   uint32_t index = 0;
   EndpointId ep = kInvalidEndpoint;
   Geometry geometry;
-  PageMemory requests;           // the request ring
-  MemoryRegion ring_region;      // it alone
-  MemoryRegion tail_region;      // its tail in the notification array alone
+  // Both allocated by UCX (Worker::AllocateMemory): on one host peers map
+  // them and write with plain stores (docs/ring.md, "Transports").  Each is
+  // an allocation of its own, so each key reaches its own bytes only.
+  MemoryRegion ring_region;      // the request ring
+  MemoryRegion tail_region;      // its 4-byte tail (on a page of its own)
+  uint32_t* tail = nullptr;      // tail_region's bytes
+  uint8_t* requests = nullptr;   // ring_region's bytes
   RemoteKey response_key;        // the client's status block and response ring
   uint64_t response_base = 0;
   std::vector<uint8_t> staging;  // responses as written, the source of their puts
@@ -46,7 +49,6 @@ Result<std::unique_ptr<RingHost>> RingHost::Create(Worker* worker, const RingHos
   }
   if (options.max_batch == 0) return Status::InvalidArgument("ring host: max_batch is 0");
   std::unique_ptr<RingHost> host(new RingHost(worker, options, std::move(handler)));
-  if (host->tails_ == nullptr) return Status::Internal("ring host: no memory for the notification array");
   RingHost* self = host.get();
   worker->SetHandler(kAmRingOpen, [self](EndpointId from, std::span<const uint8_t> p) { self->OnOpen(from, p); });
   worker->SetHandler(kAmRingWake, [self](EndpointId from, std::span<const uint8_t> p) { self->OnWake(from, p); });
@@ -57,7 +59,6 @@ RingHost::RingHost(Worker* worker, const RingHostOptions& options, Handler handl
     : worker_(worker),
       options_(options),
       handler_(std::move(handler)),
-      tails_(static_cast<uint32_t*>(AllocatePages(size_t{options.max_rings} * sizeof(uint32_t))), &std::free),
       last_entry_(Clock::now()) {
   for (uint32_t i = options.max_rings; i > 0; --i) free_indices_.push_back(i - 1);
 }
@@ -88,6 +89,11 @@ std::optional<uint32_t> RingHost::RingOf(EndpointId ep) const {
     if (ring->ep == ep) return index;
   }
   return std::nullopt;
+}
+
+bool RingHost::AnswersOneSided(EndpointId ep) const {
+  std::optional<uint32_t> index = RingOf(ep);
+  return index.has_value() && rings_.at(*index)->response_key.uses_ucx_rma();
 }
 
 std::vector<EndpointId> RingHost::ring_endpoints() const {
@@ -126,8 +132,6 @@ Result<std::vector<uint8_t>> RingHost::Open(EndpointId from, std::span<const uin
   auto ring = std::make_unique<Ring>();
   ring->ep = from;
   ring->geometry = request.geometry;
-  ring->requests = PageMemory(request.geometry.ring_bytes());
-  if (!ring->requests.valid()) return Status::ResourceExhausted("no memory for a request ring");
   ring->staging.assign(request.geometry.ring_bytes(), 0);
   ring->waiting.assign(request.geometry.slots, 0);
   PULSE_ASSIGN_OR_RETURN(ring->response_key, worker_->ImportRkey(from, request.response_rkey));
@@ -138,10 +142,10 @@ Result<std::vector<uint8_t>> RingHost::Open(EndpointId from, std::span<const uin
   }
   ring->response_base = request.response_base;
   ring->index = free_indices_.back();
-  uint32_t* tail = &tails_[ring->index];
-  std::atomic_ref<uint32_t>(*tail).store(0, std::memory_order_release);
-  PULSE_ASSIGN_OR_RETURN(ring->ring_region, worker_->RegisterMemory(ring->requests.data(), ring->requests.size()));
-  PULSE_ASSIGN_OR_RETURN(ring->tail_region, worker_->RegisterMemory(tail, sizeof(uint32_t)));
+  PULSE_ASSIGN_OR_RETURN(ring->ring_region, worker_->AllocateMemory(request.geometry.ring_bytes()));
+  PULSE_ASSIGN_OR_RETURN(ring->tail_region, worker_->AllocateMemory(sizeof(uint32_t)));
+  ring->requests = static_cast<uint8_t*>(ring->ring_region.data());
+  ring->tail = static_cast<uint32_t*>(ring->tail_region.data());
   free_indices_.pop_back();
 
   OpenReply reply;
@@ -163,10 +167,11 @@ void RingHost::Close(EndpointId ep) {
   auto it = rings_.find(*index);
   std::unique_ptr<Ring> ring = std::move(it->second);
   rings_.erase(it);
-  // Unregistered first: the index may go to a new client at once.
+  // Unregistered (and freed) first: the index may go to a new client at once.
   ring->ring_region = MemoryRegion();
   ring->tail_region = MemoryRegion();
-  std::atomic_ref<uint32_t>(tails_[ring->index]).store(0, std::memory_order_release);
+  ring->requests = nullptr;
+  ring->tail = nullptr;
   free_indices_.push_back(ring->index);
   ++counters_.rings_closed;
   closing_.push_back(std::move(ring));
@@ -183,12 +188,12 @@ size_t RingHost::Poll() {
   ++counters_.scans;
   const Clock::time_point now = Clock::now();
   size_t taken = 0;
-  // The notification array, index by index: a tail that differs from the
+  // The tails, ring by ring: a tail that differs from the
   // ring's head means entries to take.  Handlers may close rings (or open
   // none: opens come as messages), so the indices are collected first.
   std::vector<uint32_t> moved;
   for (const auto& [index, ring] : rings_) {
-    const uint32_t tail = std::atomic_ref<uint32_t>(tails_[index]).load(std::memory_order_acquire);
+    const uint32_t tail = std::atomic_ref<uint32_t>(*ring->tail).load(std::memory_order_acquire);
     if (tail != static_cast<uint32_t>(ring->head)) moved.push_back(index);
   }
   for (uint32_t index : moved) {
@@ -212,13 +217,13 @@ size_t RingHost::Serve(Ring& r, size_t budget, Clock::time_point now) {
   const uint32_t index = r.index;
   std::vector<uint8_t> payload;
   while (taken < budget) {
-    const uint32_t tail = std::atomic_ref<uint32_t>(tails_[index]).load(std::memory_order_acquire);
+    const uint32_t tail = std::atomic_ref<uint32_t>(*r.tail).load(std::memory_order_acquire);
     const uint32_t announced = tail - static_cast<uint32_t>(r.head);
     if (announced == 0 || announced > r.geometry.slots) break;  // nothing, or a tail that cannot be right
     const uint64_t seq = r.head;
     const size_t slot = seq % r.geometry.slots;
     if (r.waiting[slot] != 0) break;  // the client ran past its credits: wait for our own answer
-    std::span<uint8_t> bytes(r.requests.data() + r.geometry.slot_offset(seq), r.geometry.slot_bytes);
+    std::span<uint8_t> bytes(r.requests + r.geometry.slot_offset(seq), r.geometry.slot_bytes);
     uint32_t code = 0;
     EntryState state = CopyEntry(bytes, seq, &payload, &code);
     if (state == EntryState::kAbsent) break;  // the tail came first: the entry follows
@@ -326,6 +331,11 @@ bool RingHost::MaySleep() {
     ring->doorbell_due = false;
     (void)WriteStatus(*ring, sleep_epoch_);
   }
+  // With one-sided puts (plain stores into shared memory) the epoch's store
+  // must be ordered before the tails' loads, as the client orders its tail
+  // store before its status load (RingClient::Poll): else each side could
+  // miss the other's write, and the node sleep on an announced entry.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   return Poll() == 0;
 }
 

@@ -2,16 +2,17 @@
 // RAMBDA III-A..C; formats in ring_format.h, design in docs/ring.md).
 //
 // A client that opens a ring pair (kAmRingOpen, once per connection) gets
-// a request ring of its own in this node's memory and one 4-byte tail in
-// the node's notification array, each registered with the Worker on its
-// own: the two keys it receives reach those bytes and nothing else of the
-// node.  It then posts requests with one-sided puts (entry, then tail) and
+// a request ring of its own in this node's memory and one 4-byte tail (on
+// a page of its own), each allocated by UCX (Worker::AllocateMemory, so
+// that on one host the client writes them with plain stores) and
+// registered on its own: the two keys it receives reach those bytes and
+// nothing else of the node.  It then posts requests with one-sided puts (entry, then tail) and
 // the node answers each in the same slot of the client's response ring,
 // also with one-sided puts, followed by one status-block put per ring and
 // batch (the response doorbell).  No message is received or sent per
 // request on this path.
 //
-// Serving: Poll() scans the notification array (never the rings) for tails
+// Serving: Poll() scans the rings' tails (never the rings) for tails
 // that moved, takes the complete entries behind them in order (at most
 // `max_batch` per call: a torn entry, or one not written yet, stops that
 // ring until it is complete), clears them, and hands each to the handler.
@@ -52,7 +53,7 @@
 namespace pulse::net::ring {
 
 struct RingHostOptions {
-  // Size of the notification array: at most this many rings at once (an
+  // At most this many rings (ring indices) at once (an
   // open beyond that is refused with ResourceExhausted).
   uint32_t max_rings = 256;
   // The largest ring a client may ask for (slots * slot_bytes).
@@ -127,6 +128,9 @@ class RingHost {
   size_t ring_count() const { return rings_.size(); }
   // The ring of connection `ep`.
   std::optional<uint32_t> RingOf(EndpointId ep) const;
+  // Whether the answers to connection `ep`'s ring go by UCX's own one-sided
+  // puts (false: pulse's messages, or no ring).
+  bool AnswersOneSided(EndpointId ep) const;
   // The connections that have a ring.
   std::vector<EndpointId> ring_endpoints() const;
   const RingHostCounters& counters() const { return counters_; }
@@ -146,9 +150,9 @@ class RingHost {
   Worker* worker_;
   RingHostOptions options_;
   Handler handler_;
-  // The notification array: one u32 tail per ring index, contiguous.
-  std::unique_ptr<uint32_t[], void (*)(void*)> tails_;
-  std::unordered_map<uint32_t, std::unique_ptr<Ring>> rings_;  // by index into tails_
+  // The notification structure: each ring's tail, by ring index (the tails
+  // are allocations of their own, one key each; docs/ring.md).
+  std::unordered_map<uint32_t, std::unique_ptr<Ring>> rings_;
   std::vector<uint32_t> free_indices_;
   // Closed rings whose response puts have not completed.
   std::deque<std::unique_ptr<Ring>> closing_;

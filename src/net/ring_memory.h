@@ -1,5 +1,5 @@
-// Page-aligned, zeroed memory for the ring path's registered areas (a
-// request or response ring and its status block, the notification array).
+// Page-aligned, zeroed memory for the ring path's staging copies (the
+// registered rings and tails are allocated by UCX: Worker::AllocateMemory).
 // A ring on pages of its own shares no page with another heap object, for
 // transports whose keys reach whole pages (docs/ring.md, "Security").
 //

@@ -124,14 +124,42 @@ Result<MemoryRegion> Worker::RegisterMemory(void* addr, size_t length) {
   if (addr == nullptr || length == 0) {
     return Status::InvalidArgument("RegisterMemory: null address or zero length");
   }
-  Impl& m = *impl_;
   ucp_mem_map_params_t params{};
   params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
   params.address = addr;
   params.length = length;
   MemoryRegion region;
-  ucs_status_t st = ucp_mem_map(m.context, &params, &region.memh_);
+  ucs_status_t st = ucp_mem_map(impl_->context, &params, &region.memh_);
   if (st != UCS_OK) return FromUcs(st, "ucp_mem_map");
+  return impl_->FinishRegion(std::move(region), addr, length);
+}
+
+Result<MemoryRegion> Worker::AllocateMemory(size_t length) {
+  if (length == 0) return Status::InvalidArgument("AllocateMemory: zero length");
+  ucp_mem_map_params_t params{};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  params.address = nullptr;
+  params.length = length;
+  params.flags = UCP_MEM_MAP_ALLOCATE;
+  MemoryRegion region;
+  ucs_status_t st = ucp_mem_map(impl_->context, &params, &region.memh_);
+  if (st != UCS_OK) return FromUcs(st, "ucp_mem_map(UCP_MEM_MAP_ALLOCATE)");
+  ucp_mem_attr_t attr{};
+  attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+  st = ucp_mem_query(region.memh_, &attr);
+  if (st != UCS_OK) {
+    ucp_mem_unmap(impl_->context, region.memh_);
+    return FromUcs(st, "ucp_mem_query");
+  }
+  // UCX does not promise zeroed memory; callers (rings) rely on it.
+  std::memset(attr.address, 0, length);
+  region.context_ = impl_->context;  // unmapped (and freed) by Release even if the rest fails
+  return impl_->FinishRegion(std::move(region), attr.address, length);
+}
+
+Result<MemoryRegion> Worker::Impl::FinishRegion(MemoryRegion region, void* addr, size_t length) {
+  Impl& m = *this;
   region.context_ = m.context;
   region.addr_ = addr;
   region.length_ = length;
@@ -146,7 +174,7 @@ Result<MemoryRegion> Worker::RegisterMemory(void* addr, size_t length) {
   m.regions->regions[region.id_] = RegionInfo{static_cast<uint8_t*>(addr), length};
   void* packed = nullptr;
   size_t packed_size = 0;
-  st = ucp_rkey_pack(m.context, region.memh_, &packed, &packed_size);
+  ucs_status_t st = ucp_rkey_pack(m.context, region.memh_, &packed, &packed_size);
   if (st != UCS_OK) return FromUcs(st, "ucp_rkey_pack");
   region.rkey_.resize(kRkeyEnvelope + packed_size);
   uint8_t* out = region.rkey_.data();
@@ -184,6 +212,21 @@ Result<RemoteKey> Worker::ImportRkey(EndpointId id, std::span<const uint8_t> pac
     std::vector<uint8_t> copy(packed.begin() + kRkeyEnvelope, packed.end());  // aligned
     ucs_status_t st = ucp_ep_rkey_unpack(e->ep, copy.data(), &key.rkey_);
     if (st != UCS_OK) return FromUcs(st, "ucp_ep_rkey_unpack");
+  } else if (m.options.rma_path == RmaPath::kAuto && !m.FaultsOneSided()) {
+    // No offloaded RMA lane for ordinary memory (shared memory on one
+    // host), but memory the peer allocated with Worker::AllocateMemory is a
+    // shared-memory segment UCX maps here: when ucp_rkey_ptr reaches it,
+    // UCX's puts and gets are plain stores and loads, no CPU at the peer.
+    std::vector<uint8_t> copy(packed.begin() + kRkeyEnvelope, packed.end());  // aligned
+    ucp_rkey_h rkey = nullptr;
+    void* mapped = nullptr;
+    if (ucp_ep_rkey_unpack(e->ep, copy.data(), &rkey) == UCS_OK) {
+      if (ucp_rkey_ptr(rkey, key.base_, &mapped) == UCS_OK) {
+        key.rkey_ = rkey;
+      } else {
+        ucp_rkey_destroy(rkey);
+      }
+    }
   }
   key.ep_ = id;
   return key;

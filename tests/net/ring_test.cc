@@ -3,10 +3,12 @@
 // real fabric: wrap-around, credits at exactly full, torn and malformed
 // entries, a client that dies mid-write, two tenants, sleep and wake-up.
 #include <algorithm>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "client/event_loop.h"
 #include "client/ring_sender.h"
@@ -240,7 +242,7 @@ struct ClientSide {
   std::unique_ptr<RingClient> ring;
   std::map<uint64_t, Answer> answers;
 
-  ClientSide(uint16_t port, Geometry geometry, WorkerOptions options = {}) {
+  ClientSide(uint16_t port, Geometry geometry, WorkerOptions options = {}, bool require_native_rma = false) {
     options.poll_mode = PollMode::kBusy;
     w = MakeWorker(options);
     if (w == nullptr) return;
@@ -250,7 +252,7 @@ struct ClientSide {
     ep = *r;
     RingClientOptions ro;
     ro.geometry = geometry;
-    ro.require_native_rma = false;  // every transport: the path is the same
+    ro.require_native_rma = require_native_rma;  // default: every transport, the path is the same
     auto c = RingClient::Open(w.get(), ep, ro);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     if (c.ok()) ring = std::move(c).value();
@@ -274,17 +276,65 @@ struct ClientSide {
     if (!seq.ok() || !WaitAnswer(*seq)) return std::nullopt;
     return answers[*seq];
   }
-  // Takes answers until `seq` has one (at most 10 s).
+  // Takes answers until `seq` has one (at most 10 s).  Polls: answers
+  // written one-sidedly raise no event that a Worker wait would return for.
   bool WaitAnswer(uint64_t seq) {
-    Status s = w->RunUntil(
-        [&] {
-          Take();
-          return answers.count(seq) != 0;
-        },
-        10s);
-    return s.ok();
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      w->Progress();
+      Take();
+      if (answers.count(seq) != 0) return true;
+    }
+    return false;
   }
 };
+
+// On one host UCX offers one-sided puts over shared memory only into memory
+// it allocated itself; the rings are allocated so (Worker::AllocateMemory),
+// and RmaPath::kAuto maps them: a client's writes land while the node's
+// thread is held and progresses nothing, and answers come back one-sided.
+TEST(RingPath, UcxAllocatedRingsAreWrittenWhileTheNodeIsHeld) {
+  HostThread host({}, ReverseHandler);
+  {
+    std::unique_ptr<Worker> probe = MakeWorker({});
+    ASSERT_NE(probe, nullptr);
+    auto ep = probe->Connect("127.0.0.1", host.port(), 10s);
+    ASSERT_TRUE(ep.ok()) << ep.status().ToString();
+    auto info = probe->DescribeEndpoint(*ep);
+    ASSERT_TRUE(info.ok());
+    if (info->find("posix") == std::string::npos && info->find("sysv") == std::string::npos) {
+      GTEST_SKIP() << "no shared-memory transport between the two workers";
+    }
+  }
+  ClientSide c(host.port(), Geometry{8, 128}, {}, /*require_native_rma=*/true);  // as RequestPath::kAuto asks
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c.ring->native_rma());
+  ASSERT_TRUE(host.Call([](RingHost& h, Worker&) {
+    ASSERT_EQ(h.ring_endpoints().size(), 1u);
+    EXPECT_TRUE(h.AnswersOneSided(h.ring_endpoints().front()));
+  }));
+  // Hold the node's thread: a write it would have to serve (a pulse
+  // message put) cannot complete until it is released.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> holding;
+  std::thread holder([&] {
+    host.Call([&](RingHost&, Worker&) {
+      holding.set_value();
+      (void)released.wait_for(20s);
+    });
+  });
+  holding.get_future().wait();
+  const uint32_t unchanged_tail = 0;  // nothing announced
+  Status put = c.w->Put(c.ring->TestTailKey(), c.ring->TestTailAddress(), &unchanged_tail, 4, 5s);
+  release.set_value();
+  holder.join();
+  EXPECT_TRUE(put.ok()) << put.ToString();
+  // And the path works end to end.
+  std::optional<Answer> answer = c.RoundTrip(Pattern(9, 3));
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->payload, Reversed(Pattern(9, 3)));
+}
 
 TEST(RingPath, WrapsAroundManyTimesAndAnswersEachEntryInItsSlot) {
   HostThread host({}, ReverseHandler);
