@@ -177,7 +177,8 @@ TEST_F(ClientCluster, WithoutAggregationEveryRequestIsItsOwnMessageAndAnswersAre
   std::vector<uint64_t> heads;
   for (uint64_t k = 0; k < 100; ++k) heads.push_back(table.Head(k * 3));
   std::map<uint64_t, uint64_t> batched_answers, plain_answers;
-  for (auto [client, answers] : {std::pair{client_.get(), &batched_answers}, {plain->get(), &plain_answers}}) {
+  for (auto [client, answers_of_client] : {std::pair{client_.get(), &batched_answers}, {plain->get(), &plain_answers}}) {
+    std::map<uint64_t, uint64_t>* answers = answers_of_client;  // a structured binding cannot be captured before C++20 in clang 14
     for (uint64_t k = 0; k < 100; ++k)
       client->TraverseAsync(program, heads[k], KeyScratch(k * 3), off, [answers, k](Result<TraversalResult> r) {
         ASSERT_TRUE(r.ok()) << r.status().ToString();
