@@ -292,6 +292,10 @@ Op* Worker::Impl::StartFlush(Endpoint* e, Status* immediate) {
 Status Worker::Impl::IssueRma(Endpoint* e, const RemoteKey& rkey, uint64_t remote_addr, Op* op,
                               bool no_immediate, bool* pending) {
   *pending = true;
+  // UCX may run the completion callback inside ucp_put_nbx/ucp_get_nbx even
+  // with NO_IMM_CMPL (the shared-memory rkey_ptr path completes in place and
+  // still returns a request), and the callback deletes `op`: read it first.
+  const size_t length = op->length;
   if (!rkey.uses_ucx_rma()) {
     PULSE_RETURN_IF_ERROR(StartSwRma(e, rkey, remote_addr, op));
   } else {
@@ -307,7 +311,7 @@ Status Worker::Impl::IssueRma(Endpoint* e, const RemoteKey& rkey, uint64_t remot
     }
   }
   ++counters.rma_ops;
-  counters.rma_bytes += op->length;
+  counters.rma_bytes += length;
   NoteActivity();
   return Status::Ok();
 }
