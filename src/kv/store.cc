@@ -213,8 +213,9 @@ Status Store::Prepare(Op& op, int kind, std::string_view key, std::string_view v
   st.key_words = key_words_;
   st.item_words = 1 + key_words_ + value_words_;
   st.data[0] = key.size() | (uint64_t{value.size()} << 16);
-  std::memcpy(reinterpret_cast<uint8_t*>(&st.data[1]), key.data(), key.size());
-  std::memcpy(reinterpret_cast<uint8_t*>(&st.data[1 + key_words_]), value.data(), value.size());
+  // An empty key or value may have no data pointer, and memcpy's may not be null.
+  if (!key.empty()) std::memcpy(reinterpret_cast<uint8_t*>(&st.data[1]), key.data(), key.size());
+  if (!value.empty()) std::memcpy(reinterpret_cast<uint8_t*>(&st.data[1 + key_words_]), value.data(), value.size());
   return Status::Ok();
 }
 
