@@ -123,12 +123,24 @@ void PipelineThreads::Publish(Finished&& f) {
   }
 }
 
+namespace {
+bool Stores(const TraversalRequest& request) { return request.program && request.program->info().has_store; }
+}  // namespace
+
 bool PipelineThreads::HasFreeWorkspace() const { return active_ < capacity(); }
+
+bool PipelineThreads::HasFreeWorkspaceFor(bool stores) const {
+  return stores ? lanes_[0]->assigned < workspaces_ : HasFreeWorkspace();
+}
 
 void PipelineThreads::Admit(TraversalRequest&& request) {
   Lane* best = nullptr;
-  for (auto& lane : lanes_) {
-    if (lane->assigned < workspaces_ && (best == nullptr || lane->assigned < best->assigned)) best = lane.get();
+  if (Stores(request)) {
+    best = lanes_[0].get();  // the writer lane (pipeline_threads.h)
+  } else {
+    for (auto& lane : lanes_) {
+      if (lane->assigned < workspaces_ && (best == nullptr || lane->assigned < best->assigned)) best = lane.get();
+    }
   }
   ++best->assigned;
   ++active_;

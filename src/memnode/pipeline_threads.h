@@ -14,6 +14,13 @@
 // Nothing spins: a pipeline thread with no traversal and nothing admitted
 // blocks on its condition variable at once (no polling window).
 //
+// Programs that STORE all run on pipeline 0, the writer lane.  One
+// pipeline runs one iteration at a time, and the node's structures rely on
+// that: an iteration's check-then-write (a KV PUT claiming a free slot, a
+// list insert) is atomic among writers only if no other thread runs a
+// STORE-bearing iteration meanwhile.  Read-only traversals go to the least
+// loaded pipeline.
+//
 // The range table is read by every pipeline thread while it runs; it may
 // change only through ChangeRangeTable, which parks every pipeline thread
 // between two slices first, so no thread reads the table while it changes
@@ -62,10 +69,14 @@ class PipelineThreads {
   PipelineThreads(const PipelineThreads&) = delete;
   PipelineThreads& operator=(const PipelineThreads&) = delete;
 
-  // True if some pipeline has a workspace no admitted traversal holds.
+  // True if a pipeline that may run a program that does (`stores`) or does
+  // not STORE has a workspace no admitted traversal holds: pipeline 0 for
+  // one that STOREs, any otherwise.
+  bool HasFreeWorkspaceFor(bool stores) const;
+  // True if some pipeline has a free workspace.
   bool HasFreeWorkspace() const;
-  // Hands `request` to the least loaded pipeline.  Requires
-  // HasFreeWorkspace().
+  // Hands `request` to pipeline 0 if its program STOREs, else to the least
+  // loaded pipeline.  Requires HasFreeWorkspaceFor(its program's has_store).
   void Admit(TraversalRequest&& request);
   // True if finished traversals wait for Drain().  Any thread.
   bool HasFinished() const { return has_finished_.load(std::memory_order_acquire); }

@@ -44,13 +44,17 @@ uint32_t MemNodeService::capacity() const {
   return threads_ != nullptr ? threads_->capacity() : pipeline_->capacity();
 }
 
-bool MemNodeService::HasFreeWorkspace() const {
-  return threads_ != nullptr ? threads_->HasFreeWorkspace() : pipeline_->HasFreeWorkspace();
+bool MemNodeService::CanAdmitNext() const {
+  if (queue_.empty()) return false;
+  if (threads_ == nullptr) return pipeline_->HasFreeWorkspace();
+  // In arrival order: a STORE-bearing request waits for the writer lane
+  // (pipeline_threads.h) and the requests behind it wait with it.
+  return threads_->HasFreeWorkspaceFor(queue_.front().program->info().has_store);
 }
 
 bool MemNodeService::NeedsPoll() const {
   if (threads_ == nullptr) return !Idle();
-  return (!queue_.empty() && threads_->HasFreeWorkspace()) || threads_->HasFinished();
+  return CanAdmitNext() || threads_->HasFinished();
 }
 
 void MemNodeService::WaitForWork(std::chrono::milliseconds timeout) {
@@ -139,7 +143,7 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
 }
 
 void MemNodeService::Admit() {
-  while (!queue_.empty() && HasFreeWorkspace()) {
+  while (CanAdmitNext()) {
     Pending p = std::move(queue_.front());
     queue_.pop_front();
     TraversalRequest req;

@@ -148,7 +148,9 @@ class MemNodeService {
 
   void Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send);
   void Admit();
-  bool HasFreeWorkspace() const;
+  // True if the queue's first request can start now (a workspace that may
+  // run it is free).
+  bool CanAdmitNext() const;
   // Runs `change` on the range table with no pipeline reading it, then
   // drops the pipelines' cached translations.
   Status ChangeRangeTable(const std::function<Status()>& change);
