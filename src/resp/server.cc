@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -211,12 +212,23 @@ struct Server::Impl {
       keyspace->Prefetch(keys);
     }
     const int64_t now = UnixMillis();
+    // Each command's reply and the tickets of the asynchronous writes it
+    // issued: a write that turns out lost at the end of the batch turns its
+    // reply into an error (replies are sent only after the batch).
+    struct Issued {
+      Connection* c;
+      size_t begin, end;
+      uint64_t first_ticket, last_ticket;
+    };
+    std::vector<Issued> issued;
+    issued.reserve(batch.size());
     for (auto& [c, r] : batch) {
       if (c->close_after) continue;  // after QUIT
       ++counters.commands;
       ReplyWriter reply(&c->out);
       reply.set_protocol(c->protocol);
       const size_t before = c->out.size();
+      const uint64_t first_ticket = keyspace->stores_issued();
       if (NeedsKeyspace(r) && !held.ok()) {
         reply.Error("ERR pulse: " + held.ToString());
       } else if (Status alive = NeedsKeyspace(r) ? keyspace->KeepAlive() : Status::Ok(); !alive.ok()) {
@@ -234,11 +246,33 @@ struct Server::Impl {
         Dispatch(ctx, r);
       }
       if (c->out.compare(before, 11, "-ERR pulse:") == 0) ++counters.far_errors;
+      issued.push_back(Issued{c, before, c->out.size(), first_ticket, keyspace->stores_issued()});
     }
     if (needs_keyspace && held.ok()) {
-      Status s = keyspace->End();
-      if (!s.ok()) fmt::print(stderr, "[kv] releasing the keyspace lock: {}\n", s.ToString());
+      // Keeps the lock for the next batch unless another server asked for
+      // it; Loop() releases it when the connections go quiet.
+      Status s = keyspace->End(/*keep=*/true);
+      if (!s.ok()) fmt::print(stderr, "[kv] ending the batch: {}\n", s.ToString());
+      if (!keyspace->FailedStores().empty()) ReplaceLostWrites(issued, s);
     }
+  }
+
+  // Replies of commands whose asynchronous writes were lost become errors
+  // (latest first, so earlier offsets in a connection's buffer stay valid).
+  template <typename IssuedList>
+  void ReplaceLostWrites(const IssuedList& issued, const Status& why) {
+    const auto& failed = keyspace->FailedStores();
+    for (auto it = issued.rbegin(); it != issued.rend(); ++it) {
+      const bool lost = std::any_of(failed.begin(), failed.end(), [&](uint64_t t) {
+        return t >= it->first_ticket && t < it->last_ticket;
+      });
+      if (!lost) continue;
+      std::string error;
+      ReplyWriter(&error).Error("ERR pulse: " + (why.ok() ? std::string("write lost") : why.ToString()));
+      it->c->out.replace(it->begin, it->end - it->begin, error);
+      ++counters.far_errors;
+    }
+    keyspace->ClearFailedStores();
   }
 
   // After its pending requests ran: a connection with a protocol error gets
@@ -269,17 +303,29 @@ struct Server::Impl {
   Status Loop() {
     epoll_event events[256];
     for (;;) {
-      // Pending requests left by a full batch: do not sleep.
-      const int timeout = AnyPending() ? 0 : -1;
+      // Pending requests left by a full batch: do not sleep.  Holding the
+      // keyspace lock from the last batch: wait at most lock_linger for
+      // more requests, then release it and sleep without a timeout.
+      const bool holding = keyspace->holding();
+      const int timeout = AnyPending() ? 0 : holding ? static_cast<int>(options.lock_linger.count()) : -1;
       int n = epoll_wait(epoll_fd, events, 256, timeout);
       if (n < 0) {
         if (errno == EINTR) continue;
         return Status::IoError(fmt::format("epoll_wait: {}", std::strerror(errno)));
       }
+      if (n == 0 && holding && !AnyPending()) {
+        Status s = keyspace->Release();
+        if (!s.ok()) fmt::print(stderr, "[kv] releasing the keyspace lock: {}\n", s.ToString());
+        continue;
+      }
       std::vector<int> dead;
       for (int i = 0; i < n; ++i) {
         const int fd = events[i].data.fd;
-        if (fd == stop_fd) return Status::Ok();
+        if (fd == stop_fd) {
+          Status s = keyspace->Release();
+          if (!s.ok()) fmt::print(stderr, "[kv] releasing the keyspace lock: {}\n", s.ToString());
+          return Status::Ok();
+        }
         if (fd == listen_fd) {
           Accept();
           continue;

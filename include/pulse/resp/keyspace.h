@@ -25,12 +25,35 @@
 //
 // Atomicity: every command runs between Begin() and End(), which hold the
 // keyspace's pulse::ds::FarLock exclusively (one lock for the whole
-// keyspace; a server takes it once per batch of commands from all its
+// keyspace; a server takes it for a batch of commands from all its
 // connections).  So commands of several servers are serialised: INCR from
-// two servers is exact.  Begin() also re-reads the directory (another
-// server may have flushed or grown the keyspace) and refreshes the index.
-// A batch that outlives half the lease renews it; if the lease was lost
-// (Renew() fails) the keyspace refuses further commands in the batch.
+// two servers is exact.  Begin() re-reads the directory (another server may
+// have flushed or grown the keyspace) and refreshes the index.  End(true)
+// may keep the hold for the next batch while requests keep coming (the
+// server calls Release() once it is idle): nobody else can write meanwhile,
+// so what this server learnt (index entries, record windows) stays valid and
+// the next Begin() costs nothing.  A server waiting for the lock says so in
+// the directory's `wanted` word; the holder reads it at most every
+// KeyspaceOptions::yield_check and then releases at the end of its batch,
+// and does not take the lock back before the waiter has had it (or
+// yield_grace passed).  A batch that outlives half the lease renews it; if
+// the lease was lost (Renew() fails) the keyspace refuses further commands
+// in the batch and drops its hold.
+//
+// Writes: a record write of up to 256 bytes (header, key, a small value) is
+// an asynchronous one-iteration traversal (src/resp/iterators/resp_store.c),
+// so a batch's writes are in flight together; the window this keyspace
+// keeps of the record shows the new bytes at once, so later commands of the
+// batch read their own writes.  Settle() waits for them (End() and every
+// other far access to a record with a write in flight settle first); a
+// write whose traversal failed is retried synchronously there, and if that
+// fails too its ticket is reported (FailedStores()) so the server replaces
+// the reply of the command that issued it with an error.  A new key's index
+// entry is entered the same way: resp_lookup's descent with `insert` writes
+// it into its leaf in one iteration (a full leaf is split by BTree::Insert
+// at Settle).  New records come
+// from slabs this server allocates (one Allocate per 64 KiB), so a SET of a
+// new key costs no allocation round trip.
 //
 // Expiry: expire_ms is a Unix time in milliseconds of the server's clock
 // (servers of one keyspace are assumed to share a clock, e.g. one
@@ -48,6 +71,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -70,6 +94,11 @@ struct KeyspaceOptions {
   // How long Begin() waits for the keyspace lock, and the lock's lease.
   std::chrono::milliseconds lock_timeout{3000};
   std::chrono::milliseconds lease{5000};
+  // While holding the lock across batches: how often the holder reads the
+  // directory's `wanted` word, and how long after yielding to a waiter it
+  // leaves the lock to it before taking it again.
+  std::chrono::microseconds yield_check{1000};
+  std::chrono::milliseconds yield_grace{20};
 };
 
 // A record found by Keyspace::Find.
@@ -109,12 +138,30 @@ class Keyspace {
                                                         const KeyspaceOptions& options = {});
   ~Keyspace();
 
-  // Takes the keyspace lock and re-reads the directory.  Errors: Timeout
-  // (lock), those of Read/BTree::Open.
+  // Takes the keyspace lock and re-reads the directory; if the lock is
+  // still held from the last batch (End(true)), renews the lease if due and
+  // returns at once.  Errors: Timeout (lock), those of Read/BTree::Open.
   Status Begin();
-  // Writes the key count back if it changed and releases the lock.  Errors:
-  // NotFound if the lease had run out (see FarLock::Unlock).
-  Status End();
+  // Settles the batch's writes, writes the key count back if it changed,
+  // and releases the lock, unless `keep` and no other server has asked for
+  // it (then the hold lasts until the next Begin/End or Release()).
+  // Errors: Settle()'s, FailedPrecondition if the lease had run out (see
+  // FarLock::Unlock).
+  Status End(bool keep = false);
+  // Releases a hold kept by End(true) (nothing if none).  Errors: End's.
+  Status Release();
+  // Whether the lock is held (inside a batch, or kept across batches).
+  bool holding() const { return holding_; }
+  // Waits for every asynchronous record write in flight (see "Writes"
+  // above).  A write that failed is retried synchronously; one that still
+  // fails is reported by FailedStores() and makes this return its error.
+  Status Settle();
+  // Tickets: each asynchronous write gets the next number (stores_issued()
+  // before it).  FailedStores() lists the tickets of writes lost since the
+  // last ClearFailedStores().
+  uint64_t stores_issued() const { return tickets_; }
+  const std::vector<uint64_t>& FailedStores() const { return failed_tickets_; }
+  void ClearFailedStores() { failed_tickets_.clear(); }
   // Renews the lease if half of it has passed since it was taken or last
   // renewed.  FailedPrecondition if it was lost.
   Status KeepAlive();
@@ -183,7 +230,21 @@ class Keyspace {
                      int64_t expire_ms, uint64_t room);
   Result<uint64_t> NewRecord(std::string_view key, std::string_view value, ValueType type, int64_t expire_ms,
                              uint64_t min_value_room);
-  void ReleaseRecord(uint64_t addr);
+  // Gives a record of `bytes` (header included) back: to this server's free
+  // list if it came from one of its slabs, else Client::Free.
+  void ReleaseRecord(uint64_t addr, uint64_t bytes);
+  // A record of `bytes` from a slab (or the free list), or its own
+  // allocation if larger than a slab's share.
+  Result<uint64_t> AllocateRecord(uint64_t bytes);
+  // Settle() if a write to `addr` is in flight.
+  Status SettleIf(uint64_t addr) { return in_flight_.count(addr) ? Settle() : Status::Ok(); }
+  // Takes the lock, saying so in `wanted` while waiting for it.
+  Status Acquire();
+  // Whether another server has asked for the lock (read at most every
+  // options_.yield_check).
+  bool OtherWants();
+  Status WriteWanted(uint64_t v);
+  void DropCaches();
   static bool Fits(const RecordHeader& h, std::string_view key, std::string_view value);
   // Frees every record of a chain.
   Status FreeChain(uint64_t head);
@@ -191,6 +252,12 @@ class Keyspace {
   // The first `length` bytes of the record at addr: from the prefetched
   // windows if there, else one read.
   Status ReadRecordPrefix(uint64_t addr, void* dst, size_t length);
+  // An asynchronous write of `image` (<= 256 bytes) at the record `addr`.
+  void StoreAsync(uint64_t addr, std::vector<uint8_t> image);
+  // An asynchronous index insert of hash -> record (resp_lookup with
+  // `insert`); a full leaf, or a failure, is inserted by BTree::Insert in
+  // Settle, after every other asynchronous operation has completed.
+  void InsertAsync(uint64_t hash, uint64_t record);
   // The index entry of hash (prefetched, or a traversal).
   Result<std::optional<uint64_t>> IndexFind(uint64_t hash);
   void Forget(uint64_t record) { windows_.erase(record); }
@@ -210,6 +277,31 @@ class Keyspace {
   uint64_t stored_count_ = 0;
   std::chrono::steady_clock::time_point lease_start_;
   bool lease_lost_ = false;
+  bool holding_ = false;
+  // The directory has the `wanted` word (version 2; a version 1 keyspace is
+  // served by releasing the lock after every batch).
+  bool has_wanted_ = false;
+  bool asked_ = false;  // this server wrote `wanted` while waiting
+  std::chrono::steady_clock::time_point last_wanted_check_{};
+  std::chrono::steady_clock::time_point yielded_at_{};
+  bool yielded_ = false;
+  // Asynchronous writes in flight: ticket -> (record, image); the records.
+  // A write (image at addr) or an index insert (hash -> addr, image empty).
+  struct PendingStore {
+    uint64_t addr;
+    std::vector<uint8_t> image;
+    uint64_t hash = 0;
+    bool done = false;
+  };
+  std::unordered_map<uint64_t, PendingStore> pending_stores_;
+  std::unordered_map<uint64_t, uint32_t> in_flight_;
+  uint64_t tickets_ = 0;
+  std::vector<uint64_t> failed_tickets_;
+  // Slabs this server carved records from: base -> end; the current one;
+  // records given back, by size.
+  std::map<uint64_t, uint64_t> slabs_;
+  uint64_t slab_next_ = 0, slab_end_ = 0;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> free_records_;
 };
 
 // A 64-bit hash of a key as the index uses it: never 0 nor ~0.

@@ -2,7 +2,15 @@
  * descent (as ds_btree_lower_bound, one iteration per level) to the entry of
  * the key's hash, then one more iteration at the chain's first record, whose
  * first 256 bytes it copies into the scratch pad: header, key and a small
- * value come back with the answer. */
+ * value come back with the answer.
+ *
+ * With `insert` set it is also the index insert of a new key: if the hash is
+ * absent and its leaf has room, the leaf's iteration enters (hash, insert)
+ * in place (keys and slots after it shift up by one; the count word is
+ * written last), so a SET of a new key needs no descent by one-sided reads.
+ * A full leaf is left alone (PULSE_RESP_LEAF_FULL): the CPU node splits it
+ * with BTree::Insert.  The tree header's size is not changed (it is a hint,
+ * recounted by BTree::Repair). */
 #include "resp_lookup.h"
 
 PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
@@ -36,6 +44,21 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   }
   /* Keys are exact: a hash not in this leaf is not in the tree. */
   st->found = 0;
+  if (st->insert == 0) return true;
+  if (n >= PULSE_DS_BTREE_MAX_KEYS) {
+    st->inserted = PULSE_RESP_LEAF_FULL;
+    return true;
+  }
+#pragma unroll
+  for (int k = PULSE_DS_BTREE_MAX_KEYS - 1; k > 0; --k)
+    if ((pulse_u64)k > i && (pulse_u64)k <= n) {
+      pulse_store_u64(cur_addr + 8 + 8 * k, cur_ptr->keys[k - 1]);
+      pulse_store_u64(cur_addr + 8 + 8 * PULSE_DS_BTREE_MAX_KEYS + 8 * k, (pulse_u64)cur_ptr->slot[k - 1]);
+    }
+  pulse_store_u64(cur_addr + 8 + 8 * i, key);
+  pulse_store_u64(cur_addr + 8 + 8 * PULSE_DS_BTREE_MAX_KEYS + 8 * i, st->insert);
+  pulse_store_u64(cur_addr, ((pulse_u64)cur_ptr->leaf << 32) | (n + 1));
+  st->inserted = PULSE_RESP_INSERTED;
   return true;
 }
 

@@ -13,6 +13,10 @@ struct pulse_resp_lookup_state {
   PULSE_DS_U64 next_pos;  /* the child to descend into */
   PULSE_DS_U64 phase;     /* 0: in the index; 1: at the record */
   PULSE_DS_U64 window[PULSE_RESP_WINDOW_WORDS];  /* out: the record's first 256 bytes */
+  PULSE_DS_U64 insert;    /* in: a record to enter under `hash` if it is absent; 0: a lookup only */
+  PULSE_DS_U64 inserted;  /* out: 1 entered in its leaf; 2 the leaf is full (nothing written) */
 };
+#define PULSE_RESP_INSERTED 1
+#define PULSE_RESP_LEAF_FULL 2
 
 #endif
