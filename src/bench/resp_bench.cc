@@ -7,10 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -140,6 +143,43 @@ Result<json> RunRedisBenchmark(const std::string& tool, uint16_t port, const Res
   return tests;
 }
 
+// The numeric `pulse_*` fields of the INFO reply of the server on port
+// (the batch phase timers and counters of docs/resp.md); empty if it does
+// not answer.
+std::map<std::string, uint64_t> PulseInfo(uint16_t port) {
+  std::map<std::string, uint64_t> fields;
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string reply;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::write(fd, "INFO\r\n", 6) == 6) {
+    // A bulk string: "$<len>\r\n" then len bytes and "\r\n".
+    char buf[8192];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      reply.append(buf, static_cast<size_t>(n));
+      const size_t eol = reply.find("\r\n");
+      if (eol != std::string::npos && reply[0] == '$' &&
+          reply.size() >= eol + 2 + std::strtoull(reply.c_str() + 1, nullptr, 10) + 2)
+        break;
+    }
+  }
+  ::close(fd);
+  std::stringstream lines(reply);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("pulse_", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos || colon + 1 >= line.size() || !std::isdigit(line[colon + 1])) continue;
+    fields[line.substr(0, colon)] = std::strtoull(line.c_str() + colon + 1, nullptr, 10);
+  }
+  return fields;
+}
+
 }  // namespace
 
 Result<json> RunRespBench(const RespBenchOptions& o) {
@@ -187,7 +227,16 @@ Result<json> RunRespBench(const RespBenchOptions& o) {
     json run = {{"pipeline", pipeline}};
     for (const auto& [name, port] : {std::pair<std::string, uint16_t>{"redis", redis_port}, {"pulse", kv_port}}) {
       say(fmt::format("{} with -P {}", name, pipeline));
+      const auto before = name == "pulse" ? PulseInfo(port) : std::map<std::string, uint64_t>{};
       PULSE_ASSIGN_OR_RETURN(run[name], RunRedisBenchmark(benchmark, port, o, pipeline));
+      if (name != "pulse") continue;
+      // Where the server's time went in this run's tests (INFO before/after).
+      json server = json::object();
+      for (const auto& [field, value] : PulseInfo(port)) {
+        const auto b = before.find(field);
+        server[field.substr(6)] = value - (b == before.end() ? 0 : std::min(b->second, value));
+      }
+      run["pulse_server"] = server;
     }
     json ratio = json::object();
     for (auto& [test, figures] : run["pulse"].items())

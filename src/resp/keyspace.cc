@@ -35,10 +35,9 @@ constexpr uint64_t kInlineValue = 64;
 // A record write of at most this many bytes is asynchronous (resp_store).
 constexpr size_t kStoreBytes = 8 * PULSE_RESP_STORE_WORDS;
 // New records are carved from slabs of this size; a larger record is its own
-// allocation.  Windows kept across batches are dropped beyond kMaxWindows.
+// allocation.
 constexpr uint64_t kSlabBytes = 64 << 10;
 constexpr uint64_t kMaxSlabRecord = 4 << 10;
-constexpr size_t kMaxWindows = 1 << 16;
 
 static_assert(sizeof(RecordHeader) == 40);
 
@@ -161,7 +160,10 @@ Status Keyspace::StoreDirectory() {
   return Status::Ok();
 }
 
+bool Keyspace::TakeFusedSet(std::string_view key) { return fused_done_.erase(KeyHash(key)) > 0; }
+
 void Keyspace::DropCaches() {
+  fused_done_.clear();
   heads_.clear();
   windows_.clear();
   ++generation_;
@@ -211,7 +213,8 @@ Status Keyspace::Acquire() {
     if (std::chrono::steady_clock::now() >= deadline) {
       if (asked_) (void)WriteWanted(0);
       asked_ = false;
-      return s;
+      return Status::Timeout(fmt::format("keyspace lock {:#x}: no exclusive hold within {} ms", lock_->address(),
+                                         options_.lock_timeout.count()));
     }
     if (has_wanted_) {
       PULSE_RETURN_IF_ERROR(WriteWanted(lock_->holder()));
@@ -229,22 +232,23 @@ Status Keyspace::Acquire() {
   }
   asked_ = false;
   holding_ = true;
+  ++stats_.lock_acquisitions;
   lease_start_ = std::chrono::steady_clock::now();
   lease_lost_ = false;
   return Status::Ok();
 }
 
 Status Keyspace::Begin() {
+  // What the last batch learnt is not kept: every batch reads its records
+  // from far memory (a server is no copy of the data; a dead memory node is
+  // an error, not an answer from memory).
+  DropCaches();
   if (holding_) {
-    if (KeepAlive().ok()) {
-      if (windows_.size() > kMaxWindows) DropCaches();
-      return Status::Ok();
-    }
+    if (KeepAlive().ok()) return Status::Ok();
     // The lease ran out between batches: start over.
     (void)lock_->Unlock();
     holding_ = false;
   }
-  DropCaches();
   PULSE_RETURN_IF_ERROR(Acquire());
   Status s = LoadDirectory();
   if (!s.ok()) {
@@ -259,8 +263,12 @@ Status Keyspace::End(bool keep) {
   ++generation_;
   Status s = Settle();
   if (s.ok() && count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
-  if (s.ok() && keep && !lease_lost_ && !OtherWants()) return Status::Ok();
-  if (keep && s.ok() && !lease_lost_) {
+  if (s.ok() && keep && !lease_lost_ && !OtherWants()) {
+    ++stats_.lock_kept;
+    return Status::Ok();
+  }
+  if (keep && s.ok() && !lease_lost_ && has_wanted_) {
+    ++stats_.lock_yields;
     yielded_ = true;
     yielded_at_ = std::chrono::steady_clock::now();
   }
@@ -306,6 +314,7 @@ void Keyspace::StoreAsync(uint64_t addr, std::vector<uint8_t> image) {
   std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*store)->info().scratch_bytes), 0);
   std::memcpy(scratch.data(), &st, sizeof st);
   const uint64_t ticket = tickets_++;
+  ++stats_.async_writes;
   pending_stores_.emplace(ticket, PendingStore{addr, std::move(image)});
   ++in_flight_[addr];
   TraverseOptions offload;
@@ -325,6 +334,7 @@ void Keyspace::StoreAsync(uint64_t addr, std::vector<uint8_t> image) {
 
 void Keyspace::InsertAsync(uint64_t hash, uint64_t record) {
   const uint64_t ticket = tickets_++;
+  ++stats_.async_inserts;
   pending_stores_.emplace(ticket, PendingStore{record, {}, hash});
   auto lookup = EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
   if (!lookup.ok()) return;  // Settle inserts it
@@ -364,6 +374,7 @@ Status Keyspace::Settle() {
   std::stable_partition(redo.begin(), redo.end(), [](const auto& r) { return !r.second.image.empty(); });
   for (auto& [ticket, p] : redo) {
     Status s;
+    ++(p.image.empty() ? stats_.cpu_inserts : stats_.redone);
     if (!p.image.empty()) {
       s = client_->Write(p.addr, p.image.data(), p.image.size());
     } else if (auto inserted = index_->Insert(p.hash, p.addr); !inserted.ok()) {
@@ -426,24 +437,32 @@ Status Keyspace::ReadRecordPrefix(uint64_t addr, void* dst, size_t length) {
   return client_->Read(addr, dst, length);
 }
 
-void Keyspace::Prefetch(const std::vector<std::string_view>& keys) {
+void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::vector<KeyValue>& sets) {
   auto lookup = EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
   if (!lookup.ok() || index_ == nullptr) return;
-  // Writes of the last batch are settled (End), so a window read now is current.
   TraverseOptions offload;
   offload.mode = ExecutionMode::kOffload;
   std::vector<uint64_t> hashes;
   for (std::string_view k : keys) {
     const uint64_t h = KeyHash(k);
-    // Known from an earlier batch of this hold (with its record's window).
-    if (auto it = heads_.find(h); it != heads_.end() && (!it->second || windows_.count(*it->second))) continue;
-    if (std::find(hashes.begin(), hashes.end(), h) == hashes.end()) hashes.push_back(h);
+    if (!heads_.count(h) && std::find(hashes.begin(), hashes.end(), h) == hashes.end()) hashes.push_back(h);
   }
+  std::unordered_map<uint64_t, KeyValue> fused;
+  constexpr size_t kFusedBytes = 8 * PULSE_RESP_SET_WORDS;
+  for (const KeyValue& kv : sets)
+    if (kv.first.size() <= kFusedBytes && kv.second.size() <= kFusedBytes) fused.emplace(KeyHash(kv.first), kv);
   // One traversal per distinct hash, all in flight together: the index
   // descent and the first record's window (src/resp/iterators/resp_lookup.c).
   for (uint64_t h : hashes) {
     pulse_resp_lookup_state st{};
     st.hash = h;
+    if (auto f = fused.find(h); f != fused.end()) {
+      st.set = 1;
+      st.key_len = f->second.first.size();
+      st.val_len = f->second.second.size();
+      std::memcpy(st.key, f->second.first.data(), f->second.first.size());
+      std::memcpy(st.value, f->second.second.data(), f->second.second.size());
+    }
     std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lookup)->info().scratch_bytes), 0);
     std::memcpy(scratch.data(), &st, sizeof st);
     client_->TraverseAsync(
@@ -460,6 +479,13 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys) {
             return;
           }
           heads_[h] = out.record;
+          if (out.set_done == 1) {
+            // Written: the window read before the write is stale, and no
+            // other command of the batch needs it.
+            fused_done_.insert(h);
+            ++stats_.fused_sets;
+            return;
+          }
           const auto* bytes = reinterpret_cast<const uint8_t*>(out.window);
           windows_[out.record].assign(bytes, bytes + sizeof out.window);
         });

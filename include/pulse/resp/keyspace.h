@@ -31,8 +31,9 @@
 // have flushed or grown the keyspace) and refreshes the index.  End(true)
 // may keep the hold for the next batch while requests keep coming (the
 // server calls Release() once it is idle): nobody else can write meanwhile,
-// so what this server learnt (index entries, record windows) stays valid and
-// the next Begin() costs nothing.  A server waiting for the lock says so in
+// so the next Begin() needs no lock call and no directory read (it does not
+// keep the records it read: every batch reads them again, so a dead memory
+// node is an error reply, not an answer from a copy).  A server waiting for the lock says so in
 // the directory's `wanted` word; the holder reads it at most every
 // KeyspaceOptions::yield_check and then releases at the end of its batch,
 // and does not take the lock back before the waiter has had it (or
@@ -73,6 +74,7 @@
 #include <string_view>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "pulse/client.h"
@@ -127,6 +129,9 @@ struct RecordHeader {
   uint64_t room;       // bytes after this header: padded key + value capacity
 };
 
+// A 64-bit hash of a key as the index uses it: never 0 nor ~0.
+uint64_t KeyHash(std::string_view key);
+
 class Keyspace {
  public:
   // Opens the keyspace whose directory address `root_file` holds, or
@@ -173,7 +178,19 @@ class Keyspace {
   // What it learns is valid until End(): the commands' own writes update or
   // drop it.  Failures are not errors: a key it could not prefetch is looked
   // up by Find as usual.
-  void Prefetch(const std::vector<std::string_view>& keys);
+  //
+  // `sets` (key, value) are plain SETs fused with their lookups: the
+  // traversal also overwrites the key's record in place when it is the
+  // chain's first record, of type string, with room for the value (keys and
+  // values of at most 64 bytes; larger ones are ignored here).  The caller
+  // guarantees no other command of the batch names the key and none runs
+  // that reads or changes the keyspace as a whole, so running the write
+  // ahead of the batch's order is invisible; it then asks TakeFusedSet()
+  // whether the write was done (else it runs the SET as usual).
+  using KeyValue = std::pair<std::string_view, std::string_view>;
+  void Prefetch(const std::vector<std::string_view>& keys, const std::vector<KeyValue>& sets = {});
+  // Whether Prefetch wrote `key`'s fused SET (answered once per key).
+  bool TakeFusedSet(std::string_view key);
 
   // The record of `key`, or nullopt if there is none or it expired at
   // now_ms.  Errors: those of the traversal and Read.
@@ -202,6 +219,18 @@ class Keyspace {
   // Removes every key: frees the records and starts a new index (the old
   // index's nodes are not reclaimed; see docs/resp.md).
   Status Flush();
+
+  // How often the lock was taken, kept for the next batch, and given up to
+  // another server that asked; asynchronous writes and index inserts issued;
+  // index inserts done by BTree::Insert (a full leaf, or the traversal
+  // failed); record writes redone
+  // synchronously (their traversal failed).  For INFO.
+  struct Stats {
+    uint64_t lock_acquisitions = 0, lock_kept = 0, lock_yields = 0;
+    uint64_t async_writes = 0, async_inserts = 0, cpu_inserts = 0, redone = 0;
+    uint64_t fused_sets = 0;  // SETs written by their lookup traversal
+  };
+  const Stats& stats() const { return stats_; }
 
   // The far address of the directory (for INFO).
   uint64_t directory() const { return directory_; }
@@ -268,6 +297,7 @@ class Keyspace {
   // absent) and record windows by address.
   std::unordered_map<uint64_t, std::optional<uint64_t>> heads_;
   std::unordered_map<uint64_t, std::vector<uint8_t>> windows_;
+  std::unordered_set<uint64_t> fused_done_;  // hashes of fused SETs written
   uint64_t generation_ = 0;  // bumped whenever they are dropped
   KeyspaceOptions options_;
   uint64_t index_header_ = 0;
@@ -296,6 +326,7 @@ class Keyspace {
   std::unordered_map<uint64_t, PendingStore> pending_stores_;
   std::unordered_map<uint64_t, uint32_t> in_flight_;
   uint64_t tickets_ = 0;
+  Stats stats_;
   std::vector<uint64_t> failed_tickets_;
   // Slabs this server carved records from: base -> end; the current one;
   // records given back, by size.
@@ -303,8 +334,5 @@ class Keyspace {
   uint64_t slab_next_ = 0, slab_end_ = 0;
   std::unordered_map<uint64_t, std::vector<uint64_t>> free_records_;
 };
-
-// A 64-bit hash of a key as the index uses it: never 0 nor ~0.
-uint64_t KeyHash(std::string_view key);
 
 }  // namespace pulse::resp

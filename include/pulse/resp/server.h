@@ -66,6 +66,13 @@ struct ServerCounters {
   uint64_t batches = 0;            // lock holds
   uint64_t protocol_errors = 0;
   uint64_t far_errors = 0;         // "-ERR pulse:" replies
+  // Where batches' time goes (microseconds, summed over batches): taking the
+  // lock and re-reading the directory (Keyspace::Begin), the prefetch
+  // traversals, running the commands, settling their writes and ending the
+  // batch (Keyspace::End), sending the replies.  INFO's Pulse section shows
+  // them; `pulse bench resp` reports them per run.
+  uint64_t batch_requests = 0;
+  uint64_t us_lock = 0, us_prefetch = 0, us_run = 0, us_settle = 0, us_reply = 0;
 };
 
 class Server {

@@ -13,12 +13,35 @@
  * recounted by BTree::Repair). */
 #include "resp_lookup.h"
 
+/* The fused SET at the chain's first record `w` (its words): the record
+ * header is {next, expire_ms, type | key_len << 32, val_len, room}, then the
+ * key padded to 8, then the value (keyspace.cc's RecordHeader). */
+PULSE_INLINE void resp_fused_set(const pulse_u64 *w, pulse_addr_t at, struct pulse_resp_lookup_state *st) {
+  pulse_u64 key_len = st->key_len;
+  bool same = (w[2] & 0xffffffff) == 1 && (w[2] >> 32) == key_len;
+  pulse_u64 key_words = (key_len + 7) >> 3;
+#pragma unroll
+  for (int k = 0; k < PULSE_RESP_SET_WORDS; ++k)
+    if ((pulse_u64)k < key_words && w[5 + k] != st->key[k]) same = false;
+  pulse_u64 val_words = (st->val_len + 7) >> 3;
+  pulse_u64 room = val_words < 8 ? 64 : 8 * val_words; /* kInlineValue */
+  if (!same || 8 * key_words + room > w[4]) return;
+  pulse_addr_t value_at = at + 40 + 8 * key_words;
+#pragma unroll
+  for (int k = 0; k < PULSE_RESP_SET_WORDS; ++k)
+    if ((pulse_u64)k < val_words) pulse_store_u64(value_at + 8 * k, st->value[k]);
+  pulse_store_u64(at + 8, 0);
+  pulse_store_u64(at + 24, st->val_len);
+  st->set_done = 1;
+}
+
 PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   struct pulse_resp_lookup_state *st = PULSE_STATE(struct pulse_resp_lookup_state);
   if (st->phase) {
     const pulse_u64 *words = (const pulse_u64 *)cur_ptr;
 #pragma unroll
     for (int k = 0; k < PULSE_RESP_WINDOW_WORDS; ++k) st->window[k] = words[k];
+    if (st->set) resp_fused_set(words, cur_addr, st);
     return true;
   }
   pulse_u64 key = st->hash;
