@@ -456,8 +456,13 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
   for (uint64_t h : hashes) {
     pulse_resp_lookup_state st{};
     st.hash = h;
+    uint64_t fresh = 0, fresh_bytes = 0;
     if (auto f = fused.find(h); f != fused.end()) {
       st.set = 1;
+      // A record for the key if it turns out new (NewRecord's layout for a
+      // value of at most kInlineValue bytes).
+      fresh_bytes = sizeof(RecordHeader) + Pad8(f->second.first.size()) + kInlineValue;
+      if (auto r = AllocateRecord(fresh_bytes); r.ok()) fresh = st.insert = *r;
       st.key_len = f->second.first.size();
       st.val_len = f->second.second.size();
       std::memcpy(st.key, f->second.first.data(), f->second.first.size());
@@ -466,14 +471,25 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
     std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lookup)->info().scratch_bytes), 0);
     std::memcpy(scratch.data(), &st, sizeof st);
     client_->TraverseAsync(
-        *lookup, index_->root(), std::move(scratch), offload, [this, h, gen = generation_](Result<TraversalResult> r) {
+        *lookup, index_->root(), std::move(scratch), offload,
+        [this, h, fresh, fresh_bytes, gen = generation_](Result<TraversalResult> r) {
           // Answered after its batch (WaitAll timed out), failed, or a
           // record whose window crosses its range's end: Find looks it up.
+          // (An unused fresh record is then not reused: it may be written.)
           if (gen != generation_ || !r.ok()) return;
           const TraversalResult& t = *r;
           if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof(pulse_resp_lookup_state)) return;
           pulse_resp_lookup_state out;
           std::memcpy(&out, t.scratch.data(), sizeof out);
+          if (out.set_done == 2) {
+            // A new key, entered and written by the traversal.
+            heads_[h] = fresh;
+            fused_done_.insert(h);
+            ++count_;
+            ++stats_.fused_sets;
+            return;
+          }
+          if (fresh != 0 && out.inserted != PULSE_RESP_INSERTED) ReleaseRecord(fresh, fresh_bytes);
           if (out.found == 0) {
             heads_[h] = std::nullopt;
             return;

@@ -52,7 +52,7 @@ struct ServerOptions {
   // request is pending (more usually come within it); then it releases it.
   // Another server that asks for it gets it at the end of the current batch
   // (Keyspace::End).
-  std::chrono::milliseconds lock_linger{2};
+  std::chrono::milliseconds lock_linger{5};
   // A connection whose unsent replies exceed this is not read from until
   // they drain (backpressure on pipelining clients).
   size_t max_output_bytes = 64ull << 20;

@@ -35,8 +35,32 @@ PULSE_INLINE void resp_fused_set(const pulse_u64 *w, pulse_addr_t at, struct pul
   st->set_done = 1;
 }
 
+/* The fused SET of a new key, at the fresh record `insert` the leaf now
+ * names (phase 2): writes the whole record. */
+PULSE_INLINE void resp_fused_new(pulse_addr_t at, struct pulse_resp_lookup_state *st) {
+  pulse_u64 key_words = (st->key_len + 7) >> 3;
+  pulse_u64 val_words = (st->val_len + 7) >> 3;
+#pragma unroll
+  for (int k = 0; k < PULSE_RESP_SET_WORDS; ++k)
+    if ((pulse_u64)k < key_words) pulse_store_u64(at + 40 + 8 * k, st->key[k]);
+  pulse_addr_t value_at = at + 40 + 8 * key_words;
+#pragma unroll
+  for (int k = 0; k < PULSE_RESP_SET_WORDS; ++k)
+    if ((pulse_u64)k < val_words) pulse_store_u64(value_at + 8 * k, st->value[k]);
+  pulse_store_u64(at, 0);
+  pulse_store_u64(at + 8, 0);
+  pulse_store_u64(at + 16, 1 | (st->key_len << 32));
+  pulse_store_u64(at + 24, st->val_len);
+  pulse_store_u64(at + 32, 8 * key_words + 64); /* room: the padded key and kInlineValue */
+  st->set_done = 2;
+}
+
 PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   struct pulse_resp_lookup_state *st = PULSE_STATE(struct pulse_resp_lookup_state);
+  if (st->phase == 2) {
+    resp_fused_new(cur_addr, st);
+    return true;
+  }
   if (st->phase) {
     const pulse_u64 *words = (const pulse_u64 *)cur_ptr;
 #pragma unroll
@@ -82,10 +106,13 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   pulse_store_u64(cur_addr + 8 + 8 * PULSE_DS_BTREE_MAX_KEYS + 8 * i, st->insert);
   pulse_store_u64(cur_addr, ((pulse_u64)cur_ptr->leaf << 32) | (n + 1));
   st->inserted = PULSE_RESP_INSERTED;
-  return true;
+  if (st->set == 0) return true;
+  st->phase = 2; /* a fused SET of a new key: on to its record */
+  return false;
 }
 
 PULSE_NEXT(resp_lookup, struct pulse_ds_btree_node) {
   const struct pulse_resp_lookup_state *st = PULSE_STATE(const struct pulse_resp_lookup_state);
+  if (st->phase == 2) return PULSE_ADDR(st->insert);
   return cur_ptr->slot[st->next_pos & 15];
 }

@@ -18,7 +18,10 @@ struct pulse_resp_lookup_state {
   PULSE_DS_U64 inserted;  /* out: 1 entered in its leaf; 2 the leaf is full (nothing written) */
   /* A plain SET fused with its lookup: if the chain's first record is the
    * key's string record and the value fits its room, the value is written
-   * there (expiry cleared) and set_done is 1. */
+   * there (expiry cleared) and set_done is 1.  If the key is absent and
+   * `insert` names a fresh record, the leaf gets (hash, insert) and the
+   * traversal goes on to the record (phase 2) and writes it whole: set_done
+   * is 2. */
   PULSE_DS_U64 set;       /* in: 1 to try it */
   PULSE_DS_U64 key_len;   /* in: at most 8 * PULSE_RESP_SET_WORDS bytes */
   PULSE_DS_U64 val_len;   /* in: at most 8 * PULSE_RESP_SET_WORDS bytes */
