@@ -85,27 +85,39 @@ class Child {
   std::string log_;
 };
 
+// A TCP connection to 127.0.0.1:port whose reads wait at most `read_timeout_s`;
+// -1 if it cannot connect.  The caller closes it.
+int ConnectLoopback(uint16_t port, int read_timeout_s) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{read_timeout_s, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // Waits (20 s at most) until a PING on 127.0.0.1:port gets +PONG.
 Status WaitForPong(uint16_t port, const Child& child, const std::string& what) {
   const auto end = Clock::now() + std::chrono::seconds(20);
   while (Clock::now() < end) {
     if (!child.running())
       return Status::Unavailable(fmt::format("{} exited: {}", what, cluster::TailOfFile(child.log(), 10)));
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{2, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const int fd = ConnectLoopback(port, 2);
     bool ok = false;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    if (fd >= 0) {
       static const char kPing[] = "PING\r\n";
       char buf[16] = {};
       ok = ::write(fd, kPing, sizeof kPing - 1) == sizeof kPing - 1 && ::read(fd, buf, sizeof buf) >= 5 &&
            std::string_view(buf, 5) == "+PONG";
     }
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
     if (ok) return Status::Ok();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -148,15 +160,9 @@ Result<json> RunRedisBenchmark(const std::string& tool, uint16_t port, const Res
 // not answer.
 std::map<std::string, uint64_t> PulseInfo(uint16_t port) {
   std::map<std::string, uint64_t> fields;
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const int fd = ConnectLoopback(port, 5);
   std::string reply;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::write(fd, "INFO\r\n", 6) == 6) {
+  if (fd >= 0 && ::write(fd, "INFO\r\n", 6) == 6) {
     // A bulk string: "$<len>\r\n" then len bytes and "\r\n".
     char buf[8192];
     for (;;) {
@@ -169,7 +175,7 @@ std::map<std::string, uint64_t> PulseInfo(uint16_t port) {
         break;
     }
   }
-  ::close(fd);
+  if (fd >= 0) ::close(fd);
   std::stringstream lines(reply);
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("pulse_", 0) != 0) continue;
