@@ -253,8 +253,9 @@ Result<json> RunRespBench(const RespBenchOptions& o) {
   }
   result["runs"] = runs;
   result["ycsb"] =
-      "not run: YCSB's Redis binding (site.ycsb:redis-binding) needs a JDK and Maven Central; neither is "
-      "installed here and only Debian packages and PyPI are allowed (docs/resp.md)";
+      "not run: Debian 12 packages a JDK and Maven but not YCSB or Jedis, so YCSB's Redis binding "
+      "(site.ycsb:redis-binding) could only come from Maven Central, which this project's dependency rule "
+      "(Debian packages and PyPI) excludes; and from here the binding's POM is not found there (docs/resp.md)";
   std::error_code ec;
   std::filesystem::remove_all(work, ec);
   PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));
