@@ -7,10 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -82,27 +85,39 @@ class Child {
   std::string log_;
 };
 
+// A TCP connection to 127.0.0.1:port whose reads wait at most `read_timeout_s`;
+// -1 if it cannot connect.  The caller closes it.
+int ConnectLoopback(uint16_t port, int read_timeout_s) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{read_timeout_s, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // Waits (20 s at most) until a PING on 127.0.0.1:port gets +PONG.
 Status WaitForPong(uint16_t port, const Child& child, const std::string& what) {
   const auto end = Clock::now() + std::chrono::seconds(20);
   while (Clock::now() < end) {
     if (!child.running())
       return Status::Unavailable(fmt::format("{} exited: {}", what, cluster::TailOfFile(child.log(), 10)));
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{2, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const int fd = ConnectLoopback(port, 2);
     bool ok = false;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    if (fd >= 0) {
       static const char kPing[] = "PING\r\n";
       char buf[16] = {};
       ok = ::write(fd, kPing, sizeof kPing - 1) == sizeof kPing - 1 && ::read(fd, buf, sizeof buf) >= 5 &&
            std::string_view(buf, 5) == "+PONG";
     }
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
     if (ok) return Status::Ok();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -138,6 +153,37 @@ Result<json> RunRedisBenchmark(const std::string& tool, uint16_t port, const Res
   }
   if (tests.empty()) return Status::Internal(fmt::format("{}: no results in: {}", cmd, out.substr(0, 2000)));
   return tests;
+}
+
+// The numeric `pulse_*` fields of the INFO reply of the server on port
+// (the batch phase timers and counters of docs/resp.md); empty if it does
+// not answer.
+std::map<std::string, uint64_t> PulseInfo(uint16_t port) {
+  std::map<std::string, uint64_t> fields;
+  const int fd = ConnectLoopback(port, 5);
+  std::string reply;
+  if (fd >= 0 && ::write(fd, "INFO\r\n", 6) == 6) {
+    // A bulk string: "$<len>\r\n" then len bytes and "\r\n".
+    char buf[8192];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      reply.append(buf, static_cast<size_t>(n));
+      const size_t eol = reply.find("\r\n");
+      if (eol != std::string::npos && reply[0] == '$' &&
+          reply.size() >= eol + 2 + std::strtoull(reply.c_str() + 1, nullptr, 10) + 2)
+        break;
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  std::stringstream lines(reply);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("pulse_", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos || colon + 1 >= line.size() || !std::isdigit(line[colon + 1])) continue;
+    fields[line.substr(0, colon)] = std::strtoull(line.c_str() + colon + 1, nullptr, 10);
+  }
+  return fields;
 }
 
 }  // namespace
@@ -187,7 +233,16 @@ Result<json> RunRespBench(const RespBenchOptions& o) {
     json run = {{"pipeline", pipeline}};
     for (const auto& [name, port] : {std::pair<std::string, uint16_t>{"redis", redis_port}, {"pulse", kv_port}}) {
       say(fmt::format("{} with -P {}", name, pipeline));
+      const auto before = name == "pulse" ? PulseInfo(port) : std::map<std::string, uint64_t>{};
       PULSE_ASSIGN_OR_RETURN(run[name], RunRedisBenchmark(benchmark, port, o, pipeline));
+      if (name != "pulse") continue;
+      // Where the server's time went in this run's tests (INFO before/after).
+      json server = json::object();
+      for (const auto& [field, value] : PulseInfo(port)) {
+        const auto b = before.find(field);
+        server[field.substr(6)] = value - (b == before.end() ? 0 : std::min(b->second, value));
+      }
+      run["pulse_server"] = server;
     }
     json ratio = json::object();
     for (auto& [test, figures] : run["pulse"].items())
@@ -198,8 +253,9 @@ Result<json> RunRespBench(const RespBenchOptions& o) {
   }
   result["runs"] = runs;
   result["ycsb"] =
-      "not run: YCSB's Redis binding (site.ycsb:redis-binding) needs a JDK and Maven Central; neither is "
-      "installed here and only Debian packages and PyPI are allowed (docs/resp.md)";
+      "not run: Debian 12 packages a JDK and Maven but not YCSB or Jedis, so YCSB's Redis binding "
+      "(site.ycsb:redis-binding) could only come from Maven Central, which this project's dependency rule "
+      "(Debian packages and PyPI) excludes; and from here the binding's POM is not found there (docs/resp.md)";
   std::error_code ec;
   std::filesystem::remove_all(work, ec);
   PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));

@@ -226,6 +226,8 @@ void Get(CommandContext& c, const Request& r) {
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
 void Set(CommandContext& c, const Request& r) {
+  // A plain SET the batch's prefetch already wrote (Keyspace::Prefetch).
+  if (r.size() == 3 && c.keyspace->TakeFusedSet(r[1])) return c.reply->Simple("OK");
   bool nx = false, xx = false, get = false, keepttl = false;
   std::optional<int64_t> expire_ms;
   for (size_t i = 3; i < r.size(); ++i) {

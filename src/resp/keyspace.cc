@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -18,16 +19,25 @@
 #include "pulse/ds/lock.h"
 #include "pulse/iterators/resp_lookup.h"
 #include "pulse/typed_traversal.h"
+#include "pulse/iterators/resp_store.h"
 #include "resp/iterators/resp_lookup.h"
+#include "resp/iterators/resp_store.h"
 
 namespace pulse::resp {
 namespace {
 
 constexpr uint64_t kMagic = 0x5045535032534b53ull;  // "SKS2PSEP": a pulse RESP keyspace
-constexpr uint64_t kVersion = 1;
+// Version 2 adds the `wanted` word; version 1 keyspaces are still served.
+constexpr uint64_t kVersion = 2;
 // The least value room of a record: what the first read of a lookup
 // fetches past the key, so a small value comes with it.
 constexpr uint64_t kInlineValue = 64;
+// A record write of at most this many bytes is asynchronous (resp_store).
+constexpr size_t kStoreBytes = 8 * PULSE_RESP_STORE_WORDS;
+// New records are carved from slabs of this size; a larger record is its own
+// allocation.
+constexpr uint64_t kSlabBytes = 64 << 10;
+constexpr uint64_t kMaxSlabRecord = 4 << 10;
 
 static_assert(sizeof(RecordHeader) == 40);
 
@@ -51,7 +61,10 @@ struct Keyspace::Directory {
   uint64_t index_header;
   uint64_t count;
   uint64_t lock;
+  uint64_t wanted;  // version 2: the holder id of a server waiting for the lock, 0: none
 };
+// The part of the directory both versions have (what StoreDirectory writes).
+constexpr size_t kDirectoryCore = 5 * sizeof(uint64_t);
 
 uint64_t KeyHash(std::string_view key) {
   uint64_t h = XXH3_64bits(key.data(), key.size());
@@ -85,8 +98,8 @@ Result<std::unique_ptr<Keyspace>> Keyspace::OpenOrCreate(Client* client, const s
   const std::string root = fmt::format("resp:{:016x}", XXH64(root_file.data(), root_file.size(), 0));
   if (addr != 0) {
     Directory d{};
-    Status s = client->Read(addr, &d, sizeof d);
-    if (s.ok() && d.magic == kMagic && d.version == kVersion) {
+    Status s = client->Read(addr, &d, kDirectoryCore);
+    if (s.ok() && d.magic == kMagic && (d.version == 1 || d.version == kVersion)) {
       Result<uint64_t> published = client->OpenRoot(root);
       if (published.ok() && *published != addr)
         return Status::FailedPrecondition(fmt::format("root file {} names {:#x}, but root '{}' is at {:#x}",
@@ -104,7 +117,7 @@ Result<std::unique_ptr<Keyspace>> Keyspace::OpenOrCreate(Client* client, const s
   PULSE_ASSIGN_OR_RETURN(uint64_t dir, client->Allocate(sizeof(Directory)));
   PULSE_ASSIGN_OR_RETURN(auto lock, ds::FarLock::Create(client, {.lease = options.lease}));
   PULSE_ASSIGN_OR_RETURN(auto index, ds::BTree::Create(client, IndexOptions()));
-  Directory d{kMagic, kVersion, index->header_address(), 0, lock->address()};
+  Directory d{kMagic, kVersion, index->header_address(), 0, lock->address(), 0};
   PULSE_RETURN_IF_ERROR(client->Write(dir, &d, sizeof d));
   if (Status s = client->PublishRoot(root, dir); s.code() == Status::Code::kAlreadyExists) {
     // A keyspace of an earlier root file with the same name: replaced.
@@ -121,13 +134,15 @@ Result<std::unique_ptr<Keyspace>> Keyspace::OpenOrCreate(Client* client, const s
   ks->lock_ = std::move(lock);
   ks->index_ = std::move(index);
   ks->index_header_ = d.index_header;
+  ks->has_wanted_ = true;
   return ks;
 }
 
 Status Keyspace::LoadDirectory() {
   Directory d{};
-  PULSE_RETURN_IF_ERROR(client_->Read(directory_, &d, sizeof d));
+  PULSE_RETURN_IF_ERROR(client_->Read(directory_, &d, kDirectoryCore));
   if (d.magic != kMagic) return Status::Internal(fmt::format("keyspace directory {:#x}: bad magic", directory_));
+  has_wanted_ = d.version >= 2;
   count_ = stored_count_ = d.count;
   if (index_ == nullptr || d.index_header != index_header_) {
     PULSE_ASSIGN_OR_RETURN(index_, ds::BTree::Open(client_, d.index_header, IndexOptions()));
@@ -139,30 +154,134 @@ Status Keyspace::LoadDirectory() {
 }
 
 Status Keyspace::StoreDirectory() {
-  Directory d{kMagic, kVersion, index_header_, count_, lock_->address()};
-  PULSE_RETURN_IF_ERROR(client_->Write(directory_, &d, sizeof d));
+  Directory d{kMagic, has_wanted_ ? kVersion : 1, index_header_, count_, lock_->address(), 0};
+  PULSE_RETURN_IF_ERROR(client_->Write(directory_, &d, kDirectoryCore));
   stored_count_ = count_;
   return Status::Ok();
 }
 
-Status Keyspace::Begin() {
-  PULSE_RETURN_IF_ERROR(lock_->LockExclusive(options_.lock_timeout));
-  lease_start_ = std::chrono::steady_clock::now();
-  lease_lost_ = false;
+bool Keyspace::TakeFusedSet(std::string_view key) { return fused_done_.erase(KeyHash(key)) > 0; }
+
+void Keyspace::DropCaches() {
+  fused_done_.clear();
   heads_.clear();
   windows_.clear();
   ++generation_;
+}
+
+Status Keyspace::WriteWanted(uint64_t v) {
+  return client_->Write(directory_ + offsetof(Directory, wanted), &v, sizeof v);
+}
+
+bool Keyspace::OtherWants() {
+  if (!has_wanted_) return true;  // a version 1 keyspace: release after every batch
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_wanted_check_ < options_.yield_check) return false;
+  last_wanted_check_ = now;
+  uint64_t wanted = 0;
+  // A failed read: release, as if asked (the next Begin finds out more).
+  if (!client_->Read(directory_ + offsetof(Directory, wanted), &wanted, sizeof wanted).ok()) return true;
+  return wanted != 0 && wanted != lock_->holder();
+}
+
+Status Keyspace::Acquire() {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + options_.lock_timeout;
+  if (yielded_ && has_wanted_) {
+    // Just released to a waiter: leave it the lock until it says it has it
+    // (it clears `wanted`) or yield_grace passes.
+    yielded_ = false;
+    const auto grace = std::min(yielded_at_ + options_.yield_grace, deadline);
+    for (;;) {
+      uint64_t wanted = 0;
+      PULSE_RETURN_IF_ERROR(client_->Read(directory_ + offsetof(Directory, wanted), &wanted, sizeof wanted));
+      if (wanted == 0 || std::chrono::steady_clock::now() >= grace) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  for (;;) {
+    // One attempt first; then attempts for 2 ms at a time (FarLock's
+    // backoff), each round saying again that this server waits (a third
+    // server's holder may have cleared it).
+    const auto now = std::chrono::steady_clock::now();
+    const auto slice = asked_ ? std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(2),
+                                                                              deadline - now)
+                              : std::chrono::steady_clock::duration::zero();
+    Status s = lock_->LockExclusive(std::chrono::duration_cast<std::chrono::milliseconds>(slice));
+    if (s.ok()) break;
+    if (s.code() != Status::Code::kTimeout) return s;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      if (asked_) (void)WriteWanted(0);
+      asked_ = false;
+      return Status::Timeout(fmt::format("keyspace lock {:#x}: no exclusive hold within {} ms", lock_->address(),
+                                         options_.lock_timeout.count()));
+    }
+    if (has_wanted_) {
+      PULSE_RETURN_IF_ERROR(WriteWanted(lock_->holder()));
+      asked_ = true;
+    } else {
+      asked_ = true;  // only the pacing: a version 1 keyspace has no word to ask in
+    }
+  }
+  if (asked_ && has_wanted_) {
+    Status s = WriteWanted(0);
+    if (!s.ok()) {
+      (void)lock_->Unlock();
+      return s;
+    }
+  }
+  asked_ = false;
+  holding_ = true;
+  ++stats_.lock_acquisitions;
+  lease_start_ = std::chrono::steady_clock::now();
+  lease_lost_ = false;
+  return Status::Ok();
+}
+
+Status Keyspace::Begin() {
+  // What the last batch learnt is not kept: every batch reads its records
+  // from far memory (a server is no copy of the data; a dead memory node is
+  // an error, not an answer from memory).
+  DropCaches();
+  if (holding_) {
+    if (KeepAlive().ok()) return Status::Ok();
+    // The lease ran out between batches: start over.
+    (void)lock_->Unlock();
+    holding_ = false;
+  }
+  PULSE_RETURN_IF_ERROR(Acquire());
   Status s = LoadDirectory();
-  if (!s.ok()) (void)lock_->Unlock();
+  if (!s.ok()) {
+    (void)lock_->Unlock();
+    holding_ = false;
+  }
   return s;
 }
 
-Status Keyspace::End() {
-  heads_.clear();
-  windows_.clear();
+Status Keyspace::End(bool keep) {
+  // Callbacks of this batch's prefetch that come late are dropped.
   ++generation_;
-  Status s = Status::Ok();
-  if (count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
+  Status s = Settle();
+  if (s.ok() && count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
+  if (s.ok() && keep && !lease_lost_ && !OtherWants()) {
+    ++stats_.lock_kept;
+    return Status::Ok();
+  }
+  if (keep && s.ok() && !lease_lost_ && has_wanted_) {
+    ++stats_.lock_yields;
+    yielded_ = true;
+    yielded_at_ = std::chrono::steady_clock::now();
+  }
+  Status r = Release();
+  return s.ok() ? r : s;
+}
+
+Status Keyspace::Release() {
+  if (!holding_) return Status::Ok();
+  Status s = Settle();
+  if (s.ok() && count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
+  DropCaches();
+  holding_ = false;
   Status u = lock_->Unlock();
   return s.ok() ? u : s;
 }
@@ -180,6 +299,98 @@ Status Keyspace::KeepAlive() {
   return Status::Ok();
 }
 
+void Keyspace::StoreAsync(uint64_t addr, std::vector<uint8_t> image) {
+  auto store = EmbeddedProgram<iterators::resp_store>("resp_store");
+  if (!store.ok()) {
+    // No program: the write is done at Settle, synchronously.
+    const uint64_t ticket = tickets_++;
+    pending_stores_.emplace(ticket, PendingStore{addr, std::move(image)});
+    ++in_flight_[addr];
+    return;
+  }
+  pulse_resp_store_state st{};
+  st.words = (image.size() + 7) / 8;
+  std::memcpy(st.image, image.data(), image.size());
+  std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*store)->info().scratch_bytes), 0);
+  std::memcpy(scratch.data(), &st, sizeof st);
+  const uint64_t ticket = tickets_++;
+  ++stats_.async_writes;
+  pending_stores_.emplace(ticket, PendingStore{addr, std::move(image)});
+  ++in_flight_[addr];
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  client_->TraverseAsync(*store, addr, std::move(scratch), offload, [this, ticket](Result<TraversalResult> r) {
+    auto it = pending_stores_.find(ticket);
+    if (it == pending_stores_.end()) return;
+    if (!r.ok()) return;  // done stays false: Settle writes it again
+    const TraversalResult& t = *r;
+    pulse_resp_store_state out{};
+    if (t.status == TraversalStatus::kDone && t.scratch.size() >= sizeof out) {
+      std::memcpy(&out, t.scratch.data(), sizeof out);
+      it->second.done = out.written == 1;
+    }
+  });
+}
+
+void Keyspace::InsertAsync(uint64_t hash, uint64_t record) {
+  const uint64_t ticket = tickets_++;
+  ++stats_.async_inserts;
+  pending_stores_.emplace(ticket, PendingStore{record, {}, hash});
+  auto lookup = EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
+  if (!lookup.ok()) return;  // Settle inserts it
+  pulse_resp_lookup_state st{};
+  st.hash = hash;
+  st.insert = record;
+  std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lookup)->info().scratch_bytes), 0);
+  std::memcpy(scratch.data(), &st, sizeof st);
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  client_->TraverseAsync(*lookup, index_->root(), std::move(scratch), offload,
+                         [this, ticket](Result<TraversalResult> r) {
+                           auto it = pending_stores_.find(ticket);
+                           if (it == pending_stores_.end() || !r.ok()) return;
+                           const TraversalResult& t = *r;
+                           pulse_resp_lookup_state out{};
+                           if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof out) return;
+                           std::memcpy(&out, t.scratch.data(), sizeof out);
+                           it->second.done = out.inserted == PULSE_RESP_INSERTED;
+                         });
+}
+
+Status Keyspace::Settle() {
+  if (pending_stores_.empty()) return Status::Ok();
+  Status waited = client_->WaitAll(options_.lock_timeout);
+  Status first = Status::Ok();
+  // A write whose traversal failed (or did not answer in time) is written
+  // again synchronously: the image is whole, so writing it twice is harmless.
+  std::vector<std::pair<uint64_t, PendingStore>> redo;
+  for (auto& [ticket, p] : pending_stores_)
+    if (!p.done) redo.emplace_back(ticket, std::move(p));
+  pending_stores_.clear();
+  in_flight_.clear();
+  std::sort(redo.begin(), redo.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Record writes first, then the index inserts that were not done in place
+  // (full leaves: BTree::Insert splits them, now that no insert is in flight).
+  std::stable_partition(redo.begin(), redo.end(), [](const auto& r) { return !r.second.image.empty(); });
+  for (auto& [ticket, p] : redo) {
+    Status s;
+    ++(p.image.empty() ? stats_.cpu_inserts : stats_.redone);
+    if (!p.image.empty()) {
+      s = client_->Write(p.addr, p.image.data(), p.image.size());
+    } else if (auto inserted = index_->Insert(p.hash, p.addr); !inserted.ok()) {
+      s = inserted.status();
+    }  // false: it was entered after all (an answer that came too late)
+    if (!s.ok()) {
+      failed_tickets_.push_back(ticket);
+      if (first.ok()) first = waited.ok() ? s : waited;
+    }
+  }
+  // What this server believed of a lost write's record or index entry is
+  // not so: forget it all.
+  if (!first.ok()) DropCaches();
+  return first;
+}
+
 Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, std::string_view key) {
   std::vector<ChainRecord> chain;
   std::vector<uint8_t> buf;
@@ -193,6 +404,7 @@ Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, st
     rec.addr = addr;
     Status s = ReadRecordPrefix(addr, buf.data(), buf.size());
     if (!s.ok()) {
+      PULSE_RETURN_IF_ERROR(SettleIf(addr));
       PULSE_RETURN_IF_ERROR(client_->Read(addr, &rec.header, sizeof rec.header));
       if (rec.header.key_len == key.size()) return s;  // the read should have fit: a real failure
     } else {
@@ -221,10 +433,11 @@ Status Keyspace::ReadRecordPrefix(uint64_t addr, void* dst, size_t length) {
     std::memcpy(dst, it->second.data(), length);
     return Status::Ok();
   }
+  PULSE_RETURN_IF_ERROR(SettleIf(addr));
   return client_->Read(addr, dst, length);
 }
 
-void Keyspace::Prefetch(const std::vector<std::string_view>& keys) {
+void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::vector<KeyValue>& sets) {
   auto lookup = EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
   if (!lookup.ok() || index_ == nullptr) return;
   TraverseOptions offload;
@@ -234,27 +447,61 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys) {
     const uint64_t h = KeyHash(k);
     if (!heads_.count(h) && std::find(hashes.begin(), hashes.end(), h) == hashes.end()) hashes.push_back(h);
   }
+  std::unordered_map<uint64_t, KeyValue> fused;
+  constexpr size_t kFusedBytes = 8 * PULSE_RESP_SET_WORDS;
+  for (const KeyValue& kv : sets)
+    if (kv.first.size() <= kFusedBytes && kv.second.size() <= kFusedBytes) fused.emplace(KeyHash(kv.first), kv);
   // One traversal per distinct hash, all in flight together: the index
   // descent and the first record's window (src/resp/iterators/resp_lookup.c).
   for (uint64_t h : hashes) {
     pulse_resp_lookup_state st{};
     st.hash = h;
+    uint64_t fresh = 0, fresh_bytes = 0;
+    if (auto f = fused.find(h); f != fused.end()) {
+      st.set = 1;
+      // A record for the key if it turns out new (NewRecord's layout for a
+      // value of at most kInlineValue bytes).
+      fresh_bytes = sizeof(RecordHeader) + Pad8(f->second.first.size()) + kInlineValue;
+      if (auto r = AllocateRecord(fresh_bytes); r.ok()) fresh = st.insert = *r;
+      st.key_len = f->second.first.size();
+      st.val_len = f->second.second.size();
+      std::memcpy(st.key, f->second.first.data(), f->second.first.size());
+      std::memcpy(st.value, f->second.second.data(), f->second.second.size());
+    }
     std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lookup)->info().scratch_bytes), 0);
     std::memcpy(scratch.data(), &st, sizeof st);
     client_->TraverseAsync(
-        *lookup, index_->root(), std::move(scratch), offload, [this, h, gen = generation_](Result<TraversalResult> r) {
+        *lookup, index_->root(), std::move(scratch), offload,
+        [this, h, fresh, fresh_bytes, gen = generation_](Result<TraversalResult> r) {
           // Answered after its batch (WaitAll timed out), failed, or a
           // record whose window crosses its range's end: Find looks it up.
+          // (An unused fresh record is then not reused: it may be written.)
           if (gen != generation_ || !r.ok()) return;
           const TraversalResult& t = *r;
           if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof(pulse_resp_lookup_state)) return;
           pulse_resp_lookup_state out;
           std::memcpy(&out, t.scratch.data(), sizeof out);
+          if (out.set_done == 2) {
+            // A new key, entered and written by the traversal.
+            heads_[h] = fresh;
+            fused_done_.insert(h);
+            ++count_;
+            ++stats_.fused_sets;
+            return;
+          }
+          if (fresh != 0 && out.inserted != PULSE_RESP_INSERTED) ReleaseRecord(fresh, fresh_bytes);
           if (out.found == 0) {
             heads_[h] = std::nullopt;
             return;
           }
           heads_[h] = out.record;
+          if (out.set_done == 1) {
+            // Written: the window read before the write is stale, and no
+            // other command of the batch needs it.
+            fused_done_.insert(h);
+            ++stats_.fused_sets;
+            return;
+          }
           const auto* bytes = reinterpret_cast<const uint8_t*>(out.window);
           windows_[out.record].assign(bytes, bytes + sizeof out.window);
         });
@@ -287,6 +534,7 @@ Result<std::optional<Entry>> Keyspace::Find(std::string_view key, int64_t now_ms
 
 Result<std::string> Keyspace::ReadValue(const Entry& e) {
   if (e.value_complete) return e.value;
+  PULSE_RETURN_IF_ERROR(SettleIf(e.addr));
   std::string v(e.val_len, '\0');
   PULSE_RETURN_IF_ERROR(client_->Read(e.addr + ValueOffset(e.key_len), v.data(), v.size()));
   return v;
@@ -294,7 +542,6 @@ Result<std::string> Keyspace::ReadValue(const Entry& e) {
 
 Status Keyspace::WriteRecord(uint64_t addr, std::string_view key, uint64_t next, std::string_view value,
                              ValueType type, int64_t expire_ms, uint64_t room) {
-  Forget(addr);
   RecordHeader h{next, expire_ms, static_cast<uint32_t>(type), static_cast<uint32_t>(key.size()), value.size(),
                  room};
   // Only the used part is written; the room after the value is never read
@@ -303,22 +550,62 @@ Status Keyspace::WriteRecord(uint64_t addr, std::string_view key, uint64_t next,
   std::memcpy(rec.data(), &h, sizeof h);
   std::memcpy(rec.data() + sizeof h, key.data(), key.size());
   std::memcpy(rec.data() + ValueOffset(key.size()), value.data(), value.size());
-  return client_->Write(addr, rec.data(), rec.size());
+  // One write in flight per record, so they land in order.
+  PULSE_RETURN_IF_ERROR(SettleIf(addr));
+  if (rec.size() > kStoreBytes) {
+    Forget(addr);
+    return client_->Write(addr, rec.data(), rec.size());
+  }
+  // The window shows the new bytes at once (later commands read their own
+  // writes); past the value it is zeros, which nothing reads as data.
+  std::vector<uint8_t>& window = windows_[addr];
+  window = rec;
+  window.resize(std::min<uint64_t>(8 * PULSE_RESP_WINDOW_WORDS, sizeof(RecordHeader) + room), 0);
+  StoreAsync(addr, std::move(rec));
+  return Status::Ok();
 }
 
 Result<uint64_t> Keyspace::NewRecord(std::string_view key, std::string_view value, ValueType type, int64_t expire_ms,
                                      uint64_t min_value_room) {
   const uint64_t room = Pad8(key.size()) + std::max({min_value_room, kInlineValue, Pad8(value.size())});
-  PULSE_ASSIGN_OR_RETURN(uint64_t addr, client_->Allocate(sizeof(RecordHeader) + room));
+  PULSE_ASSIGN_OR_RETURN(uint64_t addr, AllocateRecord(sizeof(RecordHeader) + room));
   Status s = WriteRecord(addr, key, 0, value, type, expire_ms, room);
   if (!s.ok()) {
-    ReleaseRecord(addr);
+    ReleaseRecord(addr, sizeof(RecordHeader) + room);
     return s;
   }
   return addr;
 }
 
-void Keyspace::ReleaseRecord(uint64_t addr) {
+Result<uint64_t> Keyspace::AllocateRecord(uint64_t bytes) {
+  bytes = Pad8(bytes);
+  if (bytes > kMaxSlabRecord) return client_->Allocate(bytes);
+  if (auto it = free_records_.find(bytes); it != free_records_.end() && !it->second.empty()) {
+    const uint64_t addr = it->second.back();
+    it->second.pop_back();
+    return addr;
+  }
+  if (slab_end_ - slab_next_ < bytes) {
+    // The rest of the old slab stays unused (at most kMaxSlabRecord bytes).
+    PULSE_ASSIGN_OR_RETURN(uint64_t slab, client_->Allocate(kSlabBytes));
+    slabs_[slab] = slab + kSlabBytes;
+    slab_next_ = slab;
+    slab_end_ = slab + kSlabBytes;
+  }
+  const uint64_t addr = slab_next_;
+  slab_next_ += bytes;
+  return addr;
+}
+
+void Keyspace::ReleaseRecord(uint64_t addr, uint64_t bytes) {
+  (void)SettleIf(addr);
+  Forget(addr);
+  // A record of one of this server's slabs goes to its free list (never to
+  // Client::Free, which would free the whole slab at its base).
+  if (auto it = slabs_.upper_bound(addr); it != slabs_.begin() && addr < std::prev(it)->second) {
+    free_records_[Pad8(bytes)].push_back(addr);
+    return;
+  }
   // Memory another server allocated is not in this client's allocator
   // (Free says InvalidArgument): it stays allocated, unreachable.
   (void)client_->Free(addr);
@@ -339,8 +626,7 @@ Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::s
   PULSE_ASSIGN_OR_RETURN(auto head, IndexFind(hash));
   if (!head) {
     PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, 0));
-    PULSE_ASSIGN_OR_RETURN(bool inserted, index_->Insert(hash, addr));
-    if (!inserted) return Status::Internal(fmt::format("keyspace index: hash {:#x} appeared", hash));
+    InsertAsync(hash, addr);
     heads_[hash] = addr;
     ++count_;
     return Status::Ok();
@@ -367,6 +653,7 @@ Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::s
   const uint64_t grown = e ? 2 * e->val_cap : 0;
   PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, grown));
   const uint64_t tail = chain.back().addr;
+  PULSE_RETURN_IF_ERROR(SettleIf(tail));
   Forget(tail);
   PULSE_RETURN_IF_ERROR(client_->Write(tail + offsetof(RecordHeader, next), &addr, sizeof addr));
   ++count_;
@@ -374,6 +661,8 @@ Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::s
 }
 
 Status Keyspace::Unlink(const std::vector<ChainRecord>& chain, size_t i) {
+  PULSE_RETURN_IF_ERROR(SettleIf(chain[i].addr));
+  if (i > 0) PULSE_RETURN_IF_ERROR(SettleIf(chain[i - 1].addr));
   Forget(chain[i].addr);
   if (i > 0) Forget(chain[i - 1].addr);
   if (i == 0) {
@@ -383,16 +672,19 @@ Status Keyspace::Unlink(const std::vector<ChainRecord>& chain, size_t i) {
   }
   const uint64_t next = chain[i].header.next;
   PULSE_RETURN_IF_ERROR(client_->Write(chain[i - 1].addr + offsetof(RecordHeader, next), &next, sizeof next));
-  ReleaseRecord(chain[i].addr);
+  ReleaseRecord(chain[i].addr, sizeof(RecordHeader) + chain[i].header.room);
   return Status::Ok();
 }
 
 Status Keyspace::SetExpire(const Entry& e, int64_t expire_ms) {
+  PULSE_RETURN_IF_ERROR(SettleIf(e.addr));
   Forget(e.addr);
   return client_->Write(e.addr + offsetof(RecordHeader, expire_ms), &expire_ms, sizeof expire_ms);
 }
 
 Status Keyspace::Remove(std::string_view key, const Entry& e) {
+  PULSE_RETURN_IF_ERROR(SettleIf(e.addr));
+  if (e.prev != 0) PULSE_RETURN_IF_ERROR(SettleIf(e.prev));
   Forget(e.addr);
   if (e.prev != 0) Forget(e.prev);
   if (e.prev == 0) {
@@ -400,7 +692,7 @@ Status Keyspace::Remove(std::string_view key, const Entry& e) {
     PULSE_RETURN_IF_ERROR(client_->Write(e.addr + offsetof(RecordHeader, type), &tombstone, sizeof tombstone));
   } else {
     PULSE_RETURN_IF_ERROR(client_->Write(e.prev + offsetof(RecordHeader, next), &e.next, sizeof e.next));
-    ReleaseRecord(e.addr);
+    ReleaseRecord(e.addr, sizeof(RecordHeader) + Pad8(e.key_len) + e.val_cap);
   }
   (void)key;
   if (count_ > 0) --count_;
@@ -409,6 +701,7 @@ Status Keyspace::Remove(std::string_view key, const Entry& e) {
 
 Result<Keyspace::ScanPage> Keyspace::Scan(uint64_t cursor, uint64_t count, int64_t now_ms) {
   ScanPage page;
+  PULSE_RETURN_IF_ERROR(Settle());
   count = std::max<uint64_t>(count, 1);
   PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(cursor, ~uint64_t{0}, count));
   for (const auto& [hash, head] : entries) {
@@ -431,13 +724,14 @@ Status Keyspace::FreeChain(uint64_t head) {
   for (uint64_t addr = head; addr != 0;) {
     RecordHeader h{};
     PULSE_RETURN_IF_ERROR(client_->Read(addr, &h, sizeof h));
-    ReleaseRecord(addr);
+    ReleaseRecord(addr, sizeof(RecordHeader) + h.room);
     addr = h.next;
   }
   return Status::Ok();
 }
 
 Status Keyspace::Flush() {
+  PULSE_RETURN_IF_ERROR(Settle());
   PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(0, ~uint64_t{0}));
   heads_.clear();
   windows_.clear();

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -23,6 +24,10 @@
 
 namespace pulse::resp {
 namespace {
+
+uint64_t MicrosSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t).count();
+}
 
 int64_t UnixMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -166,6 +171,7 @@ struct Server::Impl {
   static std::string InfoText(void* self) {
     auto* impl = static_cast<Impl*>(self);
     const auto& cc = impl->client->counters();
+    const auto& ks = impl->keyspace->stats();
     const auto uptime =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - impl->started).count();
     return fmt::format(
@@ -175,11 +181,18 @@ struct Server::Impl {
         "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n"
         "# Pulse\r\npulse_memory_nodes:{}\r\npulse_keyspace_directory:{:#x}\r\npulse_lock_batches:{}\r\n"
         "pulse_protocol_errors:{}\r\npulse_far_errors:{}\r\npulse_traversals:{}\r\npulse_offloaded:{}\r\n"
-        "pulse_executed_locally:{}\r\npulse_remote_reads:{}\r\npulse_remote_writes:{}\r\npulse_timeouts:{}\r\n",
+        "pulse_executed_locally:{}\r\npulse_remote_reads:{}\r\npulse_remote_writes:{}\r\npulse_timeouts:{}\r\n"
+        "pulse_batch_requests:{}\r\npulse_phase_lock_us:{}\r\npulse_phase_prefetch_us:{}\r\n"
+        "pulse_phase_run_us:{}\r\npulse_phase_settle_us:{}\r\npulse_phase_reply_us:{}\r\n"
+        "pulse_lock_acquisitions:{}\r\npulse_lock_kept:{}\r\npulse_lock_yields:{}\r\npulse_async_writes:{}\r\n"
+        "pulse_async_inserts:{}\r\npulse_cpu_inserts:{}\r\npulse_writes_redone:{}\r\npulse_fused_sets:{}\r\n",
         getpid(), impl->port, uptime, impl->counters.connections_open, impl->counters.connections_accepted,
         impl->counters.commands, impl->client->memory_nodes(), impl->keyspace->directory(),
         impl->counters.batches, impl->counters.protocol_errors, impl->counters.far_errors, cc.traversals,
-        cc.offloaded, cc.executed_locally, cc.remote_reads, cc.remote_writes, cc.timeouts);
+        cc.offloaded, cc.executed_locally, cc.remote_reads, cc.remote_writes, cc.timeouts,
+        impl->counters.batch_requests, impl->counters.us_lock, impl->counters.us_prefetch, impl->counters.us_run,
+        impl->counters.us_settle, impl->counters.us_reply, ks.lock_acquisitions, ks.lock_kept, ks.lock_yields,
+        ks.async_writes, ks.async_inserts, ks.cpu_inserts, ks.redone, ks.fused_sets);
   }
 
   // Runs up to max_batch pending requests, round robin over connections.
@@ -200,23 +213,42 @@ struct Server::Impl {
       }
     }
     if (batch.empty()) return;
+    counters.batch_requests += batch.size();
     Status held = Status::Ok();
+    auto phase = std::chrono::steady_clock::now();
+    auto next_phase = [&](uint64_t* us) {
+      *us += MicrosSince(phase);
+      phase = std::chrono::steady_clock::now();
+    };
     if (needs_keyspace) {
       held = keyspace->Begin();
       if (held.ok()) ++counters.batches;
     }
+    next_phase(&counters.us_lock);
     if (needs_keyspace && held.ok()) {
       std::vector<std::string_view> keys;
       for (const auto& [c, r] : batch) CollectKeys(r, &keys);
-      keyspace->Prefetch(keys);
+      keyspace->Prefetch(keys, FusableSets(batch, keys));
     }
+    next_phase(&counters.us_prefetch);
     const int64_t now = UnixMillis();
+    // Each command's reply and the tickets of the asynchronous writes it
+    // issued: a write that turns out lost at the end of the batch turns its
+    // reply into an error (replies are sent only after the batch).
+    struct Issued {
+      Connection* c;
+      size_t begin, end;
+      uint64_t first_ticket, last_ticket;
+    };
+    std::vector<Issued> issued;
+    issued.reserve(batch.size());
     for (auto& [c, r] : batch) {
       if (c->close_after) continue;  // after QUIT
       ++counters.commands;
       ReplyWriter reply(&c->out);
       reply.set_protocol(c->protocol);
       const size_t before = c->out.size();
+      const uint64_t first_ticket = keyspace->stores_issued();
       if (NeedsKeyspace(r) && !held.ok()) {
         reply.Error("ERR pulse: " + held.ToString());
       } else if (Status alive = NeedsKeyspace(r) ? keyspace->KeepAlive() : Status::Ok(); !alive.ok()) {
@@ -234,11 +266,55 @@ struct Server::Impl {
         Dispatch(ctx, r);
       }
       if (c->out.compare(before, 11, "-ERR pulse:") == 0) ++counters.far_errors;
+      issued.push_back(Issued{c, before, c->out.size(), first_ticket, keyspace->stores_issued()});
     }
+    next_phase(&counters.us_run);
     if (needs_keyspace && held.ok()) {
-      Status s = keyspace->End();
-      if (!s.ok()) fmt::print(stderr, "[kv] releasing the keyspace lock: {}\n", s.ToString());
+      // Keeps the lock for the next batch unless another server asked for
+      // it; Loop() releases it when the connections go quiet.
+      Status s = keyspace->End(/*keep=*/true);
+      if (!s.ok()) fmt::print(stderr, "[kv] ending the batch: {}\n", s.ToString());
+      if (!keyspace->FailedStores().empty()) ReplaceLostWrites(issued, s);
     }
+    next_phase(&counters.us_settle);
+  }
+
+  // The plain SETs of a batch that may be written by their lookup traversal
+  // ahead of the batch's order (Keyspace::Prefetch): only in a batch of
+  // GET, SET, PING and ECHO (nothing that reads or changes the keyspace as a
+  // whole, no QUIT that would leave a later SET unrun), and only SETs whose
+  // key no other command of the batch names.
+  template <typename Batch>
+  static std::vector<Keyspace::KeyValue> FusableSets(const Batch& batch, const std::vector<std::string_view>& keys) {
+    std::vector<Keyspace::KeyValue> sets;
+    for (const auto& [c, r] : batch) {
+      const std::string name = r.size() > 0 && r[0].size() <= 4 ? Lower(r[0]) : std::string("-");
+      if (name != "get" && name != "set" && name != "ping" && name != "echo") return {};
+      if (name == "set" && r.size() == 3) sets.emplace_back(r[1], r[2]);
+    }
+    if (sets.empty()) return sets;
+    std::unordered_map<std::string_view, int> named;
+    for (std::string_view k : keys) ++named[k];
+    std::erase_if(sets, [&](const Keyspace::KeyValue& kv) { return named[kv.first] != 1; });
+    return sets;
+  }
+
+  // Replies of commands whose asynchronous writes were lost become errors
+  // (latest first, so earlier offsets in a connection's buffer stay valid).
+  template <typename IssuedList>
+  void ReplaceLostWrites(const IssuedList& issued, const Status& why) {
+    const auto& failed = keyspace->FailedStores();
+    for (auto it = issued.rbegin(); it != issued.rend(); ++it) {
+      const bool lost = std::any_of(failed.begin(), failed.end(), [&](uint64_t t) {
+        return t >= it->first_ticket && t < it->last_ticket;
+      });
+      if (!lost) continue;
+      std::string error;
+      ReplyWriter(&error).Error("ERR pulse: " + (why.ok() ? std::string("write lost") : why.ToString()));
+      it->c->out.replace(it->begin, it->end - it->begin, error);
+      ++counters.far_errors;
+    }
+    keyspace->ClearFailedStores();
   }
 
   // After its pending requests ran: a connection with a protocol error gets
@@ -269,17 +345,29 @@ struct Server::Impl {
   Status Loop() {
     epoll_event events[256];
     for (;;) {
-      // Pending requests left by a full batch: do not sleep.
-      const int timeout = AnyPending() ? 0 : -1;
+      // Pending requests left by a full batch: do not sleep.  Holding the
+      // keyspace lock from the last batch: wait at most lock_linger for
+      // more requests, then release it and sleep without a timeout.
+      const bool holding = keyspace->holding();
+      const int timeout = AnyPending() ? 0 : holding ? static_cast<int>(options.lock_linger.count()) : -1;
       int n = epoll_wait(epoll_fd, events, 256, timeout);
       if (n < 0) {
         if (errno == EINTR) continue;
         return Status::IoError(fmt::format("epoll_wait: {}", std::strerror(errno)));
       }
+      if (n == 0 && holding && !AnyPending()) {
+        Status s = keyspace->Release();
+        if (!s.ok()) fmt::print(stderr, "[kv] releasing the keyspace lock: {}\n", s.ToString());
+        continue;
+      }
       std::vector<int> dead;
       for (int i = 0; i < n; ++i) {
         const int fd = events[i].data.fd;
-        if (fd == stop_fd) return Status::Ok();
+        if (fd == stop_fd) {
+          Status s = keyspace->Release();
+          if (!s.ok()) fmt::print(stderr, "[kv] releasing the keyspace lock: {}\n", s.ToString());
+          return Status::Ok();
+        }
         if (fd == listen_fd) {
           Accept();
           continue;
@@ -298,7 +386,9 @@ struct Server::Impl {
       for (int fd : dead)
         if (connections.count(fd)) Close(fd);
       RunBatch();
+      const auto flush_start = std::chrono::steady_clock::now();
       Flush();
+      counters.us_reply += MicrosSince(flush_start);
     }
   }
 };

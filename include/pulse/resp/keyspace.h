@@ -25,12 +25,36 @@
 //
 // Atomicity: every command runs between Begin() and End(), which hold the
 // keyspace's pulse::ds::FarLock exclusively (one lock for the whole
-// keyspace; a server takes it once per batch of commands from all its
+// keyspace; a server takes it for a batch of commands from all its
 // connections).  So commands of several servers are serialised: INCR from
-// two servers is exact.  Begin() also re-reads the directory (another
-// server may have flushed or grown the keyspace) and refreshes the index.
-// A batch that outlives half the lease renews it; if the lease was lost
-// (Renew() fails) the keyspace refuses further commands in the batch.
+// two servers is exact.  Begin() re-reads the directory (another server may
+// have flushed or grown the keyspace) and refreshes the index.  End(true)
+// may keep the hold for the next batch while requests keep coming (the
+// server calls Release() once it is idle): nobody else can write meanwhile,
+// so the next Begin() needs no lock call and no directory read (it does not
+// keep the records it read: every batch reads them again, so a dead memory
+// node is an error reply, not an answer from a copy).  A server waiting for the lock says so in
+// the directory's `wanted` word; the holder reads it at most every
+// KeyspaceOptions::yield_check and then releases at the end of its batch,
+// and does not take the lock back before the waiter has had it (or
+// yield_grace passed).  A batch that outlives half the lease renews it; if
+// the lease was lost (Renew() fails) the keyspace refuses further commands
+// in the batch and drops its hold.
+//
+// Writes: a record write of up to 256 bytes (header, key, a small value) is
+// an asynchronous one-iteration traversal (src/resp/iterators/resp_store.c),
+// so a batch's writes are in flight together; the window this keyspace
+// keeps of the record shows the new bytes at once, so later commands of the
+// batch read their own writes.  Settle() waits for them (End() and every
+// other far access to a record with a write in flight settle first); a
+// write whose traversal failed is retried synchronously there, and if that
+// fails too its ticket is reported (FailedStores()) so the server replaces
+// the reply of the command that issued it with an error.  A new key's index
+// entry is entered the same way: resp_lookup's descent with `insert` writes
+// it into its leaf in one iteration (a full leaf is split by BTree::Insert
+// at Settle).  New records come
+// from slabs this server allocates (one Allocate per 64 KiB), so a SET of a
+// new key costs no allocation round trip.
 //
 // Expiry: expire_ms is a Unix time in milliseconds of the server's clock
 // (servers of one keyspace are assumed to share a clock, e.g. one
@@ -48,7 +72,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "pulse/client.h"
@@ -70,6 +96,11 @@ struct KeyspaceOptions {
   // How long Begin() waits for the keyspace lock, and the lock's lease.
   std::chrono::milliseconds lock_timeout{3000};
   std::chrono::milliseconds lease{5000};
+  // While holding the lock across batches: how often the holder reads the
+  // directory's `wanted` word, and how long after yielding to a waiter it
+  // leaves the lock to it before taking it again.
+  std::chrono::microseconds yield_check{1000};
+  std::chrono::milliseconds yield_grace{20};
 };
 
 // A record found by Keyspace::Find.
@@ -98,6 +129,9 @@ struct RecordHeader {
   uint64_t room;       // bytes after this header: padded key + value capacity
 };
 
+// A 64-bit hash of a key as the index uses it: never 0 nor ~0.
+uint64_t KeyHash(std::string_view key);
+
 class Keyspace {
  public:
   // Opens the keyspace whose directory address `root_file` holds, or
@@ -109,12 +143,30 @@ class Keyspace {
                                                         const KeyspaceOptions& options = {});
   ~Keyspace();
 
-  // Takes the keyspace lock and re-reads the directory.  Errors: Timeout
-  // (lock), those of Read/BTree::Open.
+  // Takes the keyspace lock and re-reads the directory; if the lock is
+  // still held from the last batch (End(true)), renews the lease if due and
+  // returns at once.  Errors: Timeout (lock), those of Read/BTree::Open.
   Status Begin();
-  // Writes the key count back if it changed and releases the lock.  Errors:
-  // NotFound if the lease had run out (see FarLock::Unlock).
-  Status End();
+  // Settles the batch's writes, writes the key count back if it changed,
+  // and releases the lock, unless `keep` and no other server has asked for
+  // it (then the hold lasts until the next Begin/End or Release()).
+  // Errors: Settle()'s, FailedPrecondition if the lease had run out (see
+  // FarLock::Unlock).
+  Status End(bool keep = false);
+  // Releases a hold kept by End(true) (nothing if none).  Errors: End's.
+  Status Release();
+  // Whether the lock is held (inside a batch, or kept across batches).
+  bool holding() const { return holding_; }
+  // Waits for every asynchronous record write in flight (see "Writes"
+  // above).  A write that failed is retried synchronously; one that still
+  // fails is reported by FailedStores() and makes this return its error.
+  Status Settle();
+  // Tickets: each asynchronous write gets the next number (stores_issued()
+  // before it).  FailedStores() lists the tickets of writes lost since the
+  // last ClearFailedStores().
+  uint64_t stores_issued() const { return tickets_; }
+  const std::vector<uint64_t>& FailedStores() const { return failed_tickets_; }
+  void ClearFailedStores() { failed_tickets_.clear(); }
   // Renews the lease if half of it has passed since it was taken or last
   // renewed.  FailedPrecondition if it was lost.
   Status KeepAlive();
@@ -126,7 +178,19 @@ class Keyspace {
   // What it learns is valid until End(): the commands' own writes update or
   // drop it.  Failures are not errors: a key it could not prefetch is looked
   // up by Find as usual.
-  void Prefetch(const std::vector<std::string_view>& keys);
+  //
+  // `sets` (key, value) are plain SETs fused with their lookups: the
+  // traversal also overwrites the key's record in place when it is the
+  // chain's first record, of type string, with room for the value (keys and
+  // values of at most 64 bytes; larger ones are ignored here).  The caller
+  // guarantees no other command of the batch names the key and none runs
+  // that reads or changes the keyspace as a whole, so running the write
+  // ahead of the batch's order is invisible; it then asks TakeFusedSet()
+  // whether the write was done (else it runs the SET as usual).
+  using KeyValue = std::pair<std::string_view, std::string_view>;
+  void Prefetch(const std::vector<std::string_view>& keys, const std::vector<KeyValue>& sets = {});
+  // Whether Prefetch wrote `key`'s fused SET (answered once per key).
+  bool TakeFusedSet(std::string_view key);
 
   // The record of `key`, or nullopt if there is none or it expired at
   // now_ms.  Errors: those of the traversal and Read.
@@ -156,6 +220,18 @@ class Keyspace {
   // index's nodes are not reclaimed; see docs/resp.md).
   Status Flush();
 
+  // How often the lock was taken, kept for the next batch, and given up to
+  // another server that asked; asynchronous writes and index inserts issued;
+  // index inserts done by BTree::Insert (a full leaf, or the traversal
+  // failed); record writes redone
+  // synchronously (their traversal failed).  For INFO.
+  struct Stats {
+    uint64_t lock_acquisitions = 0, lock_kept = 0, lock_yields = 0;
+    uint64_t async_writes = 0, async_inserts = 0, cpu_inserts = 0, redone = 0;
+    uint64_t fused_sets = 0;  // SETs written by their lookup traversal
+  };
+  const Stats& stats() const { return stats_; }
+
   // The far address of the directory (for INFO).
   uint64_t directory() const { return directory_; }
   Client* client() const { return client_; }
@@ -183,7 +259,21 @@ class Keyspace {
                      int64_t expire_ms, uint64_t room);
   Result<uint64_t> NewRecord(std::string_view key, std::string_view value, ValueType type, int64_t expire_ms,
                              uint64_t min_value_room);
-  void ReleaseRecord(uint64_t addr);
+  // Gives a record of `bytes` (header included) back: to this server's free
+  // list if it came from one of its slabs, else Client::Free.
+  void ReleaseRecord(uint64_t addr, uint64_t bytes);
+  // A record of `bytes` from a slab (or the free list), or its own
+  // allocation if larger than a slab's share.
+  Result<uint64_t> AllocateRecord(uint64_t bytes);
+  // Settle() if a write to `addr` is in flight.
+  Status SettleIf(uint64_t addr) { return in_flight_.count(addr) ? Settle() : Status::Ok(); }
+  // Takes the lock, saying so in `wanted` while waiting for it.
+  Status Acquire();
+  // Whether another server has asked for the lock (read at most every
+  // options_.yield_check).
+  bool OtherWants();
+  Status WriteWanted(uint64_t v);
+  void DropCaches();
   static bool Fits(const RecordHeader& h, std::string_view key, std::string_view value);
   // Frees every record of a chain.
   Status FreeChain(uint64_t head);
@@ -191,6 +281,12 @@ class Keyspace {
   // The first `length` bytes of the record at addr: from the prefetched
   // windows if there, else one read.
   Status ReadRecordPrefix(uint64_t addr, void* dst, size_t length);
+  // An asynchronous write of `image` (<= 256 bytes) at the record `addr`.
+  void StoreAsync(uint64_t addr, std::vector<uint8_t> image);
+  // An asynchronous index insert of hash -> record (resp_lookup with
+  // `insert`); a full leaf, or a failure, is inserted by BTree::Insert in
+  // Settle, after every other asynchronous operation has completed.
+  void InsertAsync(uint64_t hash, uint64_t record);
   // The index entry of hash (prefetched, or a traversal).
   Result<std::optional<uint64_t>> IndexFind(uint64_t hash);
   void Forget(uint64_t record) { windows_.erase(record); }
@@ -201,6 +297,7 @@ class Keyspace {
   // absent) and record windows by address.
   std::unordered_map<uint64_t, std::optional<uint64_t>> heads_;
   std::unordered_map<uint64_t, std::vector<uint8_t>> windows_;
+  std::unordered_set<uint64_t> fused_done_;  // hashes of fused SETs written
   uint64_t generation_ = 0;  // bumped whenever they are dropped
   KeyspaceOptions options_;
   uint64_t index_header_ = 0;
@@ -210,9 +307,32 @@ class Keyspace {
   uint64_t stored_count_ = 0;
   std::chrono::steady_clock::time_point lease_start_;
   bool lease_lost_ = false;
+  bool holding_ = false;
+  // The directory has the `wanted` word (version 2; a version 1 keyspace is
+  // served by releasing the lock after every batch).
+  bool has_wanted_ = false;
+  bool asked_ = false;  // this server wrote `wanted` while waiting
+  std::chrono::steady_clock::time_point last_wanted_check_{};
+  std::chrono::steady_clock::time_point yielded_at_{};
+  bool yielded_ = false;
+  // Asynchronous writes in flight: ticket -> (record, image); the records.
+  // A write (image at addr) or an index insert (hash -> addr, image empty).
+  struct PendingStore {
+    uint64_t addr;
+    std::vector<uint8_t> image;
+    uint64_t hash = 0;
+    bool done = false;
+  };
+  std::unordered_map<uint64_t, PendingStore> pending_stores_;
+  std::unordered_map<uint64_t, uint32_t> in_flight_;
+  uint64_t tickets_ = 0;
+  Stats stats_;
+  std::vector<uint64_t> failed_tickets_;
+  // Slabs this server carved records from: base -> end; the current one;
+  // records given back, by size.
+  std::map<uint64_t, uint64_t> slabs_;
+  uint64_t slab_next_ = 0, slab_end_ = 0;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> free_records_;
 };
-
-// A 64-bit hash of a key as the index uses it: never 0 nor ~0.
-uint64_t KeyHash(std::string_view key);
 
 }  // namespace pulse::resp
