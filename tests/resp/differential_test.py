@@ -75,7 +75,7 @@ EXPIRY = [
     ["EXPIRE", "t", "100"], ["TTL", "t"], ["PERSIST", "t"], ["PERSIST", "t"], ["TTL", "t"],
     ["PEXPIRE", "t", "100000"], ["PTTL", "t"], ["EXPIRE", "nope", "10"], ["EXPIRE", "t", "x"],
     ["EXPIRE", "t", "50", "NX"], ["EXPIRE", "t", "50", "XX"], ["EXPIRE", "t", "500", "GT"], ["TTL", "t"],
-    ["EXPIRE", "t", "5", "GT"], ["EXPIRE", "t", "5", "LT"], ["TTL", "t"], ["EXPIRE", "t", "5", "NX", "XX"],
+    ["EXPIRE", "t", "5", "GT"], ["EXPIRE", "t", "400", "LT"], ["TTL", "t"], ["EXPIRE", "t", "5", "NX", "XX"],
     ["EXPIRE", "t", "5", "GT", "LT"], ["EXPIRE", "t", "5", "FOO"],
     ["SET", "t2", "v", "EX", "100"], ["TTL", "t2"], ["SET", "t2", "w"], ["TTL", "t2"],
     ["SET", "t3", "v", "EX", "100"], ["SET", "t3", "w", "KEEPTTL"], ["TTL", "t3"], ["INCR", "cnt"],
