@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_cluster.h"
+#include "bench/ycsb_paging.h"
 #include "kv/iterators/kv_layout.h"
 #include "pulse/client.h"
 #include "pulse/iterators/kv_get.h"
@@ -52,6 +53,12 @@ uint64_t StoreBytes(const YcsbWorkloadOptions& w) {
   return buckets * PULSE_KV_WINDOW_WORDS * 8 + w.records * item;
 }
 
+// The paging cache's pages: a fraction of the store's bytes.
+uint64_t PageCachePages(const YcsbBenchOptions& o) {
+  return std::max<uint64_t>(1, static_cast<uint64_t>(o.page_cache_ratio * static_cast<double>(StoreBytes(o.workload))) /
+                                   PageCacheMemory::kPageBytes);
+}
+
 // All clients start measuring together: each arrives once; waits time out.
 class Gate {
  public:
@@ -85,15 +92,15 @@ struct ClientRun {
   std::vector<double> latencies_us;
   Clock::time_point start{}, end{};
   uint64_t messages = 0, rma_ops = 0, traversals = 0, offloaded = 0, local = 0;
-  uint64_t cache_hits = 0, cache_misses = 0;
+  uint64_t cache_hits = 0, cache_misses = 0, uncached = 0;
 };
 
 // One client's view of its store for the run: the operations as each system
 // performs them.
 class ClientKv {
  public:
-  ClientKv(const Shared& s, Client* client, kv::Store* store, RpcClient* rpc, ProgramRef get)
-      : s_(s), client_(client), store_(store), rpc_(rpc), get_(std::move(get)) {}
+  ClientKv(const Shared& s, kv::Store* store, RpcClient* rpc, PageCacheMemory* pages, ProgramRef get)
+      : s_(s), store_(store), rpc_(rpc), pages_(pages), get_(std::move(get)) {}
 
   Result<std::optional<std::string>> Read(const std::string& key) {
     if (s_.system == "object-rpc") return RpcGet(key);
@@ -114,7 +121,7 @@ class ClientKv {
     // The item: a header word, the key (key_words), the value; the value's
     // length stays the same, so only its bytes change.
     const uint64_t value_at = state.item + 8 * (1 + state.key_words);
-    return client_->Write(value_at, value.data(), value.size());
+    return pages_->Write(value_at, value.data(), value.size());
   }
 
  private:
@@ -124,23 +131,24 @@ class ClientKv {
     if (r.status != TraversalStatus::kDone) return TraversalStatusError(r.status, "bench ycsb [object-rpc] GET", r.fault_addr);
     return store_->GetAnswer(r.state);
   }
-  // The GET program run at the CPU node: each window through the page cache.
+  // The GET program run at the CPU node by the reference interpreter, each
+  // window through the page cache.
   Result<std::vector<uint8_t>> PagedGet(const std::string& key) {
     PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, store_->MakeGetRequest(key));
-    std::vector<uint8_t> scratch = std::move(req.state);
-    scratch.resize(std::max<size_t>(scratch.size(), get_->info().scratch_bytes), 0);
-    TraverseOptions t;
-    t.mode = ExecutionMode::kCpuNode;
-    PULSE_ASSIGN_OR_RETURN(TraversalResult r, client_->Traverse(get_, req.start, std::move(scratch), t));
-    if (r.status != TraversalStatus::kDone) return TraversalStatusError(r.status, "bench ycsb [paging] GET", r.fault_addr);
-    r.scratch.resize(sizeof(pulse_kv_state));
-    return std::move(r.scratch);
+    TraversalState state;
+    state.cur_ptr = req.start;
+    state.scratch = std::move(req.state);
+    state.scratch.resize(std::max<size_t>(state.scratch.size(), get_->info().scratch_bytes), 0);
+    const TraversalOutcome out = InterpretTraversal(*get_, *pages_, 4096, &state);
+    if (out.status != TraversalStatus::kDone) return TraversalStatusError(out.status, "bench ycsb [paging] GET", out.fault_addr);
+    state.scratch.resize(sizeof(pulse_kv_state));
+    return std::move(state.scratch);
   }
 
   const Shared& s_;
-  Client* client_;
   kv::Store* store_;
   RpcClient* rpc_;
+  PageCacheMemory* pages_;
   ProgramRef get_;
 };
 
@@ -174,13 +182,6 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     co.policy = AllocationPolicy::kPartitioned;
     co.request_path = RequestPath::kMessages;
     co.worker.name = fmt::format("bench-ycsb-{}-{}", s.system, index);
-    if (s.system == "paging") {
-      co.cache.bytes = std::max<uint64_t>(4096, static_cast<uint64_t>(o.page_cache_ratio * StoreBytes(o.workload)));
-      co.cache.granularity = CacheGranularity::kPage;
-      co.cache.page_bytes = 4096;
-      co.cache.eviction = CacheEviction::kLru;
-      co.cache.write = CacheWritePolicy::kWriteBack;
-    }
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, Client::Connect(co));
     kv::StoreOptions so;
     so.key_bytes = o.workload.key_bytes;
@@ -189,10 +190,8 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     if (s.system == "all-local") so.partitions = 1;  // partition 0 on memory node 0: rack "a"
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<kv::Store> store, kv::Store::Create(client.get(), so));
     PULSE_RETURN_IF_ERROR(LoadStore(s, *store, index));
-    if (s.system == "paging") {  // start from an empty cache: far memory holds the store
-      PULSE_RETURN_IF_ERROR(client->FlushCache());
-      PULSE_RETURN_IF_ERROR(client->InvalidateCache());
-    }
+    std::unique_ptr<PageCacheMemory> pages;  // empty at first: far memory holds the store
+    if (s.system == "paging") pages = std::make_unique<PageCacheMemory>(client.get(), PageCachePages(o));
     std::unique_ptr<RpcClient> rpc;
     if (s.system == "object-rpc") {
       RpcOptions ro;
@@ -200,7 +199,7 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
       PULSE_ASSIGN_OR_RETURN(rpc, RpcClient::Create(client.get(), ro));
     }
     PULSE_ASSIGN_OR_RETURN(ProgramRef get, EmbeddedProgram<iterators::kv_get>("kv_get"));
-    ClientKv kv(s, client.get(), store.get(), rpc.get(), get);
+    ClientKv kv(s, store.get(), rpc.get(), pages.get(), get);
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<YcsbStream> stream, YcsbStream::Create(o.workload, index));
     std::vector<uint64_t> version(o.workload.records, 0);  // of each key this client wrote
     s.loaded.fetch_add(1);
@@ -252,6 +251,7 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
 
     const net::Counters n0 = client->net_counters();
     const ClientCounters c0 = client->counters();
+    const PageCacheCounters p0 = pages ? pages->counters() : PageCacheCounters{};
     out->latencies_us.reserve(s.ops_per_client);
     out->start = Clock::now();
     for (uint64_t i = 0; i < s.ops_per_client; ++i) {
@@ -263,13 +263,16 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     out->end = Clock::now();
     const net::Counters& n1 = client->net_counters();
     const ClientCounters& c1 = client->counters();
+    if (pages) {
+      out->cache_hits = pages->counters().hits - p0.hits;
+      out->cache_misses = pages->counters().faults + pages->counters().uncached - p0.faults - p0.uncached;
+      out->uncached = pages->counters().uncached - p0.uncached;
+    }
     out->messages = n1.messages_sent - n0.messages_sent;
     out->rma_ops = n1.rma_ops - n0.rma_ops;
     out->traversals = c1.traversals - c0.traversals;
     out->offloaded = c1.offloaded - c0.offloaded;
     out->local = rack.empty() ? 0 : (c1.executed_locally - c0.executed_locally);
-    out->cache_hits = c1.cache_hits - c0.cache_hits;
-    out->cache_misses = c1.cache_misses - c0.cache_misses;
     rpc.reset();
     store.reset();
     return Status::Ok();
@@ -326,7 +329,7 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   r.clients = n;
   std::vector<double> all;
   Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
-  uint64_t messages = 0, rma = 0, traversals = 0, offloaded = 0, local = 0, hits = 0, misses = 0;
+  uint64_t messages = 0, rma = 0, traversals = 0, offloaded = 0, local = 0, hits = 0, misses = 0, uncached = 0;
   for (ClientRun& c : runs) {
     PULSE_RETURN_IF_ERROR(c.status);
     r.reads += c.reads;
@@ -343,6 +346,7 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
     local += c.local;
     hits += c.cache_hits;
     misses += c.cache_misses;
+    uncached += c.uncached;
     all.insert(all.end(), c.latencies_us.begin(), c.latencies_us.end());
   }
   r.ops = all.size();
@@ -354,9 +358,9 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   r.one_sided_per_op = static_cast<double>(rma) / ops;
   r.offloaded_per_op = static_cast<double>(offloaded) / ops;
   r.local_rack_fraction = traversals == 0 ? 0 : static_cast<double>(local) / static_cast<double>(traversals);
+  r.page_uncached_per_op = static_cast<double>(uncached) / ops;
   r.page_cache_hit_ratio = hits + misses == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
-  if (system == "paging")
-    r.page_cache_bytes = std::max<uint64_t>(4096, static_cast<uint64_t>(o.page_cache_ratio * StoreBytes(o.workload)));
+  if (system == "paging") r.page_cache_bytes = PageCachePages(o) * PageCacheMemory::kPageBytes;
   say(fmt::format("[{}] {:.0f} ops/s, p50 {:.1f} us, p99 {:.1f} us", system, r.throughput_ops, r.latency.p50_us,
                   r.latency.p99_us));
   return r;
@@ -439,6 +443,7 @@ nlohmann::json YcsbBenchResult::ToJson(const YcsbBenchOptions& o) const {
     if (r.system == "paging") {
       j["page_cache_hit_ratio"] = r.page_cache_hit_ratio;
       j["page_cache_bytes"] = r.page_cache_bytes;
+      j["page_uncached_per_op"] = r.page_uncached_per_op;
     }
     systems_json.push_back(std::move(j));
   }

@@ -13,12 +13,13 @@
 //               GET only: this branch has no PUT handler, so workloads with
 //               writes are refused for it (FailedPrecondition).
 //   paging      Fastswap-like: clients without a rack (Fastswap has no CXL
-//               tier) and pulse's CPU-node page cache (CacheGranularity::kPage,
-//               4 KB pages, LRU, write-back) sized to a fraction of the store;
-//               the GET program runs at the CPU node, so every bucket and item
-//               it touches is read from a cached page or faults the whole page
-//               in; an update writes the value into the cached page (the item's
-//               address from the GET's final state).  Inserts (D) are refused.
+//               tier), each with a cache of whole 4 KB pages (LRU, write-back;
+//               ycsb_paging.h) sized to a fraction of its store; the store's
+//               GET program runs at the CPU node (reference interpreter), so
+//               every bucket and item it touches is read from a cached page or
+//               faults the whole page in; an update writes the value into the
+//               cached page (the item's address from the GET's final state).
+//               Inserts (D) are refused.
 //
 // Each client (a Client in a thread of its own, `clients` per rack) owns one
 // store (kv::Store is single-writer) loaded with the same `records` records,
@@ -74,6 +75,7 @@ struct YcsbSystemResult {
   double local_rack_fraction = 0;
   double page_cache_hit_ratio = 0;  // paging: cached blocks found / looked up
   uint64_t page_cache_bytes = 0;    // paging: the cache's budget per client
+  double page_uncached_per_op = 0;  // paging: windows of pages that could not be read whole
 };
 
 struct YcsbBenchResult {
