@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -30,15 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kGateTimeout = std::chrono::minutes(10);
-
-double LoadAverage() {
-  double load = 0;
-  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &load) != 1) load = 0;
-    std::fclose(f);
-  }
-  return load;
-}
 
 std::string RackName(uint32_t i) { return std::string(1, static_cast<char>('a' + i)); }
 
@@ -411,7 +401,8 @@ Result<YcsbBenchResult> RunYcsbBench(const YcsbBenchOptions& o) {
   ::unsetenv("PULSE_RACK");                    // each client names its rack (or none)
   YcsbBenchResult res;
   res.transport = config.ucx_tls;
-  res.load_average = LoadAverage();
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) > 0) res.load_average = load[0];
   for (const std::string& sys : o.systems) {
     PULSE_ASSIGN_OR_RETURN(YcsbSystemResult r, RunSystem(o, sys, address));
     res.systems.push_back(std::move(r));

@@ -129,8 +129,8 @@ TEST_F(TieredKv, StoreOnRackClientsOfBothRacksMatchesUnorderedMap) {
         auto it = s.ref.find(gets[i]);
         ASSERT_EQ(got[i]->has_value(), it != s.ref.end()) << s.rack << " batched GET " << gets[i];
         if (it != s.ref.end()) {
-        ASSERT_EQ(*got[i].value(), it->second);
-      }
+          ASSERT_EQ(*got[i].value(), it->second);
+        }
       }
     }
   }
