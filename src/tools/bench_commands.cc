@@ -180,6 +180,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddNetBench(bench);
   AddTraverseBench(bench);
   AddTierBench(bench);
+  AddYcsbBench(bench);
   AddRpcBench(bench);
   AddKvBench(bench);
   AddDsBench(bench);

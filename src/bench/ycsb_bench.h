@@ -1,0 +1,97 @@
+// `pulse bench ycsb` (issue 16, seed 004 section 6.4): a hash-table KV store
+// under YCSB A, B, C, D and F on a local cluster of racks, on four systems:
+//
+//   tiered      pulse::kv::Store on CPU nodes of the racks (ClientOptions::
+//               rack): the store's partitions are spread over the racks' memory
+//               nodes (one per rack); a GET or PUT whose bucket is in the
+//               client's rack runs at the CPU node by loads and stores through
+//               the mapped pool (LocalExecution), the others are offloaded.
+//   all-local   the same with every partition in rack "a"'s pool and every
+//               client in rack "a" (the upper bound: no remote access).
+//   object-rpc  FaRM-like: every access an RPC to the memory node owning the
+//               bucket (the native handler kRpcKvGet), clients without a rack.
+//               GET only: this branch has no PUT handler, so workloads with
+//               writes are refused for it (FailedPrecondition).
+//   paging      Fastswap-like: clients without a rack (Fastswap has no CXL
+//               tier), each with a cache of whole 4 KB pages (LRU, write-back;
+//               ycsb_paging.h) sized to a fraction of its store; the store's
+//               GET program runs at the CPU node (reference interpreter), so
+//               every bucket and item it touches is read from a cached page or
+//               faults the whole page in; an update writes the value into the
+//               cached page (the item's address from the GET's final state).
+//               Inserts (D) are refused.
+//
+// Each client (a Client in a thread of its own, `clients` per rack) owns one
+// store (kv::Store is single-writer) loaded with the same `records` records,
+// and runs its own YCSB stream; every read is checked against the value the
+// client last wrote for that key.  Hot-page swaps are not wired yet
+// (`swap`: the result says "not available" instead of measuring).
+//
+// Thread-safety: RunYcsbBench is not reentrant (it sets UCX_TLS and unsets
+// PULSE_RACK in the environment).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/traverse_bench.h"  // LatencyStats
+#include "bench/ycsb_workload.h"
+#include "pulse/status.h"
+
+namespace pulse::bench {
+
+struct YcsbBenchOptions {
+  YcsbWorkloadOptions workload;
+  std::vector<std::string> systems = {"tiered"};  // tiered | all-local | object-rpc | paging
+  uint32_t racks = 2;          // one memory node per rack, racks "a", "b", ...
+  uint32_t clients = 2;        // per rack
+  uint64_t ops = 20000;        // measured operations of each system, all clients together
+  uint64_t warmup = 500;       // unmeasured operations per client first
+  double page_cache_ratio = 0.25;  // paging: the cache's bytes / the store's far bytes
+  bool swap = false;           // asked for hot-page swaps (not available yet)
+  uint32_t pool_mib = 256;     // each memory node's pool
+  std::string binary, run_dir;
+  std::string ucx_tls;         // empty: tcp (racks share no memory over UCX)
+  std::function<void(const std::string&)> progress;
+};
+
+struct YcsbSystemResult {
+  std::string system;
+  uint32_t clients = 0;
+  uint64_t ops = 0, reads = 0, updates = 0, inserts = 0, read_modify_writes = 0;
+  uint64_t verified_reads = 0;  // reads whose value was checked
+  double seconds = 0;           // first client's start to last client's end
+  double throughput_ops = 0;
+  LatencyStats latency;         // per operation (a read-modify-write is one)
+  double messages_per_op = 0;   // active messages the clients sent
+  double one_sided_per_op = 0;  // one-sided (RMA) operations the clients started
+  double offloaded_per_op = 0;  // traversals sent to memory nodes
+  // Store operations that ran entirely in the client's rack (no message, no
+  // one-sided operation) / all store operations; 0 for clients without a rack.
+  double local_rack_fraction = 0;
+  double page_cache_hit_ratio = 0;  // paging: cached blocks found / looked up
+  uint64_t page_cache_bytes = 0;    // paging: the cache's budget per client
+  double page_uncached_per_op = 0;  // paging: windows of pages that could not be read whole
+};
+
+struct YcsbBenchResult {
+  std::vector<YcsbSystemResult> systems;
+  std::string transport;
+  double load_average = 0;
+  nlohmann::json ToJson(const YcsbBenchOptions& options) const;
+};
+
+// InvalidArgument naming a bad option (a system object-rpc or paging cannot
+// run: FailedPrecondition), else Ok.
+Status CheckYcsbBenchOptions(const YcsbBenchOptions& options);
+
+// Starts the cluster, runs each system in turn and stops it.  Errors: bad
+// options, the cluster's, a client's or store's error, Internal if a read
+// returned another value than the client last wrote.
+Result<YcsbBenchResult> RunYcsbBench(const YcsbBenchOptions& options);
+
+}  // namespace pulse::bench

@@ -1,0 +1,185 @@
+// pulse::kv::Store unchanged on tiered memory (issue 16): a cluster of two
+// racks (memory node 0 = rack "a", memory node 1 = rack "b", transports
+// without shared memory), a CPU node in each rack with a store of its own
+// partitioned over both racks.  Random GETs, PUTs and DELETEs of both
+// clients, single and batched, interleaved, against std::unordered_map per
+// client; and the store's programs ran both ways: at the CPU node through
+// the rack pool (no message) for buckets in the client's rack, offloaded for
+// the other rack's.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "pulse/client.h"
+#include "pulse/kv/store.h"
+#include "support/cpu_node.h"
+#include "support/local_rack.h"
+
+namespace pulse {
+namespace {
+
+using testing::LocalRack;
+using namespace std::chrono_literals;
+
+std::vector<std::string> RackFlags(const char* rack) { return {"--rack", rack, "--rack-tenants", "1"}; }
+
+class TieredKv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::SetUcxTestEnvironment();
+    setenv("UCX_TLS", "tcp", 1);  // racks reach each other only through the fabric
+    ASSERT_TRUE(rack_.StartSwitch());
+    rack_.StartMemNode(0, /*pool_mib=*/32, RackFlags("a"));
+    rack_.StartMemNode(1, /*pool_mib=*/32, RackFlags("b"));
+    ASSERT_TRUE(rack_.Join(2));
+  }
+  void TearDown() override { unsetenv("UCX_TLS"); }
+  std::unique_ptr<Client> Connect(const std::string& rack) {
+    ClientOptions o;
+    o.switch_address = rack_.switch_address();
+    o.policy = AllocationPolicy::kPartitioned;
+    o.request_timeout = 1000ms;
+    o.rack = rack;
+    auto c = Client::Connect(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  LocalRack rack_;
+};
+
+// One client, its store and the reference.
+struct Side {
+  std::string rack;
+  std::unique_ptr<Client> client;
+  std::unique_ptr<kv::Store> store;
+  std::unordered_map<std::string, std::string> ref;
+};
+
+std::string Key(int k) { return fmt::format("key-{}", k); }
+std::string Value(std::mt19937_64& rng) {
+  std::string v(1 + rng() % 40, '\0');
+  for (char& c : v) c = static_cast<char>('a' + rng() % 26);
+  return v;
+}
+
+TEST_F(TieredKv, StoreOnRackClientsOfBothRacksMatchesUnorderedMap) {
+  std::vector<Side> sides(2);
+  sides[0].rack = "a";
+  sides[1].rack = "b";
+  for (Side& s : sides) {
+    s.client = Connect(s.rack);
+    ASSERT_NE(s.client, nullptr);
+    kv::StoreOptions options;
+    options.buckets = 16;  // 128 slots per partition for ~300 keys: overflow chains too
+    options.slab_items = 64;
+    auto created = kv::Store::Create(s.client.get(), options);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    s.store = std::move(*created);
+  }
+  std::mt19937_64 rng(16);
+  const int kKeys = 300, kRounds = 3000;
+  for (int round = 0; round < kRounds; ++round) {
+    Side& s = sides[rng() % 2];
+    const std::string key = Key(static_cast<int>(rng() % kKeys));
+    const int what = static_cast<int>(rng() % 10);
+    if (what < 4) {
+      auto got = s.store->Get(key);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      auto it = s.ref.find(key);
+      ASSERT_EQ(got->has_value(), it != s.ref.end()) << s.rack << " GET " << key;
+      if (it != s.ref.end()) {
+        ASSERT_EQ(**got, it->second) << s.rack << " GET " << key;
+      }
+    } else if (what < 8) {
+      const std::string v = Value(rng);
+      ASSERT_TRUE(s.store->Put(key, v).ok()) << s.rack << " PUT " << key;
+      s.ref[key] = v;
+    } else if (what < 9) {
+      auto gone = s.store->Delete(key);
+      ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+      ASSERT_EQ(*gone, s.ref.erase(key) == 1) << s.rack << " DELETE " << key;
+    } else {
+      // A batch: buckets of both racks at once, some run here, some offloaded.
+      std::vector<std::pair<std::string, std::string>> puts;
+      std::vector<std::string> gets;
+      for (int i = 0; i < 16; ++i) {
+        const std::string k = Key(static_cast<int>(rng() % kKeys));
+        if (i % 2 == 0) {
+          bool dup = false;
+          for (const auto& p : puts) dup = dup || p.first == k;
+          if (!dup) puts.emplace_back(k, Value(rng));
+        } else {
+          gets.push_back(k);
+        }
+      }
+      for (const Status& st : s.store->PutBatch(puts)) ASSERT_TRUE(st.ok()) << st.ToString();
+      for (const auto& [k, v] : puts) s.ref[k] = v;
+      auto got = s.store->GetBatch(gets);
+      ASSERT_EQ(got.size(), gets.size());
+      for (size_t i = 0; i < gets.size(); ++i) {
+        ASSERT_TRUE(got[i].ok()) << got[i].status().ToString();
+        auto it = s.ref.find(gets[i]);
+        ASSERT_EQ(got[i]->has_value(), it != s.ref.end()) << s.rack << " batched GET " << gets[i];
+        if (it != s.ref.end()) {
+          ASSERT_EQ(*got[i].value(), it->second);
+        }
+      }
+    }
+  }
+  // Every key of both stores at the end.
+  for (Side& s : sides) {
+    for (int k = 0; k < kKeys; ++k) {
+      auto got = s.store->Get(Key(k));
+      ASSERT_TRUE(got.ok());
+      auto it = s.ref.find(Key(k));
+      ASSERT_EQ(got->has_value(), it != s.ref.end()) << s.rack << " final GET " << Key(k);
+      if (it != s.ref.end()) {
+        EXPECT_EQ(**got, it->second);
+      }
+    }
+    EXPECT_EQ(s.store->size(), s.ref.size());
+    // Both tiers served: programs ran here over the rack pool, others went
+    // to the other rack's memory node.
+    const ClientCounters& c = s.client->counters();
+    EXPECT_GT(c.rack_reads, 0u) << s.rack;
+    EXPECT_GT(c.rack_prefix_iterations, 0u) << s.rack;
+    EXPECT_GT(c.executed_locally, 100u) << s.rack << ": GETs and PUTs of its own rack's buckets run here";
+    EXPECT_GT(c.offloaded, 100u) << s.rack << ": the other rack's are offloaded";
+    EXPECT_EQ(c.rack_dead_mappings, 0u);
+  }
+}
+
+// A GET of a key whose bucket is in the client's rack sends no message.
+TEST_F(TieredKv, LocalRackGetSendsNoMessage) {
+  auto client = Connect("a");
+  ASSERT_NE(client, nullptr);
+  kv::StoreOptions options;
+  options.partitions = 1;  // partition 0: memory node 0, rack "a"
+  auto store = kv::Store::Create(client.get(), options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->Put("k", "v").ok());
+  const uint64_t m0 = client->net_counters().messages_sent, r0 = client->net_counters().rma_ops;
+  const uint64_t off0 = client->counters().offloaded;
+  for (int i = 0; i < 50; ++i) {
+    auto got = (*store)->Get("k");
+    ASSERT_TRUE(got.ok() && got->has_value());
+    EXPECT_EQ(**got, "v");
+    auto miss = (*store)->Get(fmt::format("absent-{}", i));
+    ASSERT_TRUE(miss.ok());
+    EXPECT_FALSE(miss->has_value());
+  }
+  EXPECT_EQ(client->net_counters().messages_sent, m0);
+  EXPECT_EQ(client->net_counters().rma_ops, r0);
+  EXPECT_EQ(client->counters().offloaded, off0);
+}
+
+}  // namespace
+}  // namespace pulse

@@ -1,0 +1,105 @@
+// `pulse bench ycsb` (src/bench/ycsb_bench.h) on a tiny scale against a real
+// local cluster of two racks: every system runs, checks every read against
+// the value its client wrote, and counts what the systems are about (the
+// all-local upper bound sends nothing; the tiered store runs part of its
+// operations in the rack; object-rpc sends a message per operation; paging
+// faults pages in).  No timing is asserted.  And the option checks.
+#include "bench/ycsb_bench.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace pulse::bench {
+namespace {
+
+YcsbBenchOptions Tiny(char workload, std::vector<std::string> systems) {
+  YcsbBenchOptions o;
+  o.workload.workload = workload;
+  o.workload.records = 400;
+  o.systems = std::move(systems);
+  o.racks = 2;
+  o.clients = 1;
+  o.ops = 400;
+  o.warmup = 20;
+  o.pool_mib = 32;
+  o.binary = PULSE_BINARY;
+  o.run_dir = (std::filesystem::path(::testing::TempDir()) / fmt::format("ycsb-{}", getpid())).string();
+  return o;
+}
+
+const YcsbSystemResult& Of(const YcsbBenchResult& r, const std::string& system) {
+  for (const auto& s : r.systems)
+    if (s.system == system) return s;
+  static YcsbSystemResult none;
+  ADD_FAILURE() << "no result for " << system;
+  return none;
+}
+
+TEST(YcsbBench, EverySystemRunsWorkloadCAndCountsItsPath) {
+  const YcsbBenchOptions o = Tiny('C', {"tiered", "all-local", "object-rpc", "paging"});
+  auto r = RunYcsbBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::filesystem::remove_all(o.run_dir);
+  ASSERT_EQ(r->systems.size(), 4u);
+  for (const auto& s : r->systems) {
+    EXPECT_EQ(s.ops, 400u) << s.system;
+    EXPECT_EQ(s.reads, 400u) << s.system;
+    EXPECT_GE(s.verified_reads, 400u) << s.system;
+    EXPECT_GT(s.throughput_ops, 0) << s.system;
+  }
+  const auto& local = Of(*r, "all-local");
+  EXPECT_EQ(local.local_rack_fraction, 1.0);
+  EXPECT_EQ(local.messages_per_op, 0.0);
+  EXPECT_EQ(local.one_sided_per_op, 0.0);
+  const auto& tiered = Of(*r, "tiered");
+  EXPECT_GT(tiered.local_rack_fraction, 0.0) << "buckets in the client's rack run there";
+  EXPECT_LT(tiered.local_rack_fraction, 1.0) << "the other rack's are offloaded";
+  EXPECT_GT(tiered.offloaded_per_op, 0.0);
+  const auto& rpc = Of(*r, "object-rpc");
+  EXPECT_GE(rpc.messages_per_op, 1.0) << "every GET is an RPC";
+  EXPECT_EQ(rpc.local_rack_fraction, 0.0);
+  const auto& paging = Of(*r, "paging");
+  EXPECT_GT(paging.page_cache_hit_ratio, 0.0);
+  EXPECT_LT(paging.page_cache_hit_ratio, 1.0);
+  EXPECT_GT(paging.one_sided_per_op, 0.0) << "faults read whole pages";
+  EXPECT_EQ(paging.messages_per_op, 0.0);
+  const nlohmann::json j = r->ToJson(o);
+  EXPECT_EQ(j["swap"], "off");
+  EXPECT_TRUE(j["systems"][0].contains("throughput_ops"));
+}
+
+TEST(YcsbBench, WritesAndInsertsOnTheSystemsThatHaveThem) {
+  for (char w : {'A', 'F'}) {
+    const YcsbBenchOptions o = Tiny(w, {"tiered", "paging"});
+    auto r = RunYcsbBench(o);
+    ASSERT_TRUE(r.ok()) << w << ": " << r.status().ToString();
+    std::filesystem::remove_all(o.run_dir);
+    for (const auto& s : r->systems) EXPECT_GT(s.updates + s.read_modify_writes, 100u) << w << " " << s.system;
+  }
+  const YcsbBenchOptions d = Tiny('D', {"tiered"});
+  auto r = RunYcsbBench(d);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::filesystem::remove_all(d.run_dir);
+  EXPECT_GT(r->systems[0].inserts, 0u);
+  EXPECT_EQ(r->ToJson(d)["distribution"], "latest");
+}
+
+TEST(YcsbBench, RefusesWhatASystemCannotRun) {
+  EXPECT_EQ(CheckYcsbBenchOptions(Tiny('A', {"object-rpc"})).code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(CheckYcsbBenchOptions(Tiny('D', {"paging"})).code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(CheckYcsbBenchOptions(Tiny('C', {"fastswap"})).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(CheckYcsbBenchOptions(Tiny('E', {"tiered"})).code(), Status::Code::kInvalidArgument);
+  YcsbBenchOptions o = Tiny('C', {"tiered"});
+  o.racks = 0;
+  EXPECT_EQ(CheckYcsbBenchOptions(o).code(), Status::Code::kInvalidArgument);
+  o = Tiny('C', {"paging"});
+  o.page_cache_ratio = 0;
+  EXPECT_EQ(CheckYcsbBenchOptions(o).code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(CheckYcsbBenchOptions(Tiny('C', {"tiered", "all-local", "object-rpc", "paging"})).ok());
+}
+
+}  // namespace
+}  // namespace pulse::bench
