@@ -291,6 +291,8 @@ Status Chain::Rejoin(uint32_t node) {
   if (region == im.regions.end()) return Status::InvalidArgument(fmt::format("tx: node {} was never a member", node));
   for (const ChainMember& m : im.handle.members)
     if (m.node == node) return Status::InvalidArgument(fmt::format("tx: node {} is a member already", node));
+  // A one-sided read first: it reconnects this client to a restarted node.
+  PULSE_RETURN_IF_ERROR(ReadReplica(node, 0, 8).status());
   PULSE_ASSIGN_OR_RETURN(uint64_t have, LastLogged(node));
   im.handle.members.push_back(ChainMember{node, region->second});
   ++im.handle.epoch;

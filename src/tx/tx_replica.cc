@@ -316,6 +316,9 @@ bool TxReplica::Poll() {
       }
     }
   }
+  // Transactions whose locks were released this pass (by acknowledgements).
+  for (auto& [id, c] : chains_)
+    if (!c.ready.empty()) StartReady(id, c);
   // Group commit: what this pass logged is durable before anything leaves.
   if (log_ != nullptr && log_->dirty()) {
     Status s = log_->Sync();
