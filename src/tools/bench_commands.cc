@@ -182,6 +182,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddTierBench(bench);
   AddRpcBench(bench);
   AddKvBench(bench);
+  AddTxBench(bench);
   AddDsBench(bench);
   AddAppBench(bench);
   AddDlrmBench(bench);
