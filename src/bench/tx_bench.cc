@@ -179,8 +179,10 @@ nlohmann::json TxBenchResult::ToJson(const TxBenchOptions& o) const {
                  {"chain", fmt::format("{} memory nodes, head 0", o.memory_nodes)},
                  {"keys", o.keys},       {"seconds", o.seconds}, {"seed", o.seed},
                  {"issue", "one transaction at a time, one client"},
-                 {"durability", "fdatasync of each replica's log once per pass of its loop (group commit), before "
-                                "anything that pass produced is sent"},
+                 {"durability", o.log_sync == "none"
+                                    ? "log appended to the page cache only (--log-sync none)"
+                                    : "fdatasync of each replica's log once per pass of its loop (group commit), before "
+                                      "anything that pass produced is sent"},
                  {"ucx_tls", o.ucx_tls.empty() ? "(UCX's choice)" : o.ucx_tls}};
   nlohmann::json runs_json = nlohmann::json::array();
   std::map<std::string, const TxRunResult*> by;
@@ -243,6 +245,13 @@ Result<TxBenchResult> RunTxBench(const TxBenchOptions& o) {
   for (const Shape& s : shapes) max_reads_writes = std::max<uint64_t>(max_reads_writes, s.reads + s.writes);
   if (o.keys < max_reads_writes)
     return Status::InvalidArgument(fmt::format("bench tx: --keys {} is fewer than a transaction's keys", o.keys));
+  if (o.log_sync != "fdatasync" && o.log_sync != "none")
+    return Status::InvalidArgument("bench tx: --log-sync " + o.log_sync + " is none of fdatasync, none");
+  if (o.log_sync == "none") {
+    ::setenv("PULSE_TX_LOG_SYNC", "none", 1);  // the started nodes inherit it
+  } else {
+    ::unsetenv("PULSE_TX_LOG_SYNC");
+  }
   TxBenchResult res;
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) > 0) res.load_average = load[0];
@@ -268,8 +277,8 @@ Result<TxBenchResult> RunTxBench(const TxBenchOptions& o) {
   chain_options.region_bytes = (region + 7) / 8 * 8;
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<tx::Chain> chain, tx::Chain::Create(client.get(), chain_options));
   if (o.progress)
-    o.progress(fmt::format("chain of {} memory nodes, {} KiB regions, logs fdatasync'd per group commit",
-                           o.memory_nodes, region >> 10));
+    o.progress(fmt::format("chain of {} memory nodes, {} KiB regions, logs {}", o.memory_nodes, region >> 10,
+                           o.log_sync == "none" ? "not synced (--log-sync none)" : "fdatasync'd per group commit"));
   std::vector<std::string> systems;
   if (o.system != "hyperloop") systems.push_back("pulse-chain");
   if (o.system != "pulse-chain") systems.push_back("hyperloop");

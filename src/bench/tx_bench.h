@@ -30,6 +30,10 @@ struct TxBenchOptions {
   uint64_t keys = 4096;               // value slots in the region
   double seconds = 2;                 // measured phase per configuration
   uint64_t seed = 42;
+  // fdatasync (the replicas' default: one per group commit) | none (page
+  // cache only, as the papers' NVM: the protocol without the disk); the
+  // started nodes get it as $PULSE_TX_LOG_SYNC.
+  std::string log_sync = "fdatasync";
   std::string switch_address;         // join this cluster; empty: start one
   std::string run_dir, ucx_tls, binary;
   std::function<void(const std::string&)> progress;

@@ -245,7 +245,10 @@ void RunMemNode(const MemNodeArgs& args) {
                          args.shm_name.empty() ? fmt::format("node{}-pid{}", args.node, ::getpid())
                                                : args.shm_name.substr(1));
     }
-    options.extensions.push_back(tx::TxExtension({.log_path = path}));
+    const char* sync = std::getenv("PULSE_TX_LOG_SYNC");
+    const bool no_sync = sync != nullptr && std::string(sync) == "none";
+    if (no_sync) log.Warn("tx: PULSE_TX_LOG_SYNC=none: the transactions' log is not fdatasync'd");
+    options.extensions.push_back(tx::TxExtension({.log_path = path, .sync = !no_sync}));
   }
   options.reattach_pool = !args.fresh_pool;
   options.instance_id = args.common.instance_id;

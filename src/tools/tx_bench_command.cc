@@ -36,6 +36,11 @@ void AddTxBench(CLI::App& bench) {
   cmd->add_option("--seconds", opts->seconds, "Measured phase per configuration")
       ->capture_default_str()
       ->check(Within(0.1, 3600));
+  cmd->add_option("--log-sync", opts->log_sync,
+                  "fdatasync (one per group commit on every replica) | none (page cache only: the protocol\n"
+                  "without the disk, as the papers' NVM); for a started cluster")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fdatasync", "none"}));
   cmd->add_option("--seed", opts->seed, "Seed of the key generator")->capture_default_str();
   cmd->add_option("--switch", opts->switch_address, "Join this cluster instead of starting one");
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");

@@ -320,7 +320,7 @@ bool TxReplica::Poll() {
   for (auto& [id, c] : chains_)
     if (!c.ready.empty()) StartReady(id, c);
   // Group commit: what this pass logged is durable before anything leaves.
-  if (log_ != nullptr && log_->dirty()) {
+  if (log_ != nullptr && log_->dirty() && options_.sync) {
     Status s = log_->Sync();
     if (!s.ok()) log_error_ = s.ToString();
   }
@@ -757,7 +757,8 @@ nlohmann::json TxReplica::Stats() const {
           {"configures", c_.configures},
           {"errors", c_.errors},
           {"log", {{"path", options_.log_path}, {"appends", lc.appends}, {"bytes", lc.bytes}, {"syncs", lc.syncs},
-                   {"sync_us", lc.sync_ns / 1000}, {"error", log_error_}}},
+                   {"sync_us", lc.sync_ns / 1000}, {"fdatasync", options_.sync},
+                   {"error", log_error_}}},
           {"chains", chains}};
 }
 

@@ -35,6 +35,10 @@ struct TxReplicaOptions {
   // pool and replays the log); emptied when the pool is fresh; removed on
   // a clean exit (the pool goes too).
   std::string log_path;
+  // false: appends are not fdatasync'd (page cache only; for measuring the
+  // protocol apart from the disk, as the papers' NVM).  `pulse memnode`
+  // takes it from $PULSE_TX_LOG_SYNC=none.
+  bool sync = true;
   // Committed records kept in memory for backfilling a rejoining member.
   size_t history_records = 1 << 16;
 };
