@@ -25,6 +25,7 @@
 // with its own one-sided read at the tail.
 //
 // Thread-safety: none; use a Chain from the thread that uses its Client.
+// One Chain per Client (it takes the Client's kAmTxReply handler).
 // The Client must outlive the Chain and must allocate with
 // AllocationPolicy::kPartitioned (the regions are placed on named nodes).
 #pragma once
