@@ -46,6 +46,7 @@ LAYERS = [
     ("farmem", 4, ["farmem"], ["farmem/"]),
     ("graph", 4, ["graph"], ["graph/"]),
     ("dlrm", 4, ["dlrm"], ["dlrm/"]),
+    ("tx", 4, ["tx"], ["tx/"]),
     ("agent", 5, ["agent"], []),
     ("rpc", 5, ["rpc"], ["rpc.h", "rpc_ds.h", "rpc_cache.h", "rpc_apps.h"]),
     ("cluster", 6, ["cluster"], []),

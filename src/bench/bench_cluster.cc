@@ -57,6 +57,18 @@ Status StopBenchCluster(cluster::ClusterGuard& guard) {
   return Status::Ok();
 }
 
+Result<uint64_t> MemNodeCpuUs(cluster::ControlSession& s, const std::string& switch_address) {
+  PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, s.Call(switch_address, "stats", std::chrono::seconds(2)));
+  uint64_t cpu = 0;
+  for (const nlohmann::json& n : stats["memnodes"]) {
+    PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(n.value("address", ""), "stats", std::chrono::seconds(2)));
+    if (!m["counters"].contains("cpu_us"))
+      return Status::FailedPrecondition("memory node " + n.value("address", "") + " reports no cpu_us");
+    cpu += m["counters"]["cpu_us"].get<uint64_t>();
+  }
+  return cpu;
+}
+
 Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::string& address) {
   auto stats = session.Call(address, "stats", std::chrono::seconds(2));
   if (!stats.ok()) return stats.status();

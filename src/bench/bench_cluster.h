@@ -64,6 +64,11 @@ Result<std::string> StartOrJoinBenchCluster(const BenchClusterOptions& options,
 // removes its run directory.  Errors: a node did not stop.
 Status StopBenchCluster(cluster::ClusterGuard& guard);
 
+// The memory nodes' CPU time so far, in microseconds: the `cpu_us` counters
+// of every memory node the switch lists, summed.  Errors: those of the
+// calls; FailedPrecondition if a node reports no cpu_us.
+Result<uint64_t> MemNodeCpuUs(cluster::ControlSession& session, const std::string& switch_address);
+
 // The switch's count of continuations forwarded between memory nodes.
 Result<uint64_t> SwitchForwards(cluster::ControlSession& session, const std::string& address);
 // Continuations between memory nodes so far, whichever way they went: the

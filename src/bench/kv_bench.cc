@@ -24,20 +24,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kZipfTheta = 0.9;
 
-// The memory nodes' CPU time so far (their `cpu_us` counters, summed).
-Result<uint64_t> MemNodeCpuUs(cluster::ControlSession& s, const std::string& switch_address) {
-  PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, s.Call(switch_address, "stats", std::chrono::seconds(2)));
-  uint64_t cpu = 0;
-  for (const nlohmann::json& n : stats["memnodes"]) {
-    PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(n.value("address", ""), "stats", std::chrono::seconds(2)));
-    if (!m["counters"].contains("cpu_us")) {
-      return Status::FailedPrecondition("bench kv: memory node " + n.value("address", "") + " reports no cpu_us");
-    }
-    cpu += m["counters"]["cpu_us"].get<uint64_t>();
-  }
-  return cpu;
-}
-
 std::string KeyOf(uint64_t i) { return fmt::format("k{:015d}", i); }
 // The value of item i in version v (every byte derived from both).
 std::string ValueOf(uint64_t i, uint64_t v, uint32_t bytes) {

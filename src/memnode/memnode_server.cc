@@ -93,11 +93,20 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
     json table = json::parse(p.begin(), p.end(), nullptr, /*allow_exceptions=*/false);
     if (!AdoptRouting(table)) log_->Warn("malformed routing table pushed by the switch");
   });
-  const ExtensionContext context{&table_, far_base_, options.pool_bytes};
+  ExtensionContext context{&table_, far_base_, options.pool_bytes};
+  context.worker = worker_.get();
+  context.node = options.node;
+  context.peer = [this](uint32_t node) -> Result<net::EndpointId> {
+    const RouteEntry* e = routing_.Find(node);
+    if (e == nullptr || node == options_.node)
+      return Status::Unavailable(fmt::format("memory node {} is not in the routing table", node));
+    return peers_.MemNode(*e);
+  };
+  context.pool_reattached = [this] { return pool_ != nullptr && pool_->reattached(); };
   for (const MemNodeExtensionFactory& make : options.extensions) {
     MemNodeExtension* e = extensions_.emplace_back(make(context)).get();
     worker_->SetHandler(e->request_am(), [this, e](net::EndpointId from, std::span<const uint8_t> p) {
-      auto reply = e->Handle(p, [this, from](TenantId claimed) {
+      auto reply = e->HandleFrom(from, p, [this, from](TenantId claimed) {
         return node::CheckTenantClaim(*worker_, from, claimed, "extension").status();
       });
       if (reply) (void)worker_->Send(from, e->reply_am(), std::move(*reply));
@@ -290,6 +299,7 @@ Status MemNodeServer::Run() {
       worker_->Progress();
       if (ring_ != nullptr) ring_->Poll();
       service_.Poll(send_, options_.engine_budget);
+      (void)PollExtensions();
       // The end of the pass: what it produced leaves now, aggregated.
       FlushOutboxes();
       continue;
@@ -301,6 +311,10 @@ Status MemNodeServer::Run() {
       // Within the window: let a process queued behind us on this core run
       // (a client or the switch), as the Worker's own adaptive polling does.
       if (!worker_->Progress() && options_.worker.yield_while_polling) sched_yield();
+      continue;
+    }
+    if (PollExtensions()) {
+      (void)worker_->Progress();
       continue;
     }
     MaybeReconnect();
@@ -319,6 +333,12 @@ Status MemNodeServer::Run() {
   FlushOutboxes();
   log_->Info("shutting down");
   return Status::Ok();
+}
+
+bool MemNodeServer::PollExtensions() {
+  bool more = false;
+  for (const auto& e : extensions_) more = e->Poll() || more;
+  return more;
 }
 
 // ---- network handlers ----------------------------------------------------
@@ -453,6 +473,7 @@ void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
     log_->Debug("connection {} closed: {}", ep, why.message());
   }
   peers_.OnDisconnect(ep);
+  for (const auto& e : extensions_) e->OnDisconnect(ep);
   // Its sessions' leases start running out.
   sessions_.Detach(ep, Clock::now());
   if (auto next = sessions_.NextExpiry()) next_expiry_check_ = std::min(next_expiry_check_, *next);

@@ -214,6 +214,8 @@ class MemNodeServer {
   // A kAmBatch envelope: each inner message handled as OnTraversal would.
   void OnBatch(net::EndpointId from, std::span<const uint8_t> payload);
   void OnDisconnect(net::EndpointId ep, const Status& why);
+  // The extensions' queued work (MemNodeExtension::Poll); true if some remains.
+  bool PollExtensions();
 
   Result<nlohmann::json> Hello();
   // The rack fields of a hello answer to `from` (options.rack).

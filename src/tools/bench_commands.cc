@@ -183,6 +183,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddYcsbBench(bench);
   AddRpcBench(bench);
   AddKvBench(bench);
+  AddTxBench(bench);
   AddDsBench(bench);
   AddAppBench(bench);
   AddDlrmBench(bench);

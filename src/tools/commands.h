@@ -22,6 +22,8 @@ void AddYcsbBench(CLI::App& bench);
 void AddRpcBench(CLI::App& bench);
 // pulse bench kv (src/tools/kv_bench_command.cc)
 void AddKvBench(CLI::App& bench);
+// pulse bench tx (src/tools/tx_bench_command.cc)
+void AddTxBench(CLI::App& bench);
 // pulse bench ds (src/tools/ds_bench_command.cc)
 void AddDsBench(CLI::App& bench);
 // pulse bench app (src/tools/app_bench_command.cc)

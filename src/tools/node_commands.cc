@@ -28,6 +28,7 @@
 #include "pulse/cluster.h"
 #include "pulse/net.h"
 #include "rpc/rpc_extension.h"
+#include "tx/tx_replica.h"
 #include "agent/memory_agent.h"
 #include "protocol/routing_table.h"
 #include "switch/switch_server.h"
@@ -171,6 +172,7 @@ struct MemNodeArgs {
   std::string pipelines;  // N >= 1; empty: $PULSE_PIPELINES, else 1
   uint32_t program_cache_entries = MemNodeServiceOptions{}.program_cache_entries;
   std::string shm_name;
+  std::string tx_log;  // empty: derived from the pool's name
   uint32_t connect_timeout_s = 10;
   bool no_calibrate = false;
   double rpc_core_ghz = 1.0;
@@ -233,6 +235,21 @@ void RunMemNode(const MemNodeArgs& args) {
   options.calibrate = !args.no_calibrate;
   options.extensions.push_back(rpc::RpcExtension({.core_ghz = args.rpc_core_ghz}));
   options.extensions.push_back(agent::MemoryAgentExtension());
+  {
+    // The transactions' durable log goes with the pool: a restarted node
+    // that re-attaches the pool (same --shm-name) replays it.
+    std::string path = args.tx_log;
+    if (path.empty()) {
+      const char* dir = std::getenv("PULSE_TX_LOG_DIR");
+      path = fmt::format("{}/pulse-tx-{}.log", dir != nullptr ? dir : "/var/tmp",
+                         args.shm_name.empty() ? fmt::format("node{}-pid{}", args.node, ::getpid())
+                                               : args.shm_name.substr(1));
+    }
+    const char* sync = std::getenv("PULSE_TX_LOG_SYNC");
+    const bool no_sync = sync != nullptr && std::string(sync) == "none";
+    if (no_sync) log.Warn("tx: PULSE_TX_LOG_SYNC=none: the transactions' log is not fdatasync'd");
+    options.extensions.push_back(tx::TxExtension({.log_path = path, .sync = !no_sync}));
+  }
   options.reattach_pool = !args.fresh_pool;
   options.instance_id = args.common.instance_id;
   options.session_grace = std::chrono::milliseconds(args.session_grace_ms);
@@ -370,6 +387,10 @@ void AddMemNodeCommand(CLI::App& app) {
           },
           ""))
       ->type_name("/NAME");
+  cmd->add_option("--tx-log", args->tx_log,
+                  "The chain-replicated transactions' durable log (docs/tx.md; default\n"
+                  "$PULSE_TX_LOG_DIR or /var/tmp, pulse-tx-<shm name>.log)")
+      ->type_name("PATH");
   cmd->add_option("--rack", args->rack,
                   "The rack whose shared pool this node is (docs/racks.md): CPU nodes of that rack on this\n"
                   "host map the pool and read and write it by loads and stores")

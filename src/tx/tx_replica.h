@@ -1,0 +1,48 @@
+// A memory node's replica of chain-replicated transactions (docs/tx.md,
+// seed 002 IV-B): a memory-node extension on kAmTxRequest that
+//   - as the head of a chain takes a client's transaction, validates it
+//     (named errors, counted), queues it behind the per-key locks of the
+//     keys it touches (64-byte blocks of the chain's region, in arrival
+//     order), reads its reads, gives it the chain's next sequence number,
+//     logs it and forwards it to the next live member;
+//   - as a middle member logs what it is forwarded (in sequence order:
+//     early ones wait, duplicates are acknowledged, never applied again)
+//     and forwards it on; as the tail logs, applies (commits) and
+//     acknowledges; an acknowledgement travels back, each member applies
+//     on it, and the head answers the client (with the reads' values) and
+//     releases the locks;
+//   - skips a member that died (the switch lists it dead, or its
+//     connection failed): what it had forwarded there goes to the member
+//     after it, or commits here if this node is now the tail;
+//   - on restart replays its log into the region and, on a configuration
+//     naming it as a rejoining member, is backfilled by its predecessor.
+// Group commit: appends only write; at the end of each pass of the node's
+// loop one fdatasync makes them durable, and only then do that pass's
+// forwards, acknowledgements and answers leave (tx_log.h).
+//
+// Not thread-safe: the node's network thread calls it (extension.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "memnode/extension.h"
+
+namespace pulse::tx {
+
+struct TxReplicaOptions {
+  // The durable log's file.  Kept across a crash (the node re-attaches its
+  // pool and replays the log); emptied when the pool is fresh; removed on
+  // a clean exit (the pool goes too).
+  std::string log_path;
+  // false: appends are not fdatasync'd (page cache only; for measuring the
+  // protocol apart from the disk, as the papers' NVM).  `pulse memnode`
+  // takes it from $PULSE_TX_LOG_SYNC=none.
+  bool sync = true;
+  // Committed records kept in memory for backfilling a rejoining member.
+  size_t history_records = 1 << 16;
+};
+
+memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
+
+}  // namespace pulse::tx

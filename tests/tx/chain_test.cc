@@ -1,0 +1,335 @@
+// pulse::tx::Chain on a local cluster of three memory nodes (head 0 ->
+// 1 -> tail 2).  The backbone is differential: every acknowledged
+// transaction is replayed, in the chain's sequence order, on a serial
+// reference (std::map); each transaction's reads must equal the reference
+// at its place in that order, the sequence numbers must be exactly 1..N (no
+// acknowledged transaction lost, none committed twice or unacknowledged),
+// and every replica's region must equal the reference at the end.
+#include "pulse/tx/chain.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "client/client_internal.h"
+#include "pulse/cluster.h"
+#include "support/ds_cluster.h"
+#include "support/local_rack.h"
+#include "tx/tx_wire.h"
+
+namespace pulse::tx {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kNodes = 3;
+constexpr uint64_t kSlot = 64;  // one key: a 64-byte slot of the region
+constexpr uint64_t kKeys = 48;
+constexpr uint64_t kRegion = 64 << 10;
+
+// What one acknowledged transaction did and saw.
+struct Acked {
+  uint64_t seq = 0;
+  Transaction tx;
+  std::vector<std::vector<uint8_t>> values;
+};
+
+class TxChain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pulse::testing::SetUcxTestEnvironment();
+    ASSERT_TRUE(rack_.Start(kNodes, /*pool_mib=*/16));
+    creator_ = Connect(1);
+    ASSERT_NE(creator_, nullptr);
+    ChainOptions o;
+    o.replicas = {0, 1, 2};
+    o.region_bytes = kRegion;
+    auto c = Chain::Create(creator_.get(), o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    chain_ = std::move(*c);
+  }
+  std::unique_ptr<Client> Connect(TenantId tenant) {
+    ClientOptions options;
+    options.switch_address = rack_.switch_address();
+    options.policy = AllocationPolicy::kPartitioned;
+    options.tenant = tenant;
+    options.request_timeout = std::chrono::milliseconds(1000);
+    auto c = Client::Connect(options);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+  nlohmann::json TxStats(uint32_t node) { return rack_.MemNodeStats(node)["counters"]["tx"]; }
+
+  // A random transaction: (0,1), (4,2), (2,0) or (1,1), whole 64-byte slots.
+  static Transaction RandomTx(std::mt19937_64& rng, uint64_t tag) {
+    static constexpr std::pair<int, int> kShapes[] = {{0, 1}, {4, 2}, {2, 0}, {1, 1}};
+    const auto [reads, writes] = kShapes[rng() % 4];
+    Transaction tx;
+    for (int i = 0; i < reads; ++i) tx.reads.push_back(TxRead{(rng() % kKeys) * kSlot, kSlot});
+    for (int i = 0; i < writes; ++i) {
+      TxWrite w{(rng() % kKeys) * kSlot, std::vector<uint8_t>(kSlot)};
+      for (size_t b = 0; b < kSlot; ++b) w.data[b] = static_cast<uint8_t>((tag * 131 + i * 17 + b) ^ (tag >> 8));
+      tx.writes.push_back(std::move(w));
+    }
+    return tx;
+  }
+
+  // Runs `total` random transactions from every client (up to 4 in flight
+  // each), calling `midway` once half are acknowledged.
+  void RunWorkload(std::vector<Chain*> chains, std::vector<Client*> clients, uint64_t total,
+                   const std::function<void()>& midway) {
+    std::mt19937_64 rng(15);
+    uint64_t issued = 0, done = 0, tag = 1;
+    bool called = false;
+    std::vector<uint32_t> in_flight(chains.size(), 0);
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(120);
+    while (done < total && Clock::now() < deadline) {
+      for (size_t i = 0; i < chains.size(); ++i) {
+        while (in_flight[i] < 4 && issued < total) {
+          Transaction tx = RandomTx(rng, tag++);
+          ++in_flight[i];
+          ++issued;
+          chains[i]->ExecuteAsync(tx, [this, tx, i, &in_flight, &done](Result<TxOutcome> r) {
+            --in_flight[i];
+            ++done;
+            if (!r.ok()) {
+              ++errors_;
+              ADD_FAILURE() << "transaction failed: " << r.status().ToString();
+              return;
+            }
+            acked_.push_back(Acked{r->seq, tx, std::move(r->values)});
+          });
+        }
+      }
+      for (Client* c : clients) c->Poll();
+      if (!called && midway && done >= total / 2) {
+        called = true;
+        midway();
+      }
+    }
+    ASSERT_EQ(done, total) << "transactions still unanswered at the deadline";
+    if (errors_ > 0)
+      for (uint32_t n = 0; n < kNodes; ++n)
+        if (!rack_.memnode(n).Exited()) std::cerr << "node " << n << " tx stats: " << TxStats(n).dump() << "\n";
+  }
+
+  // The reference check (see the file comment).
+  void CheckAgainstReference(const std::vector<uint32_t>& replicas) {
+    std::map<uint64_t, const Acked*> writers;
+    std::multimap<uint64_t, const Acked*> readers;  // read-only: they saw the state after `seq`
+    for (const Acked& a : acked_) {
+      if (a.tx.writes.empty()) {
+        readers.emplace(a.seq, &a);
+      } else {
+        ASSERT_TRUE(writers.emplace(a.seq, &a).second) << "two transactions acknowledged with seq " << a.seq;
+      }
+    }
+    if (!writers.empty()) {
+      EXPECT_EQ(writers.begin()->first, 1u);
+      EXPECT_EQ(writers.rbegin()->first, writers.size()) << "a gap in the acknowledged sequence numbers";
+    }
+    std::map<uint64_t, std::vector<uint8_t>> ref;  // slot offset -> bytes (absent: zeroes)
+    auto value = [&](uint64_t off) { return ref.count(off) ? ref[off] : std::vector<uint8_t>(kSlot, 0); };
+    auto check_reads = [&](const Acked& a) {
+      ASSERT_EQ(a.values.size(), a.tx.reads.size());
+      for (size_t i = 0; i < a.values.size(); ++i)
+        EXPECT_EQ(a.values[i], value(a.tx.reads[i].offset)) << "seq " << a.seq << " read " << i;
+    };
+    auto r = readers.begin();
+    for (; r != readers.end() && r->first == 0; ++r) check_reads(*r->second);
+    for (const auto& [seq, a] : writers) {
+      check_reads(*a);
+      for (const TxWrite& w : a->tx.writes) ref[w.offset] = w.data;
+      for (; r != readers.end() && r->first == seq; ++r) check_reads(*r->second);
+    }
+    for (uint32_t node : replicas) {
+      auto bytes = chain_->ReadReplica(node, 0, kKeys * kSlot);
+      ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+      for (uint64_t k = 0; k < kKeys; ++k) {
+        std::vector<uint8_t> got(bytes->begin() + k * kSlot, bytes->begin() + (k + 1) * kSlot);
+        EXPECT_EQ(got, value(k * kSlot)) << "replica " << node << " key " << k;
+      }
+    }
+  }
+
+  void KillRestartAndRejoin(uint32_t victim);
+
+  pulse::testing::LocalRack rack_;
+  std::unique_ptr<Client> creator_;
+  std::unique_ptr<Chain> chain_;
+  std::vector<Acked> acked_;
+  uint64_t errors_ = 0;
+};
+
+TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
+  auto c2 = Connect(1), c3 = Connect(1);
+  ASSERT_TRUE(c2 && c3);
+  auto a2 = Chain::Attach(c2.get(), chain_->handle(), {});
+  auto a3 = Chain::Attach(c3.get(), chain_->handle(), {});
+  ASSERT_TRUE(a2.ok() && a3.ok());
+  RunWorkload({chain_.get(), a2->get(), a3->get()}, {creator_.get(), c2.get(), c3.get()},
+              ds::testing::ScaledOps(600), {});
+  CheckAgainstReference({0, 1, 2});
+  // One-sided reads at the tail see the last committed values.
+  auto tail = chain_->Read(0, kSlot);
+  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  nlohmann::json head = TxStats(0);
+  EXPECT_GT(head["forwards_out"].get<uint64_t>(), 0u);
+  EXPECT_GT(TxStats(2)["commits"].get<uint64_t>(), 0u);
+  EXPECT_GT(head["log"]["syncs"].get<uint64_t>(), 0u);
+  EXPECT_EQ(head["log"]["error"].get<std::string>(), "");
+}
+
+// Kills member `victim` mid-run, checks the shrunk chain, restarts and
+// rejoins it, runs more, and compares the three replicas.
+void TxChain::KillRestartAndRejoin(uint32_t victim) {
+  auto c2 = Connect(1);
+  ASSERT_TRUE(c2);
+  auto a2 = Chain::Attach(c2.get(), chain_->handle(), {});
+  ASSERT_TRUE(a2.ok());
+  // The member dies with transactions in flight; its predecessor skips it.
+  RunWorkload({chain_.get(), a2->get()}, {creator_.get(), c2.get()}, ds::testing::ScaledOps(600),
+              [&] { rack_.memnode(victim).Kill(); });
+  EXPECT_EQ(errors_, 0u);
+  EXPECT_GT(TxStats(victim - 1)["members_skipped"].get<uint64_t>(), 0u) << "the predecessor should skip it";
+  ASSERT_TRUE(chain_->Refresh().ok());
+  EXPECT_EQ(chain_->handle().members.size(), 2u);
+  CheckAgainstReference(victim == 1 ? std::vector<uint32_t>{0, 2} : std::vector<uint32_t>{0, 1});
+
+  // Restarted: it re-attaches its pool, replays its log and, rejoining as
+  // the tail, is backfilled with what it missed.
+  rack_.ForgetMemNode(victim);
+  rack_.StartMemNode(victim, /*pool_mib=*/16);
+  ASSERT_TRUE(rack_.Join(kNodes));
+  Status rejoined = Status::Unavailable("not tried");
+  for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
+    rejoined = chain_->Rejoin(victim);
+    if (!rejoined.ok()) creator_->Poll();
+  }
+  ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  EXPECT_EQ(chain_->handle().members.back().node, victim);
+  nlohmann::json restarted = TxStats(victim);
+  EXPECT_GT(restarted["replayed"].get<uint64_t>(), 0u) << restarted.dump();
+  // More transactions through the whole chain again (the attached client's
+  // view is refreshed by its own Refresh), then everything compared.
+  acked_.clear();
+  auto c3 = Connect(1);
+  ASSERT_TRUE(c3);
+  auto a3 = Chain::Attach(c3.get(), chain_->handle(), {});
+  ASSERT_TRUE(a3.ok());
+  RunWorkload({chain_.get(), a3->get()}, {creator_.get(), c3.get()}, ds::testing::ScaledOps(200), {});
+  EXPECT_EQ(errors_, 0u);
+  // Quiesced: every replica holds the same bytes.
+  auto r0 = chain_->ReadReplica(0, 0, kRegion), r1 = chain_->ReadReplica(1, 0, kRegion),
+       r2 = chain_->ReadReplica(2, 0, kRegion);
+  ASSERT_TRUE(r0.ok() && r1.ok() && r2.ok());
+  EXPECT_TRUE(*r0 == *r1) << "replica 1 differs from the head";
+  EXPECT_TRUE(*r0 == *r2) << "replica 2 differs from the head";
+  auto s0 = chain_->LastLogged(0), s1 = chain_->LastLogged(victim);
+  ASSERT_TRUE(s0.ok() && s1.ok());
+  EXPECT_EQ(*s0, *s1);
+  EXPECT_GT(TxStats(victim)["backfilled_in"].get<uint64_t>(), 0u) << "the rejoined member was not backfilled";
+}
+
+TEST_F(TxChain, MiddleReplicaKilledAndRestartedMidRunLosesNothing) { KillRestartAndRejoin(1); }
+TEST_F(TxChain, TailKilledAndRestartedMidRunLosesNothing) { KillRestartAndRejoin(2); }
+
+// Sends hand-made requests and waits for their answers.
+class RawSender {
+ public:
+  explicit RawSender(Client* c) : c_(c) {
+    ClientInternal::worker(*c).SetHandler(kAmTxReply, [this](net::EndpointId, std::span<const uint8_t> p) {
+      auto r = DecodeReply(p);
+      if (r.ok()) replies_[r->request_id] = *r;
+    });
+  }
+  Result<Reply> Send(uint32_t node, const std::vector<uint8_t>& bytes, uint64_t id) {
+    const net::EndpointId ep = ClientInternal::memnode_endpoint(*c_, node);
+    PULSE_RETURN_IF_ERROR(ClientInternal::worker(*c_).Send(ep, kAmTxRequest, bytes));
+    PULSE_RETURN_IF_ERROR(ClientInternal::loop(*c_).DriveUntil([&] { return replies_.count(id) != 0; },
+                                                                 std::chrono::milliseconds(5000)));
+    return replies_[id];
+  }
+
+ private:
+  Client* c_;
+  std::map<uint64_t, Reply> replies_;
+};
+
+TEST_F(TxChain, MalformedRequestsAreRejectedByNameAndCounted) {
+  auto raw_client = Connect(1);
+  ASSERT_TRUE(raw_client);
+  RawSender raw(raw_client.get());
+  const uint64_t chain = chain_->handle().id;
+  auto header = [&](uint64_t id) { return Header{Kind::kExecute, 0, 1, id, chain}; };
+
+  // Bad n: a read count beyond the limit.
+  std::vector<uint8_t> bad_n = EncodeExecute(header(1), ExecuteBody{});
+  const uint32_t huge = 1000;
+  std::memcpy(bad_n.data() + 24, &huge, 4);
+  auto r = raw.Send(0, bad_n, 1);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->code, StatusCodeToWire(Status::Code::kInvalidArgument));
+  EXPECT_NE(r->message.find("bad n"), std::string::npos) << r->message;
+
+  // A write whose length runs past the end of the message.
+  ExecuteBody one;
+  one.writes.push_back(WriteOp{0, std::vector<uint8_t>(100, 7)});
+  std::vector<uint8_t> cut = EncodeExecute(header(2), one);
+  cut.resize(cut.size() - 90);
+  r = raw.Send(0, cut, 2);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->code, StatusCodeToWire(Status::Code::kInvalidArgument));
+  EXPECT_NE(r->message.find("past the end"), std::string::npos) << r->message;
+
+  // Offsets outside the chain's region, by the public API.
+  Transaction outside;
+  outside.writes.push_back(TxWrite{kRegion - 8, std::vector<uint8_t>(64, 1)});
+  auto o = chain_->Execute(outside);
+  EXPECT_EQ(o.status().code(), Status::Code::kOutOfRange) << o.status().ToString();
+  Transaction far_read;
+  far_read.reads.push_back(TxRead{uint64_t{1} << 40, 8});
+  EXPECT_EQ(chain_->Execute(far_read).status().code(), Status::Code::kOutOfRange);
+
+  nlohmann::json s = TxStats(0);
+  EXPECT_EQ(s["malformed"]["bad_count"].get<uint64_t>(), 1u);
+  EXPECT_EQ(s["malformed"]["bad_length"].get<uint64_t>(), 1u);
+  EXPECT_EQ(s["malformed"]["out_of_range"].get<uint64_t>(), 2u);
+  EXPECT_EQ(s["commits"].get<uint64_t>(), 0u) << "nothing malformed was committed";
+  // Nothing reached the other replicas.
+  EXPECT_EQ(TxStats(1)["forwards_in"].get<uint64_t>(), 0u);
+}
+
+TEST_F(TxChain, SecondTenantCannotWriteTheFirstTenantsKeys) {
+  Transaction put;
+  put.writes.push_back(TxWrite{0, std::vector<uint8_t>(kSlot, 0x11)});
+  ASSERT_TRUE(chain_->Execute(put).ok());
+
+  auto other = Connect(2);
+  ASSERT_TRUE(other);
+  auto theirs = Chain::Attach(other.get(), chain_->handle(), {});
+  ASSERT_TRUE(theirs.ok());
+  Transaction overwrite;
+  overwrite.writes.push_back(TxWrite{0, std::vector<uint8_t>(kSlot, 0x22)});
+  auto r = (*theirs)->Execute(overwrite);
+  EXPECT_EQ(r.status().code(), Status::Code::kPermissionDenied) << r.status().ToString();
+  // Nor reach the replicas one-sidedly.
+  EXPECT_EQ((*theirs)->Read(0, kSlot).status().code(), Status::Code::kPermissionDenied);
+  // Nor claim tenant 1 in a request of its own.
+  RawSender raw(other.get());
+  ExecuteBody b;
+  b.writes.push_back(WriteOp{0, std::vector<uint8_t>(kSlot, 0x33)});
+  auto forged = raw.Send(0, EncodeExecute(Header{Kind::kExecute, 0, 1, 77, chain_->handle().id}, b), 77);
+  ASSERT_TRUE(forged.ok()) << forged.status().ToString();
+  EXPECT_EQ(forged->code, StatusCodeToWire(Status::Code::kPermissionDenied));
+
+  for (uint32_t node = 0; node < kNodes; ++node) {
+    auto v = chain_->ReadReplica(node, 0, kSlot);
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(*v, std::vector<uint8_t>(kSlot, 0x11)) << "replica " << node;
+  }
+  EXPECT_GE(TxStats(0)["refused"].get<uint64_t>(), 2u);
+}
+
+}  // namespace
+}  // namespace pulse::tx
