@@ -51,6 +51,9 @@ class DirectoryHost {
   nlohmann::json StatsJson() const;
 
   const tier::TierPush& state() const { return state_; }
+  // The directory itself, for the swap protocol (which changes it only by
+  // completed swaps).
+  tier::PageDirectory* mutable_directory() { return &state_.directory; }
 
  private:
   explicit DirectoryHost(tier::PageGeometry geometry);

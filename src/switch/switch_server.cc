@@ -329,6 +329,8 @@ void SwitchServer::OnControl(net::EndpointId from, std::span<const uint8_t> payl
     // Only a holder of the cluster secret may claim a range of far memory.
     Status allowed = node::RequireClusterPeer(*worker_, from, req->op);
     answer = allowed.ok() ? RegisterMemNode(from, req->body) : Result<json>(allowed);
+  } else if (req->op == "swap_request") {
+    answer = swaps_.Request(req->body);
   } else if (req->op == "hello") {
     answer = Hello(from);
   } else if (req->op == "stats") {
@@ -465,6 +467,7 @@ json SwitchServer::Stats() const {
               {"routing_version", routing_.version()},
               {"routing_pushes", counters_.routing_pushes},
               {"tier", directory_.StatsJson()},
+              {"swaps", swaps_.StatsJson()},
               {"memnodes", memnodes_.size()},
               {"memnodes_alive", alive},
               {"cpu_nodes", cpu_eps_.size()},

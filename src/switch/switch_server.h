@@ -65,6 +65,7 @@
 #include "pulse/net.h"
 #include "switch/directory_host.h"
 #include "switch/router.h"
+#include "switch/swap_intake.h"
 #include "pulse/tier/page_address.h"
 
 namespace pulse::switchd {
@@ -179,6 +180,7 @@ class SwitchServer {
   Router router_;
   RoutingTable routing_;
   DirectoryHost directory_;
+  SwapIntake swaps_{&directory_};  // CPU nodes' swap requests (docs/tier.md)
   std::map<uint32_t, MemNode> memnodes_;                      // by node id
   std::unordered_map<net::EndpointId, uint32_t> memnode_of_;  // live endpoints
   std::unordered_map<uint32_t, net::EndpointId> cpu_eps_;     // by CPU node id
