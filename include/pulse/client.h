@@ -21,6 +21,7 @@
 #include "pulse/net.h"
 #include "pulse/program.h"
 #include "pulse/status.h"
+#include "pulse/tier/hotness.h"
 #include "pulse/traversal.h"
 
 namespace pulse {
@@ -162,6 +163,15 @@ struct ClientOptions {
   // fails or reconnects as for any lost node); a reconnection maps the
   // node's pool anew.
   std::string rack;
+  // Hot pages (docs/tier.md): with a rack and a cluster whose switch holds a
+  // page directory, this client counts its accesses to pages held in other
+  // racks (those that go over the fabric) with seed 004's hotness formula
+  // and these thresholds (T_l, H_p, lambda, R_rw; Connect refuses invalid
+  // ones), and asks the switch to move a page into its rack when it becomes
+  // hot (one request per page until the directory changes).  false: no
+  // counting and no requests.
+  bool hot_page_requests = true;
+  tier::HotnessParams hotness;
   // Message aggregation (include/pulse/message_batch.h): traversal requests
   // started back to back for one memory node (TraverseAsync) leave in one
   // message, within these limits, when this thread next runs the client's
@@ -256,6 +266,13 @@ struct ClientCounters {
   uint64_t rack_prefix_iterations = 0;
   uint64_t rack_mappings = 0;
   uint64_t rack_dead_mappings = 0;
+  // Hot pages (ClientOptions::hot_page_requests): accesses counted on pages
+  // of other racks, swap requests the switch took (and of those, the ones it
+  // dropped as duplicates of a queued request), requests that failed.
+  uint64_t remote_page_accesses = 0;
+  uint64_t swap_requests = 0;
+  uint64_t swap_requests_dropped = 0;
+  uint64_t swap_request_errors = 0;
 };
 
 class Client {

@@ -180,6 +180,7 @@ Client::~Client() = default;
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   // A peer's answer missing a field or with a field of the wrong type is an
   // error of the peer, reported as a value.
+  PULSE_RETURN_IF_ERROR(options.hotness.Validate());  // ClientOptions::hotness
   try {
     auto impl = std::make_unique<Impl>(options);
     PULSE_RETURN_IF_ERROR(impl->Open());

@@ -103,15 +103,20 @@ void Connections::AdoptRouting(const json& hello, bool fresh) {
   if (auto r = hello.find("routing"); r != hello.end() && r->is_string())
     mode = ParseRoutingMode(r->get<std::string>(), "the switch's hello");
   routing = mode.ok() ? *mode : RoutingMode::kSwitch;
-  if (fresh) routing_table = RoutingTable();
+  if (fresh) {
+    routing_table = RoutingTable();
+    pages.Reset();
+  }
   if (auto t = hello.find("table"); t != hello.end()) {
     if (Result<RoutingTable> table = RoutingTable::FromJson(*t); table.ok()) routing_table.Adopt(std::move(*table));
+    (void)pages.Adopt(*t);  // a malformed directory is not taken; the routing table still works
   }
 }
 
 void Connections::AdoptPushedTable(std::span<const uint8_t> payload) {
   json j = json::parse(payload.begin(), payload.end(), nullptr, /*allow_exceptions=*/false);
   if (Result<RoutingTable> table = RoutingTable::FromJson(j); table.ok()) routing_table.Adopt(std::move(*table));
+  (void)pages.Adopt(j);
 }
 
 bool Connections::OnDisconnect(net::EndpointId ep) {

@@ -23,6 +23,7 @@
 #include "pulse/client.h"
 #include "pulse/net.h"
 #include "rack/rack_pool.h"
+#include "tier/tier_push.h"
 
 namespace pulse {
 
@@ -97,6 +98,9 @@ struct Connections {
   // How traversals travel, as the switch says (docs/architecture.md 6).
   RoutingMode routing = RoutingMode::kSwitch;
   RoutingTable routing_table;
+  // The page table: the switch's page directory, pushed with the routing
+  // table (tier/tier_push.h; none without racks).
+  tier::PageLocator pages;
 };
 
 }  // namespace pulse

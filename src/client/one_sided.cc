@@ -36,11 +36,13 @@ Status OneSidedAccess::EnableCache(const CacheOptions& c) {
 
 Status OneSidedAccess::Read(uint64_t addr, void* dst, size_t len) {
   if (RackAccess(false, addr, dst, len)) return Status::Ok();
+  heat_.OnFabricAccess(addr, tier::AccessKind::kRead);
   return caching() ? cache_->Read(addr, dst, len) : Rma(false, addr, dst, len);
 }
 
 Status OneSidedAccess::Write(uint64_t addr, const void* src, size_t len) {
   if (RackAccess(true, addr, const_cast<void*>(src), len)) return Status::Ok();
+  heat_.OnFabricAccess(addr, tier::AccessKind::kWrite);
   return caching() ? cache_->Write(addr, src, len) : Rma(true, addr, const_cast<void*>(src), len);
 }
 

@@ -35,6 +35,7 @@
 
 #include "client/cache.h"
 #include "client/connections.h"
+#include "client/page_heat.h"
 
 namespace pulse {
 
@@ -45,7 +46,7 @@ class OneSidedAccess {
  public:
   // `connections`, `counters` and `lifetimes` must outlive this.
   OneSidedAccess(Connections* connections, ClientCounters* counters, const ClientLifetimes* lifetimes)
-      : connections_(connections), counters_(counters), lifetimes_(lifetimes) {}
+      : connections_(connections), counters_(counters), lifetimes_(lifetimes), heat_(connections, counters) {}
 
   // Sets up the cache.  InvalidArgument naming the bad size.
   Status EnableCache(const CacheOptions& options);
@@ -108,6 +109,7 @@ class OneSidedAccess {
   const FarAllocator* owner_ = nullptr;
   std::map<uint32_t, RackMapping> mappings_;  // by node id
   const ClientLifetimes* lifetimes_;
+  PageHeatCounter heat_;  // hot pages of other racks (docs/tier.md)
   std::unique_ptr<BlockCache> cache_;
   std::map<uint64_t, AllocationKey> keys_;  // by allocation base (far address)
 };

@@ -274,6 +274,8 @@ void MemNodeServer::SendRegistration() {
   registration_seq_ = next_seq_++;
   json req = {{"op", "register_memnode"}, {"seq", registration_seq_}, {"node", options_.node},
               {"address", Address()},     {"base", far_base_},         {"size", pool_->size()}};
+  // Its frames join the switch's page directory (docs/tier.md).
+  if (!options_.rack.empty()) req["rack"] = options_.rack;
   Status s = worker_->Send(switch_ep_, kAmControl, AsBytes(req.dump()));
   if (!s.ok()) log_->Warn("sending register_memnode: {}", s.ToString());
 }
@@ -374,7 +376,7 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
     AddLeg(&*m);
     return SendToSwitch(std::move(m).value());
   }
-  if (m->kind == MessageKind::kRequest && m->cur_ptr - far_base_ >= pool_->size()) {
+  if (m->kind == MessageKind::kRequest && !HoldsHere(m->cur_ptr)) {
     // Not ours: the sender's table is stale.  Back unrun, with our version.
     ++counters_.redirects_sent;
     m->kind = MessageKind::kResponse;
@@ -401,6 +403,7 @@ bool MemNodeServer::AdoptRouting(const json& table) {
   Result<RoutingTable> t = RoutingTable::FromJson(table);
   if (!t.ok()) return false;
   if (routing_.Adopt(std::move(t).value())) log_->Debug("routing table version {}", routing_.version());
+  AdoptPages(table);
   return true;
 }
 
@@ -412,11 +415,7 @@ void MemNodeServer::Dispatch(TraversalMessage&& m) {
   if (routing_mode_ != RoutingMode::kDirect || routing_.version() == 0) return SendToSwitch(std::move(m));
   m.routing_version = routing_.version();
   RouteDecision d = RouteNext(
-      [this](uint64_t addr) -> std::optional<NodeId> {
-        const RouteEntry* e = routing_.OwnerOf(addr);
-        return e != nullptr ? std::optional<NodeId>(e->node) : std::nullopt;
-      },
-      &m);
+[this](uint64_t addr) { return OwnerOf(addr); }, &m);
   net::EndpointId to = net::kInvalidEndpoint;
   if (d.to == RouteDecision::To::kCpuNode) {
     to = peers_.CpuNode(d.node, m.tenant);
@@ -496,6 +495,7 @@ void MemNodeServer::OnControlReply(net::EndpointId from, std::span<const uint8_t
     }
     // A restarted switch counts its versions from 0 again.
     routing_ = RoutingTable();
+    pages_.Reset();
     if (auto table = reply.find("table"); table != reply.end() && !AdoptRouting(*table))
       log_->Warn("the switch answered register_memnode with a malformed routing table");
     log_->Info("routing: {} (table version {})", RoutingModeName(routing_mode_), routing_.version());
@@ -732,6 +732,7 @@ json MemNodeServer::Stats() const {
               {"switch_connected", switch_ep_ != net::kInvalidEndpoint},
               {"routing", RoutingModeName(routing_mode_)},
               {"routing_version", routing_.version()},
+              {"tier_version", pages_.version()},
               {"direct_continuations", to_peers_.counters().carried},
               {"direct_responses", to_cpu_.counters().carried},
               {"switch_sends", to_switch_.counters().carried},

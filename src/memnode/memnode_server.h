@@ -31,7 +31,11 @@
 //                destination during an engine pass and flushed at its end
 //                (protocol/outbox.h): what one pass produced for one
 //                destination shares messages;
-//   kAmRouting   the switch's routing table (protocol/routing_table.h);
+//   kAmRouting   the switch's routing table (protocol/routing_table.h),
+//                with the page directory of a racked cluster
+//                (tier/tier_push.h): a request for a page the directory
+//                puts on another node is redirected like one for another
+//                node's range, and continuations follow the directory;
 //   extensions   the services a higher layer registered in
 //                options.extensions (memnode/extension.h; `pulse memnode`
 //                registers the RPC baselines' service, src/rpc), each on its
@@ -100,6 +104,7 @@
 #include "protocol/routing_table.h"
 #include "pulse/calibration.h"
 #include "pulse/net.h"
+#include "tier/tier_push.h"
 
 namespace pulse::memnode {
 
@@ -276,6 +281,15 @@ class MemNodeServer {
   // Takes the switch's routing mode and table from its register_memnode
   // answer or a push; false if malformed.
   bool AdoptRouting(const nlohmann::json& table);
+  // ---- the page directory (tier_hooks.cc, docs/tier.md) ----
+  // Takes the page directory carried by a routing table's JSON if newer.
+  void AdoptPages(const nlohmann::json& table);
+  // True if this node holds the byte at far address `addr` now: by the page
+  // directory for a paged address, else by its own range.
+  bool HoldsHere(uint64_t addr) const;
+  // The memory node holding `addr` now: the directory's node for a paged
+  // address, else the routing table's owner.
+  std::optional<NodeId> OwnerOf(uint64_t addr) const;
   // After the pool is mapped: restores the allocations of a re-attached pool
   // from its journal, or starts an empty journal.
   Status RestoreAllocations();
@@ -322,6 +336,7 @@ class MemNodeServer {
   uint64_t next_seq_ = 1;
   RoutingMode routing_mode_ = RoutingMode::kSwitch;  // until the switch says otherwise
   RoutingTable routing_;
+  tier::PageLocator pages_;  // the switch's page directory, with the table
   Peers peers_;
   MemNodeServerCounters counters_;
   // Traversal messages queued in this pass, by direction: final responses

@@ -20,6 +20,9 @@ Status Router::AddRange(uint64_t base, uint64_t length, NodeId node) {
 }
 
 std::optional<NodeId> Router::Owner(uint64_t addr) const {
+  if (page_owner_) {
+    if (std::optional<NodeId> paged = page_owner_(addr)) return paged;
+  }
   auto it = ranges_.upper_bound(addr);
   if (it == ranges_.begin()) return std::nullopt;
   --it;

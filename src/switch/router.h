@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -27,8 +28,13 @@ class Router {
  public:
   // Maps [base, base+length) to a memory node.  InvalidArgument on overlap.
   Status AddRange(uint64_t base, uint64_t length, NodeId node);
-  // The memory node owning addr, if any.
+  // The memory node owning addr, if any: the page owner's answer when it
+  // has one (a page that moved between racks), else the range's node.
   std::optional<NodeId> Owner(uint64_t addr) const;
+  // Installs the page owner (the switch's page directory; none by default).
+  void SetPageOwner(std::function<std::optional<NodeId>(uint64_t)> page_owner) {
+    page_owner_ = std::move(page_owner);
+  }
 
   // Decides where `message` goes next and rewrites it for that hop
   // (RouteNext, protocol/routing_table.h): a continuation becomes a request;
@@ -43,6 +49,7 @@ class Router {
     NodeId node;
   };
   std::map<uint64_t, Entry> ranges_;  // by base
+  std::function<std::optional<NodeId>(uint64_t)> page_owner_;
   RouterCounters counters_;
 };
 

@@ -23,14 +23,21 @@ Result<std::unique_ptr<SwitchServer>> SwitchServer::Create(const SwitchServerOpt
   PULSE_ASSIGN_OR_RETURN(o.batching, BatchLimitsFromEnvironment(options.batching));
   net::WorkerOptions wo = options.worker;
   if (wo.name.empty() || wo.name == "pulse") wo.name = "switch";
+  PULSE_ASSIGN_OR_RETURN(DirectoryHost directory, DirectoryHost::Make(o.page_bytes));
   Result<std::unique_ptr<net::Worker>> worker = net::Worker::Create(wo);
   if (!worker.ok()) return worker.status();
-  return std::unique_ptr<SwitchServer>(new SwitchServer(o, log, std::move(worker).value()));
+  return std::unique_ptr<SwitchServer>(new SwitchServer(o, log, std::move(worker).value(), std::move(directory)));
 }
 
 SwitchServer::SwitchServer(const SwitchServerOptions& options, const node::NodeLog* log,
-                           std::unique_ptr<net::Worker> worker)
-    : options_(options), log_(log), worker_(std::move(worker)), out_(worker_.get(), options.batching) {
+                           std::unique_ptr<net::Worker> worker, DirectoryHost directory)
+    : options_(options),
+      log_(log),
+      worker_(std::move(worker)),
+      directory_(std::move(directory)),
+      out_(worker_.get(), options.batching) {
+  // Traversals and RPCs follow a page that moved (docs/tier.md).
+  router_.SetPageOwner([this](uint64_t addr) { return directory_.Owner(addr); });
   worker_->SetHandler(kAmControl, [this](net::EndpointId from, std::span<const uint8_t> p) {
     OnControl(from, p);
   });
@@ -270,20 +277,27 @@ void SwitchServer::MarkDead(MemNode* node, const std::string& why) {
   PushRouting();
 }
 
+json SwitchServer::RoutingPayload() const {
+  json table = routing_.ToJson();
+  if (directory_.active()) table[tier::kTierPushMember] = directory_.PushMember();
+  return table;
+}
+
 void SwitchServer::AddRouting(json* answer) const {
   (*answer)["routing"] = RoutingModeName(options_.routing);
-  (*answer)["table"] = routing_.ToJson();
+  (*answer)["table"] = RoutingPayload();
 }
 
 void SwitchServer::PushRouting() {
-  const std::string table = routing_.ToJson().dump();
+  const std::string table = RoutingPayload().dump();
   const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(table.data()), table.size());
   auto push = [&](net::EndpointId ep) {
     if (worker_->Send(ep, kAmRouting, bytes).ok()) ++counters_.routing_pushes;
   };
   for (const auto& [ep, id] : memnode_of_) push(ep);
   for (const auto& [id, ep] : cpu_eps_) push(ep);
-  log_->Debug("routing table version {} pushed", routing_.version());
+  log_->Debug("routing table version {} pushed (page directory version {})", routing_.version(),
+              directory_.state().directory.version());
 }
 
 void SwitchServer::OnDisconnect(net::EndpointId ep, const Status& why) {
@@ -315,6 +329,8 @@ void SwitchServer::OnControl(net::EndpointId from, std::span<const uint8_t> payl
     // Only a holder of the cluster secret may claim a range of far memory.
     Status allowed = node::RequireClusterPeer(*worker_, from, req->op);
     answer = allowed.ok() ? RegisterMemNode(from, req->body) : Result<json>(allowed);
+  } else if (req->op == "swap_request") {
+    answer = swaps_.Request(req->body);
   } else if (req->op == "hello") {
     answer = Hello(from);
   } else if (req->op == "stats") {
@@ -343,6 +359,12 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
   Result<uint64_t> size = node::GetU64(body, "size", op);
   if (!size.ok()) return size.status();
   if (*size == 0) return Status::InvalidArgument("register_memnode: size must be positive");
+  std::string rack;  // optional: a node without a rack stays out of the page directory
+  if (body.contains("rack")) {
+    Result<std::string> r = node::GetString(body, "rack", op);
+    if (!r.ok()) return r.status();
+    rack = *r;
+  }
   if (cpu_of_.count(from) != 0)
     return Status::FailedPrecondition("register_memnode: this connection joined as a CPU node");
   if (auto other = memnode_of_.find(from); other != memnode_of_.end() && other->second != *id)
@@ -360,6 +382,7 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
           "register_memnode: node {} was registered with [{:#x}, +{}) and now announces [{:#x}, +{}); "
           "restart the switch to change a node's pool",
           *id, n.base, n.size, *base, *size));
+    PULSE_RETURN_IF_ERROR(JoinDirectory(*id, rack, *size));
     if (n.ep != net::kInvalidEndpoint && n.ep != from) {
       log_->Info("memory node {} re-registered from a new connection; closing the old one", *id);
       memnode_of_.erase(n.ep);
@@ -368,6 +391,8 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
     n.address = *address;
     n.ep = from;
   } else {
+    // The directory first: the router's range cannot be taken back.
+    PULSE_RETURN_IF_ERROR(JoinDirectory(*id, rack, *size));
     Status s = router_.AddRange(*base, *size, *id);
     if (!s.ok()) return Status::FromCode(s.code(), "register_memnode: node " + std::to_string(*id) + ": " + s.message());
     memnodes_.emplace(*id, MemNode{*id, *address, *base, *size, from});
@@ -381,6 +406,14 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
   json answer = json::object();
   AddRouting(&answer);
   return answer;
+}
+
+Status SwitchServer::JoinDirectory(uint32_t node, const std::string& rack, uint64_t pool_bytes) {
+  PULSE_ASSIGN_OR_RETURN(bool paged, directory_.Register(node, rack, pool_bytes));
+  if (paged)
+    log_->Info("memory node {} of rack '{}' joins the page directory (version {})", node, rack,
+               directory_.state().directory.version());
+  return Status::Ok();
 }
 
 json SwitchServer::MemNodeList() const {
@@ -433,6 +466,8 @@ json SwitchServer::Stats() const {
               {"routing", RoutingModeName(options_.routing)},
               {"routing_version", routing_.version()},
               {"routing_pushes", counters_.routing_pushes},
+              {"tier", directory_.StatsJson()},
+              {"swaps", swaps_.StatsJson()},
               {"memnodes", memnodes_.size()},
               {"memnodes_alive", alive},
               {"cpu_nodes", cpu_eps_.size()},

@@ -33,7 +33,9 @@
 // its version grows on every registration and death) and pushes it
 // (kAmRouting) to every connected CPU node and memory node on each change;
 // hello and register_memnode answers carry it too, with the cluster's
-// routing mode (options.routing).  Under direct routing traversal messages
+// routing mode (options.routing).  With racks, the table carries the page
+// directory the switch owns (switch/directory_host.h), and the router
+// follows it.  Under direct routing traversal messages
 // reach the switch only as fall-backs (a redirect, a CPU node a memory node
 // has no connection to); they are routed as above.
 //
@@ -61,7 +63,10 @@
 #include "protocol/outbox.h"
 #include "protocol/routing_table.h"
 #include "pulse/net.h"
+#include "switch/directory_host.h"
 #include "switch/router.h"
+#include "switch/swap_intake.h"
+#include "pulse/tier/page_address.h"
 
 namespace pulse::switchd {
 
@@ -78,6 +83,9 @@ struct SwitchServerOptions {
   // Message aggregation of forwarded traversal messages ($PULSE_BATCH
   // overrides it).
   BatchLimits batching;
+  // The page size of the page directory it holds once memory nodes register
+  // with a rack (switch/directory_host.h, docs/tier.md).
+  uint64_t page_bytes = tier::kDefaultPageSize;
 };
 
 struct SwitchCounters {
@@ -125,7 +133,7 @@ class SwitchServer {
   };
 
   SwitchServer(const SwitchServerOptions& options, const node::NodeLog* log,
-               std::unique_ptr<net::Worker> worker);
+               std::unique_ptr<net::Worker> worker, DirectoryHost directory);
   bool stopping() const { return stop_.load(std::memory_order_acquire); }
 
   void OnControl(net::EndpointId from, std::span<const uint8_t> payload);
@@ -137,6 +145,9 @@ class SwitchServer {
   void OnRpcReply(net::EndpointId from, std::span<const uint8_t> payload);
 
   Result<nlohmann::json> RegisterMemNode(net::EndpointId from, const nlohmann::json& body);
+  // A registering node's frames join the page directory (if it names a
+  // rack); DirectoryHost::Register's errors.
+  Status JoinDirectory(uint32_t node, const std::string& rack, uint64_t pool_bytes);
   nlohmann::json Hello(net::EndpointId from);
   nlohmann::json Stats() const;
   // stats' "aggregation": the outbox and the envelopes received.
@@ -153,6 +164,9 @@ class SwitchServer {
   // Sends what this network pass routed (out_), aggregated per destination.
   void Flush();
   void MarkDead(MemNode* node, const std::string& why);
+  // The routing table's JSON with the page directory (the "tier" member)
+  // when the cluster has racks: what pushes and answers carry.
+  nlohmann::json RoutingPayload() const;
   // The routing table and mode, as hello and register_memnode answer them.
   void AddRouting(nlohmann::json* answer) const;
   // Sends the routing table to every connected memory node and CPU node.
@@ -165,6 +179,8 @@ class SwitchServer {
   uint16_t port_ = 0;
   Router router_;
   RoutingTable routing_;
+  DirectoryHost directory_;
+  SwapIntake swaps_{&directory_};  // CPU nodes' swap requests (docs/tier.md)
   std::map<uint32_t, MemNode> memnodes_;                      // by node id
   std::unordered_map<net::EndpointId, uint32_t> memnode_of_;  // live endpoints
   std::unordered_map<uint32_t, net::EndpointId> cpu_eps_;     // by CPU node id

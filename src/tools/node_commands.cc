@@ -102,6 +102,7 @@ void WritePortFileIfAsked(const CommonArgs& args, uint16_t port, const node::Nod
 struct SwitchArgs {
   std::string listen = fmt::format("127.0.0.1:{}", kDefaultSwitchPort);
   std::string routing;  // direct | switch; empty: $PULSE_ROUTING, else direct
+  uint64_t page_bytes = switchd::SwitchServerOptions{}.page_bytes;
   CommonArgs common;
 };
 
@@ -111,6 +112,7 @@ void RunSwitch(const SwitchArgs& args) {
   ApplySecret(args.common.secret, &options.worker, log);
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
   options.instance_id = args.common.instance_id;
+  options.page_bytes = args.page_bytes;
   {
     Result<RoutingMode> routing =
         args.routing.empty() ? DefaultRoutingMode() : ParseRoutingMode(args.routing, "--routing");
@@ -152,6 +154,10 @@ void AddSwitchCommand(CLI::App& app) {
                   "switch is the control plane; switch: every traversal message through the switch\n"
                   "(default: $PULSE_ROUTING, else direct; memory nodes and CPU nodes follow the switch)")
       ->check(CLI::IsMember({"direct", "switch"}));
+  cmd->add_option("--page-bytes", args->page_bytes,
+                  "Page size of the page directory of a racked cluster (docs/tier.md): a power of two\n"
+                  "from 4096 to 2^30")
+      ->capture_default_str();
   AddCommonFlags(cmd, &args->common);
   cmd->footer(kEnvironmentHelp);
   cmd->callback([args] { RunSwitch(*args); });
