@@ -145,12 +145,12 @@ uint32_t ChainedHash::BucketNode() const {
 }
 
 Result<ChainedHash::Lookup> ChainedHash::Find(uint64_t key) {
-  uint64_t head = 0;  // init(): the bucket's first node
-  PULSE_RETURN_IF_ERROR(ReadObject(client_, SlotOf(key), head));
-  if (head == 0) return Lookup{};
+  // init(): the traversal starts at the bucket's pseudo-node, whose first
+  // iteration loads the chain's head near memory (no read of the slot here).
   PULSE_ASSIGN_OR_RETURN(auto program, FindProgram());
-  pulse_ds_umap_find_state st{key, 0, 0, 0};
-  PULSE_RETURN_IF_ERROR(RunTraversal(client_, program, head, st, options_.mode, "chained hash find"));
+  pulse_ds_umap_find_state st{key, 0, 0, 0, 1};
+  PULSE_RETURN_IF_ERROR(RunTraversal(client_, program, SlotOf(key) - kPseudoNodeOffset, st, options_.mode,
+                                     "chained hash find"));
   return Lookup{st.found != 0, st.value, st.node};
 }
 

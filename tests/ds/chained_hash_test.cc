@@ -163,6 +163,49 @@ TEST_F(DsChainedHash, AllocInsertExhaustsAndReplenishesRegions) {
   }
 }
 
+// An offloaded Find starts at the bucket slot (its first iteration loads the
+// chain's head near memory): one request and one response, whether the
+// bucket is empty, the key is the head, deeper in the chain, or absent.  The
+// chain nodes are ALLOC'd on the bucket array's memory node, so every lookup
+// is node-local.  Counted as bench app counts the critical path: the
+// traversals' legs plus two messages per one-sided read or write; through
+// the switch (PULSE_ROUTING=switch) each leg is two messages.
+TEST_F(DsChainedHash, OffloadedFindIsOneRequestAndOneResponse) {
+  UnorderedMapOptions options;
+  options.buckets = 16;
+  options.max_load_factor = 0;  // chains of several nodes, some buckets empty
+  auto created = UnorderedMap::Create(client_.get(), options);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  UnorderedMap& map = **created;
+  std::unordered_map<uint64_t, uint64_t> native;
+  for (uint64_t key = 0; key < 40; key += 2) {  // odd keys are absent
+    auto r = map.Insert(key, key * 7);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    native[key] = key * 7;
+  }
+  map.set_mode(ExecutionMode::kOffload);
+  const uint64_t per_find = rack_.Routing() == "direct" ? 2 : 4;
+  const auto path_messages = [](const ClientCounters& c) {
+    return c.critical_path_messages + 2 * (c.remote_reads + c.remote_writes);
+  };
+  for (uint64_t key = 0; key < 80; ++key) {  // 16 buckets, 20 keys: some empty
+    const ClientCounters before = client_->counters();
+    auto r = map.Find(key);
+    const ClientCounters& after = client_->counters();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto it = native.find(key);
+    ASSERT_EQ(r->has_value(), it != native.end()) << "find " << key;
+    if (it != native.end()) {
+      ASSERT_EQ(**r, it->second) << "find " << key;
+    }
+    ASSERT_EQ(after.retransmissions, before.retransmissions) << "a re-send would not be on the counted path";
+    EXPECT_EQ(after.offloaded - before.offloaded, 1u) << "find " << key;
+    EXPECT_EQ(path_messages(after) - path_messages(before), per_find)
+        << "find " << key << ", routing " << rack_.Routing();
+    ++OpsCounted();
+  }
+}
+
 TEST_F(DsChainedHash, RejectsBadOptions) {
   UnorderedMapOptions map_options;
   map_options.buckets = 0;

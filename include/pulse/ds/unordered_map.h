@@ -4,10 +4,12 @@
 // The bucket array and the chain nodes {key, value, next} live in far memory
 // (the array placed by the client's AllocationPolicy, new nodes on the
 // array's memory node, see below).  Find() is a pulse iterator compiled from
-// C (src/ds/iterators/ds_umap_find.c): init() at the CPU node reads the
-// bucket's head, then the chain walk runs offloaded on the memory nodes or
-// here over one-sided reads, as the client's dispatch policy (or the map's
-// execution mode) decides.
+// C (src/ds/iterators/ds_umap_find.c): init() at the CPU node hashes the
+// key to its bucket slot's address (no read), and the traversal's first
+// iteration loads the chain's head from the slot; offloaded, a lookup whose
+// bucket and chain share a memory node is one request and one response.  The
+// walk runs offloaded on the memory nodes or here over one-sided reads, as
+// the client's dispatch policy (or the map's execution mode) decides.
 //
 // Insert() is one traversal too (seed 000 C.2): it walks the chain and, if
 // the key is absent, allocates the node from pre-allocated regions listed in

@@ -19,11 +19,16 @@ struct pulse_ds_umap_node {
   PULSE_DS_U64 value;
   PULSE_DS_FAR(struct pulse_ds_umap_node) next;
 };
+/* Find starts at the bucket's pseudo-node (the slot's address - 16, whose
+ * `next` is the slot: the layout of src/ds/chained_hash.h) with at_bucket =
+ * 1, so the chain's head is loaded near memory, not read by the CPU node
+ * first: one request and one response for a node-local lookup. */
 struct pulse_ds_umap_find_state {
-  PULSE_DS_U64 key;    /* in */
-  PULSE_DS_U64 found;  /* out: 1 or 0 */
-  PULSE_DS_U64 value;  /* out */
-  PULSE_DS_U64 node;   /* out: far address of the node holding key */
+  PULSE_DS_U64 key;        /* in */
+  PULSE_DS_U64 found;      /* out: 1 or 0 */
+  PULSE_DS_U64 value;      /* out */
+  PULSE_DS_U64 node;       /* out: far address of the node holding key */
+  PULSE_DS_U64 at_bucket;  /* in: 1 (cur_ptr is the pseudo-node); 0 after it */
 };
 
 /* ---- List: a doubly linked node. ---- */
