@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -24,18 +25,56 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kZipfTheta = 0.9;
 
-// The memory nodes' CPU time so far (their `cpu_us` counters, summed).
-Result<uint64_t> MemNodeCpuUs(cluster::ControlSession& s, const std::string& switch_address) {
+// The ring counters of the memory nodes (`stats`.ring, RingServer::Stats)
+// that say where the ring path's CPU goes, summed over the nodes.
+constexpr const char* kRingCounterNames[] = {"entries", "scans", "empty_scans", "sleeps", "wakes", "doorbells",
+                                             "responses", "window_us"};
+
+// The memory nodes' CPU time so far (their `cpu_us` counters) and ring
+// counters, summed.
+struct NodeSample {
+  uint64_t cpu_us = 0;
+  std::map<std::string, uint64_t> ring;
+};
+
+Result<NodeSample> SampleMemNodes(cluster::ControlSession& s, const std::string& switch_address) {
   PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, s.Call(switch_address, "stats", std::chrono::seconds(2)));
-  uint64_t cpu = 0;
+  NodeSample sample;
   for (const nlohmann::json& n : stats["memnodes"]) {
     PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(n.value("address", ""), "stats", std::chrono::seconds(2)));
     if (!m["counters"].contains("cpu_us")) {
       return Status::FailedPrecondition("bench kv: memory node " + n.value("address", "") + " reports no cpu_us");
     }
-    cpu += m["counters"]["cpu_us"].get<uint64_t>();
+    sample.cpu_us += m["counters"]["cpu_us"].get<uint64_t>();
+    const nlohmann::json& c = m["counters"];
+    if (!c.contains("ring")) continue;
+    for (const char* name : kRingCounterNames) sample.ring[name] += c["ring"].value(name, uint64_t{0});
   }
-  return cpu;
+  return sample;
+}
+
+// What the memory nodes' ring serving did between two samples, per entry
+// taken from a ring (issue 15: where the ring path's CPU per GET goes).
+nlohmann::json RingNodeCounters(const NodeSample& a, const NodeSample& b) {
+  auto delta = [&](const char* name) {
+    auto ia = a.ring.find(name);
+    auto ib = b.ring.find(name);
+    return static_cast<double>((ib == b.ring.end() ? 0 : ib->second) - (ia == a.ring.end() ? 0 : ia->second));
+  };
+  const double entries = delta("entries");
+  const double scans = delta("scans");
+  const double empty = delta("empty_scans");
+  auto per_entry = [&](double x) { return entries > 0 ? nlohmann::json(x / entries) : nlohmann::json(); };
+  return {{"entries", entries},
+          {"scans", scans},
+          {"empty_scans", empty},
+          {"scans_per_entry", per_entry(scans)},
+          {"empty_scans_per_entry", per_entry(empty)},
+          {"entries_per_nonempty_scan", scans > empty ? nlohmann::json(entries / (scans - empty)) : nlohmann::json()},
+          {"sleeps_per_entry", per_entry(delta("sleeps"))},
+          {"wakes_per_entry", per_entry(delta("wakes"))},
+          {"doorbells_per_entry", per_entry(delta("doorbells"))},
+          {"window_us_at_end", b.ring.count("window_us") != 0 ? b.ring.at("window_us") : 0}};
 }
 
 std::string KeyOf(uint64_t i) { return fmt::format("k{:015d}", i); }
@@ -171,7 +210,8 @@ Result<KvPathResult> AtSaturation(const KvBenchOptions& o, Measure measure) {
                      {"throughput_ops", r.throughput_ops},
                      {"p50_us", r.latency.p50_us},
                      {"p99_us", r.latency.p99_us},
-                     {"mn_cpu_us_per_op", r.mn_cpu_us_per_op}});
+                     {"mn_cpu_us_per_op", r.mn_cpu_us_per_op},
+                     {"ring_node", r.ring_node}});
     SayResult(o, r);
     if (!best || r.throughput_ops > best->throughput_ops) best = std::move(r);
   }
@@ -192,7 +232,7 @@ Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& pat
   KvPathResult r;
   r.path = path;
   const ClientCounters c0 = client->counters();
-  PULSE_ASSIGN_OR_RETURN(uint64_t cpu0, MemNodeCpuUs(session, switch_address));
+  PULSE_ASSIGN_OR_RETURN(NodeSample n0, SampleMemNodes(session, switch_address));
   std::vector<double> latencies, batch_lat;
   const auto t0 = Clock::now();
   const auto end = EndOf(o, t0);
@@ -232,11 +272,12 @@ Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& pat
     SayProgress(o, path, r.gets + r.puts, t0, &last_say);
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  PULSE_ASSIGN_OR_RETURN(uint64_t cpu1, MemNodeCpuUs(session, switch_address));
+  PULSE_ASSIGN_OR_RETURN(NodeSample n1, SampleMemNodes(session, switch_address));
   r.ops = r.gets + r.puts;
   r.throughput_ops = r.ops / r.seconds;
   r.latency = Summarize(std::move(latencies));
-  r.mn_cpu_us_per_op = static_cast<double>(cpu1 - cpu0) / std::max<uint64_t>(r.ops, 1);
+  r.mn_cpu_us_per_op = static_cast<double>(n1.cpu_us - n0.cpu_us) / std::max<uint64_t>(r.ops, 1);
+  if (path == "ring") r.ring_node = RingNodeCounters(n0, n1);
   r.accesses_per_get = store->stats().accesses_per_get();
   r.accesses_per_put = r.puts > 0 ? store->stats().accesses_per_put() : l.load_put_accesses;
   r.ring_requests = client->counters().ring_requests - c0.ring_requests;
@@ -293,7 +334,7 @@ Result<KvPathResult> MeasureRpc(const KvBenchOptions& o, Loaded& l, RpcClient& r
   r.path = "rpc";
   uint64_t steps = 0;
   std::vector<double> latencies;
-  PULSE_ASSIGN_OR_RETURN(uint64_t cpu0, MemNodeCpuUs(session, switch_address));
+  PULSE_ASSIGN_OR_RETURN(NodeSample n0, SampleMemNodes(session, switch_address));
   const auto t0 = Clock::now();
   const auto end = EndOf(o, t0);
   auto last_say = t0;
@@ -334,11 +375,11 @@ Result<KvPathResult> MeasureRpc(const KvBenchOptions& o, Loaded& l, RpcClient& r
     SayProgress(o, "rpc", r.gets, t0, &last_say);
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  PULSE_ASSIGN_OR_RETURN(uint64_t cpu1, MemNodeCpuUs(session, switch_address));
+  PULSE_ASSIGN_OR_RETURN(NodeSample n1, SampleMemNodes(session, switch_address));
   r.ops = r.gets;
   r.throughput_ops = r.ops / r.seconds;
   r.latency = Summarize(std::move(latencies));
-  r.mn_cpu_us_per_op = static_cast<double>(cpu1 - cpu0) / std::max<uint64_t>(r.ops, 1);
+  r.mn_cpu_us_per_op = static_cast<double>(n1.cpu_us - n0.cpu_us) / std::max<uint64_t>(r.ops, 1);
   r.accesses_per_get = static_cast<double>(steps) / std::max<uint64_t>(r.gets, 1);
   r.accesses_per_put = l.load_put_accesses;
   return r;
@@ -376,6 +417,7 @@ nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
                      {"ring_requests", p.ring_requests},
                      {"ring_fallbacks", p.ring_fallbacks},
                      {"verified", p.verified}};
+    if (!p.ring_node.is_null()) paths[p.path]["ring_node"] = p.ring_node;
     const std::string name = p.path == "ring" ? "ring" : p.path == "am" ? "message" : p.path;
     j[name + "_mn_cpu_us_per_get"] = p.gets > 0 && p.puts == 0 ? nlohmann::json(p.mn_cpu_us_per_op) : nlohmann::json();
   }

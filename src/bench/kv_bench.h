@@ -53,6 +53,10 @@ struct KvPathResult {
   double accesses_per_get = 0, accesses_per_put = 0;
   uint64_t ring_requests = 0, ring_fallbacks = 0;
   uint64_t verified = 0;              // GET answers checked against the values loaded
+  // The ring path only: the memory nodes' ring serving per entry taken
+  // (scans of the tails, empty scans, sleeps, wake-ups, doorbells; see
+  // RingNodeCounters in kv_bench.cc); null for the other paths.
+  nlohmann::json ring_node;
 };
 
 struct KvBenchResult {
