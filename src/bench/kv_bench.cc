@@ -17,6 +17,7 @@
 #include "pulse/client.h"
 #include "pulse/kv/store.h"
 #include "pulse/rpc.h"
+#include "pulse/rpc_kv.h"
 #include "pulse/traversal.h"
 
 namespace pulse::bench {
@@ -96,8 +97,6 @@ Status CheckOptions(const KvBenchOptions& o) {
   if (o.mix != "get" && o.mix != "50") return Status::InvalidArgument("bench kv: --mix " + o.mix + " is none of get, 50");
   if (o.system != "pulse" && o.system != "rpc" && o.system != "rpc-wimpy" && o.system != "all")
     return Status::InvalidArgument("bench kv: --system " + o.system + " is none of pulse, rpc, rpc-wimpy, all");
-  if ((o.system == "rpc" || o.system == "rpc-wimpy") && o.mix != "get")
-    return Status::InvalidArgument("bench kv: --system " + o.system + " runs GETs only (--mix get): its handler has no PUT");
   if (o.distribution != "uniform" && o.distribution != "zipf")
     return Status::InvalidArgument("bench kv: --distribution " + o.distribution + " is none of uniform, zipf");
   if (o.items == 0) return Status::InvalidArgument("bench kv: --items must be > 0");
@@ -310,88 +309,27 @@ Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, c
   return r;
 }
 
-Result<KvPathResult> MeasureRpc(const KvBenchOptions& o, const std::string& system, Loaded& l, RpcClient& rpc_client,
-                                uint32_t concurrency, cluster::ControlSession& session,
-                                const std::string& switch_address);
-
-// The HERD-like baseline: the same store (loaded by pulse), its GETs run by
-// the memory node's CPU as the native handler kRpcKvGet, sent straight to
-// the node (RpcPath::kDirect) in batches of `concurrency`.
-// `system` is rpc, or rpc-wimpy: the same handler stretched to the memory
-// node's emulated wimpy core (kRpcFlagWimpy, its --rpc-core-ghz; the
-// SmartNIC-like baseline of seed 002 section V).
+// The HERD-like baselines: the same store (loaded by pulse), its GETs, PUTs
+// and DELETEs run by the memory node's CPU as the native handlers
+// kRpcKvGet/Put/Delete (Store::Runner), sent straight to the node
+// (RpcPath::kDirect), measured as pulse's paths are.  `system` is rpc, or
+// rpc-wimpy: the same handlers stretched to the memory node's emulated
+// wimpy core (kRpcFlagWimpy, its --rpc-core-ghz; the SmartNIC-like
+// baseline of seed 002 section V).
 Result<KvPathResult> RunRpc(const KvBenchOptions& o, const std::string& system, const std::string& switch_address,
                             cluster::ControlSession& session) {
   PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, system, RequestPath::kMessages, switch_address));
   RpcOptions ro;
   ro.path = RpcPath::kDirect;
   ro.wimpy = system == "rpc-wimpy";
+  // PUT and DELETE write: never sent twice (rpc.h), so one attempt with
+  // the store's own deadline.
+  ro.max_attempts = 1;
+  ro.request_timeout = l.store->options().timeout;
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> rpc, RpcClient::Create(l.client.get(), ro));
-  PULSE_ASSIGN_OR_RETURN(KvPathResult r, AtSaturation(o, [&](uint32_t level) {
-                           return MeasureRpc(o, system, l, *rpc, level, session, switch_address);
-                         }));
-  return r;
-}
-
-// Closed-loop batches of `concurrency` GETs by the native handler.
-Result<KvPathResult> MeasureRpc(const KvBenchOptions& o, const std::string& system, Loaded& l, RpcClient& rpc_client,
-                                uint32_t concurrency, cluster::ControlSession& session,
-                                const std::string& switch_address) {
-  RpcClient* rpc = &rpc_client;
-  KeyChooser keys(o);
-  KvPathResult r;
-  r.path = system;
-  uint64_t steps = 0;
-  std::vector<double> latencies;
-  PULSE_ASSIGN_OR_RETURN(NodeSample n0, SampleMemNodes(session, switch_address));
-  const auto t0 = Clock::now();
-  const auto end = EndOf(o, t0);
-  auto last_say = t0;
-  while (Clock::now() < end) {
-    struct Call {
-      uint64_t key = 0;
-      Clock::time_point issued;
-      std::optional<Result<RpcResult>> answer;
-      double latency_us = 0;
-    };
-    std::vector<Call> calls(concurrency);
-    for (Call& c : calls) {
-      c.key = keys.Next();
-      PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, l.store->MakeGetRequest(KeyOf(c.key)));
-      c.issued = Clock::now();
-      rpc->CallAsync(kRpcKvGet, req.start, req.state, {}, [&c](Result<RpcResult> a) {
-        c.latency_us = std::chrono::duration<double, std::micro>(Clock::now() - c.issued).count();
-        c.answer = std::move(a);
-      });
-    }
-    PULSE_RETURN_IF_ERROR(rpc->WaitAll(std::chrono::seconds(30)));
-    for (Call& c : calls) {
-      if (!c.answer.has_value()) return Status::Internal("bench kv [rpc]: a call ended without an answer");
-      PULSE_RETURN_IF_ERROR(c.answer->status());
-      const RpcResult& a = **c.answer;
-      if (a.status != TraversalStatus::kDone) {
-        return TraversalStatusError(a.status, "bench kv [rpc] GET", a.fault_addr);
-      }
-      PULSE_ASSIGN_OR_RETURN(std::optional<std::string> v, l.store->GetAnswer(a.state));
-      if (!v.has_value() || *v != ValueOf(c.key, 0, o.value_bytes)) {
-        return Status::Internal(fmt::format("bench kv [rpc]: GET {} returned another value than put", KeyOf(c.key)));
-      }
-      steps += a.steps;
-      latencies.push_back(c.latency_us);
-      ++r.verified;
-      ++r.gets;
-    }
-    SayProgress(o, system, r.gets, t0, &last_say);
-  }
-  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  PULSE_ASSIGN_OR_RETURN(NodeSample n1, SampleMemNodes(session, switch_address));
-  r.ops = r.gets;
-  r.throughput_ops = r.ops / r.seconds;
-  r.latency = Summarize(std::move(latencies));
-  r.mn_cpu_us_per_op = static_cast<double>(n1.cpu_us - n0.cpu_us) / std::max<uint64_t>(r.ops, 1);
-  r.accesses_per_get = static_cast<double>(steps) / std::max<uint64_t>(r.gets, 1);
-  r.accesses_per_put = l.load_put_accesses;
-  return r;
+  l.store->SetRunner(rpc::KvStoreRunner(rpc.get()));
+  std::vector<uint64_t> version(o.items, 0);
+  return AtSaturation(o, [&](uint32_t level) { return MeasurePath(o, system, l, version, level, session, switch_address); });
 }
 
 }  // namespace
@@ -432,8 +370,6 @@ nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
   }
   j["paths"] = paths;
   j["load_average_1m"] = load_average;
-  if (o.system == "all" && o.mix != "get" && o.mix != "100/0")
-    j["rpc_skipped"] = "the rpc systems' native handler runs GETs only (kRpcKvGet): not measured with PUTs";
   return j;
 }
 
@@ -465,9 +401,6 @@ Result<KvBenchResult> RunKvBench(const KvBenchOptions& asked) {
   std::vector<std::string> rpc_systems;
   if (o.system == "rpc" || o.system == "all") rpc_systems.push_back("rpc");
   if (o.system == "rpc-wimpy" || o.system == "all") rpc_systems.push_back("rpc-wimpy");
-  // The native handlers run GETs only: with PUTs in the mix, `all` leaves
-  // them out (RpcSkipped says so in the JSON).
-  if (o.mix != "get" && o.system == "all") rpc_systems.clear();
   for (const std::string& system : rpc_systems) {
     PULSE_ASSIGN_OR_RETURN(KvPathResult r, RunRpc(o, system, address, *session));
     if (res.accesses_per_put_from.empty()) {
