@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kv/iterators/kv_layout.h"
+#include "rpc/rpc_handler.h"
 
 namespace pulse::rpc::kv_handlers {
 
@@ -24,6 +25,17 @@ inline bool KeyMatches(const pulse_kv_node& item, const pulse_kv_state& st) {
   for (uint64_t k = 0; k < st.key_words && k < PULSE_KV_MAX_KEY_WORDS; ++k)
     if (item.w[1 + k] != st.data[1 + k]) return false;
   return true;
+}
+
+// A handler (RpcHandlerFn) from an operation on the KV state: the state
+// read, `op` run, the objects read added to its `loads`, the state stored.
+template <RpcOutcome (*op)(RpcMemory&, uint64_t, pulse_kv_state&)>
+RpcOutcome OnKvState(RpcMemory& memory, uint64_t ptr, std::span<uint8_t> state, std::vector<uint8_t>*) {
+  pulse_kv_state st = StateAs<pulse_kv_state>(state);
+  const RpcOutcome out = op(memory, ptr, st);
+  st.loads += memory.steps();
+  StoreState(state, st);
+  return out;
 }
 
 }  // namespace pulse::rpc::kv_handlers

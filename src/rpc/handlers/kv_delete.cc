@@ -36,16 +36,9 @@ RpcOutcome Delete(RpcMemory& memory, uint64_t ptr, pulse_kv_state& st) {
   return {};
 }
 
-RpcOutcome KvDelete(RpcMemory& memory, uint64_t ptr, std::span<uint8_t> state, std::vector<uint8_t>*) {
-  pulse_kv_state st = StateAs<pulse_kv_state>(state);
-  const RpcOutcome out = Delete(memory, ptr, st);
-  st.loads += memory.steps();
-  StoreState(state, st);
-  return out;
-}
-
 }  // namespace
 
-extern const RpcHandler kRpcHandler_kv_delete{kRpcKvDelete, "kv_delete", sizeof(pulse_kv_state), KvDelete};
+extern const RpcHandler kRpcHandler_kv_delete{kRpcKvDelete, "kv_delete", sizeof(pulse_kv_state),
+                                   kv_handlers::OnKvState<Delete>};
 
 }  // namespace pulse::rpc

@@ -96,16 +96,9 @@ RpcOutcome Put(RpcMemory& memory, uint64_t ptr, pulse_kv_state& st) {
   return {};
 }
 
-RpcOutcome KvPut(RpcMemory& memory, uint64_t ptr, std::span<uint8_t> state, std::vector<uint8_t>*) {
-  pulse_kv_state st = StateAs<pulse_kv_state>(state);
-  const RpcOutcome out = Put(memory, ptr, st);
-  st.loads += memory.steps();
-  StoreState(state, st);
-  return out;
-}
-
 }  // namespace
 
-extern const RpcHandler kRpcHandler_kv_put{kRpcKvPut, "kv_put", sizeof(pulse_kv_state), KvPut};
+extern const RpcHandler kRpcHandler_kv_put{kRpcKvPut, "kv_put", sizeof(pulse_kv_state),
+                                   kv_handlers::OnKvState<Put>};
 
 }  // namespace pulse::rpc
