@@ -14,7 +14,10 @@ using nlohmann::json;
 
 json EmptyStudy() { return json{{"runs", json::array()}, {"notes", json::array()}}; }
 
-std::string Cell(const json& v) { return v.is_number() ? SuiteNumber(v.get<double>()) : std::string("-"); }
+std::string Cell(const json& v) {
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  return v.is_number() ? SuiteNumber(v.get<double>()) : std::string("-");
+}
 
 }  // namespace
 
