@@ -9,6 +9,8 @@ study_<name>.png      one plot per sensitivity study (latency and throughput per
 pulse_vs_acc.png      pulse vs pulse-acc median latency at 2 and 4 memory nodes (seed 000 Fig. 9)
 graph_time.png        graph study: run time of each application per system (seed 003 Fig. 8 style)
 graph_traffic.png     graph study: memory-node bytes by class per system and application
+kv.png                kv study: throughput, p99 and memory-node CPU per request of each path/system per mix
+dlrm.png              dlrm study: throughput and p99 of the offloaded reduction and the one-sided gather
 """
 import json
 import os
@@ -186,6 +188,33 @@ def plot_graph(out, graph):
     plt.close(fig)
 
 
+def plot_app_study(out, study, name, each, systems_key, figures):
+    """An issue-15 application study (kv, dlrm): one panel per figure, a
+    group per run (its label), a bar per path or system."""
+    runs = (study or {}).get("runs") or []
+    if not runs:
+        return
+    labels = [r.get("label", "") for r in runs]
+    series = unique(k for r in runs for k in r.get(systems_key, {}))
+
+    def value(key):
+        def get(label, system):
+            for r in runs:
+                if r.get("label") == label:
+                    v = r.get(systems_key, {}).get(system, {}).get(key)
+                    return v if isinstance(v, (int, float)) else None
+            return None
+        return get
+
+    fig, axes = plt.subplots(1, len(figures), figsize=(4.5 * len(figures), 3.6))
+    for ax, (key, ylabel, log) in zip(axes, figures):
+        bars(ax, labels, series, value(key), ylabel, f"{name}: {ylabel}", log=log)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, each), dpi=110)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -199,6 +228,12 @@ def main():
     plot_studies(out, runs)
     plot_pulse_vs_acc(out, runs)
     plot_graph(out, results.get("graph"))
+    plot_app_study(out, results.get("kv"), "kv", "kv.png", "paths",
+                   [("throughput_ops", "requests/s", False), ("p99_us", "p99 us", True),
+                    ("mn_cpu_us_per_op", "memory-node CPU us/request", False)])
+    plot_app_study(out, results.get("dlrm"), "dlrm", "dlrm.png", "systems",
+                   [("throughput_qps", "queries/s", False), ("lat_p99_us", "p99 us", True),
+                    ("mn_cpu_us_per_query", "memory-node CPU us/query", False)])
     return 0
 
 

@@ -22,7 +22,7 @@ done
 echo "routing_tests.sh: memnode_process_test (exactly-once across a restart)"
 PULSE_ROUTING=switch "$build/bin/memnode_process_test" --gtest_brief=1 \
   --gtest_filter='MemNodeProcess.StoreRetransmittedAcrossACrashAndRestartIsAnsweredNotRunAgain'
-for t in ds_test ds_lock_test ds_tree_test ds_lists_test ds_btree_repair_test apps_test; do
+for t in ds_test ds_lock_test ds_tree_test ds_lists_test ds_btree_repair_test apps_test dlrm_test; do
   echo "routing_tests.sh: $t"
   PULSE_ROUTING=switch PULSE_TEST_SCALE=0.25 "$build/bin/$t" --gtest_brief=1
 done

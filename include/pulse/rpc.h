@@ -59,6 +59,10 @@ enum RpcHandlerId : uint16_t {
   kRpcWtScan = 16,           // apps::WiredTiger scan: (key, value checksum) records
   kRpcTsvAggregate = 17,     // apps::TsvTree sum/min/max/count over [lo, hi]
   kRpcKvGet = 18,            // kv::Store GET (src/rpc/handlers/kv_get.cc; state: src/kv/iterators/kv_layout.h)
+  // kv::Store PUT and DELETE (src/rpc/handlers/kv_put.cc, kv_delete.cc):
+  // they write, so a client must not retransmit them (max_attempts = 1).
+  kRpcKvPut = 19,
+  kRpcKvDelete = 20,
 };
 
 struct RpcOptions {

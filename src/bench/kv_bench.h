@@ -22,9 +22,12 @@ struct KvBenchOptions {
   std::string path = "both";          // ring | am | both (pulse's paths)
   // pulse (the store's offloaded programs over `path`), rpc (the HERD-like
   // baseline: GET as the native handler kRpcKvGet on the memory node's CPU,
-  // 100% GET only), all (pulse's paths, then rpc).
+  // 100% GET only), rpc-wimpy (the same on the node's emulated wimpy core,
+  // kRpcFlagWimpy), all (pulse's paths, then rpc and rpc-wimpy if the mix
+  // is 100% GET).
   std::string system = "pulse";
-  std::string mix = "get";            // get (100% GET) | 50 (50% GET, 50% PUT of present keys)
+  // get or 100/0 (100% GET) | 50 or 50/50 (50% GET, 50% PUT of present keys)
+  std::string mix = "get";
   std::string distribution = "uniform";  // uniform | zipf (theta 0.9)
   uint64_t items = 100000;
   // Requests in flight (one batch); 0: a sweep (4, 8, 16, 32, 64) whose
@@ -53,6 +56,10 @@ struct KvPathResult {
   double accesses_per_get = 0, accesses_per_put = 0;
   uint64_t ring_requests = 0, ring_fallbacks = 0;
   uint64_t verified = 0;              // GET answers checked against the values loaded
+  // The ring path only: the memory nodes' ring serving per entry taken
+  // (scans of the tails, empty scans, sleeps, wake-ups, doorbells; see
+  // RingNodeCounters in kv_bench.cc); null for the other paths.
+  nlohmann::json ring_node;
 };
 
 struct KvBenchResult {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bench/app_systems.h"
+#include "bench/suite_apps.h"
 #include "bench/suite_graph.h"
 
 namespace pulse::bench {
@@ -181,7 +182,7 @@ Result<SuiteRegime> SuiteRegimeNamed(const std::string& name) {
 const std::vector<std::string>& SuiteStudyNames() {
   static const std::vector<std::string> names = {"traversal_length", "allocation", "distribution", "writes",
                                                  "saturation", "pipelines", "pulse_vs_acc", "graph",
-                                                 "switch_routing"};
+                                                 "switch_routing", "kv", "dlrm", "tx"};
   return names;
 }
 
@@ -337,6 +338,15 @@ Result<SuiteResult> RunSuite(const SuiteOptions& o) {
     g.progress = say;
     say(fmt::format("graph: the five applications on rmat-{} on every system", o.graph_scale));
     res.graph = std::make_shared<SuiteGraphStudy>(RunSuiteGraphStudy(g));
+  }
+
+  // Issue 15's applications (suite_apps.h), each a bench of its own.
+  const SuiteAppStudyOptions apps{o.quick, o.binary, o.run_dir, say};
+  const bool no_studies = std::find(o.studies.begin(), o.studies.end(), "none") != o.studies.end();
+  for (const auto& [name, run] : {std::pair{"kv", &RunSuiteKvStudy}, std::pair{"dlrm", &RunSuiteDlrmStudy},
+                                  std::pair{"tx", &RunSuiteTxStudy}}) {
+    if (no_studies || !(o.studies.empty() || Contains(o.studies, name))) continue;
+    res.app_studies[name] = run(apps);
   }
 
   res.targets = ComputeTargets(res.runs);

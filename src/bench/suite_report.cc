@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bench/suite.h"
+#include "bench/suite_apps.h"
 #include "bench/suite_graph.h"
 
 namespace pulse::bench {
@@ -156,6 +157,7 @@ json SuiteResultJson(const SuiteOptions& o, const SuiteResult& res) {
                        {"shortfall", std::isfinite(t.shortfall) ? json(t.shortfall) : json()},
                        {"note", t.note}});
   json out = {{"options", OptionsJson(o)}, {"runs", runs}, {"targets", targets}, {"wall_seconds", res.wall_seconds}};
+  for (const auto& [name, study] : res.app_studies) out[name] = study;
   if (res.graph) {
     json graph_targets = json::array();
     for (const TargetCheck& t : res.graph->targets)
@@ -376,6 +378,7 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
   TargetsTable(&md, res.targets, true);
 
   if (res.graph) md += GraphStudyMarkdown(*res.graph);
+  for (const auto& [name, study] : res.app_studies) md += SuiteAppStudyMarkdown(name, study);
 
   md += "\n## Skipped, failed and repeated runs\n\nA run that fails (not one a system rejects) is run once "
         "more; its first error is kept.\n\n";

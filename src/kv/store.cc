@@ -251,8 +251,37 @@ void Store::RunOps(std::vector<Op>& ops) {
         };
         auto chunk = std::make_shared<Chunk>();
         size_t issued = 0;
+        // An answer: the final state, or what ended the op.
+        auto answer = [this, chunk](Op& op, Result<std::vector<uint8_t>> final_state) {
+          if (!chunk->open) return;
+          ++chunk->answered;
+          op.latency_us =
+              std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - op.issued).count();
+          if (!final_state.ok()) {
+            op.status = final_state.status();
+            op.done = true;
+            return;
+          }
+          if (final_state->size() < sizeof(State)) {
+            op.status = Status::Internal("kv store: short scratch pad returned");
+            op.done = true;
+            return;
+          }
+          std::memcpy(&op.state, final_state->data(), sizeof(State));
+          Finish(op);
+        };
         for (size_t t = start; t < end; ++t) {
           Op& op = ops[todo[t]];
+          if (runner_.issue) {
+            ++op.rounds;
+            ++issued;
+            op.issued = std::chrono::steady_clock::now();
+            const OpKind kind = op.kind == kGet ? OpKind::kGet : op.kind == kPut ? OpKind::kPut : OpKind::kDelete;
+            runner_.issue(kind, op.state.head,
+                          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&op.state), sizeof(State)),
+                          [answer, &op](Result<std::vector<uint8_t>> r) { answer(op, std::move(r)); });
+            continue;
+          }
           Result<ProgramRef> program = ProgramFor(op.kind);
           if (!program.ok()) {
             op.status = program.status();
@@ -265,34 +294,17 @@ void Store::RunOps(std::vector<Op>& ops) {
           ++issued;
           op.issued = std::chrono::steady_clock::now();
           client_->TraverseAsync(*program, op.state.head, std::move(scratch), topts,
-                                 [this, &op, chunk](Result<TraversalResult> r) {
-                                   if (!chunk->open) return;
-                                   ++chunk->answered;
-                                   op.latency_us = std::chrono::duration<double, std::micro>(
-                                                       std::chrono::steady_clock::now() - op.issued)
-                                                       .count();
-                                   if (!r.ok()) {
-                                     op.status = r.status();
-                                     op.done = true;
-                                     return;
-                                   }
+                                 [answer, &op](Result<TraversalResult> r) {
+                                   if (!r.ok()) return answer(op, r.status());
                                    if (r->status != TraversalStatus::kDone) {
-                                     op.status = TraversalStatusError(
-                                         r->status, fmt::format("kv store {} of a key", KindName(op.kind)),
-                                         r->fault_addr, r->fault_pc);
-                                     op.done = true;
-                                     return;
+                                     return answer(op, TraversalStatusError(
+                                                           r->status, fmt::format("kv store {} of a key", KindName(op.kind)),
+                                                           r->fault_addr, r->fault_pc));
                                    }
-                                   if (r->scratch.size() < sizeof(State)) {
-                                     op.status = Status::Internal("kv store: short scratch pad returned");
-                                     op.done = true;
-                                     return;
-                                   }
-                                   std::memcpy(&op.state, r->scratch.data(), sizeof(State));
-                                   Finish(op);
+                                   answer(op, std::move(r->scratch));
                                  });
         }
-        Status waited = client_->WaitAll(options_.timeout);
+        Status waited = runner_.wait_all ? runner_.wait_all(options_.timeout) : client_->WaitAll(options_.timeout);
         chunk->open = false;
         if (!waited.ok() && chunk->answered < issued) {
           for (size_t t = start; t < end; ++t) {

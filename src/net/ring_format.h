@@ -21,7 +21,7 @@
 //   header  u64 tag = seq + 1 (0: never an entry) | u32 length | u32 code
 //   payload `length` bytes
 //   trailer (at 16 + length rounded up to 8) u64 tag | u64 check
-// where `check` is FNV-1a over the length, code and payload.  An entry is
+// where `check` is a word-wise 64-bit hash over the length, code and payload.  An entry is
 // complete when the header's tag is the one expected for the slot's
 // current sequence number, the length fits the slot, and the trailer's tag
 // and check match; a torn or partial entry is never taken.  Tags grow by

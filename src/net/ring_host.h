@@ -23,7 +23,7 @@
 //
 // Idle: the owner's loop calls Poll() between network progress while
 // MaySleep() says no; MaySleep() says yes once no entry has been taken for
-// `poll_window_us`, after publishing a new sleep epoch into every client's
+// the poll window (adaptive, at most `poll_window_us`), after publishing a new sleep epoch into every client's
 // status block (and one last scan).  A client with requests in flight that
 // reads that epoch sends one kAmRingWake; its arrival wakes the owner's
 // Worker and the node polls again.
@@ -58,9 +58,13 @@ struct RingHostOptions {
   uint32_t max_rings = 256;
   // The largest ring a client may ask for (slots * slot_bytes).
   uint64_t max_ring_bytes = 1ull << 20;
-  // Keep polling this long after the last entry taken, then sleep (see
-  // "Idle" above and docs/ring.md for why this length).
+  // Keep polling at most this long after the last entry taken, then sleep
+  // (see "Idle" above and docs/ring.md for why this length).  The window
+  // in use adapts between min_poll_window_us and this: halved by every
+  // wake-up (the gap outlasted the window: its polling was wasted), raised
+  // to twice a gap that polling caught.
   uint32_t poll_window_us = 200;
+  uint32_t min_poll_window_us = 20;
   // A torn entry still torn after this long is answered as malformed.
   uint32_t torn_timeout_us = 100000;
   // Entries taken per Poll() at most (RAMBDA's accelerator batch).
@@ -75,7 +79,8 @@ struct RingHostCounters {
   uint64_t malformed = 0;    // entries answered with InvalidArgument unseen
   uint64_t responses = 0;    // Respond() calls written
   uint64_t doorbells = 0;    // status-block puts
-  uint64_t scans = 0;        // Poll() calls
+  uint64_t scans = 0;        // Poll() calls (scans of the tails)
+  uint64_t empty_scans = 0;  // Poll() calls that took no entry
   uint64_t sleeps = 0;       // sleep epochs published
   uint64_t wakes = 0;        // kAmRingWake messages received
 };
@@ -134,6 +139,8 @@ class RingHost {
   // The connections that have a ring.
   std::vector<EndpointId> ring_endpoints() const;
   const RingHostCounters& counters() const { return counters_; }
+  // The poll window in use now (adapts within the options' bounds).
+  uint32_t window_us() const { return window_us_; }
 
  private:
   struct Ring;
@@ -146,6 +153,7 @@ class RingHost {
   Status WriteStatus(Ring& r, uint32_t sleep_epoch);
   void FlushDoorbells();
   void Reap();
+  uint32_t MinWindowUs() const;
 
   Worker* worker_;
   RingHostOptions options_;
@@ -157,6 +165,8 @@ class RingHost {
   // Closed rings whose response puts have not completed.
   std::deque<std::unique_ptr<Ring>> closing_;
   Clock::time_point last_entry_;
+  bool polled_empty_ = false;  // an empty scan since the last entry taken
+  uint32_t window_us_;         // the adaptive poll window (RingHostOptions)
   uint32_t sleep_epoch_ = 0;  // != 0: asleep in this epoch
   uint32_t epochs_ = 0;
   RingHostCounters counters_;

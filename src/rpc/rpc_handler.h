@@ -61,7 +61,20 @@ class RpcMemory {
     std::memcpy(out, p, sizeof(T));
     return true;
   }
-  // The outcome to return after Read/Load failed.
+  // A host pointer to [addr, addr + len) if the tenant may write it, valid
+  // for the call; nullptr otherwise, and Stopped() then says why.  Not a
+  // step (steps count objects read).  A handler that writes must not be
+  // run twice for one request: its client sends it once (max_attempts 1).
+  uint8_t* Write(uint64_t addr, uint64_t len);
+  // Stores one object; false (see Stopped()) if it may not be written.
+  template <typename T>
+  bool Store(uint64_t addr, const T& value) {
+    uint8_t* p = Write(addr, sizeof(T));
+    if (p == nullptr) return false;
+    std::memcpy(p, &value, sizeof(T));
+    return true;
+  }
+  // The outcome to return after Read/Load/Write/Store failed.
   RpcOutcome Stopped() const { return stop_; }
   // Objects read so far.
   uint32_t steps() const { return steps_; }

@@ -27,4 +27,17 @@ const uint8_t* RpcMemory::Read(uint64_t addr, uint64_t len) {
   return range->Translate(addr);
 }
 
+uint8_t* RpcMemory::Write(uint64_t addr, uint64_t len) {
+  const Range* range = last_ != nullptr && last_->Contains(addr) ? last_ : table_.Find(addr);
+  const TraversalStatus not_found =
+      addr - span_base_ < span_size_ ? TraversalStatus::kFaultInvalidPointer : TraversalStatus::kNotLocal;
+  const TraversalStatus st = CheckAccess(range, tenant_, kPermWrite, addr, len, not_found);
+  if (st != TraversalStatus::kDone) {
+    stop_ = {st, addr, st == TraversalStatus::kNotLocal ? 0 : addr};
+    return nullptr;
+  }
+  last_ = range;
+  return range->Translate(addr);
+}
+
 }  // namespace pulse::rpc

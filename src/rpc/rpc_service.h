@@ -4,7 +4,9 @@
 // Requests flagged kRpcFlagWimpy are stretched to emulate a core of
 // core_ghz, or of the clock the request names (kRpcFlagCoreMhzShift)
 // (src/rpc/core_clock.h explains how, and how host_ghz is found).
-// Handlers only read, so a retransmitted request is simply run again.
+// A retransmitted request is simply run again: the reading handlers do not
+// mind, and the writing ones (kRpcKvPut, kRpcKvDelete) are sent by clients
+// that never retransmit (RpcOptions::max_attempts = 1).
 //
 // Not thread-safe: the memory node's network thread drives it.
 #pragma once

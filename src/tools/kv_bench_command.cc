@@ -26,12 +26,13 @@ void AddKvBench(CLI::App& bench) {
       ->capture_default_str()
       ->check(CLI::IsMember({"ring", "am", "both"}));
   cmd->add_option("--system", opts->system,
-                  "pulse | rpc (HERD-like: GET as a native handler on the memory node's CPU; --mix get) | all")
+                  "pulse | rpc (HERD-like: GET as a native handler on the memory node's CPU; --mix get) |\n"
+                  "rpc-wimpy (the same on the node's emulated wimpy core, --rpc-core-ghz) | all")
       ->capture_default_str()
-      ->check(CLI::IsMember({"pulse", "rpc", "all"}));
-  cmd->add_option("--mix", opts->mix, "get (100% GET) | 50 (50% GET, 50% PUT)")
+      ->check(CLI::IsMember({"pulse", "rpc", "rpc-wimpy", "all"}));
+  cmd->add_option("--mix", opts->mix, "get or 100/0 (100% GET) | 50 or 50/50 (50% GET, 50% PUT)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"get", "50"}));
+      ->check(CLI::IsMember({"get", "100/0", "50", "50/50"}));
   cmd->add_option("--distribution", opts->distribution, "uniform | zipf (theta 0.9, fixed seed)")
       ->capture_default_str()
       ->check(CLI::IsMember({"uniform", "zipf"}));

@@ -230,6 +230,16 @@ TEST(SuitePlots, ScriptWritesThePngs) {
   SuiteResult res;
   res.runs = {MatrixRun("wiredtiger", "pulse", 1, 10, 2000, 4.0), MatrixRun("wiredtiger", "cache", 1, 250, 80),
               MatrixRun("wiredtiger", "pulse", 2, 30, 600), MatrixRun("wiredtiger", "pulse-acc", 2, 35, 560)};
+  // Issue 15's application studies, as suite_apps.cc records them.
+  res.app_studies["kv"] = {{"runs", {{{"label", "100% GET"},
+                                      {"paths", {{"ring", {{"throughput_ops", 1000}, {"p99_us", 50}, {"mn_cpu_us_per_op", 2}}},
+                                                 {"am", {{"throughput_ops", 2000}, {"p99_us", 40}, {"mn_cpu_us_per_op", 1}}}}}}}},
+                           {"notes", nlohmann::json::array()}};
+  res.app_studies["dlrm"] = {
+      {"runs", {{{"label", "zipf"},
+                 {"systems", {{"offload", {{"throughput_qps", 300}, {"lat_p99_us", 900}, {"mn_cpu_us_per_query", 70}}},
+                              {"gather", {{"throughput_qps", 200}, {"lat_p99_us", 1200}, {"mn_cpu_us_per_query", 30}}}}}}}},
+      {"notes", nlohmann::json::array()}};
   {
     std::ofstream f(dir / "results.json");
     f << SuiteResultJson(SuiteOptions{}, res).dump();
@@ -238,6 +248,9 @@ TEST(SuitePlots, ScriptWritesThePngs) {
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   EXPECT_TRUE(std::filesystem::exists(dir / "matrix_tcp.png"));
   EXPECT_TRUE(std::filesystem::exists(dir / "pulse_vs_acc.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "kv.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "dlrm.png"));
+  EXPECT_NE(SuiteReport(SuiteOptions{}, res).find("## The kv study"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

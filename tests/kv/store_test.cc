@@ -3,7 +3,8 @@
 // full store that refuses new keys with ResourceExhausted and loses
 // nothing.  ctest runs the binary twice: over the default request path
 // and with PULSE_REQUEST_PATH=ring (RingPath.kv_test), where the test
-// checks the requests did go through the rings.
+// checks the requests did go through the rings.  The rpc baseline's native
+// handlers (rpc::KvStoreRunner) run against the same reference.
 #include "pulse/kv/store.h"
 
 #include <cstdlib>
@@ -12,6 +13,8 @@
 #include <unordered_map>
 
 #include "pulse/iterators/kv_get.h"
+#include "pulse/rpc.h"
+#include "pulse/rpc_kv.h"
 #include "pulse/typed_traversal.h"
 #include "support/ds_cluster.h"
 
@@ -50,13 +53,9 @@ void ExpectSameContents(Store& store, const std::unordered_map<std::string, std:
   EXPECT_EQ(store.size(), native.size());
 }
 
-TEST_F(KvStore, RandomOperationsMatchStdUnorderedMap) {
-  StoreOptions options;
-  options.buckets = 16;  // 128 slots per partition for ~300 keys: overflow chains
-  options.slab_items = 64;
-  auto created = Store::Create(client_.get(), options);
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
-  Store& store = **created;
+// Random GET/PUT/DELETE (seed 15) on a store with overflow chains, each
+// checked against std::unordered_map, then the contents and the accesses.
+void RandomOperationsMatchTheReference(Store& store) {
   std::unordered_map<std::string, std::string> native;
   std::mt19937_64 rng(15);
   constexpr uint64_t kKeys = 600;
@@ -93,6 +92,19 @@ TEST_F(KvStore, RandomOperationsMatchStdUnorderedMap) {
   EXPECT_LE(store.stats().accesses_per_get(), 6.0);
   EXPECT_GE(store.stats().accesses_per_put(), 2.0);
   EXPECT_LE(store.stats().accesses_per_put(), 8.0);
+}
+
+StoreOptions SmallStoreOptions() {
+  StoreOptions options;
+  options.buckets = 16;  // 128 slots per partition for ~300 keys: overflow chains
+  options.slab_items = 64;
+  return options;
+}
+
+TEST_F(KvStore, RandomOperationsMatchStdUnorderedMap) {
+  auto created = Store::Create(client_.get(), SmallStoreOptions());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  RandomOperationsMatchTheReference(**created);
   if (RingForced()) {
     EXPECT_GT(client_->counters().ring_requests, 0u);
     // A 64-byte-item request fits a slot; only the re-send that carries a
@@ -100,6 +112,23 @@ TEST_F(KvStore, RandomOperationsMatchStdUnorderedMap) {
     // program and node) is too large for one and goes by message.
     EXPECT_LE(client_->counters().ring_fallbacks, 3u * client_->memory_nodes());
   }
+}
+
+// The rpc baseline (`pulse bench kv --system rpc`): the same store with its
+// GET, PUT and DELETE run by the memory nodes' native handlers
+// (rpc::KvStoreRunner), against the same reference; no traversal is sent.
+TEST_F(KvStore, RpcHandlersMatchStdUnorderedMap) {
+  auto created = Store::Create(client_.get(), SmallStoreOptions());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  RpcOptions ro;
+  ro.max_attempts = 1;  // the handlers write (pulse/rpc_kv.h)
+  ro.request_timeout = std::chrono::seconds(30);
+  auto rpc = RpcClient::Create(client_.get(), ro);
+  ASSERT_TRUE(rpc.ok()) << rpc.status().ToString();
+  (*created)->SetRunner(rpc::KvStoreRunner(rpc->get()));
+  const uint64_t traversals = client_->counters().traversals;
+  RandomOperationsMatchTheReference(**created);
+  EXPECT_EQ(client_->counters().traversals, traversals) << "every operation should have gone by rpc";
 }
 
 TEST_F(KvStore, BatchesMatchStdUnorderedMapAndKeepBatchOrderPerKey) {

@@ -598,6 +598,32 @@ TEST(RingPath, IdleNodeSleepsAndOneWakeUpBringsItBack) {
   EXPECT_LE(hc.wakes, c.ring->counters().wakes_sent);
 }
 
+// The node's poll window adapts (issue 15): each wake-up means a gap longer
+// than the window, whose polling was wasted, so it halves, down to
+// min_poll_window_us and never below.
+TEST(RingPath, EachWakeUpHalvesThePollWindowDownToItsMinimum) {
+  RingHostOptions options;
+  options.poll_window_us = 500;
+  options.min_poll_window_us = 100;
+  HostThread host(options, ReverseHandler);
+  ClientSide c(host.port(), Geometry{8, 128});
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
+  for (int round = 0; round < 4; ++round) {
+    ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
+    ASSERT_TRUE(c.RoundTrip(Pattern(9, 2 + round)).has_value());
+  }
+  uint32_t window = 0;
+  uint64_t wakes = 0;
+  ASSERT_TRUE(host.WaitFor([&](RingHost& h) {
+    window = h.window_us();
+    wakes = h.counters().wakes;
+    return true;
+  }));
+  ASSERT_GE(wakes, 1u);
+  EXPECT_EQ(window, std::max<uint32_t>(100, 500u >> std::min<uint64_t>(wakes, 31)));
+}
+
 
 // ---- the client's idle rule (RingPollSchedule, RingSender) -----------------
 

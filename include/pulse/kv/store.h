@@ -29,6 +29,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -131,6 +132,28 @@ class Store {
   Result<GetRequest> MakeGetRequest(std::string_view key) const;
   Result<std::optional<std::string>> GetAnswer(std::span<const uint8_t> state) const;
 
+  // Where the store's requests run.  By default: pulse's offloaded programs
+  // (Client::TraverseAsync).  A baseline that runs the same operations
+  // elsewhere (the rpc system's native handlers kRpcKvGet, kRpcKvPut,
+  // kRpcKvDelete: `pulse bench kv --system rpc`) sets a Runner: `issue`
+  // starts one request (the operation, its start bucket and its state, the
+  // pulse_kv_state of src/kv/iterators/kv_layout.h) and calls `done`
+  // exactly once, from inside a later `wait_all`, with the final state or
+  // an error; `wait_all` waits for every request issued, at most `timeout`
+  // (errors: Timeout, or the runner's).  Every call of the store then goes
+  // through it, PUT's retries (a region or a bucket added) included.  A
+  // runner whose requests write must not run one twice.
+  enum class OpKind { kGet, kPut, kDelete };
+  struct Runner {
+    std::function<void(OpKind kind, uint64_t start, std::span<const uint8_t> state,
+                       std::function<void(Result<std::vector<uint8_t>> final_state)> done)>
+        issue;
+    std::function<Status(std::chrono::milliseconds timeout)> wait_all;
+  };
+  // Installs `runner` (both functions set) for every later call, or, with
+  // an empty Runner, goes back to pulse's programs.
+  void SetRunner(Runner runner) { runner_ = std::move(runner); }
+
   const StoreStats& stats() const { return stats_; }
   void ResetStats();
   const StoreOptions& options() const { return options_; }
@@ -156,6 +179,7 @@ class Store {
   uint32_t key_words_ = 0, value_words_ = 0;
   std::vector<Partition> partitions_;
   StoreStats stats_;
+  Runner runner_;
 };
 
 }  // namespace pulse::kv

@@ -12,7 +12,9 @@
   X(list_aggregate)           \
   X(wt_scan)                  \
   X(tsv_aggregate)            \
-  X(kv_get)
+  X(kv_get)                   \
+  X(kv_put)                   \
+  X(kv_delete)
 
 namespace pulse::rpc {
 

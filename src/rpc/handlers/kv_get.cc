@@ -2,23 +2,15 @@
 // handler, the HERD-like baseline of `pulse bench kv --system rpc` (issue
 // 15, seed 002 section V): the same buckets, tags and items, walked by the
 // memory node's CPU, with the same state in and out.
-#include "kv/iterators/kv_layout.h"
 #include "pulse/rpc.h"
+#include "rpc/handlers/kv_common.h"
 #include "rpc/rpc_handler.h"
 
 namespace pulse::rpc {
 namespace {
 
-uint64_t TagOf(const pulse_kv_node& b, uint64_t k) {
-  return (b.w[PULSE_KV_TAG_WORD + k / 4] >> ((k % 4) * 16)) & 0xffff;
-}
-
-bool KeyMatches(const pulse_kv_node& item, const pulse_kv_state& st) {
-  if ((item.w[0] & 0xffff) != (st.data[0] & 0xffff)) return false;
-  for (uint64_t k = 0; k < st.key_words && k < PULSE_KV_MAX_KEY_WORDS; ++k)
-    if (item.w[1 + k] != st.data[1 + k]) return false;
-  return true;
-}
+using kv_handlers::KeyMatches;
+using kv_handlers::TagOf;
 
 RpcOutcome KvGet(RpcMemory& memory, uint64_t ptr, std::span<uint8_t> state, std::vector<uint8_t>*) {
   pulse_kv_state st = StateAs<pulse_kv_state>(state);

@@ -1,0 +1,109 @@
+// The suite's studies of issue 15's applications (suite_apps.h).
+#include "bench/suite_apps.h"
+
+#include <fmt/format.h>
+
+#include "bench/dlrm_bench.h"
+#include "bench/kv_bench.h"
+#include "bench/suite.h"
+
+namespace pulse::bench {
+namespace {
+
+using nlohmann::json;
+
+json EmptyStudy() { return json{{"runs", json::array()}, {"notes", json::array()}}; }
+
+std::string Cell(const json& v) {
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  return v.is_number() ? SuiteNumber(v.get<double>()) : std::string("-");
+}
+
+}  // namespace
+
+json RunSuiteKvStudy(const SuiteAppStudyOptions& s) {
+  json study = EmptyStudy();
+  for (const char* mix : {"get", "50"}) {
+    KvBenchOptions o;
+    o.system = "all";  // with PUTs in the mix the rpc systems are left out (GET-only handlers)
+    o.mix = mix;
+    o.items = s.quick ? 10000 : 100000;
+    o.seconds = s.quick ? 0.5 : 2;
+    if (s.quick) o.concurrency = 32;  // no sweep: one level
+    o.binary = s.binary;
+    o.run_dir = s.run_dir;
+    o.progress = s.progress;
+    const std::string label = std::string(mix) == "get" ? "100% GET" : "50% GET / 50% PUT";
+    if (s.progress) s.progress(fmt::format("kv: bench kv --system all, {}, uniform, {} items", label, o.items));
+    Result<KvBenchResult> r = RunKvBench(o);
+    if (!r.ok()) {
+      study["notes"].push_back(label + ": " + r.status().ToString());
+      continue;
+    }
+    json j = r->ToJson(o);
+    j["label"] = label;
+    study["runs"].push_back(std::move(j));
+  }
+  return study;
+}
+
+json RunSuiteDlrmStudy(const SuiteAppStudyOptions& s) {
+  json study = EmptyStudy();
+  for (const char* dist : {"zipf", "uniform"}) {
+    DlrmBenchOptions o;
+    o.distribution = dist;
+    if (s.quick) {
+      o.tables = 4;
+      o.rows = 10000;
+      o.seconds = 1;
+    }
+    o.binary = s.binary;
+    o.run_dir = s.run_dir;
+    o.progress = s.progress;
+    if (s.progress) s.progress(fmt::format("dlrm: bench dlrm, {} tables of {} rows, {}", o.tables, o.rows, dist));
+    Result<DlrmBenchResult> r = RunDlrmBench(o);
+    if (!r.ok()) {
+      study["notes"].push_back(std::string(dist) + ": " + r.status().ToString());
+      continue;
+    }
+    json j = DlrmBenchJson(o, *r);
+    j["label"] = dist;
+    study["runs"].push_back(std::move(j));
+  }
+  return study;
+}
+
+json RunSuiteTxStudy(const SuiteAppStudyOptions&) {
+  // `pulse bench tx` (src/bench/tx_bench.*) plugs in here: one run per shape
+  // ((0,1) and (4,2)) and value size, its --json pushed into "runs" with a
+  // "label", as the kv and dlrm studies do.
+  json study = EmptyStudy();
+  study["notes"].push_back("pulse bench tx is not part of this build: the tx study has nothing to run");
+  return study;
+}
+
+std::string SuiteAppStudyMarkdown(const std::string& name, const json& study) {
+  std::string md = fmt::format("\n## The {} study (issue 15)\n\n", name);
+  if (name == "kv") {
+    md += "`pulse bench kv --system all` (plot: kv.png).  mn CPU: memory-node CPU per request.\n\n";
+    md += "| mix | path | requests/s | p50 us | p99 us | mn CPU us | accesses/GET |\n|---|---|---|---|---|---|---|\n";
+    for (const json& run : study.value("runs", json::array()))
+      for (const auto& [path, p] : run["paths"].items())
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""), path,
+                          Cell(p["throughput_ops"]), Cell(p["p50_us"]), Cell(p["p99_us"]), Cell(p["mn_cpu_us_per_op"]),
+                          Cell(p["accesses_per_get"]));
+  } else if (name == "dlrm") {
+    md += "`pulse bench dlrm`, synthetic indices (plot: dlrm.png).\n\n";
+    md += "| indices | system | queries/s | p50 us | p99 us | mn CPU us | verified | mismatches |\n"
+          "|---|---|---|---|---|---|---|---|\n";
+    for (const json& run : study.value("runs", json::array()))
+      for (const auto& [system, p] : run["systems"].items())
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""), system,
+                          Cell(p["throughput_qps"]), Cell(p["lat_p50_us"]), Cell(p["lat_p99_us"]),
+                          Cell(p["mn_cpu_us_per_query"]), Cell(p["verified"]), Cell(p["mismatches"]));
+  }
+  for (const json& note : study.value("notes", json::array())) md += "- " + note.get<std::string>() + "\n";
+  return md;
+}
+
+}  // namespace pulse::bench
