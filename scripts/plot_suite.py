@@ -11,6 +11,7 @@ graph_time.png        graph study: run time of each application per system (seed
 graph_traffic.png     graph study: memory-node bytes by class per system and application
 kv.png                kv study: throughput, p99 and memory-node CPU per request of each path/system per mix
 dlrm.png              dlrm study: throughput and p99 of the offloaded reduction and the one-sided gather
+tx.png                tx study: mean and p99 latency and memory-node CPU of the chain against HyperLoop-like
 """
 import json
 import os
@@ -189,7 +190,7 @@ def plot_graph(out, graph):
 
 
 def plot_app_study(out, study, name, each, systems_key, figures):
-    """An issue-15 application study (kv, dlrm): one panel per figure, a
+    """An issue-15 application study (kv, dlrm, tx): one panel per figure, a
     group per run (its label), a bar per path or system."""
     runs = (study or {}).get("runs") or []
     if not runs:
@@ -234,6 +235,9 @@ def main():
     plot_app_study(out, results.get("dlrm"), "dlrm", "dlrm.png", "systems",
                    [("throughput_qps", "queries/s", False), ("lat_p99_us", "p99 us", True),
                     ("mn_cpu_us_per_query", "memory-node CPU us/query", False)])
+    plot_app_study(out, results.get("tx"), "tx", "tx.png", "systems",
+                   [("mean_us", "mean us", False), ("p99_us", "p99 us", True),
+                    ("mn_cpu_us_per_tx", "memory-node CPU us/tx", False)])
     return 0
 
 

@@ -1,11 +1,15 @@
 // The suite's studies of issue 15's applications (suite_apps.h).
 #include "bench/suite_apps.h"
 
+#include <map>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "bench/dlrm_bench.h"
 #include "bench/kv_bench.h"
 #include "bench/suite.h"
+#include "bench/tx_bench.h"
 
 namespace pulse::bench {
 namespace {
@@ -73,12 +77,38 @@ json RunSuiteDlrmStudy(const SuiteAppStudyOptions& s) {
   return study;
 }
 
-json RunSuiteTxStudy(const SuiteAppStudyOptions&) {
-  // `pulse bench tx` (src/bench/tx_bench.*) plugs in here: one run per shape
-  // ((0,1) and (4,2)) and value size, its --json pushed into "runs" with a
-  // "label", as the kv and dlrm studies do.
+json RunSuiteTxStudy(const SuiteAppStudyOptions& s) {
   json study = EmptyStudy();
-  study["notes"].push_back("pulse bench tx is not part of this build: the tx study has nothing to run");
+  TxBenchOptions o;  // both systems, shapes (0,1) and (4,2), 64 B and 1024 B values
+  if (s.quick) {
+    o.value_bytes = {64};
+    o.seconds = 0.5;
+  }
+  o.binary = s.binary;
+  o.run_dir = s.run_dir;
+  o.progress = s.progress;
+  if (s.progress) s.progress(fmt::format("tx: bench tx --system all, shapes {}", o.shapes));
+  Result<TxBenchResult> r = RunTxBench(o);
+  if (!r.ok()) {
+    study["notes"].push_back("bench tx: " + r.status().ToString());
+    return study;
+  }
+  // One study run per (shape, value size), the systems side by side in it,
+  // as the kv and dlrm studies lay out theirs.
+  const json all = r->ToJson(o);
+  std::map<std::string, json> by_label;
+  std::vector<std::string> order;
+  for (const json& run : all["runs"]) {
+    const std::string label = fmt::format("({},{}) {} B", run.value("reads", 0u), run.value("writes", 0u),
+                                          run.value("value_bytes", 0u));
+    if (by_label.count(label) == 0) {
+      order.push_back(label);
+      by_label[label] = json{{"label", label}, {"systems", json::object()}};
+    }
+    by_label[label]["systems"][run.value("system", "")] = run;
+  }
+  for (const std::string& label : order) study["runs"].push_back(std::move(by_label[label]));
+  if (all.contains("targets")) study["targets"] = all["targets"];
   return study;
 }
 
@@ -101,6 +131,16 @@ std::string SuiteAppStudyMarkdown(const std::string& name, const json& study) {
         md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""), system,
                           Cell(p["throughput_qps"]), Cell(p["lat_p50_us"]), Cell(p["lat_p99_us"]),
                           Cell(p["mn_cpu_us_per_query"]), Cell(p["verified"]), Cell(p["mismatches"]));
+  }
+  } else if (name == "tx") {
+    md += "`pulse bench tx --system all`: one transaction at a time (plot: tx.png).\n\n";
+    md += "| shape, value | system | tx/s | mean us | p99 us | mn CPU us | messages | one-sided |\n"
+          "|---|---|---|---|---|---|---|---|\n";
+    for (const json& run : study.value("runs", json::array()))
+      for (const auto& [system, p] : run["systems"].items())
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""), system,
+                          Cell(p["throughput_tx"]), Cell(p["mean_us"]), Cell(p["p99_us"]), Cell(p["mn_cpu_us_per_tx"]),
+                          Cell(p["messages_per_tx"]), Cell(p["one_sided_per_tx"]));
   }
   for (const json& note : study.value("notes", json::array())) md += "- " + note.get<std::string>() + "\n";
   return md;

@@ -4,9 +4,9 @@
 //         uniform keys; its plot is kv.png (scripts/plot_suite.py);
 //   dlrm  `pulse bench dlrm` (the offloaded embedding reduction against the
 //         CPU node gathering rows one-sidedly); its plot is dlrm.png;
-//   tx    reserved for `pulse bench tx` (src/bench/tx_bench.*, another
-//         change): RunSuiteTxStudy is where it plugs in; until then the
-//         study records that it is not built.
+//   tx    `pulse bench tx` (chain-replicated transactions against the
+//         HyperLoop-like baseline), one run per shape and value size with
+//         both systems side by side; its plot is tx.png.
 // Each runs at reduced scale with --quick.  A run that fails is noted in the
 // study (never an error of the suite).
 // Thread-safety: not meant to run concurrently (each run starts a cluster).
@@ -30,7 +30,6 @@ struct SuiteAppStudyOptions {
 // --json, with "label">...], "notes": [<failures>...]}.
 nlohmann::json RunSuiteKvStudy(const SuiteAppStudyOptions& options);
 nlohmann::json RunSuiteDlrmStudy(const SuiteAppStudyOptions& options);
-// The place for `pulse bench tx` (shapes (0,1) and (4,2)); today a note.
 nlohmann::json RunSuiteTxStudy(const SuiteAppStudyOptions& options);
 
 // The studies' section of report.md (`name` is kv, dlrm or tx).

@@ -240,6 +240,13 @@ TEST(SuitePlots, ScriptWritesThePngs) {
                  {"systems", {{"offload", {{"throughput_qps", 300}, {"lat_p99_us", 900}, {"mn_cpu_us_per_query", 70}}},
                               {"gather", {{"throughput_qps", 200}, {"lat_p99_us", 1200}, {"mn_cpu_us_per_query", 30}}}}}}}},
       {"notes", nlohmann::json::array()}};
+  res.app_studies["tx"] = {
+      {"runs", {{{"label", "(4,2) 64 B"},
+                 {"systems", {{"pulse-chain", {{"throughput_tx", 120}, {"mean_us", 8000}, {"p99_us", 12000},
+                                               {"mn_cpu_us_per_tx", 90}, {"messages_per_tx", 6}, {"one_sided_per_tx", 0}}},
+                              {"hyperloop", {{"throughput_tx", 60}, {"mean_us", 17000}, {"p99_us", 20000},
+                                             {"mn_cpu_us_per_tx", 120}, {"messages_per_tx", 12}, {"one_sided_per_tx", 4}}}}}}}},
+      {"notes", nlohmann::json::array()}};
   {
     std::ofstream f(dir / "results.json");
     f << SuiteResultJson(SuiteOptions{}, res).dump();
@@ -250,7 +257,10 @@ TEST(SuitePlots, ScriptWritesThePngs) {
   EXPECT_TRUE(std::filesystem::exists(dir / "pulse_vs_acc.png"));
   EXPECT_TRUE(std::filesystem::exists(dir / "kv.png"));
   EXPECT_TRUE(std::filesystem::exists(dir / "dlrm.png"));
-  EXPECT_NE(SuiteReport(SuiteOptions{}, res).find("## The kv study"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir / "tx.png"));
+  const std::string report = SuiteReport(SuiteOptions{}, res);
+  EXPECT_NE(report.find("## The kv study"), std::string::npos);
+  EXPECT_NE(report.find("| (4,2) 64 B | hyperloop | 60 |"), std::string::npos) << report;
   std::filesystem::remove_all(dir);
 }
 
