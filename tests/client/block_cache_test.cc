@@ -40,17 +40,24 @@ struct CacheSetup {
   CacheWritePolicy write;
 };
 
-class BlockCacheTest : public ::testing::TestWithParam<CacheSetup> {};
+class BlockCacheTest : public ::testing::TestWithParam<CacheSetup> {
+ protected:
+  // The parameter's policies, 8 KiB of budget.
+  static CacheOptions Options() {
+    CacheOptions options;
+    options.bytes = 8 * 1024;
+    options.granularity = GetParam().granularity;
+    options.eviction = GetParam().eviction;
+    options.write = GetParam().write;
+    return options;
+  }
+};
 
 TEST_P(BlockCacheTest, RandomAccessesMatchAPlainArray) {
   const CacheSetup p = GetParam();
   FakeFar far(1 << 16);
   std::vector<uint8_t> reference(far.bytes.size());  // what far memory must read as
-  CacheOptions options;
-  options.bytes = 8 * 1024;
-  options.granularity = p.granularity;
-  options.eviction = p.eviction;
-  options.write = p.write;
+  const CacheOptions options = Options();
   ClientCounters counters;
   BlockCache cache(
       options, [&](uint64_t a, void* d, size_t n) { return far.Fetch(a, d, n); },
@@ -105,15 +112,10 @@ INSTANTIATE_TEST_SUITE_P(
 // Random reads and writes of random sizes, crossing block boundaries, must
 // still match a plain array, the node's bytes included.
 TEST_P(BlockCacheTest, InvalidateFromInsideAFetchOrStoreKeepsTheCacheCorrect) {
-  const CacheSetup p = GetParam();
   FakeFar far(1 << 16);
   const size_t node_region = 48 * 1024;  // [0, 48K) the client's writes, [48K, 64K) the node's
   std::vector<uint8_t> reference(far.bytes.size());
-  CacheOptions options;
-  options.bytes = 8 * 1024;
-  options.granularity = p.granularity;
-  options.eviction = p.eviction;
-  options.write = p.write;
+  const CacheOptions options = Options();
   ClientCounters counters;
   std::mt19937_64 rng(11);
   BlockCache* cache = nullptr;
