@@ -208,6 +208,7 @@ Status BlockCache::Write(uint64_t addr, const void* src, size_t len) {
 
 Status BlockCache::Flush() {
   AccessScope scope(this);
+  if (owes_invalidation_ && busy_ == 1) return SettleInvalidation();  // flushes, then drops the blocks
   if (dirty_ == 0) return Status::Ok();
   for (auto& [block, b] : blocks_) PULSE_RETURN_IF_ERROR(WriteBack(block, b));
   return Status::Ok();

@@ -62,8 +62,8 @@ class BlockCache {
   // and returns true; returns false without fetching anything otherwise,
   // and while an invalidation is owed.
   bool ReadIfCached(uint64_t addr, void* dst, size_t len);
-  // Writes every dirty block back.  Errors: the first failed write (the
-  // block stays dirty).
+  // Writes every dirty block back (and does an owed invalidation).  Errors:
+  // the first failed write (the block stays dirty).
   Status Flush();
   // Flush(), then drop every block.  Called from inside an access's fetch
   // or store: owed (see above), OK.  Errors: those of Flush (the
