@@ -116,9 +116,27 @@ Result<BlockCache::Block*> BlockCache::Lookup(uint64_t block, bool whole) {
   return b;
 }
 
+Status BlockCache::SettleInvalidation() {
+  // Only between the blocks of the outermost access, where no block is held.
+  if (!owes_invalidation_ || busy_ > 1) return Status::Ok();
+  // An invalidation owed again during this one's write-backs is covered by
+  // the drop below, which comes after them.
+  PULSE_RETURN_IF_ERROR(Flush());
+  counters_->cache_bytes -= block_ * blocks_.size();
+  blocks_.clear();
+  lru_.clear();
+  std::fill(ring_.begin(), ring_.end(), 0);
+  hand_ = 0;
+  owes_invalidation_ = false;
+  return Status::Ok();
+}
+
 Status BlockCache::Read(uint64_t addr, void* dst, size_t len) {
+  AccessScope scope(this);
   uint8_t* out = static_cast<uint8_t*>(dst);
   for (uint64_t pos = addr; pos < addr + len;) {
+    // Owed since the last block (its fetch ran handlers): done before this one.
+    PULSE_RETURN_IF_ERROR(SettleInvalidation());
     const uint64_t block = BlockOf(pos);
     const size_t off = pos - block, n = std::min<uint64_t>(block_ - off, addr + len - pos);
     auto b = Lookup(block, /*whole=*/false);
@@ -134,6 +152,7 @@ Status BlockCache::Read(uint64_t addr, void* dst, size_t len) {
 }
 
 bool BlockCache::ReadIfCached(uint64_t addr, void* dst, size_t len) {
+  if (owes_invalidation_) return false;
   for (uint64_t block = BlockOf(addr); block < addr + len; block += block_)
     if (Find(block) == nullptr) return false;
   uint8_t* out = static_cast<uint8_t*>(dst);
@@ -150,9 +169,12 @@ bool BlockCache::ReadIfCached(uint64_t addr, void* dst, size_t len) {
 }
 
 Status BlockCache::Write(uint64_t addr, const void* src, size_t len) {
+  AccessScope scope(this);
   const uint8_t* in = static_cast<const uint8_t*>(src);
   if (options_.write == CacheWritePolicy::kWriteThrough) {
+    PULSE_RETURN_IF_ERROR(SettleInvalidation());
     PULSE_RETURN_IF_ERROR(store_(addr, src, len));
+    PULSE_RETURN_IF_ERROR(SettleInvalidation());  // owed during the store: no block left to update
     for (uint64_t pos = addr; pos < addr + len;) {
       const uint64_t block = BlockOf(pos);
       const size_t off = pos - block, n = std::min<uint64_t>(block_ - off, addr + len - pos);
@@ -162,6 +184,7 @@ Status BlockCache::Write(uint64_t addr, const void* src, size_t len) {
     return Status::Ok();
   }
   for (uint64_t pos = addr; pos < addr + len;) {
+    PULSE_RETURN_IF_ERROR(SettleInvalidation());  // as in Read
     const uint64_t block = BlockOf(pos);
     const size_t off = pos - block, n = std::min<uint64_t>(block_ - off, addr + len - pos);
     // Write-allocate: the rest of the block must hold the far bytes.
@@ -184,19 +207,18 @@ Status BlockCache::Write(uint64_t addr, const void* src, size_t len) {
 }
 
 Status BlockCache::Flush() {
+  AccessScope scope(this);
+  if (owes_invalidation_ && busy_ == 1) return SettleInvalidation();  // flushes, then drops the blocks
   if (dirty_ == 0) return Status::Ok();
   for (auto& [block, b] : blocks_) PULSE_RETURN_IF_ERROR(WriteBack(block, b));
   return Status::Ok();
 }
 
 Status BlockCache::Invalidate() {
-  PULSE_RETURN_IF_ERROR(Flush());
-  counters_->cache_bytes -= block_ * blocks_.size();
-  blocks_.clear();
-  lru_.clear();
-  std::fill(ring_.begin(), ring_.end(), 0);
-  hand_ = 0;
-  return Status::Ok();
+  owes_invalidation_ = true;
+  if (busy_ > 0) return Status::Ok();  // called from inside an access: done before the next one
+  AccessScope scope(this);
+  return SettleInvalidation();
 }
 
 }  // namespace pulse

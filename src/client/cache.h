@@ -14,7 +14,15 @@
 // (e.g. data under another FarLock).  Write-through mode writes far memory
 // at once and updates only blocks that are already cached.
 //
-// Not thread-safe: owned by one Client.
+// Not thread-safe: owned by one Client, used on its thread.  Re-entrant in
+// one way: Invalidate() may be called from inside the fetch or store of an
+// access in progress.  The client's network handlers run while its fetch or
+// store waits in the fabric (net::Worker::Get/Put progress it), and the
+// answer of a STORE-bearing traversal invalidates the cache from there
+// (TraversalTracker -> StoresDone).  Such an invalidation does nothing then
+// (a block the access holds must not be freed under it, and a handler may
+// not write blocks back): it is owed, and done before the next access uses
+// the cache.
 #pragma once
 
 #include <cstdint>
@@ -42,18 +50,24 @@ class BlockCache {
   bool enabled() const { return capacity_ > 0; }
   uint32_t block_bytes() const { return block_; }
 
+  // Read and Write do an owed invalidation (see above) before each block
+  // they use; its errors are those of the write-back (it stays owed then).
+  //
   // Copies [addr, addr+len) out of the cache, fetching missing blocks.
   // Errors: those of the fetch (then nothing is cached for the range).
   Status Read(uint64_t addr, void* dst, size_t len);
   // Writes [addr, addr+len) through the cache (see the write policy).
   Status Write(uint64_t addr, const void* src, size_t len);
   // Copies [addr, addr+len) if every block of it is cached (counting hits)
-  // and returns true; returns false without fetching anything otherwise.
+  // and returns true; returns false without fetching anything otherwise,
+  // and while an invalidation is owed.
   bool ReadIfCached(uint64_t addr, void* dst, size_t len);
-  // Writes every dirty block back.  Errors: the first failed write (the
-  // block stays dirty).
+  // Writes every dirty block back (and does an owed invalidation).  Errors:
+  // the first failed write (the block stays dirty).
   Status Flush();
-  // Flush(), then drop every block.
+  // Flush(), then drop every block.  Called from inside an access's fetch
+  // or store: owed (see above), OK.  Errors: those of Flush (the
+  // invalidation stays owed: no block is used until it is done).
   Status Invalidate();
   bool has_dirty() const { return dirty_ > 0; }
 
@@ -79,6 +93,19 @@ class BlockCache {
   // Removes a block (its data is lost: write it back first if dirty).
   void Forget(uint64_t block, Block& b);
   Status WriteBack(uint64_t block, Block& b);
+  // Does an owed invalidation, if any.
+  Status SettleInvalidation();
+  // Marks an access in progress for its lifetime (busy_).
+  class AccessScope {
+   public:
+    explicit AccessScope(BlockCache* cache) : cache_(cache) { ++cache_->busy_; }
+    ~AccessScope() { --cache_->busy_; }
+    AccessScope(const AccessScope&) = delete;
+    AccessScope& operator=(const AccessScope&) = delete;
+
+   private:
+    BlockCache* cache_;
+  };
 
   CacheOptions options_;
   FetchFn fetch_;
@@ -91,6 +118,8 @@ class BlockCache {
   std::vector<uint64_t> ring_;     // CLOCK slots (0: empty)
   size_t hand_ = 0;
   size_t dirty_ = 0;
+  int busy_ = 0;              // accesses in progress (more than one: re-entered from a fetch or store)
+  bool owes_invalidation_ = false;
 };
 
 }  // namespace pulse
