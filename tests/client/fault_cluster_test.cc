@@ -581,7 +581,14 @@ TEST_F(NodeFailures, ContinuationsTargetingARestartingMemoryNodeAreNeitherLostNo
   EXPECT_EQ((*c)->WaitAll(200ms).code(), Status::Code::kTimeout);
   rack_.StartMemNode(1, /*pool_mib=*/8);  // re-attaches its pool and its STORE record
   issue(24);  // while it comes back
-  ASSERT_TRUE((*c)->WaitAll(60s).ok());
+  // A request still pending here is one whose node died (under ASan an
+  // error report aborts the process, as Peers::MemNode's read of a freed
+  // routing entry would have) or a lost one: say which.
+  Status waited = (*c)->WaitAll(60s);
+  ASSERT_TRUE(waited.ok()) << waited.ToString() << "; memory node 0 "
+                           << (rack_.memnode(0).Exited() ? "exited" : "runs") << ", memory node 1 "
+                           << (rack_.memnode(1).Exited() ? "exited" : "runs") << "\nnode 0:\n"
+                           << rack_.memnode(0).Log() << "\nnode 1:\n" << rack_.memnode(1).Log();
   EXPECT_EQ(lost, 0u);
   for (uint32_t i = 0; i < kPairs; ++i) {
     SCOPED_TRACE(i);
