@@ -15,6 +15,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/increment_pair_program.h"
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "pulse/ds/btree.h"
@@ -512,20 +513,7 @@ TEST_F(NodeFailures, ATraversalRidesOutAMemoryNodeRestartWithinItsRideOutTime) {
 // this file with PULSE_ROUTING=switch too).
 TEST_F(NodeFailures, ContinuationsTargetingARestartingMemoryNodeAreNeitherLostNorRunTwice) {
   // Each pair: {counter, next} on node 0 -> {counter, 0} on node 1.
-  auto step = Build(R"(
-      LOAD data, 16
-      MOVE r1, cur_ptr
-      MOVE r2, data[0]
-      ADD r2, 1
-      STORE [r1], r2
-      COMPARE data[8], 0
-      JUMP_EQ last
-      MOVE sp[0], r2
-      MOVE cur_ptr, data[8]
-      NEXT_ITER
-    last:
-      MOVE sp[8], r2
-      RETURN)");
+  auto step = Build(testing::kIncrementPairProgram);
   ASSERT_TRUE(step->info().has_store);
   constexpr uint32_t kPairs = 4;
   uint64_t first[kPairs], second[kPairs];

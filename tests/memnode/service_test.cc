@@ -10,6 +10,7 @@
 
 #include "engine/sum_list_program.h"
 #include "engine/far_heap.h"
+#include "engine/increment_pair_program.h"
 #include "memnode/service.h"
 #include "memnode/service_requests.h"
 #include "memnode/store_record.h"
@@ -296,20 +297,7 @@ TEST(Rack, AContinuationResumedAfterARestartUnderItsIdIsAnsweredFromTheRecord) {
   before.Format();
   rack.service(1).set_store_record(&before);
   // Each pair: {counter, next} on node 0 -> {counter, 0} on node 1.
-  auto step = Build(R"(
-      LOAD data, 16
-      MOVE r1, cur_ptr
-      MOVE r2, data[0]
-      ADD r2, 1
-      STORE [r1], r2
-      COMPARE data[8], 0
-      JUMP_EQ last
-      MOVE sp[0], r2
-      MOVE cur_ptr, data[8]
-      NEXT_ITER
-    last:
-      MOVE sp[8], r2
-      RETURN)");
+  auto step = Build(testing::kIncrementPairProgram);
   uint64_t first[2], second[2];
   for (int i = 0; i < 2; ++i) {
     second[i] = rack.heap(1).Alloc(16);
