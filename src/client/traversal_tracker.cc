@@ -146,11 +146,20 @@ void TraversalTracker::OnMessage(std::span<const uint8_t> payload) {
     if (auto lacking = path_->NodeOf(m.cur_ptr)) known_programs_.erase({p.program->hash(), *lacking});
     ++counters_->unknown_programs;
     const bool continued = m.cur_ptr != p.request.cur_ptr || m.iterations != p.request.iterations;
-    if (continued && m.scratch.size() == p.request.scratch.size()) {
-      return Reissue(id, m);  // resume where it stopped, code attached
-    }
     ++counters_->reissues;
     tracker_.Restart(id);
+    if (continued && m.scratch.size() == p.request.scratch.size()) {
+      // Resumed where it stopped, under the same id: the visit (id,
+      // iterations) is the one the continuation was, so the node that
+      // lacked the code answers it from its duplicate filter or STORE
+      // record if a copy of that continuation ran there (one before a
+      // restart, or one still on its way from the previous node).  A new id
+      // would make it a new visit, run again.  Re-sends now start here.
+      p.request.cur_ptr = m.cur_ptr;
+      p.request.scratch = m.scratch;
+      p.request.iterations = m.iterations;
+      return SendRequest(id, p, /*retransmission=*/false);  // code attached: that node is not known to have it
+    }
     return SendRequest(id, p, /*retransmission=*/true);  // same id, code attached
   }
   if (owner && m.status != TraversalStatus::kFaultBadRequest) known_programs_.insert({p.program->hash(), *owner});

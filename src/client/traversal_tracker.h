@@ -108,8 +108,11 @@ class TraversalTracker final : public EventSource {
   void SendRequest(uint64_t id, Pending& p, bool retransmission);
   void Resend(uint64_t id, Pending& p, ResendReason why);
   Status TimeoutStatus(uint64_t id, const Pending& p, uint32_t attempts);
-  // A new attempt from the state in `from` under a fresh request id (the
-  // old id may be remembered by a memory node's duplicate filter).
+  // A new attempt from the state in `from` under a fresh request id, for
+  // answers that came back to the CPU node to be re-issued ("continue",
+  // pulse-acc "not local"): no copy of that state travels on elsewhere.  (A
+  // continuation that found its node without the code is resumed under its
+  // own id instead: OnMessage.)
   void Reissue(uint64_t id, const TraversalMessage& from);
   // Keeps `id` pending for a re-send after a "node unavailable" answer
   // while its ride-out time lasts.  False: the caller gets Unavailable now.

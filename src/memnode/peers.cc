@@ -14,7 +14,7 @@ using Clock = std::chrono::steady_clock;
 Peers::Peers(net::Worker* worker, std::chrono::milliseconds connect_timeout, std::chrono::milliseconds retry_after)
     : worker_(worker), connect_timeout_(connect_timeout), retry_after_(retry_after) {}
 
-Result<net::EndpointId> Peers::MemNode(const RouteEntry& e) {
+Result<net::EndpointId> Peers::MemNode(RouteEntry e) {
   if (!e.alive) return Status::Unavailable(fmt::format("memory node {} is down", e.node));
   auto it = memnodes_.find(e.node);
   if (it != memnodes_.end()) {

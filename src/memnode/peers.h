@@ -41,7 +41,10 @@ class Peers {
   // the last one: a restarted node).  Unavailable if it is not alive, was
   // unreachable less than retry_after ago, or cannot be reached now (also
   // from inside a network handler, where the worker cannot connect).
-  Result<net::EndpointId> MemNode(const RouteEntry& e);
+  // `e` is taken by value: connecting runs the worker's handlers, and the
+  // routing-table push among them replaces the table the caller found `e`
+  // in (issue 14: a reference into it was read after it was freed).
+  Result<net::EndpointId> MemNode(RouteEntry e);
 
   // Connection `ep` said in its hello that it is CPU node `cpu_node`.
   // False (not bound) if a live connection of another identity holds it.

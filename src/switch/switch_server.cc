@@ -181,18 +181,28 @@ void SwitchServer::SendToCpuNode(uint32_t cpu_node, const TraversalMessage& mess
 }
 
 void SwitchServer::Flush() {
-  // A failed send to a memory node queues node_unavailable answers: sent by
-  // the next round (bounded: a node is marked dead once, CPU nodes' failures
-  // queue nothing).
+  // A failed send to a memory node queues node_unavailable answers, or the
+  // message again for the node's new connection: sent by the next round
+  // (bounded: a node is marked dead once, a message re-queued only for a
+  // connection other than the one that failed, CPU nodes' failures queue
+  // nothing).
   for (int round = 0; round < 3 && !out_.empty(); ++round) {
-    out_.Flush([this](net::EndpointId, Outbox::Entry&& e, const Status& why) {
+    out_.Flush([this](net::EndpointId to, Outbox::Entry&& e, const Status& why) {
       if (e.tag == 0) {
         ++counters_.responses_dropped;
         log_->Debug("response for a CPU node dropped: {}", why.ToString());
         return;
       }
       const auto node = static_cast<NodeId>(e.tag - 1);
-      if (auto n = memnodes_.find(node); n != memnodes_.end()) MarkDead(&n->second, why.message());
+      auto n = memnodes_.find(node);
+      if (n != memnodes_.end() && n->second.ep != net::kInvalidEndpoint && n->second.ep != to) {
+        // Queued for a connection the node has replaced since (it
+        // re-registered in this pass): the new one takes it, and the node
+        // is not marked dead for its old connection's failure.
+        out_.Add(n->second.ep, std::move(e.bytes), e.tag);
+        return;
+      }
+      if (n != memnodes_.end()) MarkDead(&n->second, why.message());
       // Our own encoding: it decodes.
       Result<TraversalMessage> m = DecodeMessage(e.bytes, options_.max_scratch_bytes);
       if (m.ok()) AnswerUnavailable(std::move(m).value(), node);

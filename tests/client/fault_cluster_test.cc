@@ -15,6 +15,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/increment_pair_program.h"
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "pulse/ds/btree.h"
@@ -512,20 +513,7 @@ TEST_F(NodeFailures, ATraversalRidesOutAMemoryNodeRestartWithinItsRideOutTime) {
 // this file with PULSE_ROUTING=switch too).
 TEST_F(NodeFailures, ContinuationsTargetingARestartingMemoryNodeAreNeitherLostNorRunTwice) {
   // Each pair: {counter, next} on node 0 -> {counter, 0} on node 1.
-  auto step = Build(R"(
-      LOAD data, 16
-      MOVE r1, cur_ptr
-      MOVE r2, data[0]
-      ADD r2, 1
-      STORE [r1], r2
-      COMPARE data[8], 0
-      JUMP_EQ last
-      MOVE sp[0], r2
-      MOVE cur_ptr, data[8]
-      NEXT_ITER
-    last:
-      MOVE sp[8], r2
-      RETURN)");
+  auto step = Build(testing::kIncrementPairProgram);
   ASSERT_TRUE(step->info().has_store);
   constexpr uint32_t kPairs = 4;
   uint64_t first[kPairs], second[kPairs];
@@ -581,7 +569,14 @@ TEST_F(NodeFailures, ContinuationsTargetingARestartingMemoryNodeAreNeitherLostNo
   EXPECT_EQ((*c)->WaitAll(200ms).code(), Status::Code::kTimeout);
   rack_.StartMemNode(1, /*pool_mib=*/8);  // re-attaches its pool and its STORE record
   issue(24);  // while it comes back
-  ASSERT_TRUE((*c)->WaitAll(60s).ok());
+  // A request still pending here is one whose node died (under ASan an
+  // error report aborts the process, as Peers::MemNode's read of a freed
+  // routing entry would have) or a lost one: say which.
+  Status waited = (*c)->WaitAll(60s);
+  ASSERT_TRUE(waited.ok()) << waited.ToString() << "; memory node 0 "
+                           << (rack_.memnode(0).Exited() ? "exited" : "runs") << ", memory node 1 "
+                           << (rack_.memnode(1).Exited() ? "exited" : "runs") << "\nnode 0:\n"
+                           << rack_.memnode(0).Log() << "\nnode 1:\n" << rack_.memnode(1).Log();
   EXPECT_EQ(lost, 0u);
   for (uint32_t i = 0; i < kPairs; ++i) {
     SCOPED_TRACE(i);

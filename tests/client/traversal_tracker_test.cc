@@ -294,18 +294,61 @@ TEST_F(TraversalTrackerTest, UnknownProgramIsResentWithItsCode) {
   EXPECT_EQ(path.sent[2].request_id, path.sent[1].request_id);
   EXPECT_FALSE(path.sent[2].program.empty());
   EXPECT_EQ(counters.unknown_programs, 1u);
-  // A continuation that reached a node lacking it: resumed there, new id.
+  // A continuation that reached a node lacking it: resumed there, under
+  // the same id (the same visit, id and iterations, as the continuation).
   TraversalMessage far = AnswerTo(path.sent[2], TraversalStatus::kUnknownProgram);
   far.cur_ptr = 0x2020;
   far.iterations = 3;
   Deliver(far);
   ASSERT_EQ(path.sent.size(), 4u);
-  EXPECT_NE(path.sent[3].request_id, path.sent[2].request_id);
+  EXPECT_EQ(path.sent[3].request_id, path.sent[2].request_id);
   EXPECT_EQ(path.sent[3].cur_ptr, 0x2020u);
+  EXPECT_EQ(path.sent[3].iterations, 3u);
   EXPECT_FALSE(path.sent[3].program.empty());
   Deliver(AnswerTo(path.sent[3], TraversalStatus::kDone));
   ASSERT_EQ(outcomes.size(), 2u);
   EXPECT_TRUE(outcomes[1].ok());
+}
+
+// Issue 14: a STORE-bearing traversal whose continuation (id, 1 iteration)
+// reached memory node 1 by hash after node 1 restarted.  The node answers
+// "unknown program"; the client resumes there under the same id, so the
+// visit keeps its identity (id, iterations): a copy of that continuation
+// that ran on node 1 before the restart is answered from node 1's STORE
+// record, and one still on its way from node 0 hits node 1's duplicate
+// filter.  Under a fresh id either would have run the STORE again.  And the
+// re-sends on silence after that go to node 1 with the continuation's
+// state, never to node 0 (whose visit ran once).
+TEST_F(TraversalTrackerTest, AContinuationResumedAfterUnknownProgramKeepsItsVisitIdentity) {
+  ProgramRef increment = MustBuild(kIncrement);
+  Start(increment, 0x1008);
+  ASSERT_EQ(path.sent.size(), 1u);
+  const uint64_t id = path.sent[0].request_id;
+  TraversalMessage lacking = AnswerTo(path.sent[0], TraversalStatus::kUnknownProgram);
+  lacking.cur_ptr = 0x2010;
+  lacking.iterations = 1;
+  lacking.scratch.assign(8, 0x5a);
+  Deliver(lacking);
+  ASSERT_EQ(path.sent.size(), 2u);
+  EXPECT_EQ(path.sent[1].request_id, id);
+  EXPECT_EQ(path.sent[1].cur_ptr, 0x2010u);
+  EXPECT_EQ(path.sent[1].iterations, 1u);
+  EXPECT_EQ(path.sent[1].scratch, lacking.scratch);
+  EXPECT_FALSE(path.sent[1].program.empty());
+  // Silence: the re-send is the resumed visit again.
+  Run(milliseconds(150));
+  ASSERT_EQ(path.sent.size(), 3u);
+  EXPECT_EQ(path.sent[2].request_id, id);
+  EXPECT_EQ(path.sent[2].cur_ptr, 0x2010u);
+  EXPECT_EQ(path.sent[2].iterations, 1u);
+  // Node 1 answers from its record (the visit ran before its restart).
+  TraversalMessage done = AnswerTo(path.sent[2], TraversalStatus::kDone);
+  done.iterations = 2;
+  Deliver(done);
+  ASSERT_EQ(outcomes.size(), 1u);
+  ASSERT_TRUE(outcomes[0].ok()) << outcomes[0].status().ToString();
+  EXPECT_EQ(outcomes[0]->iterations, 2u);
+  EXPECT_EQ(counters.unknown_programs, 1u);
 }
 
 TEST_F(TraversalTrackerTest, FaultsAreResultsNotErrors) {

@@ -10,6 +10,7 @@
 
 #include "engine/sum_list_program.h"
 #include "engine/far_heap.h"
+#include "engine/increment_pair_program.h"
 #include "memnode/service.h"
 #include "memnode/service_requests.h"
 #include "memnode/store_record.h"
@@ -278,6 +279,72 @@ TEST(Rack, StoreRetransmittedAfterARestartIsAnsweredFromTheRecordNotRunAgain) {
   m.request_id = 42;
   r.rack.Send(m);
   EXPECT_EQ(r.Cell(), 3u);
+}
+
+// Issue 14: a STORE-bearing traversal crossing from node 0 to node 1,
+// whose continuation ran on node 1 just before node 1 crashed (its answer
+// lost).  The client re-sends the request to node 0, whose duplicate filter
+// re-sends its continuation -- by hash, node 0 having sent node 1 the code
+// earlier -- and the restarted node 1, which lost its program cache, answers
+// "unknown program" with the continuation's state.  The CPU node resumes
+// from that state with the code under the SAME id (TraversalTracker): the
+// visit (id, iterations) is the one node 1 recorded, so it is answered from
+// the record, not run again.  Under a fresh id it would have run twice.
+TEST(Rack, AContinuationResumedAfterARestartUnderItsIdIsAnsweredFromTheRecord) {
+  MiniRack rack;
+  std::vector<uint8_t> area(memnode::StoreRecord::BytesFor(64));
+  memnode::StoreRecord before(area.data(), area.size(), 64, 1);
+  before.Format();
+  rack.service(1).set_store_record(&before);
+  // Each pair: {counter, next} on node 0 -> {counter, 0} on node 1.
+  auto step = Build(testing::kIncrementPairProgram);
+  uint64_t first[2], second[2];
+  for (int i = 0; i < 2; ++i) {
+    second[i] = rack.heap(1).Alloc(16);
+    first[i] = rack.heap(0).Alloc(16);
+    rack.heap(0).Put<uint64_t>(first[i] + 8, second[i]);
+  }
+  auto request = [&](int i, uint64_t id) {
+    TraversalMessage m = Request(step, first[i], kFlagHasStore);
+    m.request_id = id;
+    m.scratch.assign(16, 0);
+    return m;
+  };
+  ASSERT_EQ(rack.Send(request(0, 1))[0].status, TraversalStatus::kDone);  // node 1 gets the code
+  ASSERT_EQ(rack.Send(request(1, 2))[0].status, TraversalStatus::kDone);  // its continuation: by hash
+  ASSERT_EQ(rack.continuation_code_bytes.size(), 2u);
+  EXPECT_EQ(rack.continuation_code_bytes[1], 0u);
+  ASSERT_EQ(rack.heap(1).Get<uint64_t>(second[1]), 1u);
+
+  // Node 1 crashed after running request 2's visit; its answer was lost.
+  memnode::StoreRecord after(area.data(), area.size(), 64, 1);
+  ASSERT_TRUE(after.Recover());
+  rack.RestartService(1, &after);
+  auto lacking = rack.Send(request(1, 2));  // the client's re-send, to node 0
+  ASSERT_EQ(lacking.size(), 1u);
+  ASSERT_EQ(lacking[0].status, TraversalStatus::kUnknownProgram) << TraversalStatusName(lacking[0].status);
+  EXPECT_EQ(lacking[0].request_id, 2u);
+  EXPECT_EQ(lacking[0].cur_ptr, second[1]);
+  EXPECT_EQ(rack.heap(0).Get<uint64_t>(first[1]), 1u) << "node 0 answered from its duplicate filter";
+
+  TraversalMessage resume = Request(step, lacking[0].cur_ptr, kFlagHasStore);
+  resume.request_id = 2;  // what the CPU node does: the same visit
+  resume.scratch = lacking[0].scratch;
+  resume.iterations = lacking[0].iterations;
+  auto answered = rack.Send(resume);
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_EQ(answered[0].status, TraversalStatus::kDone);
+  EXPECT_EQ(rack.heap(1).Get<uint64_t>(second[1]), 1u) << "the visit ran twice";
+  EXPECT_EQ(rack.service(1).counters().durable_answers, 1u);
+  uint64_t sp[2];
+  std::memcpy(sp, answered[0].scratch.data(), sizeof sp);
+  EXPECT_EQ(sp[0], 1u);
+  EXPECT_EQ(sp[1], 1u);
+
+  // What the same id prevents: resumed as a new visit, it runs again.
+  resume.request_id = 3;
+  rack.Send(resume);
+  EXPECT_EQ(rack.heap(1).Get<uint64_t>(second[1]), 2u);
 }
 
 TEST(Rack, StoreBegunBeforeARestartIsRefusedAsOutcomeUnknown) {
