@@ -58,12 +58,30 @@ std::optional<EngineKind> EngineKindFromName(std::string_view name);
 // Most pipelines (threads) one memory node runs.
 inline constexpr uint32_t kMaxPipelinesPerNode = 64;
 
+// The active set.  A pipeline admits up to `workspaces` traversals but
+// interleaves at most `active_workspaces` of them in its round-robin; the
+// others wait in a FIFO ready queue and take a slot when an active one
+// finishes or has run `turn_iterations` iterations in its slot while others
+// wait (it then goes to the back of the queue).  One round of the active set
+// must fit in L1D for a window prefetched a round earlier to be there when
+// its iteration runs (docs/engine.md, "The active set").
+inline constexpr uint32_t kAutoActiveWorkspaces = 0;
+
 struct EngineOptions {
   EngineKind engine = DefaultEngineKind();  // kJit without a backend interprets
-  uint32_t workspaces = 16;        // concurrent traversals per pipeline
+  uint32_t workspaces = 16;        // concurrent traversals per pipeline (admitted)
+  // Traversals interleaved at once (<= workspaces); kAutoActiveWorkspaces:
+  // the measured default, ActiveWorkspacesFor().
+  uint32_t active_workspaces = kAutoActiveWorkspaces;
+  uint32_t turn_iterations = 64;   // a slot's turn while others wait (0 is taken as 1)
   uint32_t max_iterations = 4096;  // MAX_ITER when a request does not set one
   uint32_t scratch_pad_bytes = isa::kDefaultScratchPadBytes;  // largest accepted
 };
+
+// The active-set size a pipeline with these options runs: the explicit
+// `active_workspaces` (capped at `workspaces`), or for kAutoActiveWorkspaces
+// min(workspaces, 32) -- measured, docs/engine.md.  Never 0.
+uint32_t ActiveWorkspacesFor(const EngineOptions& options);
 
 // One request to the engine.  The engine owns it while it runs and hands it
 // back, with state updated, to the completion callback.
@@ -104,9 +122,14 @@ class Pipeline {
   // the pipeline's cached translation.
   void OnRangeTableChanged();
 
-  // Traversals admitted and not yet completed.
+  // Traversals admitted and not yet completed (interleaved or waiting).
   uint32_t active() const;
   uint32_t capacity() const;
+  // The active-set size: at most this many traversals are interleaved.
+  uint32_t active_limit() const;
+  // Scheduler rounds run so far (one pass over the active set each); for
+  // tests and benchmarks that count progress in rounds.
+  uint64_t rounds() const;
 
   // The engine this pipeline runs: options.engine, or kInterpreter where
   // the host has no code generator.

@@ -360,11 +360,12 @@ struct EngineRun {
 };
 
 Result<EngineRun> MeasureEngine(const RangeTable& table, const ProgramRef& program, const Workload& w,
-                                EngineKind kind, uint32_t workspaces, uint32_t max_iterations, double seconds,
-                                uint64_t seed, uint64_t* checked) {
+                                EngineKind kind, uint32_t workspaces, uint32_t active_workspaces,
+                                uint32_t max_iterations, double seconds, uint64_t seed, uint64_t* checked) {
   EngineOptions eo;
   eo.engine = kind;
   eo.workspaces = workspaces;
+  eo.active_workspaces = active_workspaces;
   eo.max_iterations = max_iterations;
   Pipeline pipeline(&table, eo);
   std::mt19937_64 rng(seed);
@@ -468,15 +469,17 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
     native.push_back(Measure(o.seconds, [&] { return w.native(rng); }));
     for (size_t c = 0; c < counts.size(); ++c) {
       if (list) mlp[c].push_back(MeasureMlpLimit(arena, counts[c], o.hops_per_request, o.seconds, rng));
-      PULSE_ASSIGN_OR_RETURN(EngineRun run, MeasureEngine(table, *program, w, kind, counts[c], max_iterations,
-                                                          o.seconds, o.seed + 7 * round + c, &r.checked_requests));
+      PULSE_ASSIGN_OR_RETURN(EngineRun run,
+                             MeasureEngine(table, *program, w, kind, counts[c], o.active_workspaces, max_iterations,
+                                           o.seconds, o.seed + 7 * round + c, &r.checked_requests));
       engine[c].push_back(run.hops_per_sec);
       requests += run.requests;
       iterations += run.iterations;
       if (with_interp) {
-        PULSE_ASSIGN_OR_RETURN(EngineRun i, MeasureEngine(table, *program, w, EngineKind::kInterpreter, counts[c],
-                                                          max_iterations, o.seconds, o.seed + 1000 + 7 * round + c,
-                                                          &r.checked_requests));
+        PULSE_ASSIGN_OR_RETURN(EngineRun i,
+                               MeasureEngine(table, *program, w, EngineKind::kInterpreter, counts[c],
+                                             o.active_workspaces, max_iterations, o.seconds,
+                                             o.seed + 1000 + 7 * round + c, &r.checked_requests));
         interp[c].push_back(i.hops_per_sec);
       }
     }
@@ -486,6 +489,10 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
   for (size_t c = 0; c < counts.size(); ++c) {
     EngineSweepPoint p;
     p.workspaces = counts[c];
+    EngineOptions eo;
+    eo.workspaces = counts[c];
+    eo.active_workspaces = o.active_workspaces;
+    p.active_workspaces = ActiveWorkspacesFor(eo);
     p.engine_hops_per_sec = Median(engine[c]);
     p.mlp_limit_hops_per_sec = list ? Median(mlp[c]) : 0;
     p.interpreter_hops_per_sec = with_interp ? Median(interp[c]) : 0;
@@ -512,8 +519,8 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
     std::vector<std::thread> threads;
     for (uint32_t t = 0; t < r.pipelines; ++t) {
       threads.emplace_back([&, t] {
-        auto run = MeasureEngine(table, *program, w, kind, r.workspaces, max_iterations, o.seconds,
-                                 o.seed + 100 + t, &checked[t]);
+        auto run = MeasureEngine(table, *program, w, kind, r.workspaces, o.active_workspaces, max_iterations,
+                                 o.seconds, o.seed + 100 + t, &checked[t]);
         if (run.ok()) {
           per_thread[t] = run->hops_per_sec;
         } else {

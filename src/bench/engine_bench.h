@@ -20,6 +20,7 @@ struct EngineBenchOptions {
   uint32_t hops_per_request = 1024;  // list walks
   uint32_t workspaces = 16;        // engine workspaces = chains of the MLP chase
   std::vector<uint32_t> sweep;     // workspace counts to measure; empty: {workspaces}
+  uint32_t active_workspaces = kAutoActiveWorkspaces;  // the engine's active set (EngineOptions)
   EngineKind engine = DefaultEngineKind();
   bool compare_interpreter = true; // with the JIT: the interpreter too, at every count
   std::string program = "list";    // list | hash | btree
@@ -33,6 +34,7 @@ struct EngineBenchOptions {
 // One workspace count of the sweep.
 struct EngineSweepPoint {
   uint32_t workspaces = 0;
+  uint32_t active_workspaces = 0;     // the active set the engine ran at this count
   double engine_hops_per_sec = 0;
   double mlp_limit_hops_per_sec = 0;  // list only
   double interpreter_hops_per_sec = 0;  // with the JIT and compare_interpreter

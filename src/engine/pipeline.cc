@@ -11,8 +11,14 @@
 //  - after NEXT_ITER the new cur_ptr is translated and its window prefetched,
 //    and the scheduler moves to the next workspace: by the time it returns,
 //    the window is (usually) in cache;
+//  - the round-robin runs only the active set (at most K workspaces, slots
+//    below); admitted traversals beyond K wait in a FIFO ready queue.  One
+//    round's footprint (K iterations x ~4 lines) then stays well inside L1D,
+//    so the window prefetched a round earlier has not been evicted when its
+//    iteration reads it, however many workspaces are configured;
 //  - a program that neither STOREs nor writes data[] reads its window in
 //    place (the translated, protection-checked node) instead of a copy.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <unordered_map>
@@ -131,14 +137,34 @@ std::optional<EngineKind> EngineKindFromName(std::string_view name) {
   return std::nullopt;
 }
 
+uint32_t ActiveWorkspacesFor(const EngineOptions& options) {
+  constexpr uint32_t kAutoLimit = 32;  // measured: docs/engine.md, "The active set"
+  const uint32_t n = options.workspaces == 0 ? 1 : options.workspaces;
+  const uint32_t k = options.active_workspaces == kAutoActiveWorkspaces ? kAutoLimit : options.active_workspaces;
+  return std::min(n, k);
+}
+
 struct Pipeline::Impl {
+  // One place in the round-robin: the workspace it runs and what is left of
+  // that workspace's turn.
+  struct Slot {
+    uint32_t ws;
+    uint32_t turn_left;
+  };
+
   const RangeTable* table;
   EngineOptions options;
   bool jit = false;                      // options.engine, where a backend exists
   std::vector<Workspace> workspaces;
   std::vector<TraversalRequest> requests;  // one per workspace, cold
   std::vector<uint32_t> free_list;
-  uint32_t active = 0;
+  uint32_t active = 0;                   // admitted, not completed: slots + ready
+  uint32_t turn = 1;                     // options.turn_iterations, at least 1
+  std::vector<Slot> slots;               // the active set, capacity K (never reallocates)
+  uint32_t limit = 1;                    // K
+  std::vector<uint32_t> ready;           // FIFO ring of waiting workspaces, capacity W
+  uint32_t ready_head = 0, ready_count = 0;
+  uint64_t rounds = 0;
   const Range* last_range = nullptr;  // one-entry translation cache
   std::unordered_map<const VerifiedProgram*, std::unique_ptr<DecodedProgram>> decoded;
   uint64_t jit_programs = 0, jit_nanos = 0;
@@ -378,8 +404,64 @@ struct Pipeline::Impl {
     return exit.status();
   }
 
-  void Finish(uint32_t index, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
+  void PushReady(uint32_t index) {
+    ready[(ready_head + ready_count) % ready.size()] = index;
+    ++ready_count;
+  }
+
+  uint32_t PopReady() {
+    const uint32_t index = ready[ready_head];
+    ready_head = ready_head + 1 == ready.size() ? 0 : ready_head + 1;
+    --ready_count;
+    return index;
+  }
+
+  // Puts workspace `index` into slot s for a fresh turn.  Its window was
+  // prefetched when it last left a NEXT_ITER (or at admission), maybe long
+  // ago: prefetch it again, a round before it runs.
+  void Enter(uint32_t s, uint32_t index) {
+    slots[s] = Slot{index, turn};
+    const Frame& f = workspaces[index].f;
+    if (f.window_src != nullptr && f.prog != nullptr) {
+      const uintptr_t end = reinterpret_cast<uintptr_t>(f.window_src) + f.prog->window;
+      for (uintptr_t line = reinterpret_cast<uintptr_t>(f.window_src) & ~uintptr_t{63}; line < end; line += 64)
+        __builtin_prefetch(reinterpret_cast<const void*>(line));
+    }
+  }
+
+  // A new traversal in workspace `index`: a slot if the active set has room,
+  // else the back of the ready queue.
+  void Activate(uint32_t index) {
+    if (slots.size() < limit) {
+      slots.push_back(Slot{index, turn});
+    } else {
+      PushReady(index);
+    }
+  }
+
+  // Slot s's workspace leaves the active set (finished): the longest-waiting
+  // ready workspace takes the slot, or the last slot moves into it.
+  void Vacate(uint32_t s) {
+    if (ready_count > 0) {
+      Enter(s, PopReady());
+      return;
+    }
+    slots[s] = slots.back();
+    slots.pop_back();
+  }
+
+  // Slot s's turn is over and others wait: its workspace goes to the back of
+  // the queue, the longest-waiting one takes the slot.
+  void Rotate(uint32_t s) {
+    const uint32_t index = slots[s].ws;
+    Enter(s, PopReady());
+    PushReady(index);
+  }
+
+  void Finish(uint32_t s, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
               const CompletionFn& done) {
+    const uint32_t index = slots[s].ws;
+    Vacate(s);
     Frame& f = workspaces[index].f;
     TraversalRequest& req = requests[index];
     TraversalOutcome out;
@@ -391,7 +473,6 @@ struct Pipeline::Impl {
     req.state.iterations += f.iterations;
     if (f.prog != nullptr) --f.prog->in_use;
     f.prog = nullptr;
-    f.busy = false;
     --active;
     free_list.push_back(index);
     TraversalRequest request = std::move(req);
@@ -407,6 +488,10 @@ Pipeline::Pipeline(const RangeTable* table, const EngineOptions& options) : impl
   impl_->workspaces.resize(n);
   impl_->requests.resize(n);
   for (uint32_t i = n; i-- > 0;) impl_->free_list.push_back(i);
+  impl_->limit = ActiveWorkspacesFor(options);
+  impl_->turn = std::max<uint32_t>(options.turn_iterations, 1);
+  impl_->slots.reserve(impl_->limit);
+  impl_->ready.resize(n);
 }
 
 Pipeline::~Pipeline() = default;
@@ -415,6 +500,8 @@ bool Pipeline::HasFreeWorkspace() const { return !impl_->free_list.empty(); }
 void Pipeline::OnRangeTableChanged() { impl_->last_range = nullptr; }
 uint32_t Pipeline::active() const { return impl_->active; }
 uint32_t Pipeline::capacity() const { return static_cast<uint32_t>(impl_->workspaces.size()); }
+uint32_t Pipeline::active_limit() const { return impl_->limit; }
+uint64_t Pipeline::rounds() const { return impl_->rounds; }
 EngineKind Pipeline::engine() const { return impl_->jit ? EngineKind::kJit : EngineKind::kInterpreter; }
 uint64_t Pipeline::jit_compiled_programs() const { return impl_->jit_programs; }
 uint64_t Pipeline::jit_compile_nanos() const { return impl_->jit_nanos; }
@@ -427,8 +514,8 @@ void Pipeline::Admit(TraversalRequest&& request) {
   TraversalRequest& req = im.requests[index];
   req = std::move(request);
   Frame& f = ws.f;
-  f.busy = true;
   ++im.active;
+  im.Activate(index);
   f.iterations = 0;
   f.max_iterations = req.max_iterations != 0 ? req.max_iterations : im.options.max_iterations;
   f.regs[kCurPtrSlot] = req.state.cur_ptr;
@@ -443,6 +530,7 @@ void Pipeline::Admit(TraversalRequest&& request) {
   f.pending = TraversalStatus::kDone;
   f.pending_addr = 0;
   f.prog = nullptr;
+  f.window_src = nullptr;
   if (!req.program || f.sp_len < req.program->info().scratch_bytes || f.sp_len > im.options.scratch_pad_bytes) {
     f.pending = TraversalStatus::kFaultBadRequest;
     return;
@@ -460,21 +548,24 @@ void Pipeline::Admit(TraversalRequest&& request) {
 uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget) {
   Impl& im = *impl_;
   uint64_t executed = 0;
-  const uint32_t n = static_cast<uint32_t>(im.workspaces.size());
   Workspace* const wss = im.workspaces.data();
   while (im.active > 0 && executed < max_iterations_budget) {
-    for (uint32_t i = 0; i < n; ++i) {
-      // The next workspace's frame (lines 0 and 3) and scratch pad: in
-      // cache by the time this one's iteration is done.
-      const Workspace& ahead = wss[i + 1 < n ? i + 1 : 0];
+    ++im.rounds;
+    // One round over the active set.  A slot vacated by a finished traversal
+    // is refilled from the ready queue (or by the last slot, which then waits
+    // for the next round): the set changes only behind the cursor.
+    for (uint32_t s = 0; s < im.slots.size(); ++s) {
+      Impl::Slot& slot = im.slots[s];
+      // The next slot's frame (lines 0 and 3) and scratch pad: in cache by
+      // the time this one's iteration is done.
+      const Workspace& ahead = wss[im.slots[s + 1 < im.slots.size() ? s + 1 : 0].ws];
       __builtin_prefetch(&ahead.f);
       __builtin_prefetch(&ahead.f.cmp_srhs);
       __builtin_prefetch(ahead.f.sp);
-      Workspace& ws = wss[i];
+      Workspace& ws = wss[slot.ws];
       Frame& f = ws.f;
-      if (!f.busy) continue;
       if (f.pending != TraversalStatus::kDone) {
-        im.Finish(i, f.pending, 0, f.pending_addr, done);
+        im.Finish(s, f.pending, 0, f.pending_addr, done);
         continue;
       }
       bool next = false;
@@ -482,18 +573,26 @@ uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget)
       uint64_t fault_addr = 0;
       const TraversalStatus st = im.Step(ws, &next, &fault_pc, &fault_addr);
       if (st != TraversalStatus::kDone) {
-        im.Finish(i, st, fault_pc, fault_addr, done);
+        im.Finish(s, st, fault_pc, fault_addr, done);
         continue;
       }
       ++executed;
       ++f.iterations;
       if (!next) {
-        im.Finish(i, TraversalStatus::kDone, 0, 0, done);
+        im.Finish(s, TraversalStatus::kDone, 0, 0, done);
       } else if (f.iterations >= f.max_iterations) {
-        im.Finish(i, TraversalStatus::kContinue, 0, 0, done);
+        im.Finish(s, TraversalStatus::kContinue, 0, 0, done);
       } else {
         const TraversalStatus load = im.StartLoad(f);
-        if (load != TraversalStatus::kDone) im.Finish(i, load, 0, f.regs[kCurPtrSlot], done);
+        if (load != TraversalStatus::kDone) {
+          im.Finish(s, load, 0, f.regs[kCurPtrSlot], done);
+        } else if (--slot.turn_left == 0) {
+          if (im.ready_count > 0) {
+            im.Rotate(s);
+          } else {
+            slot.turn_left = im.turn;
+          }
+        }
       }
     }
   }
