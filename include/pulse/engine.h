@@ -8,7 +8,11 @@
 // cur_ptr and issues software prefetches for its window; the logic pipeline
 // then moves on to the next workspace, whose window was prefetched a round
 // earlier.  With enough workspaces the memory latency of one hides behind the
-// computation of the others (the software form of Fig. 3(c)).
+// computation of the others (the software form of Fig. 3(c)).  The cycle
+// runs over the active set only (EngineOptions::active_workspaces, 32 by
+// default): admitted traversals beyond it wait in a FIFO ready queue and
+// take turns, so one round's data stays in L1D however many workspaces are
+// configured.
 //
 // Mapping to threads: one Pipeline per thread, W workspaces each
 // (EngineOptions::workspaces, default 16).  A software "logic pipeline" is
@@ -61,8 +65,10 @@ inline constexpr uint32_t kMaxPipelinesPerNode = 64;
 // The active set.  A pipeline admits up to `workspaces` traversals but
 // interleaves at most `active_workspaces` of them in its round-robin; the
 // others wait in a FIFO ready queue and take a slot when an active one
-// finishes or has run `turn_iterations` iterations in its slot while others
-// wait (it then goes to the back of the queue).  One round of the active set
+// finishes, or every `turn_iterations` rounds (one iteration of each active
+// traversal per round) while some wait: the first min(K, waiting) slots then
+// change hands, and the traversals leaving them go to the back of the queue.
+// A traversal thus waits at most ceil(waiting / K) turns.  One round of the active set
 // must fit in L1D for a window prefetched a round earlier to be there when
 // its iteration runs (docs/engine.md, "The active set").
 inline constexpr uint32_t kAutoActiveWorkspaces = 0;
@@ -73,7 +79,7 @@ struct EngineOptions {
   // Traversals interleaved at once (<= workspaces); kAutoActiveWorkspaces:
   // the measured default, ActiveWorkspacesFor().
   uint32_t active_workspaces = kAutoActiveWorkspaces;
-  uint32_t turn_iterations = 64;   // a slot's turn while others wait (0 is taken as 1)
+  uint32_t turn_iterations = 64;   // rounds between rotations while some wait (0 is taken as 1)
   uint32_t max_iterations = 4096;  // MAX_ITER when a request does not set one
   uint32_t scratch_pad_bytes = isa::kDefaultScratchPadBytes;  // largest accepted
 };

@@ -145,13 +145,6 @@ uint32_t ActiveWorkspacesFor(const EngineOptions& options) {
 }
 
 struct Pipeline::Impl {
-  // One place in the round-robin: the workspace it runs and what is left of
-  // that workspace's turn.
-  struct Slot {
-    uint32_t ws;
-    uint32_t turn_left;
-  };
-
   const RangeTable* table;
   EngineOptions options;
   bool jit = false;                      // options.engine, where a backend exists
@@ -160,8 +153,11 @@ struct Pipeline::Impl {
   std::vector<uint32_t> free_list;
   uint32_t active = 0;                   // admitted, not completed: slots + ready
   uint32_t turn = 1;                     // options.turn_iterations, at least 1
-  std::vector<Slot> slots;               // the active set, capacity K (never reallocates)
+  uint32_t turn_rounds = 0;              // rounds since the active set last rotated
+  std::vector<uint32_t> slots;           // the active set: workspace indices, K entries
+  uint32_t slot_count = 0;               // slots in use: [0, slot_count)
   uint32_t limit = 1;                    // K
+  uint32_t hole = UINT32_MAX;            // a slot vacated while its completion runs
   std::vector<uint32_t> ready;           // FIFO ring of waiting workspaces, capacity W
   uint32_t ready_head = 0, ready_count = 0;
   uint64_t rounds = 0;
@@ -416,11 +412,11 @@ struct Pipeline::Impl {
     return index;
   }
 
-  // Puts workspace `index` into slot s for a fresh turn.  Its window was
-  // prefetched when it last left a NEXT_ITER (or at admission), maybe long
-  // ago: prefetch it again, a round before it runs.
+  // Puts workspace `index` into slot s.  Its window was prefetched when it
+  // last left a NEXT_ITER (or at admission), maybe long ago: prefetch it
+  // again, a round before it runs.
   void Enter(uint32_t s, uint32_t index) {
-    slots[s] = Slot{index, turn};
+    slots[s] = index;
     const Frame& f = workspaces[index].f;
     if (f.window_src != nullptr && f.prog != nullptr) {
       const uintptr_t end = reinterpret_cast<uintptr_t>(f.window_src) + f.prog->window;
@@ -429,39 +425,49 @@ struct Pipeline::Impl {
     }
   }
 
-  // A new traversal in workspace `index`: a slot if the active set has room,
-  // else the back of the ready queue.
+  // A new traversal in workspace `index`: the slot its predecessor just left
+  // (it then runs a round after its window's prefetch, as before the active
+  // set), else a free slot, else the back of the ready queue.
   void Activate(uint32_t index) {
-    if (slots.size() < limit) {
-      slots.push_back(Slot{index, turn});
+    if (hole != UINT32_MAX) {
+      slots[hole] = index;
+      hole = UINT32_MAX;
+    } else if (slot_count < limit) {
+      slots[slot_count++] = index;
     } else {
       PushReady(index);
     }
   }
 
-  // Slot s's workspace leaves the active set (finished): the longest-waiting
-  // ready workspace takes the slot, or the last slot moves into it.
-  void Vacate(uint32_t s) {
-    if (ready_count > 0) {
-      Enter(s, PopReady());
+  // Every `turn` rounds while traversals wait, the first min(K, waiting)
+  // slots go to the longest-waiting workspaces and their workspaces to the
+  // back of the queue: the queue advances K places per turn, so nothing
+  // waits longer than ceil(waiting / K) turns.
+  void RotateIfDue() {
+    if (ready_count == 0) {
+      turn_rounds = 0;
       return;
     }
-    slots[s] = slots.back();
-    slots.pop_back();
-  }
-
-  // Slot s's turn is over and others wait: its workspace goes to the back of
-  // the queue, the longest-waiting one takes the slot.
-  void Rotate(uint32_t s) {
-    const uint32_t index = slots[s].ws;
-    Enter(s, PopReady());
-    PushReady(index);
+    if (++turn_rounds < turn) return;
+    turn_rounds = 0;
+    const uint32_t n = std::min(slot_count, ready_count);
+    for (uint32_t s = 0; s < n; ++s) {
+      const uint32_t out = slots[s];
+      Enter(s, PopReady());
+      PushReady(out);
+    }
   }
 
   void Finish(uint32_t s, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
               const CompletionFn& done) {
-    const uint32_t index = slots[s].ws;
-    Vacate(s);
+    const uint32_t index = slots[s];
+    // The slot goes to the longest-waiting workspace; with none waiting it
+    // is held for an admission from `done`, and closed if none comes.
+    if (ready_count > 0) {
+      Enter(s, PopReady());
+    } else {
+      hole = s;
+    }
     Frame& f = workspaces[index].f;
     TraversalRequest& req = requests[index];
     TraversalOutcome out;
@@ -477,6 +483,10 @@ struct Pipeline::Impl {
     free_list.push_back(index);
     TraversalRequest request = std::move(req);
     done(std::move(request), out);
+    if (hole != UINT32_MAX) {  // no admission: the last slot moves in (it waits a round)
+      slots[hole] = slots[--slot_count];
+      hole = UINT32_MAX;
+    }
   }
 };
 
@@ -490,7 +500,7 @@ Pipeline::Pipeline(const RangeTable* table, const EngineOptions& options) : impl
   for (uint32_t i = n; i-- > 0;) impl_->free_list.push_back(i);
   impl_->limit = ActiveWorkspacesFor(options);
   impl_->turn = std::max<uint32_t>(options.turn_iterations, 1);
-  impl_->slots.reserve(impl_->limit);
+  impl_->slots.resize(impl_->limit);
   impl_->ready.resize(n);
 }
 
@@ -549,20 +559,20 @@ uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget)
   Impl& im = *impl_;
   uint64_t executed = 0;
   Workspace* const wss = im.workspaces.data();
+  const uint32_t* const slots = im.slots.data();
   while (im.active > 0 && executed < max_iterations_budget) {
     ++im.rounds;
-    // One round over the active set.  A slot vacated by a finished traversal
-    // is refilled from the ready queue (or by the last slot, which then waits
-    // for the next round): the set changes only behind the cursor.
-    for (uint32_t s = 0; s < im.slots.size(); ++s) {
-      Impl::Slot& slot = im.slots[s];
+    // One round over the active set.  A finished traversal's slot goes to a
+    // waiting or newly admitted workspace (which runs next round), or the
+    // last slot moves into it: the set changes only behind the cursor.
+    for (uint32_t s = 0; s < im.slot_count; ++s) {
       // The next slot's frame (lines 0 and 3) and scratch pad: in cache by
       // the time this one's iteration is done.
-      const Workspace& ahead = wss[im.slots[s + 1 < im.slots.size() ? s + 1 : 0].ws];
+      const Workspace& ahead = wss[slots[s + 1 < im.slot_count ? s + 1 : 0]];
       __builtin_prefetch(&ahead.f);
       __builtin_prefetch(&ahead.f.cmp_srhs);
       __builtin_prefetch(ahead.f.sp);
-      Workspace& ws = wss[slot.ws];
+      Workspace& ws = wss[slots[s]];
       Frame& f = ws.f;
       if (f.pending != TraversalStatus::kDone) {
         im.Finish(s, f.pending, 0, f.pending_addr, done);
@@ -584,17 +594,10 @@ uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget)
         im.Finish(s, TraversalStatus::kContinue, 0, 0, done);
       } else {
         const TraversalStatus load = im.StartLoad(f);
-        if (load != TraversalStatus::kDone) {
-          im.Finish(s, load, 0, f.regs[kCurPtrSlot], done);
-        } else if (--slot.turn_left == 0) {
-          if (im.ready_count > 0) {
-            im.Rotate(s);
-          } else {
-            slot.turn_left = im.turn;
-          }
-        }
+        if (load != TraversalStatus::kDone) im.Finish(s, load, 0, f.regs[kCurPtrSlot], done);
       }
     }
+    im.RotateIfDue();
   }
   return executed;
 }
