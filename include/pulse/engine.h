@@ -65,7 +65,7 @@ inline constexpr uint32_t kMaxPipelinesPerNode = 64;
 // The active set.  A pipeline admits up to `workspaces` traversals but
 // interleaves at most `active_workspaces` of them in its round-robin; the
 // others wait in a FIFO ready queue and take a slot when an active one
-// finishes, or every `turn_iterations` rounds (one iteration of each active
+// finishes, or every `turn_rounds` rounds (one iteration of each active
 // traversal per round) while some wait: the first min(K, waiting) slots then
 // change hands, and the traversals leaving them go to the back of the queue.
 // A traversal thus waits at most ceil(waiting / K) turns.  One round of the active set
@@ -79,7 +79,7 @@ struct EngineOptions {
   // Traversals interleaved at once (<= workspaces); kAutoActiveWorkspaces:
   // the measured default, ActiveWorkspacesFor().
   uint32_t active_workspaces = kAutoActiveWorkspaces;
-  uint32_t turn_iterations = 64;   // rounds between rotations while some wait (0 is taken as 1)
+  uint32_t turn_rounds = 64;       // rounds between rotations while some wait (0 is taken as 1)
   uint32_t max_iterations = 4096;  // MAX_ITER when a request does not set one
   uint32_t scratch_pad_bytes = isa::kDefaultScratchPadBytes;  // largest accepted
 };

@@ -25,6 +25,8 @@ struct EngineBenchOptions {
   bool compare_interpreter = true; // with the JIT: the interpreter too, at every count
   std::string program = "list";    // list | hash | btree
   double seconds = 1.5;            // per measurement
+  bool thread_cpu_clock = false;   // seconds of the measuring thread's CPU time, not wall time
+                                   // (a loaded machine: hops per CPU second)
   uint32_t rounds = 3;             // each figure is the median of this many runs
   uint32_t pipelines = 1;          // > 1: also measure that many pipelines, one thread each
   uint64_t seed = 42;

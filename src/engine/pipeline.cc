@@ -152,8 +152,8 @@ struct Pipeline::Impl {
   std::vector<TraversalRequest> requests;  // one per workspace, cold
   std::vector<uint32_t> free_list;
   uint32_t active = 0;                   // admitted, not completed: slots + ready
-  uint32_t turn = 1;                     // options.turn_iterations, at least 1
-  uint32_t turn_rounds = 0;              // rounds since the active set last rotated
+  uint32_t turn = 1;                     // options.turn_rounds, at least 1
+  uint32_t since_rotation = 0;           // rounds since the active set last rotated
   std::vector<uint32_t> slots;           // the active set: workspace indices, K entries
   uint32_t slot_count = 0;               // slots in use: [0, slot_count)
   uint32_t limit = 1;                    // K
@@ -246,10 +246,14 @@ struct Pipeline::Impl {
     if (st != TraversalStatus::kDone) return st;
     const uint8_t* host = range->Translate(cur);
     f.window_src = host;
+    PrefetchWindow(host, window);
+    return TraversalStatus::kDone;
+  }
+
+  static inline void PrefetchWindow(const uint8_t* host, uint32_t window) {
     const uintptr_t end = reinterpret_cast<uintptr_t>(host) + window;
     for (uintptr_t line = reinterpret_cast<uintptr_t>(host) & ~uintptr_t{63}; line < end; line += 64)
       __builtin_prefetch(reinterpret_cast<const void*>(line));
-    return TraversalStatus::kDone;
   }
 
   // Address of an operand's bytes, or nullptr if an indexed operand is out
@@ -418,11 +422,7 @@ struct Pipeline::Impl {
   void Enter(uint32_t s, uint32_t index) {
     slots[s] = index;
     const Frame& f = workspaces[index].f;
-    if (f.window_src != nullptr && f.prog != nullptr) {
-      const uintptr_t end = reinterpret_cast<uintptr_t>(f.window_src) + f.prog->window;
-      for (uintptr_t line = reinterpret_cast<uintptr_t>(f.window_src) & ~uintptr_t{63}; line < end; line += 64)
-        __builtin_prefetch(reinterpret_cast<const void*>(line));
-    }
+    if (f.window_src != nullptr && f.prog != nullptr) PrefetchWindow(f.window_src, f.prog->window);
   }
 
   // A new traversal in workspace `index`: the slot its predecessor just left
@@ -445,11 +445,11 @@ struct Pipeline::Impl {
   // waits longer than ceil(waiting / K) turns.
   void RotateIfDue() {
     if (ready_count == 0) {
-      turn_rounds = 0;
+      since_rotation = 0;
       return;
     }
-    if (++turn_rounds < turn) return;
-    turn_rounds = 0;
+    if (++since_rotation < turn) return;
+    since_rotation = 0;
     const uint32_t n = std::min(slot_count, ready_count);
     for (uint32_t s = 0; s < n; ++s) {
       const uint32_t out = slots[s];
@@ -499,7 +499,7 @@ Pipeline::Pipeline(const RangeTable* table, const EngineOptions& options) : impl
   impl_->requests.resize(n);
   for (uint32_t i = n; i-- > 0;) impl_->free_list.push_back(i);
   impl_->limit = ActiveWorkspacesFor(options);
-  impl_->turn = std::max<uint32_t>(options.turn_iterations, 1);
+  impl_->turn = std::max<uint32_t>(options.turn_rounds, 1);
   impl_->slots.resize(impl_->limit);
   impl_->ready.resize(n);
 }
@@ -564,18 +564,24 @@ uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget)
     ++im.rounds;
     // One round over the active set.  A finished traversal's slot goes to a
     // waiting or newly admitted workspace (which runs next round), or the
-    // last slot moves into it: the set changes only behind the cursor.
-    for (uint32_t s = 0; s < im.slot_count; ++s) {
+    // last slot moves into it: the set changes only behind the cursor, and
+    // only in Finish (`count` is re-read after it).
+    uint32_t count = im.slot_count;
+    auto finish = [&](uint32_t s, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr) {
+      im.Finish(s, status, fault_pc, fault_addr, done);
+      count = im.slot_count;
+    };
+    for (uint32_t s = 0; s < count; ++s) {
       // The next slot's frame (lines 0 and 3) and scratch pad: in cache by
       // the time this one's iteration is done.
-      const Workspace& ahead = wss[slots[s + 1 < im.slot_count ? s + 1 : 0]];
+      const Workspace& ahead = wss[slots[s + 1 < count ? s + 1 : 0]];
       __builtin_prefetch(&ahead.f);
       __builtin_prefetch(&ahead.f.cmp_srhs);
       __builtin_prefetch(ahead.f.sp);
       Workspace& ws = wss[slots[s]];
       Frame& f = ws.f;
       if (f.pending != TraversalStatus::kDone) {
-        im.Finish(s, f.pending, 0, f.pending_addr, done);
+        finish(s, f.pending, 0, f.pending_addr);
         continue;
       }
       bool next = false;
@@ -583,18 +589,18 @@ uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget)
       uint64_t fault_addr = 0;
       const TraversalStatus st = im.Step(ws, &next, &fault_pc, &fault_addr);
       if (st != TraversalStatus::kDone) {
-        im.Finish(s, st, fault_pc, fault_addr, done);
+        finish(s, st, fault_pc, fault_addr);
         continue;
       }
       ++executed;
       ++f.iterations;
       if (!next) {
-        im.Finish(s, TraversalStatus::kDone, 0, 0, done);
+        finish(s, TraversalStatus::kDone, 0, 0);
       } else if (f.iterations >= f.max_iterations) {
-        im.Finish(s, TraversalStatus::kContinue, 0, 0, done);
+        finish(s, TraversalStatus::kContinue, 0, 0);
       } else {
         const TraversalStatus load = im.StartLoad(f);
-        if (load != TraversalStatus::kDone) im.Finish(s, load, 0, f.regs[kCurPtrSlot], done);
+        if (load != TraversalStatus::kDone) finish(s, load, 0, f.regs[kCurPtrSlot]);
       }
     }
     im.RotateIfDue();

@@ -53,6 +53,8 @@ void AddEngineBench(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--seconds", opts->seconds, "Seconds per measurement")->capture_default_str()
       ->check(Within(0.001, 86400));
+  cmd->add_flag("--cpu-clock", opts->thread_cpu_clock,
+               "Time each measurement by the measuring thread's CPU time (hops per CPU second: on a loaded machine)");
   cmd->add_option("--rounds", opts->rounds, "Measurements per figure (the median is reported)")
       ->capture_default_str()
       ->check(Within(1, 1000));
@@ -108,6 +110,7 @@ void AddEngineBench(CLI::App& bench) {
         {"huge_page_bytes", r->huge_page_bytes},
         {"build_seconds", r->build_seconds},
         {"checked_requests", r->checked_requests},
+        {"clock", opts->thread_cpu_clock ? "thread_cpu" : "wall"},
     };
     if (r->pipelines > 1) {
       j["pipelines"] = r->pipelines;

@@ -34,6 +34,17 @@ uint64_t BuildList(FarHeap* heap, uint32_t length, std::mt19937_64* rng) {
   return head;
 }
 
+EngineOptions ActiveSetOptions(EngineKind kind, uint32_t workspaces, uint32_t active, uint32_t turn,
+                               uint32_t max_iterations) {
+  EngineOptions options;
+  options.engine = kind;
+  options.workspaces = workspaces;
+  options.active_workspaces = active;
+  options.turn_rounds = turn;
+  options.max_iterations = max_iterations;
+  return options;
+}
+
 TEST(EngineActiveSet, SizeIsCappedByWorkspacesAndNeverZero) {
   EngineOptions o;
   o.workspaces = 128;
@@ -74,13 +85,7 @@ TEST(EngineActiveSet, EveryTraversalEndsAsTheReferenceDoes) {
   }
   for (EngineKind kind : testing::EnginesToTest()) {
     SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
-    EngineOptions options;
-    options.engine = kind;
-    options.workspaces = 128;
-    options.active_workspaces = 16;
-    options.turn_iterations = 5;
-    options.max_iterations = kMaxIterations;
-    Pipeline pipeline(&table, options);
+    Pipeline pipeline(&table, ActiveSetOptions(kind, 128, 16, 5, kMaxIterations));
     ASSERT_EQ(pipeline.active_limit(), 16u);
     for (size_t t = 0; t < states.size(); ++t) {
       ASSERT_TRUE(pipeline.HasFreeWorkspace());
@@ -141,13 +146,7 @@ TEST(EngineActiveSet, ShortTraversalBehindLongOnesFinishesWithinBoundedRounds) {
   constexpr uint32_t kWorkspaces = 128, kActive = 8, kTurn = 4, kLong = 20000;
   for (EngineKind kind : testing::EnginesToTest()) {
     SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
-    EngineOptions options;
-    options.engine = kind;
-    options.workspaces = kWorkspaces;
-    options.active_workspaces = kActive;
-    options.turn_iterations = kTurn;
-    options.max_iterations = kLong;
-    Pipeline pipeline(&table, options);
+    Pipeline pipeline(&table, ActiveSetOptions(kind, kWorkspaces, kActive, kTurn, kLong));
     for (uint32_t t = 0; t + 1 < kWorkspaces; ++t) {
       TraversalRequest req;
       req.id = t;

@@ -30,14 +30,14 @@ constexpr uint64_t kBase = 0x100000;
 std::vector<std::pair<TraversalState, TraversalOutcome>> RunAll(
     FarHeap* heap, const ProgramRef& program, std::vector<TraversalState> states, uint32_t workspaces = 16,
     uint32_t max_iterations = 100000, EngineKind engine = DefaultEngineKind(),
-    uint32_t active_workspaces = kAutoActiveWorkspaces, uint32_t turn_iterations = EngineOptions{}.turn_iterations) {
+    uint32_t active_workspaces = kAutoActiveWorkspaces, uint32_t turn_rounds = EngineOptions{}.turn_rounds) {
   RangeTable table;
   EXPECT_TRUE(table.Add(heap->range()).ok());
   EngineOptions options;
   options.engine = engine;
   options.workspaces = workspaces;
   options.active_workspaces = active_workspaces;
-  options.turn_iterations = turn_iterations;
+  options.turn_rounds = turn_rounds;
   options.max_iterations = max_iterations;
   Pipeline pipeline(&table, options);
   std::vector<std::pair<TraversalState, TraversalOutcome>> results(states.size());
@@ -358,7 +358,7 @@ TEST(EngineDifferential, RandomProgramsMatchReferenceInterpreter) {
     // wait, rotate and fault from the ready queue.
     const bool small_set = round % 2 == 1;
     const uint32_t active = small_set ? 1 + static_cast<uint32_t>(active_rng() % workspaces) : kAutoActiveWorkspaces;
-    const uint32_t turn = small_set ? 1 + static_cast<uint32_t>(active_rng() % 3) : EngineOptions{}.turn_iterations;
+    const uint32_t turn = small_set ? 1 + static_cast<uint32_t>(active_rng() % 3) : EngineOptions{}.turn_rounds;
     for (EngineKind kind : testing::EnginesToTest()) {
       SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)) + " active set " +
                    std::to_string(active) + " turn " + std::to_string(turn));
