@@ -34,17 +34,6 @@ uint64_t BuildList(FarHeap* heap, uint32_t length, std::mt19937_64* rng) {
   return head;
 }
 
-EngineOptions ActiveSetOptions(EngineKind kind, uint32_t workspaces, uint32_t active, uint32_t turn,
-                               uint32_t max_iterations) {
-  EngineOptions options;
-  options.engine = kind;
-  options.workspaces = workspaces;
-  options.active_workspaces = active;
-  options.turn_rounds = turn;
-  options.max_iterations = max_iterations;
-  return options;
-}
-
 TEST(EngineActiveSet, SizeIsCappedByWorkspacesAndNeverZero) {
   EngineOptions o;
   o.workspaces = 128;
@@ -85,7 +74,7 @@ TEST(EngineActiveSet, EveryTraversalEndsAsTheReferenceDoes) {
   }
   for (EngineKind kind : testing::EnginesToTest()) {
     SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
-    Pipeline pipeline(&table, ActiveSetOptions(kind, 128, 16, 5, kMaxIterations));
+    Pipeline pipeline(&table, testing::PipelineOptions(kind, 128, kMaxIterations, 16, 5));
     ASSERT_EQ(pipeline.active_limit(), 16u);
     for (size_t t = 0; t < states.size(); ++t) {
       ASSERT_TRUE(pipeline.HasFreeWorkspace());
@@ -146,7 +135,7 @@ TEST(EngineActiveSet, ShortTraversalBehindLongOnesFinishesWithinBoundedRounds) {
   constexpr uint32_t kWorkspaces = 128, kActive = 8, kTurn = 4, kLong = 20000;
   for (EngineKind kind : testing::EnginesToTest()) {
     SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
-    Pipeline pipeline(&table, ActiveSetOptions(kind, kWorkspaces, kActive, kTurn, kLong));
+    Pipeline pipeline(&table, testing::PipelineOptions(kind, kWorkspaces, kLong, kActive, kTurn));
     for (uint32_t t = 0; t + 1 < kWorkspaces; ++t) {
       TraversalRequest req;
       req.id = t;

@@ -33,13 +33,8 @@ std::vector<std::pair<TraversalState, TraversalOutcome>> RunAll(
     uint32_t active_workspaces = kAutoActiveWorkspaces, uint32_t turn_rounds = EngineOptions{}.turn_rounds) {
   RangeTable table;
   EXPECT_TRUE(table.Add(heap->range()).ok());
-  EngineOptions options;
-  options.engine = engine;
-  options.workspaces = workspaces;
-  options.active_workspaces = active_workspaces;
-  options.turn_rounds = turn_rounds;
-  options.max_iterations = max_iterations;
-  Pipeline pipeline(&table, options);
+  Pipeline pipeline(&table,
+                    testing::PipelineOptions(engine, workspaces, max_iterations, active_workspaces, turn_rounds));
   std::vector<std::pair<TraversalState, TraversalOutcome>> results(states.size());
   size_t next = 0;
   auto admit = [&] {
