@@ -237,8 +237,10 @@ struct Pipeline::Impl {
     return raw;
   }
 
-  // Memory pipeline: translate and check cur_ptr, then prefetch its window.
-  TraversalStatus StartLoad(Frame& f) {
+  // Memory pipeline: translate and check cur_ptr, then prefetch its window
+  // (not for a traversal going to the ready queue: Enter prefetches it when
+  // it takes a slot, and a prefetch now would be cold by then).
+  TraversalStatus StartLoad(Frame& f, bool prefetch = true) {
     const uint64_t cur = f.regs[kCurPtrSlot];
     const uint32_t window = f.prog->window;
     const Range* range = Find(cur);
@@ -246,7 +248,7 @@ struct Pipeline::Impl {
     if (st != TraversalStatus::kDone) return st;
     const uint8_t* host = range->Translate(cur);
     f.window_src = host;
-    PrefetchWindow(host, window);
+    if (prefetch) PrefetchWindow(host, window);
     return TraversalStatus::kDone;
   }
 
@@ -427,8 +429,9 @@ struct Pipeline::Impl {
 
   // A new traversal in workspace `index`: the slot its predecessor just left
   // (it then runs a round after its window's prefetch, as before the active
-  // set), else a free slot, else the back of the ready queue.
-  void Activate(uint32_t index) {
+  // set), else a free slot, else the back of the ready queue.  Returns true
+  // if it has a slot.
+  bool Activate(uint32_t index) {
     if (hole != UINT32_MAX) {
       slots[hole] = index;
       hole = UINT32_MAX;
@@ -436,7 +439,9 @@ struct Pipeline::Impl {
       slots[slot_count++] = index;
     } else {
       PushReady(index);
+      return false;
     }
+    return true;
   }
 
   // Every `turn` rounds while traversals wait, the first min(K, waiting)
@@ -525,7 +530,7 @@ void Pipeline::Admit(TraversalRequest&& request) {
   req = std::move(request);
   Frame& f = ws.f;
   ++im.active;
-  im.Activate(index);
+  const bool slotted = im.Activate(index);
   f.iterations = 0;
   f.max_iterations = req.max_iterations != 0 ? req.max_iterations : im.options.max_iterations;
   f.regs[kCurPtrSlot] = req.state.cur_ptr;
@@ -551,7 +556,7 @@ void Pipeline::Admit(TraversalRequest&& request) {
     f.pending = TraversalStatus::kContinue;
     return;
   }
-  f.pending = im.StartLoad(f);
+  f.pending = im.StartLoad(f, slotted);
   if (f.pending != TraversalStatus::kDone) f.pending_addr = f.regs[kCurPtrSlot];
 }
 
