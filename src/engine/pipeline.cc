@@ -159,6 +159,7 @@ struct Pipeline::Impl {
   uint32_t limit = 1;                    // K
   uint32_t hole = UINT32_MAX;            // a slot vacated while its completion runs
   std::vector<uint32_t> ready;           // FIFO ring of waiting workspaces, capacity W
+  std::vector<uint32_t> failed;          // failed admissions without a slot (complete first)
   uint32_t ready_head = 0, ready_count = 0;
   uint64_t rounds = 0;
   const Range* last_range = nullptr;  // one-entry translation cache
@@ -427,21 +428,23 @@ struct Pipeline::Impl {
     if (f.window_src != nullptr && f.prog != nullptr) PrefetchWindow(f.window_src, f.prog->window);
   }
 
+  bool HasFreeSlot() const { return hole != UINT32_MAX || slot_count < limit; }
+
   // A new traversal in workspace `index`: the slot its predecessor just left
   // (it then runs a round after its window's prefetch, as before the active
-  // set), else a free slot, else the back of the ready queue.  Returns true
-  // if it has a slot.
-  bool Activate(uint32_t index) {
+  // set), else a free slot, else the back of the ready queue -- or, for a
+  // failed admission without a slot, the failed list.
+  void Activate(uint32_t index) {
     if (hole != UINT32_MAX) {
       slots[hole] = index;
       hole = UINT32_MAX;
     } else if (slot_count < limit) {
       slots[slot_count++] = index;
+    } else if (workspaces[index].f.pending != TraversalStatus::kDone) {
+      failed.push_back(index);
     } else {
       PushReady(index);
-      return false;
     }
-    return true;
   }
 
   // Every `turn` rounds while traversals wait, the first min(K, waiting)
@@ -463,6 +466,7 @@ struct Pipeline::Impl {
     }
   }
 
+  // Slot s's traversal ended.
   void Finish(uint32_t s, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
               const CompletionFn& done) {
     const uint32_t index = slots[s];
@@ -473,6 +477,27 @@ struct Pipeline::Impl {
     } else {
       hole = s;
     }
+    Complete(index, status, fault_pc, fault_addr, done);
+    if (hole != UINT32_MAX) {  // no admission: the last slot moves in (it waits a round)
+      slots[hole] = slots[--slot_count];
+      hole = UINT32_MAX;
+    }
+  }
+
+  // Admissions that failed while the active set was full: they complete at
+  // once, not after a wait in the ready queue.
+  void CompleteFailedAdmissions(const CompletionFn& done) {
+    while (!failed.empty()) {
+      const uint32_t index = failed.back();
+      failed.pop_back();
+      const Frame& f = workspaces[index].f;
+      Complete(index, f.pending, 0, f.pending_addr, done);
+    }
+  }
+
+  // Frees workspace `index` and hands its request to `done`.
+  void Complete(uint32_t index, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
+                const CompletionFn& done) {
     Frame& f = workspaces[index].f;
     TraversalRequest& req = requests[index];
     TraversalOutcome out;
@@ -488,10 +513,6 @@ struct Pipeline::Impl {
     free_list.push_back(index);
     TraversalRequest request = std::move(req);
     done(std::move(request), out);
-    if (hole != UINT32_MAX) {  // no admission: the last slot moves in (it waits a round)
-      slots[hole] = slots[--slot_count];
-      hole = UINT32_MAX;
-    }
   }
 };
 
@@ -507,6 +528,7 @@ Pipeline::Pipeline(const RangeTable* table, const EngineOptions& options) : impl
   impl_->turn = std::max<uint32_t>(options.turn_rounds, 1);
   impl_->slots.resize(impl_->limit);
   impl_->ready.resize(n);
+  impl_->failed.reserve(n);
 }
 
 Pipeline::~Pipeline() = default;
@@ -530,7 +552,7 @@ void Pipeline::Admit(TraversalRequest&& request) {
   req = std::move(request);
   Frame& f = ws.f;
   ++im.active;
-  const bool slotted = im.Activate(index);
+  const bool slotted = im.HasFreeSlot();
   f.iterations = 0;
   f.max_iterations = req.max_iterations != 0 ? req.max_iterations : im.options.max_iterations;
   f.regs[kCurPtrSlot] = req.state.cur_ptr;
@@ -548,16 +570,17 @@ void Pipeline::Admit(TraversalRequest&& request) {
   f.window_src = nullptr;
   if (!req.program || f.sp_len < req.program->info().scratch_bytes || f.sp_len > im.options.scratch_pad_bytes) {
     f.pending = TraversalStatus::kFaultBadRequest;
-    return;
+  } else {
+    f.prog = im.Decode(req.program);
+    ++f.prog->in_use;
+    if (f.max_iterations == 0) {
+      f.pending = TraversalStatus::kContinue;
+    } else {
+      f.pending = im.StartLoad(f, slotted);
+      if (f.pending != TraversalStatus::kDone) f.pending_addr = f.regs[kCurPtrSlot];
+    }
   }
-  f.prog = im.Decode(req.program);
-  ++f.prog->in_use;
-  if (f.max_iterations == 0) {
-    f.pending = TraversalStatus::kContinue;
-    return;
-  }
-  f.pending = im.StartLoad(f, slotted);
-  if (f.pending != TraversalStatus::kDone) f.pending_addr = f.regs[kCurPtrSlot];
+  im.Activate(index);
 }
 
 uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget) {
@@ -567,6 +590,7 @@ uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget)
   const uint32_t* const slots = im.slots.data();
   while (im.active > 0 && executed < max_iterations_budget) {
     ++im.rounds;
+    im.CompleteFailedAdmissions(done);
     // One round over the active set.  A finished traversal's slot goes to a
     // waiting or newly admitted workspace (which runs next round), or the
     // last slot moves into it: the set changes only behind the cursor, and

@@ -113,6 +113,45 @@ TEST(EngineActiveSet, EveryTraversalEndsAsTheReferenceDoes) {
   }
 }
 
+// A request that cannot start completes in the next round even when the
+// active set is full, instead of waiting in the ready queue behind long ones.
+TEST(EngineActiveSet, FailedAdmissionCompletesInTheNextRound) {
+  FarHeap heap(kBase, 1 << 16);
+  auto program = MustBuild(testing::kSumListProgram);
+  ASSERT_NE(program, nullptr);
+  const uint64_t a = heap.Alloc(16);
+  heap.Put<uint64_t>(a, a);  // a one-node cycle: runs until the limit
+  RangeTable table;
+  ASSERT_TRUE(table.Add(heap.range()).ok());
+  for (EngineKind kind : testing::EnginesToTest()) {
+    SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
+    Pipeline pipeline(&table, testing::PipelineOptions(kind, 8, 1000, 2, 64));
+    for (uint64_t id = 0; id < 5; ++id) {  // 2 active, 3 waiting
+      TraversalRequest req;
+      req.id = id;
+      req.program = program;
+      req.tenant = 1;
+      req.state = StateAt(a, 8);
+      pipeline.Admit(std::move(req));
+    }
+    TraversalRequest bad;
+    bad.id = 99;
+    bad.program = program;
+    bad.tenant = 1;
+    bad.state = StateAt(0x7000000, 8);  // not local
+    pipeline.Admit(std::move(bad));
+    std::vector<uint64_t> completed;
+    pipeline.Run([&](TraversalRequest&& req, const TraversalOutcome& out) {
+      completed.push_back(req.id);
+      if (req.id == 99) EXPECT_EQ(out.status, TraversalStatus::kNotLocal);
+    }, /*max_iterations_budget=*/1);
+    EXPECT_EQ(pipeline.rounds(), 1u);
+    EXPECT_EQ(completed, std::vector<uint64_t>{99});
+    pipeline.Run([](TraversalRequest&&, const TraversalOutcome&) {});
+    EXPECT_EQ(pipeline.active(), 0u);
+  }
+}
+
 // 127 endless traversals (a two-node cycle, ended only by a large iteration
 // limit) fill the pipeline, then one of 3 iterations is admitted last, at the
 // back of the ready queue.  K slots rotate every `turn` rounds, so the queue
