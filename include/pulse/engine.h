@@ -9,10 +9,10 @@
 // then moves on to the next workspace, whose window was prefetched a round
 // earlier.  With enough workspaces the memory latency of one hides behind the
 // computation of the others (the software form of Fig. 3(c)).  The cycle
-// runs over the active set only (EngineOptions::active_workspaces, 32 by
-// default): admitted traversals beyond it wait in a FIFO ready queue and
-// take turns, so one round's data stays in L1D however many workspaces are
-// configured.
+// can be limited to an active set (EngineOptions::active_workspaces; by
+// default every workspace, as measured best so far): admitted traversals
+// beyond it wait in a FIFO ready queue and take turns, so that one round's
+// data stays in L1D however many workspaces are configured.
 //
 // Mapping to threads: one Pipeline per thread, W workspaces each
 // (EngineOptions::workspaces, default 16).  A software "logic pipeline" is
@@ -86,7 +86,8 @@ struct EngineOptions {
 
 // The active-set size a pipeline with these options runs: the explicit
 // `active_workspaces` (capped at `workspaces`), or for kAutoActiveWorkspaces
-// min(workspaces, 32) -- measured, docs/engine.md.  Never 0.
+// `workspaces`: no limit, measured no slower than any K tried so far
+// (docs/engine.md, "The active set").  Never 0.
 uint32_t ActiveWorkspacesFor(const EngineOptions& options);
 
 // One request to the engine.  The engine owns it while it runs and hands it

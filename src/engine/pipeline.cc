@@ -138,7 +138,7 @@ std::optional<EngineKind> EngineKindFromName(std::string_view name) {
 }
 
 uint32_t ActiveWorkspacesFor(const EngineOptions& options) {
-  constexpr uint32_t kAutoLimit = 32;  // measured: docs/engine.md, "The active set"
+  constexpr uint32_t kAutoLimit = UINT32_MAX;  // measured: docs/engine.md, "The active set"
   const uint32_t n = options.workspaces == 0 ? 1 : options.workspaces;
   const uint32_t k = options.active_workspaces == kAutoActiveWorkspaces ? kAutoLimit : options.active_workspaces;
   return std::min(n, k);

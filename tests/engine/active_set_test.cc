@@ -37,7 +37,7 @@ uint64_t BuildList(FarHeap* heap, uint32_t length, std::mt19937_64* rng) {
 TEST(EngineActiveSet, SizeIsCappedByWorkspacesAndNeverZero) {
   EngineOptions o;
   o.workspaces = 128;
-  EXPECT_EQ(ActiveWorkspacesFor(o), 32u);  // auto
+  EXPECT_EQ(ActiveWorkspacesFor(o), 128u);  // auto: no limit
   o.active_workspaces = 8;
   EXPECT_EQ(ActiveWorkspacesFor(o), 8u);
   o.workspaces = 4;
