@@ -34,6 +34,16 @@ uint64_t BuildList(FarHeap* heap, uint32_t length, std::mt19937_64* rng) {
   return head;
 }
 
+// Admits a sum-list walk from `head` as request `id` of tenant 1.
+void AdmitWalk(Pipeline* pipeline, const ProgramRef& program, uint64_t id, uint64_t head) {
+  TraversalRequest req;
+  req.id = id;
+  req.program = program;
+  req.tenant = 1;
+  req.state = StateAt(head, 8);
+  pipeline->Admit(std::move(req));
+}
+
 TEST(EngineActiveSet, SizeIsCappedByWorkspacesAndNeverZero) {
   EngineOptions o;
   o.workspaces = 128;
@@ -126,20 +136,8 @@ TEST(EngineActiveSet, FailedAdmissionCompletesInTheNextRound) {
   for (EngineKind kind : testing::EnginesToTest()) {
     SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
     Pipeline pipeline(&table, testing::PipelineOptions(kind, 8, 1000, 2, 64));
-    for (uint64_t id = 0; id < 5; ++id) {  // 2 active, 3 waiting
-      TraversalRequest req;
-      req.id = id;
-      req.program = program;
-      req.tenant = 1;
-      req.state = StateAt(a, 8);
-      pipeline.Admit(std::move(req));
-    }
-    TraversalRequest bad;
-    bad.id = 99;
-    bad.program = program;
-    bad.tenant = 1;
-    bad.state = StateAt(0x7000000, 8);  // not local
-    pipeline.Admit(std::move(bad));
+    for (uint64_t id = 0; id < 5; ++id) AdmitWalk(&pipeline, program, id, a);  // 2 active, 3 waiting
+    AdmitWalk(&pipeline, program, 99, 0x7000000);                              // not local
     std::vector<uint64_t> completed;
     pipeline.Run([&](TraversalRequest&& req, const TraversalOutcome& out) {
       completed.push_back(req.id);
@@ -175,20 +173,8 @@ TEST(EngineActiveSet, ShortTraversalBehindLongOnesFinishesWithinBoundedRounds) {
   for (EngineKind kind : testing::EnginesToTest()) {
     SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
     Pipeline pipeline(&table, testing::PipelineOptions(kind, kWorkspaces, kLong, kActive, kTurn));
-    for (uint32_t t = 0; t + 1 < kWorkspaces; ++t) {
-      TraversalRequest req;
-      req.id = t;
-      req.program = program;
-      req.tenant = 1;
-      req.state = StateAt(a, 8);
-      pipeline.Admit(std::move(req));
-    }
-    TraversalRequest last;
-    last.id = kWorkspaces - 1;
-    last.program = program;
-    last.tenant = 1;
-    last.state = StateAt(short_head, 8);
-    pipeline.Admit(std::move(last));
+    for (uint32_t t = 0; t + 1 < kWorkspaces; ++t) AdmitWalk(&pipeline, program, t, a);
+    AdmitWalk(&pipeline, program, kWorkspaces - 1, short_head);
     uint64_t short_done_round = 0;
     uint32_t long_done = 0;
     pipeline.Run([&](TraversalRequest&& req, const TraversalOutcome& out) {
