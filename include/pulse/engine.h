@@ -8,7 +8,11 @@
 // cur_ptr and issues software prefetches for its window; the logic pipeline
 // then moves on to the next workspace, whose window was prefetched a round
 // earlier.  With enough workspaces the memory latency of one hides behind the
-// computation of the others (the software form of Fig. 3(c)).
+// computation of the others (the software form of Fig. 3(c)).  The cycle
+// can be limited to an active set (EngineOptions::active_workspaces; by
+// default every workspace, as measured best so far): admitted traversals
+// beyond it wait in a FIFO ready queue and take turns, so that one round's
+// data stays in L1D however many workspaces are configured.
 //
 // Mapping to threads: one Pipeline per thread, W workspaces each
 // (EngineOptions::workspaces, default 16).  A software "logic pipeline" is
@@ -58,12 +62,33 @@ std::optional<EngineKind> EngineKindFromName(std::string_view name);
 // Most pipelines (threads) one memory node runs.
 inline constexpr uint32_t kMaxPipelinesPerNode = 64;
 
+// The active set.  A pipeline admits up to `workspaces` traversals but
+// interleaves at most `active_workspaces` of them in its round-robin; the
+// others wait in a FIFO ready queue and take a slot when an active one
+// finishes, or every `turn_rounds` rounds (one iteration of each active
+// traversal per round) while some wait: the first min(K, waiting) slots then
+// change hands, and the traversals leaving them go to the back of the queue.
+// A traversal thus waits at most ceil(waiting / K) turns.  One round of the active set
+// must fit in L1D for a window prefetched a round earlier to be there when
+// its iteration runs (docs/engine.md, "The active set").
+inline constexpr uint32_t kAutoActiveWorkspaces = 0;
+
 struct EngineOptions {
   EngineKind engine = DefaultEngineKind();  // kJit without a backend interprets
-  uint32_t workspaces = 16;        // concurrent traversals per pipeline
+  uint32_t workspaces = 16;        // concurrent traversals per pipeline (admitted)
+  // Traversals interleaved at once (<= workspaces); kAutoActiveWorkspaces:
+  // the measured default, ActiveWorkspacesFor().
+  uint32_t active_workspaces = kAutoActiveWorkspaces;
+  uint32_t turn_rounds = 64;       // rounds between rotations while some wait (0 is taken as 1)
   uint32_t max_iterations = 4096;  // MAX_ITER when a request does not set one
   uint32_t scratch_pad_bytes = isa::kDefaultScratchPadBytes;  // largest accepted
 };
+
+// The active-set size a pipeline with these options runs: the explicit
+// `active_workspaces` (capped at `workspaces`), or for kAutoActiveWorkspaces
+// `workspaces`: no limit, measured no slower than any K tried so far
+// (docs/engine.md, "The active set").  Never 0.
+uint32_t ActiveWorkspacesFor(const EngineOptions& options);
 
 // One request to the engine.  The engine owns it while it runs and hands it
 // back, with state updated, to the completion callback.
@@ -104,9 +129,14 @@ class Pipeline {
   // the pipeline's cached translation.
   void OnRangeTableChanged();
 
-  // Traversals admitted and not yet completed.
+  // Traversals admitted and not yet completed (interleaved or waiting).
   uint32_t active() const;
   uint32_t capacity() const;
+  // The active-set size: at most this many traversals are interleaved.
+  uint32_t active_limit() const;
+  // Scheduler rounds run so far (one pass over the active set each); for
+  // tests and benchmarks that count progress in rounds.
+  uint64_t rounds() const;
 
   // The engine this pipeline runs: options.engine, or kInterpreter where
   // the host has no code generator.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -315,16 +316,30 @@ Workload BtreeWorkload(Arena* a, Btree* tree) {
   return w;
 }
 
-// Runs `batch` until `seconds` have passed; returns hops per second.
+// How long each measurement runs, and by which clock.
+struct Timing {
+  double seconds = 1;
+  bool thread_cpu = false;  // the measuring thread's CPU time instead of wall time
+};
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Runs `batch` until `t.seconds` have passed; returns hops per second.
 template <typename Batch>
-double Measure(double seconds, Batch batch) {
+double Measure(const Timing& t, Batch batch) {
   const auto start = Clock::now();
+  const double cpu_start = t.thread_cpu ? ThreadCpuSeconds() : 0;
   uint64_t hops = 0;
   double elapsed = 0;
   do {
     hops += batch();
-    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (elapsed < seconds);
+    elapsed = t.thread_cpu ? ThreadCpuSeconds() - cpu_start
+                           : std::chrono::duration<double>(Clock::now() - start).count();
+  } while (elapsed < t.seconds);
   return hops / elapsed;
 }
 
@@ -334,8 +349,8 @@ double Median(std::vector<double> v) {
 }
 
 // The MLP limit: `chains` list walks advanced round-robin with prefetch.
-double MeasureMlpLimit(const Arena& a, uint32_t chains, uint32_t hops, double seconds, std::mt19937_64& rng) {
-  return Measure(seconds, [&] {
+double MeasureMlpLimit(const Arena& a, uint32_t chains, uint32_t hops, const Timing& timing, std::mt19937_64& rng) {
+  return Measure(timing, [&] {
     std::vector<uint64_t> cur(chains);
     for (auto& c : cur) c = a.Far(rng() % a.nodes);
     for (uint32_t h = 0; h < hops; ++h) {
@@ -351,7 +366,7 @@ double MeasureMlpLimit(const Arena& a, uint32_t chains, uint32_t hops, double se
   });
 }
 
-// One pipeline kept full for `seconds`: every completion admits a new
+// One pipeline kept full for `timing`: every completion admits a new
 // request.  Checks the first answers against the native traversal.
 struct EngineRun {
   double hops_per_sec = 0;
@@ -360,11 +375,12 @@ struct EngineRun {
 };
 
 Result<EngineRun> MeasureEngine(const RangeTable& table, const ProgramRef& program, const Workload& w,
-                                EngineKind kind, uint32_t workspaces, uint32_t max_iterations, double seconds,
-                                uint64_t seed, uint64_t* checked) {
+                                EngineKind kind, uint32_t workspaces, uint32_t active_workspaces,
+                                uint32_t max_iterations, const Timing& timing, uint64_t seed, uint64_t* checked) {
   EngineOptions eo;
   eo.engine = kind;
   eo.workspaces = workspaces;
+  eo.active_workspaces = active_workspaces;
   eo.max_iterations = max_iterations;
   Pipeline pipeline(&table, eo);
   std::mt19937_64 rng(seed);
@@ -388,7 +404,7 @@ Result<EngineRun> MeasureEngine(const RangeTable& table, const ProgramRef& progr
     if (admitting) pipeline.Admit(make());
   };
   while (pipeline.HasFreeWorkspace()) pipeline.Admit(make());
-  run.hops_per_sec = Measure(seconds, [&] { return pipeline.Run(done, uint64_t{workspaces} * 256); });
+  run.hops_per_sec = Measure(timing, [&] { return pipeline.Run(done, uint64_t{workspaces} * 256); });
   admitting = false;
   pipeline.Run(done);
   PULSE_RETURN_IF_ERROR(check);
@@ -457,6 +473,7 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
   std::mt19937_64 rng(o.seed + 1);
 
   const bool list = o.program == "list";
+  const Timing timing{o.seconds, o.thread_cpu_clock};
   std::vector<double> native;
   std::vector<std::vector<double>> engine(counts.size()), mlp(counts.size()), interp(counts.size());
   const bool with_interp = kind == EngineKind::kJit && o.compare_interpreter;
@@ -465,18 +482,20 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
     say(fmt::format("round {}/{}: native, then at each of {} workspace counts{} {}{}", round + 1, o.rounds,
                     counts.size(), list ? " the interleaved limit," : "", r.engine,
                     with_interp ? " and the interpreter" : ""));
-    native.push_back(Measure(o.seconds, [&] { return w.native(rng); }));
+    native.push_back(Measure(timing, [&] { return w.native(rng); }));
     for (size_t c = 0; c < counts.size(); ++c) {
-      if (list) mlp[c].push_back(MeasureMlpLimit(arena, counts[c], o.hops_per_request, o.seconds, rng));
-      PULSE_ASSIGN_OR_RETURN(EngineRun run, MeasureEngine(table, *program, w, kind, counts[c], max_iterations,
-                                                          o.seconds, o.seed + 7 * round + c, &r.checked_requests));
+      if (list) mlp[c].push_back(MeasureMlpLimit(arena, counts[c], o.hops_per_request, timing, rng));
+      PULSE_ASSIGN_OR_RETURN(EngineRun run,
+                             MeasureEngine(table, *program, w, kind, counts[c], o.active_workspaces, max_iterations,
+                                           timing, o.seed + 7 * round + c, &r.checked_requests));
       engine[c].push_back(run.hops_per_sec);
       requests += run.requests;
       iterations += run.iterations;
       if (with_interp) {
-        PULSE_ASSIGN_OR_RETURN(EngineRun i, MeasureEngine(table, *program, w, EngineKind::kInterpreter, counts[c],
-                                                          max_iterations, o.seconds, o.seed + 1000 + 7 * round + c,
-                                                          &r.checked_requests));
+        PULSE_ASSIGN_OR_RETURN(EngineRun i,
+                               MeasureEngine(table, *program, w, EngineKind::kInterpreter, counts[c],
+                                             o.active_workspaces, max_iterations, timing,
+                                             o.seed + 1000 + 7 * round + c, &r.checked_requests));
         interp[c].push_back(i.hops_per_sec);
       }
     }
@@ -486,6 +505,10 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
   for (size_t c = 0; c < counts.size(); ++c) {
     EngineSweepPoint p;
     p.workspaces = counts[c];
+    EngineOptions eo;
+    eo.workspaces = counts[c];
+    eo.active_workspaces = o.active_workspaces;
+    p.active_workspaces = ActiveWorkspacesFor(eo);
     p.engine_hops_per_sec = Median(engine[c]);
     p.mlp_limit_hops_per_sec = list ? Median(mlp[c]) : 0;
     p.interpreter_hops_per_sec = with_interp ? Median(interp[c]) : 0;
@@ -512,8 +535,8 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
     std::vector<std::thread> threads;
     for (uint32_t t = 0; t < r.pipelines; ++t) {
       threads.emplace_back([&, t] {
-        auto run = MeasureEngine(table, *program, w, kind, r.workspaces, max_iterations, o.seconds,
-                                 o.seed + 100 + t, &checked[t]);
+        auto run = MeasureEngine(table, *program, w, kind, r.workspaces, o.active_workspaces, max_iterations,
+                                 timing, o.seed + 100 + t, &checked[t]);
         if (run.ok()) {
           per_thread[t] = run->hops_per_sec;
         } else {

@@ -20,10 +20,13 @@ struct EngineBenchOptions {
   uint32_t hops_per_request = 1024;  // list walks
   uint32_t workspaces = 16;        // engine workspaces = chains of the MLP chase
   std::vector<uint32_t> sweep;     // workspace counts to measure; empty: {workspaces}
+  uint32_t active_workspaces = kAutoActiveWorkspaces;  // the engine's active set (EngineOptions)
   EngineKind engine = DefaultEngineKind();
   bool compare_interpreter = true; // with the JIT: the interpreter too, at every count
   std::string program = "list";    // list | hash | btree
   double seconds = 1.5;            // per measurement
+  bool thread_cpu_clock = false;   // seconds of the measuring thread's CPU time, not wall time
+                                   // (a loaded machine: hops per CPU second)
   uint32_t rounds = 3;             // each figure is the median of this many runs
   uint32_t pipelines = 1;          // > 1: also measure that many pipelines, one thread each
   uint64_t seed = 42;
@@ -33,6 +36,7 @@ struct EngineBenchOptions {
 // One workspace count of the sweep.
 struct EngineSweepPoint {
   uint32_t workspaces = 0;
+  uint32_t active_workspaces = 0;     // the active set the engine ran at this count
   double engine_hops_per_sec = 0;
   double mlp_limit_hops_per_sec = 0;  // list only
   double interpreter_hops_per_sec = 0;  // with the JIT and compare_interpreter

@@ -45,7 +45,6 @@ struct alignas(64) Frame {
   uint32_t tenant = 0;
   uint32_t iterations = 0;
   uint32_t max_iterations = 0;
-  bool busy = false;
   TraversalStatus pending = TraversalStatus::kDone;  // set when admission failed
 };
 

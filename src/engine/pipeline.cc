@@ -11,8 +11,14 @@
 //  - after NEXT_ITER the new cur_ptr is translated and its window prefetched,
 //    and the scheduler moves to the next workspace: by the time it returns,
 //    the window is (usually) in cache;
+//  - the round-robin runs only the active set (at most K workspaces, slots
+//    below); admitted traversals beyond K wait in a FIFO ready queue.  One
+//    round's footprint (K iterations x ~4 lines) then stays well inside L1D,
+//    so the window prefetched a round earlier has not been evicted when its
+//    iteration reads it, however many workspaces are configured;
 //  - a program that neither STOREs nor writes data[] reads its window in
 //    place (the translated, protection-checked node) instead of a copy.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <unordered_map>
@@ -131,6 +137,13 @@ std::optional<EngineKind> EngineKindFromName(std::string_view name) {
   return std::nullopt;
 }
 
+uint32_t ActiveWorkspacesFor(const EngineOptions& options) {
+  constexpr uint32_t kAutoLimit = UINT32_MAX;  // measured: docs/engine.md, "The active set"
+  const uint32_t n = options.workspaces == 0 ? 1 : options.workspaces;
+  const uint32_t k = options.active_workspaces == kAutoActiveWorkspaces ? kAutoLimit : options.active_workspaces;
+  return std::min(n, k);
+}
+
 struct Pipeline::Impl {
   const RangeTable* table;
   EngineOptions options;
@@ -138,7 +151,17 @@ struct Pipeline::Impl {
   std::vector<Workspace> workspaces;
   std::vector<TraversalRequest> requests;  // one per workspace, cold
   std::vector<uint32_t> free_list;
-  uint32_t active = 0;
+  uint32_t active = 0;                   // admitted, not completed: slots + ready
+  uint32_t turn = 1;                     // options.turn_rounds, at least 1
+  uint32_t since_rotation = 0;           // rounds since the active set last rotated
+  std::vector<uint32_t> slots;           // the active set: workspace indices, K entries
+  uint32_t slot_count = 0;               // slots in use: [0, slot_count)
+  uint32_t limit = 1;                    // K
+  uint32_t hole = UINT32_MAX;            // a slot vacated while its completion runs
+  std::vector<uint32_t> ready;           // FIFO ring of waiting workspaces, capacity W
+  std::vector<uint32_t> failed;          // failed admissions without a slot (complete first)
+  uint32_t ready_head = 0, ready_count = 0;
+  uint64_t rounds = 0;
   const Range* last_range = nullptr;  // one-entry translation cache
   std::unordered_map<const VerifiedProgram*, std::unique_ptr<DecodedProgram>> decoded;
   uint64_t jit_programs = 0, jit_nanos = 0;
@@ -215,8 +238,10 @@ struct Pipeline::Impl {
     return raw;
   }
 
-  // Memory pipeline: translate and check cur_ptr, then prefetch its window.
-  TraversalStatus StartLoad(Frame& f) {
+  // Memory pipeline: translate and check cur_ptr, then prefetch its window
+  // (not for a traversal going to the ready queue: Enter prefetches it when
+  // it takes a slot, and a prefetch now would be cold by then).
+  TraversalStatus StartLoad(Frame& f, bool prefetch = true) {
     const uint64_t cur = f.regs[kCurPtrSlot];
     const uint32_t window = f.prog->window;
     const Range* range = Find(cur);
@@ -224,10 +249,14 @@ struct Pipeline::Impl {
     if (st != TraversalStatus::kDone) return st;
     const uint8_t* host = range->Translate(cur);
     f.window_src = host;
+    if (prefetch) PrefetchWindow(host, window);
+    return TraversalStatus::kDone;
+  }
+
+  static inline void PrefetchWindow(const uint8_t* host, uint32_t window) {
     const uintptr_t end = reinterpret_cast<uintptr_t>(host) + window;
     for (uintptr_t line = reinterpret_cast<uintptr_t>(host) & ~uintptr_t{63}; line < end; line += 64)
       __builtin_prefetch(reinterpret_cast<const void*>(line));
-    return TraversalStatus::kDone;
   }
 
   // Address of an operand's bytes, or nullptr if an indexed operand is out
@@ -378,8 +407,97 @@ struct Pipeline::Impl {
     return exit.status();
   }
 
-  void Finish(uint32_t index, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
+  void PushReady(uint32_t index) {
+    ready[(ready_head + ready_count) % ready.size()] = index;
+    ++ready_count;
+  }
+
+  uint32_t PopReady() {
+    const uint32_t index = ready[ready_head];
+    ready_head = ready_head + 1 == ready.size() ? 0 : ready_head + 1;
+    --ready_count;
+    return index;
+  }
+
+  // Puts workspace `index` into slot s.  Its window was prefetched when it
+  // last left a NEXT_ITER (or at admission), maybe long ago: prefetch it
+  // again, a round before it runs.
+  void Enter(uint32_t s, uint32_t index) {
+    slots[s] = index;
+    const Frame& f = workspaces[index].f;
+    if (f.window_src != nullptr && f.prog != nullptr) PrefetchWindow(f.window_src, f.prog->window);
+  }
+
+  bool HasFreeSlot() const { return hole != UINT32_MAX || slot_count < limit; }
+
+  // A new traversal in workspace `index`: the slot its predecessor just left
+  // (it then runs a round after its window's prefetch, as before the active
+  // set), else a free slot, else the back of the ready queue -- or, for a
+  // failed admission without a slot, the failed list.
+  void Activate(uint32_t index) {
+    if (hole != UINT32_MAX) {
+      slots[hole] = index;
+      hole = UINT32_MAX;
+    } else if (slot_count < limit) {
+      slots[slot_count++] = index;
+    } else if (workspaces[index].f.pending != TraversalStatus::kDone) {
+      failed.push_back(index);
+    } else {
+      PushReady(index);
+    }
+  }
+
+  // Every `turn` rounds while traversals wait, the first min(K, waiting)
+  // slots go to the longest-waiting workspaces and their workspaces to the
+  // back of the queue: the queue advances K places per turn, so nothing
+  // waits longer than ceil(waiting / K) turns.
+  void RotateIfDue() {
+    if (ready_count == 0) {
+      since_rotation = 0;
+      return;
+    }
+    if (++since_rotation < turn) return;
+    since_rotation = 0;
+    const uint32_t n = std::min(slot_count, ready_count);
+    for (uint32_t s = 0; s < n; ++s) {
+      const uint32_t out = slots[s];
+      Enter(s, PopReady());
+      PushReady(out);
+    }
+  }
+
+  // Slot s's traversal ended.
+  void Finish(uint32_t s, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
               const CompletionFn& done) {
+    const uint32_t index = slots[s];
+    // The slot goes to the longest-waiting workspace; with none waiting it
+    // is held for an admission from `done`, and closed if none comes.
+    if (ready_count > 0) {
+      Enter(s, PopReady());
+    } else {
+      hole = s;
+    }
+    Complete(index, status, fault_pc, fault_addr, done);
+    if (hole != UINT32_MAX) {  // no admission: the last slot moves in (it waits a round)
+      slots[hole] = slots[--slot_count];
+      hole = UINT32_MAX;
+    }
+  }
+
+  // Admissions that failed while the active set was full: they complete at
+  // once, not after a wait in the ready queue.
+  void CompleteFailedAdmissions(const CompletionFn& done) {
+    while (!failed.empty()) {
+      const uint32_t index = failed.back();
+      failed.pop_back();
+      const Frame& f = workspaces[index].f;
+      Complete(index, f.pending, 0, f.pending_addr, done);
+    }
+  }
+
+  // Frees workspace `index` and hands its request to `done`.
+  void Complete(uint32_t index, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr,
+                const CompletionFn& done) {
     Frame& f = workspaces[index].f;
     TraversalRequest& req = requests[index];
     TraversalOutcome out;
@@ -391,7 +509,6 @@ struct Pipeline::Impl {
     req.state.iterations += f.iterations;
     if (f.prog != nullptr) --f.prog->in_use;
     f.prog = nullptr;
-    f.busy = false;
     --active;
     free_list.push_back(index);
     TraversalRequest request = std::move(req);
@@ -407,6 +524,11 @@ Pipeline::Pipeline(const RangeTable* table, const EngineOptions& options) : impl
   impl_->workspaces.resize(n);
   impl_->requests.resize(n);
   for (uint32_t i = n; i-- > 0;) impl_->free_list.push_back(i);
+  impl_->limit = ActiveWorkspacesFor(options);
+  impl_->turn = std::max<uint32_t>(options.turn_rounds, 1);
+  impl_->slots.resize(impl_->limit);
+  impl_->ready.resize(n);
+  impl_->failed.reserve(n);
 }
 
 Pipeline::~Pipeline() = default;
@@ -415,6 +537,8 @@ bool Pipeline::HasFreeWorkspace() const { return !impl_->free_list.empty(); }
 void Pipeline::OnRangeTableChanged() { impl_->last_range = nullptr; }
 uint32_t Pipeline::active() const { return impl_->active; }
 uint32_t Pipeline::capacity() const { return static_cast<uint32_t>(impl_->workspaces.size()); }
+uint32_t Pipeline::active_limit() const { return impl_->limit; }
+uint64_t Pipeline::rounds() const { return impl_->rounds; }
 EngineKind Pipeline::engine() const { return impl_->jit ? EngineKind::kJit : EngineKind::kInterpreter; }
 uint64_t Pipeline::jit_compiled_programs() const { return impl_->jit_programs; }
 uint64_t Pipeline::jit_compile_nanos() const { return impl_->jit_nanos; }
@@ -427,8 +551,8 @@ void Pipeline::Admit(TraversalRequest&& request) {
   TraversalRequest& req = im.requests[index];
   req = std::move(request);
   Frame& f = ws.f;
-  f.busy = true;
   ++im.active;
+  const bool slotted = im.HasFreeSlot();
   f.iterations = 0;
   f.max_iterations = req.max_iterations != 0 ? req.max_iterations : im.options.max_iterations;
   f.regs[kCurPtrSlot] = req.state.cur_ptr;
@@ -443,38 +567,50 @@ void Pipeline::Admit(TraversalRequest&& request) {
   f.pending = TraversalStatus::kDone;
   f.pending_addr = 0;
   f.prog = nullptr;
+  f.window_src = nullptr;
   if (!req.program || f.sp_len < req.program->info().scratch_bytes || f.sp_len > im.options.scratch_pad_bytes) {
     f.pending = TraversalStatus::kFaultBadRequest;
-    return;
+  } else {
+    f.prog = im.Decode(req.program);
+    ++f.prog->in_use;
+    if (f.max_iterations == 0) {
+      f.pending = TraversalStatus::kContinue;
+    } else {
+      f.pending = im.StartLoad(f, slotted);
+      if (f.pending != TraversalStatus::kDone) f.pending_addr = f.regs[kCurPtrSlot];
+    }
   }
-  f.prog = im.Decode(req.program);
-  ++f.prog->in_use;
-  if (f.max_iterations == 0) {
-    f.pending = TraversalStatus::kContinue;
-    return;
-  }
-  f.pending = im.StartLoad(f);
-  if (f.pending != TraversalStatus::kDone) f.pending_addr = f.regs[kCurPtrSlot];
+  im.Activate(index);
 }
 
 uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget) {
   Impl& im = *impl_;
   uint64_t executed = 0;
-  const uint32_t n = static_cast<uint32_t>(im.workspaces.size());
   Workspace* const wss = im.workspaces.data();
+  const uint32_t* const slots = im.slots.data();
   while (im.active > 0 && executed < max_iterations_budget) {
-    for (uint32_t i = 0; i < n; ++i) {
-      // The next workspace's frame (lines 0 and 3) and scratch pad: in
-      // cache by the time this one's iteration is done.
-      const Workspace& ahead = wss[i + 1 < n ? i + 1 : 0];
+    ++im.rounds;
+    im.CompleteFailedAdmissions(done);
+    // One round over the active set.  A finished traversal's slot goes to a
+    // waiting or newly admitted workspace (which runs next round), or the
+    // last slot moves into it: the set changes only behind the cursor, and
+    // only in Finish (`count` is re-read after it).
+    uint32_t count = im.slot_count;
+    auto finish = [&](uint32_t s, TraversalStatus status, uint32_t fault_pc, uint64_t fault_addr) {
+      im.Finish(s, status, fault_pc, fault_addr, done);
+      count = im.slot_count;
+    };
+    for (uint32_t s = 0; s < count; ++s) {
+      // The next slot's frame (lines 0 and 3) and scratch pad: in cache by
+      // the time this one's iteration is done.
+      const Workspace& ahead = wss[slots[s + 1 < count ? s + 1 : 0]];
       __builtin_prefetch(&ahead.f);
       __builtin_prefetch(&ahead.f.cmp_srhs);
       __builtin_prefetch(ahead.f.sp);
-      Workspace& ws = wss[i];
+      Workspace& ws = wss[slots[s]];
       Frame& f = ws.f;
-      if (!f.busy) continue;
       if (f.pending != TraversalStatus::kDone) {
-        im.Finish(i, f.pending, 0, f.pending_addr, done);
+        finish(s, f.pending, 0, f.pending_addr);
         continue;
       }
       bool next = false;
@@ -482,20 +618,21 @@ uint64_t Pipeline::Run(const CompletionFn& done, uint64_t max_iterations_budget)
       uint64_t fault_addr = 0;
       const TraversalStatus st = im.Step(ws, &next, &fault_pc, &fault_addr);
       if (st != TraversalStatus::kDone) {
-        im.Finish(i, st, fault_pc, fault_addr, done);
+        finish(s, st, fault_pc, fault_addr);
         continue;
       }
       ++executed;
       ++f.iterations;
       if (!next) {
-        im.Finish(i, TraversalStatus::kDone, 0, 0, done);
+        finish(s, TraversalStatus::kDone, 0, 0);
       } else if (f.iterations >= f.max_iterations) {
-        im.Finish(i, TraversalStatus::kContinue, 0, 0, done);
+        finish(s, TraversalStatus::kContinue, 0, 0);
       } else {
         const TraversalStatus load = im.StartLoad(f);
-        if (load != TraversalStatus::kDone) im.Finish(i, load, 0, f.regs[kCurPtrSlot], done);
+        if (load != TraversalStatus::kDone) finish(s, load, 0, f.regs[kCurPtrSlot]);
       }
     }
+    im.RotateIfDue();
   }
   return executed;
 }

@@ -40,6 +40,10 @@ void AddEngineBench(CLI::App& bench) {
       ->capture_default_str()
       ->excludes(workspaces)
       ->check(Within(1, 4096));
+  cmd->add_option("--active-workspaces", opts->active_workspaces,
+                  "Traversals the engine interleaves at once (its active set; the rest wait); 0: auto")
+      ->capture_default_str()
+      ->check(Within(0, 4096));
   cmd->add_option("--engine", *engine_name, "interp or jit (jit: the interpreter is measured too, at every count)")
       ->check(CLI::IsMember({"interp", "jit"}))
       ->capture_default_str();
@@ -49,6 +53,8 @@ void AddEngineBench(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--seconds", opts->seconds, "Seconds per measurement")->capture_default_str()
       ->check(Within(0.001, 86400));
+  cmd->add_flag("--cpu-clock", opts->thread_cpu_clock,
+               "Time each measurement by the measuring thread's CPU time (hops per CPU second: on a loaded machine)");
   cmd->add_option("--rounds", opts->rounds, "Measurements per figure (the median is reported)")
       ->capture_default_str()
       ->check(Within(1, 1000));
@@ -72,6 +78,7 @@ void AddEngineBench(CLI::App& bench) {
     nlohmann::json sweep = nlohmann::json::array();
     for (const auto& p : r->sweep)
       sweep.push_back({{"workspaces", p.workspaces},
+                       {"active_workspaces", p.active_workspaces},
                        {"engine_hops_per_sec", p.engine_hops_per_sec},
                        {"mlp_limit_hops_per_sec", p.mlp_limit_hops_per_sec > 0 ? nlohmann::json(p.mlp_limit_hops_per_sec)
                                                                                : nlohmann::json(nullptr)},
@@ -103,6 +110,7 @@ void AddEngineBench(CLI::App& bench) {
         {"huge_page_bytes", r->huge_page_bytes},
         {"build_seconds", r->build_seconds},
         {"checked_requests", r->checked_requests},
+        {"clock", opts->thread_cpu_clock ? "thread_cpu" : "wall"},
     };
     if (r->pipelines > 1) {
       j["pipelines"] = r->pipelines;

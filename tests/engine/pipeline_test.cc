@@ -29,14 +29,12 @@ constexpr uint64_t kBase = 0x100000;
 // and returns the finished requests in submission order.
 std::vector<std::pair<TraversalState, TraversalOutcome>> RunAll(
     FarHeap* heap, const ProgramRef& program, std::vector<TraversalState> states, uint32_t workspaces = 16,
-    uint32_t max_iterations = 100000, EngineKind engine = DefaultEngineKind()) {
+    uint32_t max_iterations = 100000, EngineKind engine = DefaultEngineKind(),
+    uint32_t active_workspaces = kAutoActiveWorkspaces, uint32_t turn_rounds = EngineOptions{}.turn_rounds) {
   RangeTable table;
   EXPECT_TRUE(table.Add(heap->range()).ok());
-  EngineOptions options;
-  options.engine = engine;
-  options.workspaces = workspaces;
-  options.max_iterations = max_iterations;
-  Pipeline pipeline(&table, options);
+  Pipeline pipeline(&table,
+                    testing::PipelineOptions(engine, workspaces, max_iterations, active_workspaces, turn_rounds));
   std::vector<std::pair<TraversalState, TraversalOutcome>> results(states.size());
   size_t next = 0;
   auto admit = [&] {
@@ -314,6 +312,7 @@ TEST(EngineDataStructures, RangeAggregationMatchesStdMap) {
 
 TEST(EngineDifferential, RandomProgramsMatchReferenceInterpreter) {
   std::mt19937_64 rng(2026);
+  std::mt19937_64 active_rng(13);  // its own stream: the programs stay those of rng
   int programs = 0, faults = 0, done = 0, iterations = 0;
   for (int round = 0; round < 150; ++round) {
     // A random graph: 64-byte nodes whose data[0] mostly points at another
@@ -350,10 +349,16 @@ TEST(EngineDifferential, RandomProgramsMatchReferenceInterpreter) {
       expected.push_back({s, out});
     }
     const uint32_t workspaces = 1 + rng() % 16;
+    // Half the rounds with a smaller active set and short turns: traversals
+    // wait, rotate and fault from the ready queue.
+    const bool small_set = round % 2 == 1;
+    const uint32_t active = small_set ? 1 + static_cast<uint32_t>(active_rng() % workspaces) : kAutoActiveWorkspaces;
+    const uint32_t turn = small_set ? 1 + static_cast<uint32_t>(active_rng() % 3) : EngineOptions{}.turn_rounds;
     for (EngineKind kind : testing::EnginesToTest()) {
-      SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
+      SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)) + " active set " +
+                   std::to_string(active) + " turn " + std::to_string(turn));
       FarHeap engine_heap = heap;
-      auto got = RunAll(&engine_heap, program, states, workspaces, /*max_iterations=*/8, kind);
+      auto got = RunAll(&engine_heap, program, states, workspaces, /*max_iterations=*/8, kind, active, turn);
       for (size_t t = 0; t < states.size(); ++t) {
         const auto& [es, eo] = expected[t];
         const auto& [gs, go] = got[t];

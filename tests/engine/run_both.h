@@ -30,6 +30,20 @@ struct RunResult {
   TraversalState state;
 };
 
+// Options for a pipeline of `workspaces` with an active set of `active`
+// (kAutoActiveWorkspaces: the default) rotating every `turn` rounds.
+inline EngineOptions PipelineOptions(EngineKind kind, uint32_t workspaces, uint32_t max_iterations,
+                                     uint32_t active = kAutoActiveWorkspaces,
+                                     uint32_t turn = EngineOptions{}.turn_rounds) {
+  EngineOptions options;
+  options.engine = kind;
+  options.workspaces = workspaces;
+  options.active_workspaces = active;
+  options.turn_rounds = turn;
+  options.max_iterations = max_iterations;
+  return options;
+}
+
 // Runs on the engine over `heaps` (copied, so the caller's stay untouched
 // unless `write_back`).
 // The engines a test runs: the interpreter always, the JIT where it exists.
