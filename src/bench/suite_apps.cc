@@ -131,7 +131,6 @@ std::string SuiteAppStudyMarkdown(const std::string& name, const json& study) {
         md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""), system,
                           Cell(p["throughput_qps"]), Cell(p["lat_p50_us"]), Cell(p["lat_p99_us"]),
                           Cell(p["mn_cpu_us_per_query"]), Cell(p["verified"]), Cell(p["mismatches"]));
-  }
   } else if (name == "tx") {
     md += "`pulse bench tx --system all`: one transaction at a time (plot: tx.png).\n\n";
     md += "| shape, value | system | tx/s | mean us | p99 us | mn CPU us | messages | one-sided |\n"
