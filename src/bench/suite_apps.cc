@@ -22,6 +22,9 @@ std::string Cell(const json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
   return v.is_number() ? SuiteNumber(v.get<double>()) : std::string("-");
 }
+// The run's `key`, or "-" when the run has none (a const json's operator[]
+// must not be asked for a missing key).
+std::string Cell(const json& run, const char* key) { return run.contains(key) ? Cell(run.at(key)) : std::string("-"); }
 
 }  // namespace
 
@@ -117,29 +120,35 @@ std::string SuiteAppStudyMarkdown(const std::string& name, const json& study) {
   if (name == "kv") {
     md += "`pulse bench kv --system all` (plot: kv.png).  mn CPU: memory-node CPU per request.\n\n";
     md += "| mix | path | requests/s | p50 us | p99 us | mn CPU us | accesses/GET |\n|---|---|---|---|---|---|---|\n";
-    for (const json& run : study.value("runs", json::array()))
-      for (const auto& [path, p] : run["paths"].items())
+    for (const json& run : study.value("runs", json::array())) {
+      const json each = run.value("paths", json::object());
+      for (const auto& [path, p] : each.items())
         md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""), path,
-                          Cell(p["throughput_ops"]), Cell(p["p50_us"]), Cell(p["p99_us"]), Cell(p["mn_cpu_us_per_op"]),
-                          Cell(p["accesses_per_get"]));
+                          Cell(p, "throughput_ops"), Cell(p, "p50_us"), Cell(p, "p99_us"), Cell(p, "mn_cpu_us_per_op"),
+                          Cell(p, "accesses_per_get"));
+    }
   } else if (name == "dlrm") {
     md += "`pulse bench dlrm`, synthetic indices (plot: dlrm.png).\n\n";
     md += "| indices | system | queries/s | p50 us | p99 us | mn CPU us | verified | mismatches |\n"
           "|---|---|---|---|---|---|---|---|\n";
-    for (const json& run : study.value("runs", json::array()))
-      for (const auto& [system, p] : run["systems"].items())
+    for (const json& run : study.value("runs", json::array())) {
+      const json each = run.value("systems", json::object());
+      for (const auto& [system, p] : each.items())
         md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""), system,
-                          Cell(p["throughput_qps"]), Cell(p["lat_p50_us"]), Cell(p["lat_p99_us"]),
-                          Cell(p["mn_cpu_us_per_query"]), Cell(p["verified"]), Cell(p["mismatches"]));
+                          Cell(p, "throughput_qps"), Cell(p, "lat_p50_us"), Cell(p, "lat_p99_us"),
+                          Cell(p, "mn_cpu_us_per_query"), Cell(p, "verified"), Cell(p, "mismatches"));
+    }
   } else if (name == "tx") {
     md += "`pulse bench tx --system all`: one transaction at a time (plot: tx.png).\n\n";
     md += "| shape, value | system | tx/s | mean us | p99 us | mn CPU us | messages | one-sided |\n"
           "|---|---|---|---|---|---|---|---|\n";
-    for (const json& run : study.value("runs", json::array()))
-      for (const auto& [system, p] : run["systems"].items())
+    for (const json& run : study.value("runs", json::array())) {
+      const json each = run.value("systems", json::object());
+      for (const auto& [system, p] : each.items())
         md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""), system,
-                          Cell(p["throughput_tx"]), Cell(p["mean_us"]), Cell(p["p99_us"]), Cell(p["mn_cpu_us_per_tx"]),
-                          Cell(p["messages_per_tx"]), Cell(p["one_sided_per_tx"]));
+                          Cell(p, "throughput_tx"), Cell(p, "mean_us"), Cell(p, "p99_us"), Cell(p, "mn_cpu_us_per_tx"),
+                          Cell(p, "messages_per_tx"), Cell(p, "one_sided_per_tx"));
+    }
   }
   for (const json& note : study.value("notes", json::array())) md += "- " + note.get<std::string>() + "\n";
   return md;
