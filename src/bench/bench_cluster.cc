@@ -57,15 +57,30 @@ Status StopBenchCluster(cluster::ClusterGuard& guard) {
   return Status::Ok();
 }
 
-Result<uint64_t> MemNodeCpuUs(cluster::ControlSession& s, const std::string& switch_address) {
+Status ForEachMemNodeStats(cluster::ControlSession& s, const std::string& switch_address,
+                           const std::function<Status(const std::string& address, const nlohmann::json& stats)>& each) {
   PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, s.Call(switch_address, "stats", std::chrono::seconds(2)));
-  uint64_t cpu = 0;
   for (const nlohmann::json& n : stats["memnodes"]) {
-    PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(n.value("address", ""), "stats", std::chrono::seconds(2)));
-    if (!m["counters"].contains("cpu_us"))
-      return Status::FailedPrecondition("memory node " + n.value("address", "") + " reports no cpu_us");
-    cpu += m["counters"]["cpu_us"].get<uint64_t>();
+    const std::string address = n.value("address", "");
+    PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(address, "stats", std::chrono::seconds(2)));
+    PULSE_RETURN_IF_ERROR(each(address, m));
   }
+  return Status::Ok();
+}
+
+Result<uint64_t> MemNodeCpuUsOf(const std::string& address, const nlohmann::json& stats) {
+  if (!stats.contains("counters") || !stats["counters"].contains("cpu_us"))
+    return Status::FailedPrecondition("memory node " + address + " reports no cpu_us");
+  return stats["counters"]["cpu_us"].get<uint64_t>();
+}
+
+Result<uint64_t> MemNodeCpuUs(cluster::ControlSession& s, const std::string& switch_address) {
+  uint64_t cpu = 0;
+  PULSE_RETURN_IF_ERROR(ForEachMemNodeStats(s, switch_address, [&](const std::string& address, const nlohmann::json& m) {
+    PULSE_ASSIGN_OR_RETURN(uint64_t node_cpu, MemNodeCpuUsOf(address, m));
+    cpu += node_cpu;
+    return Status::Ok();
+  }));
   return cpu;
 }
 

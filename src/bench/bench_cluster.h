@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cluster/control_session.h"
 #include "cluster/launcher.h"
 #include "pulse/status.h"
@@ -64,9 +66,19 @@ Result<std::string> StartOrJoinBenchCluster(const BenchClusterOptions& options,
 // removes its run directory.  Errors: a node did not stop.
 Status StopBenchCluster(cluster::ClusterGuard& guard);
 
-// The memory nodes' CPU time so far, in microseconds: the `cpu_us` counters
-// of every memory node the switch lists, summed.  Errors: those of the
-// calls; FailedPrecondition if a node reports no cpu_us.
+// Calls `each` with the address and the `stats` answer of every memory node
+// the switch lists, in its order.  Errors: those of the calls, or the first
+// error `each` returns (which stops the walk).
+Status ForEachMemNodeStats(cluster::ControlSession& session, const std::string& switch_address,
+                           const std::function<Status(const std::string& address, const nlohmann::json& stats)>& each);
+
+// One memory node's CPU time so far, in microseconds, from its `stats`
+// answer.  FailedPrecondition naming `address` if it reports no cpu_us.
+Result<uint64_t> MemNodeCpuUsOf(const std::string& address, const nlohmann::json& stats);
+
+// The memory nodes' CPU time so far, in microseconds: MemNodeCpuUsOf of
+// every memory node the switch lists, summed.  Errors: those of
+// ForEachMemNodeStats and MemNodeCpuUsOf.
 Result<uint64_t> MemNodeCpuUs(cluster::ControlSession& session, const std::string& switch_address);
 
 // The switch's count of continuations forwarded between memory nodes.

@@ -39,18 +39,15 @@ struct NodeSample {
 };
 
 Result<NodeSample> SampleMemNodes(cluster::ControlSession& s, const std::string& switch_address) {
-  PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, s.Call(switch_address, "stats", std::chrono::seconds(2)));
   NodeSample sample;
-  for (const nlohmann::json& n : stats["memnodes"]) {
-    PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(n.value("address", ""), "stats", std::chrono::seconds(2)));
-    if (!m["counters"].contains("cpu_us")) {
-      return Status::FailedPrecondition("bench kv: memory node " + n.value("address", "") + " reports no cpu_us");
-    }
-    sample.cpu_us += m["counters"]["cpu_us"].get<uint64_t>();
+  PULSE_RETURN_IF_ERROR(ForEachMemNodeStats(s, switch_address, [&](const std::string& address, const nlohmann::json& m) {
+    PULSE_ASSIGN_OR_RETURN(uint64_t cpu, MemNodeCpuUsOf(address, m));
+    sample.cpu_us += cpu;
     const nlohmann::json& c = m["counters"];
-    if (!c.contains("ring")) continue;
-    for (const char* name : kRingCounterNames) sample.ring[name] += c["ring"].value(name, uint64_t{0});
-  }
+    if (c.contains("ring"))
+      for (const char* name : kRingCounterNames) sample.ring[name] += c["ring"].value(name, uint64_t{0});
+    return Status::Ok();
+  }));
   return sample;
 }
 
