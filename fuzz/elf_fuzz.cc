@@ -143,7 +143,15 @@ void CompareWithBpf(std::span<const uint8_t> object, const CompiledIterator& it,
                    "{}, BPF {}", what, bpf_returned ? "returned" : "went on");
   if (!bpf_returned)
     PULSE_FUZZ_CHECK(state.cur_ptr == *next, "{}: next node {:#x}, BPF {:#x}", what, state.cur_ptr, *next);
-  // The whole scratch pad, the stack area (the reference's frame) included.
+  // The whole scratch pad, the stack area (the reference's frame) included,
+  // but for slots left holding a pointer (an address in BPF, an offset in
+  // pulse: BpfRunNotes::pointer_slots).
+  for (int64_t slot : notes.pointer_slots) {
+    if (slot < -static_cast<int64_t>(frame.size())) continue;  // below the frame: not in the scratch pad
+    const size_t at = it.stack_offset + it.stack_bytes + slot;     // the frame is the stack area's top
+    std::fill_n(state.scratch.begin() + at, 8, 0);
+    std::fill_n(ctx.begin() + kScratchAt + at, 8, 0);
+  }
   PULSE_FUZZ_CHECK(std::memcmp(state.scratch.data(), ctx.data() + kScratchAt, sp_bytes) == 0,
                    "{}: scratch pads differ", what);
   pulse_memory.CheckSame(bpf_memory, "far memory after pulse's and BPF's STOREs");

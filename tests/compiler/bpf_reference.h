@@ -32,6 +32,13 @@ struct BpfRunNotes {
   // the scratch pad, or one through a pointer into the window plus an index
   // (as the translator reads data[rN+off]) wherever it landed.
   uint64_t ctx_data_end = 0;
+  // Frame offsets (below r10, negative) of the 8-byte stack slots that hold
+  // a pointer into the context or the stack when the run ends.  Such a slot
+  // holds a host address here and the translator's offset in pulse: neither
+  // is a number the program can read back (the translator refuses it), so a
+  // comparison of the stack leaves these bytes out.  Kept across the end()
+  // and next() runs of one iteration, which share the frame.
+  std::vector<int64_t> pointer_slots;
 };
 
 class BpfReference {
@@ -196,6 +203,12 @@ class BpfReference {
           const uint64_t v = in.cls() == kBpfSt ? static_cast<uint64_t>(int64_t{in.imm}) : r[in.src];
           if (inside(a, n, ctx, ctx_bytes) || inside(a, n, stack, sizeof(stack))) {
             std::memcpy(reinterpret_cast<void*>(a), &v, n);
+            if (notes && inside(a, n, stack, sizeof(stack))) {
+              const int64_t at = static_cast<int64_t>(a - reinterpret_cast<uint64_t>(stack + sizeof(stack)));
+              std::erase_if(notes->pointer_slots, [&](int64_t p) { return p < at + n && p + 8 > at; });
+              if (n == 8 && in.cls() == kBpfStx && (inside(v, 0, ctx, ctx_bytes) || inside(v, 0, stack, sizeof(stack))))
+                notes->pointer_slots.push_back(at);
+            }
           } else {
             writes->push_back({a, n == 8 ? v : v & ((uint64_t{1} << (8 * n)) - 1), n});
           }

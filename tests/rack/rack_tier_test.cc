@@ -49,21 +49,12 @@ uint64_t Sp0(const TraversalResult& r) {
   return v;
 }
 
-std::vector<std::string> RackFlags(const char* rack, bool share = true) {
-  std::vector<std::string> f = {"--rack", rack};
-  if (share) f.insert(f.end(), {"--rack-tenants", "1"});
-  return f;
-}
 
 class RackTier : public ::testing::Test {
  protected:
   void SetUp() override {
     testing::SetUcxTestEnvironment();
-    setenv("UCX_TLS", "tcp", 1);  // racks reach each other only through the fabric
-    ASSERT_TRUE(rack_.StartSwitch());
-    rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
-    rack_.StartMemNode(1, /*pool_mib=*/16, RackFlags("b"));
-    ASSERT_TRUE(rack_.Join(2));
+    ASSERT_TRUE(rack_.StartTwoRacks(/*pool_mib=*/16));
     local_ = Connect("a");
     remote_ = Connect("");
     ASSERT_NE(local_, nullptr);
@@ -282,7 +273,7 @@ TEST_F(RackTier, KilledMemoryNodeIsNeverReadThroughItsDeadMappingAndIsRemappedAf
 
   // Restarted: it re-attaches the pool; the client reconnects (that read is
   // remote), then maps the new offer.
-  rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
+  rack_.StartMemNode(0, /*pool_mib=*/16, LocalRack::RackFlags("a"));
   ASSERT_TRUE(rack_.Join(2));
   ASSERT_TRUE(local_->Read(*a, &got, 8).ok());
   EXPECT_EQ(got, v);
@@ -314,7 +305,7 @@ TEST(RackTierPolicy, APoolSharedWithNoTenantIsNotOffered) {
   testing::SetUcxTestEnvironment();
   LocalRack rack;
   ASSERT_TRUE(rack.StartSwitch());
-  rack.StartMemNode(0, /*pool_mib=*/8, RackFlags("a", /*share=*/false));
+  rack.StartMemNode(0, /*pool_mib=*/8, LocalRack::RackFlags("a", /*share_with_tenant1=*/false));
   ASSERT_TRUE(rack.Join(1));
   ClientOptions o;
   o.switch_address = rack.switch_address();

@@ -126,6 +126,20 @@ bool LocalRack::Start(int n, uint64_t pool_mib, const std::vector<std::string>& 
   return Join(n);
 }
 
+std::vector<std::string> LocalRack::RackFlags(const std::string& rack, bool share_with_tenant1) {
+  std::vector<std::string> f = {"--rack", rack};
+  if (share_with_tenant1) f.insert(f.end(), {"--rack-tenants", "1"});
+  return f;
+}
+
+bool LocalRack::StartTwoRacks(uint64_t pool_mib) {
+  setenv("UCX_TLS", "tcp", 1);
+  if (!StartSwitch()) return false;
+  StartMemNode(0, pool_mib, RackFlags("a"));
+  StartMemNode(1, pool_mib, RackFlags("b"));
+  return Join(2);
+}
+
 bool LocalRack::Join(int n, Clock::duration timeout) {
   if (cpu_ == nullptr) {
     cpu_ = std::make_unique<TestCpuNode>();

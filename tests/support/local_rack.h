@@ -49,6 +49,19 @@ class LocalRack {
   // the pool.
   void StartMemNode(uint32_t node, uint64_t pool_mib = 8, const std::vector<std::string>& extra = {});
 
+  // The flags that make a memory node the daemon of rack `rack`, its pool
+  // shared with tenant 1 (`share_with_tenant1` false: with no tenant, so the
+  // rack offers no pool).
+  static std::vector<std::string> RackFlags(const std::string& rack, bool share_with_tenant1 = true);
+
+  // Starts the switch and two racks, memory node 0 the daemon of rack "a"
+  // and node 1 of rack "b", each with a pool of `pool_mib` shared with
+  // tenant 1, and joins both.  The racks reach each other only through the
+  // fabric: it sets UCX_TLS=tcp in this process's environment, which the
+  // nodes inherit (the caller unsets it when done).  False (and a test
+  // failure) as Join.
+  bool StartTwoRacks(uint64_t pool_mib);
+
   // Starts the switch (with `switch_extra` flags, e.g. {"--routing",
   // "switch"}) and memory nodes 0..n-1 and joins as a CPU node.
   bool Start(int n, uint64_t pool_mib = 8, const std::vector<std::string>& switch_extra = {});

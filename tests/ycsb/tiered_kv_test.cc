@@ -28,17 +28,11 @@ namespace {
 using testing::LocalRack;
 using namespace std::chrono_literals;
 
-std::vector<std::string> RackFlags(const char* rack) { return {"--rack", rack, "--rack-tenants", "1"}; }
-
 class TieredKv : public ::testing::Test {
  protected:
   void SetUp() override {
     testing::SetUcxTestEnvironment();
-    setenv("UCX_TLS", "tcp", 1);  // racks reach each other only through the fabric
-    ASSERT_TRUE(rack_.StartSwitch());
-    rack_.StartMemNode(0, /*pool_mib=*/32, RackFlags("a"));
-    rack_.StartMemNode(1, /*pool_mib=*/32, RackFlags("b"));
-    ASSERT_TRUE(rack_.Join(2));
+    ASSERT_TRUE(rack_.StartTwoRacks(/*pool_mib=*/32));
   }
   void TearDown() override { unsetenv("UCX_TLS"); }
   std::unique_ptr<Client> Connect(const std::string& rack) {
