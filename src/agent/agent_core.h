@@ -135,6 +135,11 @@ struct AgentCounters {
   uint64_t static_bytes = 0;
   uint64_t dynamic_hits = 0;           // pages found in the dynamic cache (ready or filling)
   uint64_t dynamic_misses = 0;
+  // Where the dynamic hits and misses come from (diagnostics; pages):
+  uint64_t dynamic_hits_filling = 0;    // hits on an entry still being filled (the page waits for it)
+  uint64_t dynamic_misses_evicted = 0;  // misses on an entry the cache held and evicted
+  uint64_t dynamic_hits_read_only = 0;  // hits and misses in regions marked read-only (a graph's
+  uint64_t dynamic_misses_read_only = 0;//   CSR arrays: the edge data), not static-cached
   uint64_t prefetches = 0;             // entries prefetched
   uint64_t prefetch_skipped = 0;       // candidates not cached for want of an unpinned entry
   uint64_t fill_failures = 0;
@@ -271,7 +276,9 @@ class AgentCore {
   Result<Region*> PagesOf(const AgentRequest& q);
   bool DynamicApplies(const Region& r) const;
   bool PredictHit(uint64_t region, uint64_t entry) const;
+  bool ContinuesStream(uint64_t region, uint64_t offset) const;
   size_t window() const;
+  uint64_t PrefetchLimit() const;  // fills in flight at most
 
   AgentOptions options_;
   Forwarder* forwarder_;
