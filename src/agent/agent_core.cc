@@ -683,8 +683,18 @@ void AgentCore::OnResult(ForwardResult result) {
   if (node.empty()) return;
   Op& op = node.mapped();
   --in_flight_;
-  if (op.op.kind == ForwardOp::Kind::kRead || op.op.kind == ForwardOp::Kind::kWrite)
+  if (op.op.kind == ForwardOp::Kind::kRead || op.op.kind == ForwardOp::Kind::kWrite) {
     counters_.memory_op_micros_by_class[ClassIndex(op.op.cls)] += MicrosSince(op.issued);
+    using std::chrono::microseconds;
+    const auto unset = std::chrono::steady_clock::time_point{};
+    if (result.taken != unset && result.completed != unset) {
+      const auto micros = [](auto d) { return static_cast<uint64_t>(std::chrono::duration_cast<microseconds>(d).count()); };
+      ++counters_.forward_timed;
+      counters_.forward_handoff_micros += micros(result.taken - op.issued);
+      counters_.forward_node_micros += micros(result.completed - result.taken);
+      counters_.forward_return_micros += MicrosSince(result.completed);
+    }
+  }
   Region* r = FindRegion(op.region);
   switch (op.purpose) {
     case Purpose::kHostRead:
@@ -820,6 +830,10 @@ nlohmann::json AgentCore::Stats() const {
       {"memory_bytes_by_class", by_class_bytes},
       {"memory_op_micros_by_class", by_class_micros},
       {"read_request_micros", c.read_request_micros},
+      {"forward_timed", c.forward_timed},
+      {"forward_handoff_micros", c.forward_handoff_micros},
+      {"forward_node_micros", c.forward_node_micros},
+      {"forward_return_micros", c.forward_return_micros},
       {"read_requests_timed", c.read_requests_timed},
       {"max_in_flight_seen", c.max_in_flight_seen},
       {"static_hits", c.static_hits},

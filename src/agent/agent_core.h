@@ -99,12 +99,18 @@ struct ForwardOp {
   uint64_t file_offset = 0;   // kPreload
 };
 
-// Its outcome: kRead data; kAllocate the far address in `value`.
+// Its outcome: kRead data; kAllocate the far address in `value`.  A
+// forwarder that runs on a thread of its own stamps when that thread took
+// the operation and when its last completion ran there (both unset: not
+// stamped), so that the core can split a memory operation's time into the
+// hand-off to that thread, the memory node's part and the hand-off back.
 struct ForwardResult {
   uint64_t tag = 0;
   Status status;
   uint64_t value = 0;
   std::vector<uint8_t> data;
+  std::chrono::steady_clock::time_point taken{};
+  std::chrono::steady_clock::time_point completed{};
 };
 
 // Carries operations to far memory.  Submit never completes anything inside
@@ -149,6 +155,14 @@ struct AgentCounters {
   uint64_t read_request_micros = 0;    // over host_read_requests answered
   uint64_t read_requests_timed = 0;
   uint64_t memory_op_micros_by_class[4] = {};
+  // The same reads and writes split at the forwarding thread (stamped
+  // results only): issue -> taken by that thread, taken -> its completion
+  // (posting, the per-node window, the memory node's round trip), and
+  // completion -> back here.
+  uint64_t forward_timed = 0;
+  uint64_t forward_handoff_micros = 0;
+  uint64_t forward_node_micros = 0;
+  uint64_t forward_return_micros = 0;
 };
 
 namespace core_detail {

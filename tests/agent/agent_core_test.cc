@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <random>
@@ -52,6 +53,7 @@ class ModelForwarder final : public Forwarder {
           memory_.erase(op.addr);
           break;
       }
+      if (stamp) r.taken = r.completed = std::chrono::steady_clock::now();
       op.data.clear();
       log.push_back(op);
       held.push_back(std::move(r));
@@ -76,6 +78,7 @@ class ModelForwarder final : public Forwarder {
 
   std::vector<ForwardOp> log;
   std::deque<ForwardResult> held;
+  bool stamp = false;  // stamp results as a forwarding thread does
 
  private:
   uint8_t* At(uint64_t addr) {
@@ -341,6 +344,24 @@ TEST(AgentCore, HitsAloneWakeThePrefetcher) {
   const uint64_t third = h.ReadAsync(*id, kPagesPerEntry, 1);
   ASSERT_TRUE(h.Take(third).status.ok());
   EXPECT_EQ(h.core.counters().dynamic_hits, 2u) << "entry 1 was loaded ahead of the scan";
+}
+
+// A memory operation's time is split at the forwarding thread only for
+// results that thread stamped: every read and write once, nothing else.
+TEST(AgentCore, StampedResultsSplitEachReadAndWriteOnce) {
+  Harness h(Plain());
+  auto id = h.Create("split", 4 * kPage);
+  ASSERT_TRUE(id.ok());
+  h.WriteAsync(*id, 0, PagePattern(0));
+  h.far.Drain(h.core);
+  EXPECT_EQ(h.core.counters().forward_timed, 0u) << "unstamped results are not split";
+  h.far.stamp = true;
+  const uint64_t ops_before = h.core.counters().memory_ops;
+  h.WriteAsync(*id, 1, PagePattern(1));
+  h.ReadAsync(*id, 0, 2);
+  h.far.Drain(h.core);
+  EXPECT_EQ(h.core.counters().forward_timed, h.core.counters().memory_ops - ops_before);
+  EXPECT_EQ(h.core.Stats()["forward_timed"], h.core.counters().forward_timed);
 }
 
 TEST(AgentCore, AggregationTurnsABurstIntoFewerOperations) {
