@@ -27,8 +27,10 @@
 //               looked up per page; a miss is fetched on demand (just the
 //               pages asked for) and recorded in the recent list, from which
 //               the prefetcher loads, in the background (class prefetch),
-//               the entry of a missed page and the prefetch_entries entries
-//               after every requested page's.  The adaptive switch turns the
+//               the entry of a missed page and, when a page continues a
+//               forward scan, the prefetch_entries entries after its own
+//               (has_work() is true while the list has unread pages, so
+//               hits alone keep it going).  The adaptive switch turns the
 //               cache off when its hit rate falls below the threshold (and
 //               back on when the recent list predicts it would pass).
 // Single-threaded: every call on one thread.
@@ -139,7 +141,7 @@ struct AgentCounters {
   uint64_t static_misses = 0;          // pages of static-cacheable regions read before their load ended
   uint64_t static_regions = 0;
   uint64_t static_bytes = 0;
-  uint64_t dynamic_hits = 0;           // pages found in the dynamic cache (ready or filling)
+  uint64_t dynamic_hits = 0;           // pages found in the dynamic cache (ready or filling), while it is on
   uint64_t dynamic_misses = 0;
   // Where the dynamic hits and misses come from (diagnostics; pages):
   uint64_t dynamic_hits_filling = 0;    // hits on an entry still being filled (the page waits for it)
@@ -240,7 +242,9 @@ class AgentCore {
   void OnResult(ForwardResult result);
   // Turns queued work into operations (one batch), within the window.
   void Flush();
-  // Whether Flush has something to do now.
+  // Whether Flush has something to do now: queued operations the window
+  // admits, or recent pages the prefetcher may read (false once it has
+  // read them or its fills are at their limit: nothing spins).
   bool has_work() const;
 
   const AgentCounters& counters() const { return counters_; }
