@@ -146,8 +146,10 @@ struct AgentCounters {
   // Where the dynamic hits and misses come from (diagnostics; pages):
   uint64_t dynamic_hits_filling = 0;    // hits on an entry still being filled (the page waits for it)
   uint64_t dynamic_misses_evicted = 0;  // misses on an entry the cache held and evicted
-  uint64_t dynamic_hits_read_only = 0;  // hits and misses in regions marked read-only (a graph's
-  uint64_t dynamic_misses_read_only = 0;//   CSR arrays: the edge data), not static-cached
+  // The same over regions marked read-only but not static-cached (a graph's
+  // CSR arrays: its edge data).
+  uint64_t dynamic_hits_read_only = 0;
+  uint64_t dynamic_misses_read_only = 0;
   uint64_t prefetches = 0;             // entries prefetched
   uint64_t prefetch_skipped = 0;       // candidates not cached for want of an unpinned entry
   uint64_t fill_failures = 0;
