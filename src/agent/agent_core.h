@@ -27,8 +27,10 @@
 //               looked up per page; a miss is fetched on demand (just the
 //               pages asked for) and recorded in the recent list, from which
 //               the prefetcher loads, in the background (class prefetch),
-//               the entry of a missed page and the prefetch_entries entries
-//               after every requested page's.  The adaptive switch turns the
+//               the entry of a missed page and, when a page continues a
+//               forward scan, the prefetch_entries entries after its own
+//               (has_work() is true while the list has unread pages, so
+//               hits alone keep it going).  The adaptive switch turns the
 //               cache off when its hit rate falls below the threshold (and
 //               back on when the recent list predicts it would pass).
 // Single-threaded: every call on one thread.
@@ -99,12 +101,18 @@ struct ForwardOp {
   uint64_t file_offset = 0;   // kPreload
 };
 
-// Its outcome: kRead data; kAllocate the far address in `value`.
+// Its outcome: kRead data; kAllocate the far address in `value`.  A
+// forwarder that runs on a thread of its own stamps when that thread took
+// the operation and when its last completion ran there (both unset: not
+// stamped), so that the core can split a memory operation's time into the
+// hand-off to that thread, the memory node's part and the hand-off back.
 struct ForwardResult {
   uint64_t tag = 0;
   Status status;
   uint64_t value = 0;
   std::vector<uint8_t> data;
+  std::chrono::steady_clock::time_point taken{};
+  std::chrono::steady_clock::time_point completed{};
 };
 
 // Carries operations to far memory.  Submit never completes anything inside
@@ -133,8 +141,15 @@ struct AgentCounters {
   uint64_t static_misses = 0;          // pages of static-cacheable regions read before their load ended
   uint64_t static_regions = 0;
   uint64_t static_bytes = 0;
-  uint64_t dynamic_hits = 0;           // pages found in the dynamic cache (ready or filling)
+  uint64_t dynamic_hits = 0;           // pages found in the dynamic cache (ready or filling), while it is on
   uint64_t dynamic_misses = 0;
+  // Where the dynamic hits and misses come from (diagnostics; pages):
+  uint64_t dynamic_hits_filling = 0;    // hits on an entry still being filled (the page waits for it)
+  uint64_t dynamic_misses_evicted = 0;  // misses on an entry the cache held and evicted
+  // The same over regions marked read-only but not static-cached (a graph's
+  // CSR arrays: its edge data).
+  uint64_t dynamic_hits_read_only = 0;
+  uint64_t dynamic_misses_read_only = 0;
   uint64_t prefetches = 0;             // entries prefetched
   uint64_t prefetch_skipped = 0;       // candidates not cached for want of an unpinned entry
   uint64_t fill_failures = 0;
@@ -144,6 +159,14 @@ struct AgentCounters {
   uint64_t read_request_micros = 0;    // over host_read_requests answered
   uint64_t read_requests_timed = 0;
   uint64_t memory_op_micros_by_class[4] = {};
+  // The same reads and writes split at the forwarding thread (stamped
+  // results only): issue -> taken by that thread, taken -> its completion
+  // (posting, the per-node window, the memory node's round trip), and
+  // completion -> back here.
+  uint64_t forward_timed = 0;
+  uint64_t forward_handoff_micros = 0;
+  uint64_t forward_node_micros = 0;
+  uint64_t forward_return_micros = 0;
 };
 
 namespace core_detail {
@@ -221,7 +244,9 @@ class AgentCore {
   void OnResult(ForwardResult result);
   // Turns queued work into operations (one batch), within the window.
   void Flush();
-  // Whether Flush has something to do now.
+  // Whether Flush has something to do now: queued operations the window
+  // admits, or recent pages the prefetcher may read (false once it has
+  // read them or its fills are at their limit: nothing spins).
   bool has_work() const;
 
   const AgentCounters& counters() const { return counters_; }
@@ -271,7 +296,9 @@ class AgentCore {
   Result<Region*> PagesOf(const AgentRequest& q);
   bool DynamicApplies(const Region& r) const;
   bool PredictHit(uint64_t region, uint64_t entry) const;
+  bool ContinuesStream(uint64_t region, uint64_t offset) const;
   size_t window() const;
+  uint64_t PrefetchLimit() const;  // fills in flight at most
 
   AgentOptions options_;
   Forwarder* forwarder_;

@@ -61,7 +61,7 @@ struct AgentServerOptions {
   uint64_t node_window_bytes = 256 << 10;
   std::vector<int> cpus;        // CPU affinity (empty: any)
   AgentOptions agent;
-  net::WorkerOptions worker;    // the request thread's worker
+  net::WorkerOptions worker;    // the request thread's worker; its poll settings are the forwarding thread's too
   std::string log_level = "info";  // error | warn | info | debug
   std::string instance_id;      // returned by "stats" as "instance" (how `pulse cluster up` knows its process)
 };

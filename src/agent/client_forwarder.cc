@@ -93,16 +93,18 @@ void ClientForwarder::Loop() {
 
 void ClientForwarder::StartOp(ForwardOp op) {
   const uint64_t tag = op.tag;
+  const auto taken = std::chrono::steady_clock::now();
   switch (op.kind) {
     case ForwardOp::Kind::kRead:
-      return Read(op.addr, op.bytes, op.cls, [this, tag](Result<std::vector<uint8_t>> r) {
-        ForwardResult f{tag, r.status(), 0, {}};
+      return Read(op.addr, op.bytes, op.cls, [this, tag, taken](Result<std::vector<uint8_t>> r) {
+        ForwardResult f{tag, r.status(), 0, {}, taken, std::chrono::steady_clock::now()};
         if (r.ok()) f.data = std::move(*r);
         deliver_(std::move(f));
       });
     case ForwardOp::Kind::kWrite:
-      return Write(op.addr, std::move(op.data), op.cls,
-                   [this, tag](Result<uint64_t> r) { deliver_({tag, r.status(), r.ok() ? *r : 0, {}}); });
+      return Write(op.addr, std::move(op.data), op.cls, [this, tag, taken](Result<uint64_t> r) {
+        deliver_({tag, r.status(), r.ok() ? *r : 0, {}, taken, std::chrono::steady_clock::now()});
+      });
     case ForwardOp::Kind::kPreload:
       return memory_->PreloadAsync(op.addr, op.bytes, op.file, op.file_offset, [this, tag](Result<uint64_t> r) {
         deliver_({tag, r.status(), r.ok() ? *r : 0, {}});

@@ -18,8 +18,7 @@ bool DynamicCache::EvictOne() {
   for (int attempt = 0; attempt < 8; ++attempt) {
     const CacheKey key = slots_[pick(rng_)];
     if (!map_.at(key).pinned()) {
-      Erase(key);
-      ++evictions_;
+      Evict(key);
       return true;
     }
   }
@@ -27,18 +26,25 @@ bool DynamicCache::EvictOne() {
   for (size_t i = 0; i < slots_.size(); ++i) {
     const CacheKey key = slots_[(start + i) % slots_.size()];
     if (!map_.at(key).pinned()) {
-      Erase(key);
-      ++evictions_;
+      Evict(key);
       return true;
     }
   }
   return false;
 }
 
+void DynamicCache::Evict(const CacheKey& key) {
+  if (map_.at(key).lookups == 0) ++evicted_unused_;
+  evicted_.insert(key);
+  Erase(key);
+  ++evictions_;
+}
+
 CacheEntry* DynamicCache::Insert(const CacheKey& key) {
   if (capacity_ == 0) return nullptr;
   if (map_.size() >= capacity_ && !EvictOne()) return nullptr;
   auto [it, inserted] = map_.try_emplace(key);
+  evicted_.erase(key);
   if (inserted) {
     it->second.slot = slots_.size();
     slots_.push_back(key);
@@ -55,6 +61,10 @@ void DynamicCache::Erase(const CacheKey& key) {
   map_.at(last).slot = slot;
   slots_.pop_back();
   map_.erase(it);
+}
+
+void DynamicCache::ForgetEvicted(uint64_t region) {
+  std::erase_if(evicted_, [region](const CacheKey& k) { return k.region == region; });
 }
 
 void DynamicCache::DropUnpinned() {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace pulse::agent {
@@ -45,6 +46,7 @@ struct CacheEntry {
   std::vector<CacheWaiter> waiters;  // pin the entry
   std::vector<CachePatch> patches;   // writes that arrived while filling
   size_t slot = 0;                   // index in the eviction vector
+  uint64_t lookups = 0;              // page lookups that found it (diagnostics: evicted unused)
   bool pinned() const { return !ready || !waiters.empty(); }
 };
 
@@ -70,9 +72,18 @@ class DynamicCache {
   uint64_t capacity() const { return capacity_; }
   size_t size() const { return map_.size(); }
   uint64_t evictions() const { return evictions_; }
+  // Diagnostics: entries evicted that no lookup had found since they were
+  // inserted (a prefetch nobody asked for, or one evicted before its use),
+  // and whether `key` was evicted and not inserted again since (a miss on
+  // it is a reuse the cache lost, not a first touch).
+  uint64_t evicted_unused() const { return evicted_unused_; }
+  bool WasEvicted(const CacheKey& key) const { return evicted_.count(key) != 0; }
+  // Forgets which of `region`'s entries were evicted (the region is gone).
+  void ForgetEvicted(uint64_t region);
 
  private:
   bool EvictOne();
+  void Evict(const CacheKey& key);
 
   uint64_t capacity_;
   uint64_t entry_bytes_;
@@ -80,6 +91,8 @@ class DynamicCache {
   std::unordered_map<CacheKey, CacheEntry, CacheKeyHash> map_;
   std::vector<CacheKey> slots_;  // every key, for a uniform random pick
   uint64_t evictions_ = 0;
+  uint64_t evicted_unused_ = 0;
+  std::unordered_set<CacheKey, CacheKeyHash> evicted_;  // keys evicted and not cached since
 };
 
 }  // namespace pulse::agent

@@ -6,6 +6,7 @@
 // agent's request thread both pushes and prefetches, so no lock is needed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -16,6 +17,7 @@ struct RecentPage {
   uint64_t region = 0;
   uint64_t offset = 0;  // byte offset of the page in its region
   bool missed = false;  // the page was not cached when requested
+  bool stream = false;  // continues a forward scan (AgentCore::ContinuesStream)
 };
 
 class RecentList {
@@ -35,12 +37,14 @@ class RecentList {
     if (cursor_ == head_) return std::nullopt;
     return ring_[cursor_++ % ring_.size()];
   }
-  // Calls f(page) for every page held, newest first.
+  // Calls f(page) for the `limit` newest pages held (all by default), newest first.
   template <typename F>
-  void ForEach(F&& f) const {
-    const uint64_t n = head_ < ring_.size() ? head_ : ring_.size();
+  void ForEach(F&& f, uint64_t limit = UINT64_MAX) const {
+    const uint64_t n = std::min<uint64_t>({head_, ring_.size(), limit});
     for (uint64_t i = 1; i <= n; ++i) f(ring_[(head_ - i) % ring_.size()]);
   }
+  // Pages the reader has not read yet (at most capacity: older ones are lost).
+  uint64_t unread() const { return std::min<uint64_t>(head_ - cursor_, ring_.size()); }
   uint64_t pushed() const { return head_; }
   uint64_t lost() const { return lost_; }
   size_t capacity() const { return ring_.size(); }

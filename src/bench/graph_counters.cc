@@ -38,7 +38,10 @@ NamedCounters OffloadAgentCounters(const nlohmann::json& c) {
   for (const char* name : {"host_read_requests", "host_write_requests", "static_hits", "static_misses",
                            "dynamic_hits", "dynamic_misses", "prefetches", "prefetch_skipped", "memory_ops",
                            "cpu_seconds", "read_request_micros", "read_requests_timed", "dynamic_turned_off",
-                           "dynamic_turned_on"})
+                           "dynamic_turned_on", "dynamic_hits_filling", "dynamic_misses_evicted",
+                           "dynamic_hits_read_only", "dynamic_misses_read_only", "dynamic_evicted_unused",
+                           "dynamic_evictions", "forward_timed", "forward_handoff_micros", "forward_node_micros",
+                           "forward_return_micros"})
     out.emplace_back(fmt::format("agent_{}", name), Number(c, name));
   const nlohmann::json empty = nlohmann::json::object();
   const nlohmann::json& bytes = c.is_object() && c.contains("memory_bytes_by_class") ? c["memory_bytes_by_class"] : empty;
@@ -61,9 +64,14 @@ nlohmann::json DerivedFigures(const NamedCounters& changes) {
   };
   ratio("static_hit_rate", c["agent_static_hits"], c["agent_static_hits"] + c["agent_static_misses"]);
   ratio("dynamic_hit_rate", c["agent_dynamic_hits"], c["agent_dynamic_hits"] + c["agent_dynamic_misses"]);
+  ratio("dynamic_hit_rate_read_only", c["agent_dynamic_hits_read_only"],
+        c["agent_dynamic_hits_read_only"] + c["agent_dynamic_misses_read_only"]);
   ratio("host_us_per_fetch", c["host_fetch_micros"], c["pages_fetched"]);
   ratio("host_us_per_write_back", c["host_write_back_micros"], c["pages_written_back"]);
   ratio("agent_us_per_read", c["agent_read_request_micros"], c["agent_read_requests_timed"]);
+  for (const char* stage : {"handoff", "node", "return"})
+    ratio(fmt::format("agent_us_per_forward_{}", stage), c[fmt::format("agent_forward_{}_micros", stage)],
+          c["agent_forward_timed"]);
   for (const std::string& k : TrafficClasses())
     ratio("agent_us_per_" + k + "_op", c["agent_memory_op_micros_" + k], c["agent_memory_ops_" + k]);
   return out;

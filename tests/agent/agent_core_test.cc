@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <random>
@@ -52,6 +53,7 @@ class ModelForwarder final : public Forwarder {
           memory_.erase(op.addr);
           break;
       }
+      if (stamp) r.taken = r.completed = std::chrono::steady_clock::now();
       op.data.clear();
       log.push_back(op);
       held.push_back(std::move(r));
@@ -76,6 +78,7 @@ class ModelForwarder final : public Forwarder {
 
   std::vector<ForwardOp> log;
   std::deque<ForwardResult> held;
+  bool stamp = false;  // stamp results as a forwarding thread does
 
  private:
   uint8_t* At(uint64_t addr) {
@@ -268,16 +271,23 @@ TEST(AgentCore, DynamicCacheAndPrefetchMatchTheModel) {
   std::mt19937_64 rng(3);
   for (int i = 0; i < 60; ++i) pages.push_back(rng() % kPages);
 
+  // The model: a miss loads its page's entry; a page that continues a
+  // forward scan (one of the 8 pages requested before it lies less than an
+  // entry before it) also loads the entry after its own.
   std::set<uint64_t> model;
+  std::deque<uint64_t> last8;
   std::vector<uint64_t> expected_prefetches;
   uint64_t expected_hits = 0, expected_misses = 0;
   for (uint64_t p : pages) {
     const uint64_t e = p / kPagesPerEntry;
     const bool hit = model.count(e) != 0;
     (hit ? expected_hits : expected_misses) += 1;
+    const bool stream = std::any_of(last8.begin(), last8.end(), [&](uint64_t q) { return q < p && p - q <= kPagesPerEntry; });
+    last8.push_front(p);
+    if (last8.size() > 8) last8.pop_back();
     std::vector<uint64_t> loads;
     if (!hit) loads.push_back(e);
-    if (e + 1 < kEntries) loads.push_back(e + 1);
+    if (stream && e + 1 < kEntries) loads.push_back(e + 1);
     for (uint64_t l : loads)
       if (model.insert(l).second) expected_prefetches.push_back(l);
 
@@ -300,6 +310,58 @@ TEST(AgentCore, DynamicCacheAndPrefetchMatchTheModel) {
   prefetched.erase(prefetched.begin(), prefetched.begin() + static_cast<long>(prefetch_ops_before));
   EXPECT_EQ(prefetched, expected_prefetches);
   EXPECT_EQ(h.core.counters().prefetches, expected_prefetches.size());
+}
+
+// A scan whose pages all hit leaves nothing queued, yet the prefetcher must
+// read its pages off the recent list and load the next entry (before, the
+// request thread slept until some other work woke it, and a scan missed at
+// every entry).  Once the list is read there is no work: nothing spins.
+TEST(AgentCore, HitsAloneWakeThePrefetcher) {
+  AgentOptions o = Plain();
+  o.dynamic_cache = true;
+  o.adaptive = false;
+  o.dynamic_cache_bytes = 16 * kEntry;
+  Harness h(o);
+  constexpr uint64_t kPagesPerEntry = kEntry / kPage;
+  auto id = h.Create("scan", 8 * kEntry);
+  ASSERT_TRUE(id.ok());
+  const uint64_t first = h.ReadAsync(*id, 0, 1);  // a miss: entry 0 on demand and its fill
+  h.far.Drain(h.core);
+  ASSERT_TRUE(h.Take(first).status.ok());
+  EXPECT_EQ(h.core.counters().prefetches, 1u) << "the missed page's entry (no scan yet)";
+  EXPECT_FALSE(h.core.has_work());
+  const uint64_t second = h.ReadAsync(*id, 1, 1);  // a hit that continues the scan
+  ASSERT_TRUE(h.Take(second).status.ok()) << "served from the cache inside the call";
+  EXPECT_EQ(h.core.counters().dynamic_hits, 1u);
+  EXPECT_TRUE(h.core.has_work()) << "the recent list has a page the prefetcher has not read";
+  h.core.Flush();
+  EXPECT_EQ(h.core.counters().prefetches, 2u);
+  ASSERT_EQ(h.far.held.size(), 1u);
+  EXPECT_EQ(h.far.log.back().cls, PageClass::kPrefetch);
+  EXPECT_EQ((h.far.log.back().addr - h.far.base_of_first_region()) / kEntry, 1u) << "the entry after the scan's";
+  EXPECT_FALSE(h.core.has_work()) << "list read, fill in flight: nothing to do until it lands";
+  h.far.Drain(h.core);
+  const uint64_t third = h.ReadAsync(*id, kPagesPerEntry, 1);
+  ASSERT_TRUE(h.Take(third).status.ok());
+  EXPECT_EQ(h.core.counters().dynamic_hits, 2u) << "entry 1 was loaded ahead of the scan";
+}
+
+// A memory operation's time is split at the forwarding thread only for
+// results that thread stamped: every read and write once, nothing else.
+TEST(AgentCore, StampedResultsSplitEachReadAndWriteOnce) {
+  Harness h(Plain());
+  auto id = h.Create("split", 4 * kPage);
+  ASSERT_TRUE(id.ok());
+  h.WriteAsync(*id, 0, PagePattern(0));
+  h.far.Drain(h.core);
+  EXPECT_EQ(h.core.counters().forward_timed, 0u) << "unstamped results are not split";
+  h.far.stamp = true;
+  const uint64_t ops_before = h.core.counters().memory_ops;
+  h.WriteAsync(*id, 1, PagePattern(1));
+  h.ReadAsync(*id, 0, 2);
+  h.far.Drain(h.core);
+  EXPECT_EQ(h.core.counters().forward_timed, h.core.counters().memory_ops - ops_before);
+  EXPECT_EQ(h.core.Stats()["forward_timed"], h.core.counters().forward_timed);
 }
 
 TEST(AgentCore, AggregationTurnsABurstIntoFewerOperations) {
@@ -537,6 +599,27 @@ TEST(DynamicCache, EvictsOnlyUnpinnedEntries) {
   EXPECT_NE(c.Find({1, 0}), nullptr);
   EXPECT_EQ(c.evictions(), 1u);
   EXPECT_EQ(c.size(), 2u);
+}
+
+// The diagnostics behind the CC analysis (docs/farmem_agent.md): a miss on
+// an evicted entry is told from a first touch, and an entry evicted before
+// any lookup found it is counted.
+TEST(DynamicCache, RemembersEvictedEntriesAndCountsTheUnused) {
+  DynamicCache c(1, 16, 1);
+  CacheEntry* a = c.Insert({1, 0});
+  c.Filled(a, std::vector<uint8_t>(16, 1));
+  a->lookups = 3;
+  ASSERT_NE(c.Insert({1, 1}), nullptr);  // evicts {1,0}, which was used
+  EXPECT_TRUE(c.WasEvicted({1, 0}));
+  EXPECT_FALSE(c.WasEvicted({1, 1}));
+  EXPECT_EQ(c.evicted_unused(), 0u);
+  c.Filled(c.Find({1, 1}), std::vector<uint8_t>(16, 2));
+  ASSERT_NE(c.Insert({1, 0}), nullptr);  // evicts {1,1}, never looked up
+  EXPECT_EQ(c.evicted_unused(), 1u);
+  EXPECT_FALSE(c.WasEvicted({1, 0})) << "cached again";
+  EXPECT_TRUE(c.WasEvicted({1, 1}));
+  c.ForgetEvicted(1);
+  EXPECT_FALSE(c.WasEvicted({1, 1})) << "the region is gone";
 }
 
 TEST(RecentList, KeepsTheLastPagesAndCountsWhatTheReaderLost) {

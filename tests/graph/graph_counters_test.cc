@@ -33,6 +33,12 @@ TEST(GraphCounters, OffloadAgentCountersAndDerivedRatios) {
                           {"static_misses", 10},
                           {"dynamic_hits", 90},
                           {"dynamic_misses", 10},
+                          {"dynamic_hits_read_only", 60},
+                          {"dynamic_misses_read_only", 15},
+                          {"forward_timed", 8},
+                          {"forward_handoff_micros", 80},
+                          {"forward_node_micros", 1600},
+                          {"forward_return_micros", 120},
                           {"prefetches", 4},
                           {"cpu_seconds", 1.5},
                           {"read_request_micros", 5000},
@@ -52,6 +58,10 @@ TEST(GraphCounters, OffloadAgentCountersAndDerivedRatios) {
   nlohmann::json d = DerivedFigures(c);
   EXPECT_DOUBLE_EQ(d["static_hit_rate"].get<double>(), 0.75);
   EXPECT_DOUBLE_EQ(d["dynamic_hit_rate"].get<double>(), 0.9);
+  EXPECT_DOUBLE_EQ(d["dynamic_hit_rate_read_only"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(d["agent_us_per_forward_handoff"].get<double>(), 10);
+  EXPECT_DOUBLE_EQ(d["agent_us_per_forward_node"].get<double>(), 200);
+  EXPECT_DOUBLE_EQ(d["agent_us_per_forward_return"].get<double>(), 15);
   EXPECT_DOUBLE_EQ(d["host_us_per_fetch"].get<double>(), 300);
   EXPECT_DOUBLE_EQ(d["agent_us_per_read"].get<double>(), 50);
   EXPECT_DOUBLE_EQ(d["agent_us_per_on_demand_op"].get<double>(), 200);
