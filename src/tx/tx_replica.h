@@ -15,7 +15,14 @@
 //     connection failed): what it had forwarded there goes to the member
 //     after it, or commits here if this node is now the tail;
 //   - on restart replays its log into the region and, on a configuration
-//     naming it as a rejoining member, is backfilled by its predecessor.
+//     naming it as a rejoining member, is backfilled by its predecessor;
+//   - remembers each committed transaction's client id and result (from
+//     its log, in a bounded window), so that when the head dies and the
+//     client retries at the next live member, that member (taking over as
+//     head once the members before it are dead) answers a committed
+//     transaction with its original result instead of running it again;
+//   - compacts its log once it is large, dropping what every member has
+//     committed.
 // Group commit: appends only write; at the end of each pass of the node's
 // loop one fdatasync makes them durable, and only then do that pass's
 // forwards, acknowledgements and answers leave (tx_log.h).
@@ -39,8 +46,21 @@ struct TxReplicaOptions {
   // protocol apart from the disk, as the papers' NVM).  `pulse memnode`
   // takes it from $PULSE_TX_LOG_SYNC=none.
   bool sync = true;
-  // Committed records kept in memory for backfilling a rejoining member.
+  // Committed records kept in memory for backfilling a rejoining member;
+  // the log also keeps at least this many of each chain's last records.
   size_t history_records = 1 << 16;
+  // The window of committed transactions whose results a replica keeps to
+  // answer a client's retry (after the head died) with the original
+  // result: the last `committed_ids` of each chain, fewer if their reads'
+  // values exceed `committed_bytes`.  A retry older than the window is
+  // answered OutcomeUnknown.
+  size_t committed_ids = 1 << 16;
+  uint64_t committed_bytes = 16 << 20;
+  // The log is compacted when it exceeds this many bytes: records every
+  // member has committed (the head's stable point), except each chain's
+  // last history_records, are dropped.  0: never.  `pulse memnode` takes
+  // it from $PULSE_TX_LOG_COMPACT_BYTES.
+  uint64_t compact_bytes = 64 << 20;
 };
 
 memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
