@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -951,6 +953,34 @@ nlohmann::json TxReplica::Stats() const {
 }
 
 }  // namespace
+
+Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path) {
+  TxReplicaOptions o;
+  o.log_path = log_path;
+  if (const char* sync = std::getenv("PULSE_TX_LOG_SYNC"); sync != nullptr && *sync != '\0') {
+    const std::string v = sync;
+    if (v != "fdatasync" && v != "none")
+      return Status::InvalidArgument(fmt::format("PULSE_TX_LOG_SYNC: '{}' is not fdatasync or none", v));
+    o.sync = v == "fdatasync";
+  }
+  auto number = [](const char* name, uint64_t* out) -> Status {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return Status::Ok();
+    uint64_t v = 0;
+    const char* end = text + std::strlen(text);
+    auto [at, ec] = std::from_chars(text, end, v);
+    if (ec != std::errc() || at != end)
+      return Status::InvalidArgument(fmt::format("{}: '{}' is not a non-negative integer", name, text));
+    *out = v;
+    return Status::Ok();
+  };
+  PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_COMPACT_BYTES", &o.compact_bytes));
+  uint64_t keep = o.history_records;
+  PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_KEEP_RECORDS", &keep));
+  if (keep == 0) return Status::InvalidArgument("PULSE_TX_LOG_KEEP_RECORDS: must be at least 1");
+  o.history_records = static_cast<size_t>(keep);
+  return o;
+}
 
 memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options) {
   return [options](const memnode::ExtensionContext& ctx) -> std::unique_ptr<memnode::MemNodeExtension> {

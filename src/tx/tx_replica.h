@@ -34,6 +34,7 @@
 #include <string>
 
 #include "memnode/extension.h"
+#include "pulse/status.h"
 
 namespace pulse::tx {
 
@@ -64,5 +65,12 @@ struct TxReplicaOptions {
 };
 
 memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
+
+// The options of a node's replica logging to `log_path`, from the
+// environment `pulse cluster` sets from its [tx] section (docs/tx.md):
+// $PULSE_TX_LOG_SYNC (fdatasync | none), $PULSE_TX_LOG_COMPACT_BYTES,
+// $PULSE_TX_LOG_KEEP_RECORDS (history_records).  Unset: the defaults.
+// Errors: InvalidArgument naming the variable and its value.
+Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path);
 
 }  // namespace pulse::tx

@@ -89,9 +89,11 @@ class TxChain : public ::testing::Test {
           Transaction tx = RandomTx(rng, tag++);
           ++in_flight[i];
           ++issued;
-          chains[i]->ExecuteAsync(tx, [this, tx, i, &in_flight, &done](Result<TxOutcome> r) {
+          const Clock::time_point issued_at = Clock::now();
+          chains[i]->ExecuteAsync(tx, [this, tx, i, issued_at, &in_flight, &done](Result<TxOutcome> r) {
             --in_flight[i];
             ++done;
+            longest_wait_ = std::max(longest_wait_, Clock::now() - issued_at);
             if (!r.ok()) {
               ++errors_;
               ADD_FAILURE() << "transaction failed: " << r.status().ToString();
@@ -159,6 +161,7 @@ class TxChain : public ::testing::Test {
   std::unique_ptr<Chain> chain_;
   std::vector<Acked> acked_;
   uint64_t errors_ = 0;
+  Clock::duration longest_wait_{};  // the longest a transaction waited for its callback
 };
 
 TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
@@ -232,7 +235,153 @@ void TxChain::KillRestartAndRejoin(uint32_t victim) {
 }
 
 TEST_F(TxChain, MiddleReplicaKilledAndRestartedMidRunLosesNothing) { KillRestartAndRejoin(1); }
+
+// The head dies (SIGKILL) with transactions of three clients in flight: each
+// client re-sends what is unanswered to node 1, which takes over as head
+// and answers what had committed with its original result.  Every
+// transaction is answered (none OutcomeUnknown here: the new head knows
+// them all) within its deadline, the acknowledged ones replay on the serial
+// reference with sequence numbers exactly 1..N (none lost, none applied
+// twice) and both live replicas hold the reference and logged exactly N.
+TEST_F(TxChain, HeadKilledMidRunEveryAcknowledgedTransactionCommitsOnce) {
+  auto c2 = Connect(1), c3 = Connect(1);
+  ASSERT_TRUE(c2 && c3);
+  ChainOptions options;  // the deadline below is this one's
+  auto a2 = Chain::Attach(c2.get(), chain_->handle(), options);
+  auto a3 = Chain::Attach(c3.get(), chain_->handle(), options);
+  ASSERT_TRUE(a2.ok() && a3.ok());
+  RunWorkload({chain_.get(), a2->get(), a3->get()}, {creator_.get(), c2.get(), c3.get()},
+              ds::testing::ScaledOps(600), [&] { rack_.memnode(0).Kill(); });
+  EXPECT_EQ(errors_, 0u);
+  // Execute's own budget: request_timeout for each attempt and one more.
+  EXPECT_LE(longest_wait_, options.request_timeout * (options.max_attempts + 1))
+      << "a client waited past its deadline";
+  nlohmann::json new_head = TxStats(1);
+  EXPECT_GT(new_head["takeovers"].get<uint64_t>(), 0u) << new_head.dump();
+  EXPECT_GT(new_head["retries"].get<uint64_t>(), 0u) << "the clients should have retried on node 1";
+  EXPECT_EQ(new_head["outcome_unknown"].get<uint64_t>(), 0u);
+  ASSERT_TRUE(chain_->Refresh().ok());
+  ASSERT_EQ(chain_->handle().members.size(), 2u);
+  EXPECT_EQ(chain_->handle().members.front().node, 1u);
+  CheckAgainstReference({1, 2});
+  uint64_t writers = 0;
+  for (const Acked& a : acked_) writers += a.tx.writes.empty() ? 0 : 1;
+  for (uint32_t node : {1u, 2u}) {
+    auto last = chain_->LastLogged(node);
+    ASSERT_TRUE(last.ok()) << last.status().ToString();
+    EXPECT_EQ(*last, writers) << "node " << node << " committed a transaction no client saw acknowledged";
+  }
+
+  // The shrunk chain goes on under the new head; everything still matches.
+  auto c4 = Connect(1);
+  ASSERT_TRUE(c4);
+  auto a4 = Chain::Attach(c4.get(), chain_->handle(), options);
+  ASSERT_TRUE(a4.ok());
+  RunWorkload({chain_.get(), a4->get()}, {creator_.get(), c4.get()}, ds::testing::ScaledOps(200), {});
+  EXPECT_EQ(errors_, 0u);
+  CheckAgainstReference({1, 2});
+}
 TEST_F(TxChain, TailKilledAndRestartedMidRunLosesNothing) { KillRestartAndRejoin(2); }
+
+// Every member dies (SIGKILL) with 64 writing transactions sent and none
+// answered yet (the client has not polled): a transaction whose answer
+// came back is OK; every other one ends OutcomeUnknown (it was sent, so it
+// may have committed), never Unavailable or Timeout, which would say it
+// did not happen.  A transaction issued afterwards was never sent:
+// Unavailable.
+TEST_F(TxChain, WritesInFlightWhenEveryMemberDiesEndOutcomeUnknown) {
+  std::vector<Result<TxOutcome>> results;
+  for (uint64_t i = 0; i < 64; ++i) {
+    Transaction tx;  // all on one key: they commit one after another
+    tx.writes.push_back(TxWrite{0, std::vector<uint8_t>(kSlot, static_cast<uint8_t>(i))});
+    chain_->ExecuteAsync(tx, [&results](Result<TxOutcome> r) { results.push_back(std::move(r)); });
+  }
+  for (uint32_t n = 0; n < kNodes; ++n) rack_.memnode(n).Kill();
+  ASSERT_TRUE(chain_->WaitAll(std::chrono::seconds(30)).ok());
+  ASSERT_EQ(results.size(), 64u);
+  uint64_t unknown = 0;
+  for (const Result<TxOutcome>& r : results) {
+    if (r.ok()) continue;
+    EXPECT_EQ(r.status().code(), Status::Code::kOutcomeUnknown) << r.status().ToString();
+    ++unknown;
+  }
+  EXPECT_GT(unknown, 0u) << "64 transactions on one key committed before three processes were killed";
+  Transaction late;
+  late.writes.push_back(TxWrite{0, std::vector<uint8_t>(kSlot, 1)});
+  EXPECT_EQ(chain_->Execute(late).status().code(), Status::Code::kUnavailable);
+}
+
+// Log truncation: with a small compaction threshold and 16 records kept,
+// every member's log is compacted again and again during a run (what all
+// members committed, beyond the last 16, is dropped); a member restarted
+// afterwards replays its truncated log (fewer records than the chain
+// committed, ending at the last one), rejoins, and the three replicas go on
+// identical to the reference.
+class TxChainCompacting : public TxChain {
+ protected:
+  void SetUp() override {
+    ::setenv("PULSE_TX_LOG_COMPACT_BYTES", "8192", 1);  // the nodes started below inherit them
+    ::setenv("PULSE_TX_LOG_KEEP_RECORDS", "16", 1);
+    TxChain::SetUp();
+  }
+  void TearDown() override {
+    ::unsetenv("PULSE_TX_LOG_COMPACT_BYTES");
+    ::unsetenv("PULSE_TX_LOG_KEEP_RECORDS");
+  }
+};
+
+TEST_F(TxChainCompacting, RestartedMemberReplaysItsTruncatedLog) {
+  auto c2 = Connect(1);
+  ASSERT_TRUE(c2);
+  auto a2 = Chain::Attach(c2.get(), chain_->handle(), {});
+  ASSERT_TRUE(a2.ok());
+  RunWorkload({chain_.get(), a2->get()}, {creator_.get(), c2.get()}, ds::testing::ScaledOps(600), {});
+  EXPECT_EQ(errors_, 0u);
+  uint64_t writers = 0;
+  for (const Acked& a : acked_) writers += a.tx.writes.empty() ? 0 : 1;
+  for (uint32_t node = 0; node < kNodes; ++node) {
+    nlohmann::json log = TxStats(node)["log"];
+    EXPECT_GT(log["compactions"].get<uint64_t>(), 0u) << "node " << node << ": " << log.dump();
+    EXPECT_GT(log["dropped"].get<uint64_t>(), 0u) << "node " << node;
+    EXPECT_LT(log["dropped"].get<uint64_t>(), writers) << "node " << node << " dropped records it must keep";
+    EXPECT_EQ(log["error"].get<std::string>(), "");
+  }
+  CheckAgainstReference({0, 1, 2});
+
+  // The tail dies quiesced and restarts: it replays what its log kept.
+  rack_.memnode(2).Kill();
+  ASSERT_TRUE(ClientInternal::loop(*creator_)
+                  .DriveUntil([&] { return chain_->LiveMembers().size() == 2; }, std::chrono::seconds(10))
+                  .ok())
+      << "the client did not see the tail die";
+  ASSERT_TRUE(chain_->Refresh().ok());
+  rack_.ForgetMemNode(2);
+  rack_.StartMemNode(2, /*pool_mib=*/16);
+  ASSERT_TRUE(rack_.Join(kNodes));
+  Status rejoined = Status::Unavailable("not tried");
+  for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
+    rejoined = chain_->Rejoin(2);
+    if (!rejoined.ok()) creator_->Poll();
+  }
+  ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  nlohmann::json restarted = TxStats(2);
+  EXPECT_GT(restarted["replayed"].get<uint64_t>(), 0u) << restarted.dump();
+  EXPECT_LT(restarted["replayed"].get<uint64_t>(), writers) << "the replayed log was not truncated";
+  auto last = chain_->LastLogged(2);
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last, writers) << "the truncated log lost its last records";
+
+  auto c3 = Connect(1);
+  ASSERT_TRUE(c3);
+  auto a3 = Chain::Attach(c3.get(), chain_->handle(), {});
+  ASSERT_TRUE(a3.ok());
+  RunWorkload({chain_.get(), a3->get()}, {creator_.get(), c3.get()}, ds::testing::ScaledOps(200), {});
+  EXPECT_EQ(errors_, 0u);
+  CheckAgainstReference({0, 1, 2});
+  auto r0 = chain_->ReadReplica(0, 0, kRegion), r2 = chain_->ReadReplica(2, 0, kRegion);
+  ASSERT_TRUE(r0.ok() && r2.ok());
+  EXPECT_TRUE(*r0 == *r2) << "the restarted member differs from the head";
+}
 
 // Sends hand-made requests and waits for their answers.
 class RawSender {

@@ -139,5 +139,47 @@ TEST(TxLog, ReplaysWholeRecordsAndCutsATornTail) {
   ::rmdir(dir);
 }
 
+// Truncation: a compaction keeps exactly the records the predicate keeps,
+// in order; appends continue after them; a reopened log replays the kept
+// and the new records (and still cuts a torn tail off after a compaction).
+TEST(TxLog, ReplaysAcrossACompaction) {
+  char dir[] = "/tmp/pulse-txlog-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/log";
+  auto none = [](std::span<const uint8_t>) { ADD_FAILURE() << "a fresh log replayed something"; };
+  auto record = [](uint8_t i) { return std::vector<uint8_t>(5 + i, i); };
+  {
+    auto log = TxLog::Open(path, /*keep=*/false, none);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    for (uint8_t i = 1; i <= 10; ++i) ASSERT_TRUE((*log)->Append(record(i)).ok());
+    const uint64_t before = (*log)->size();
+    // Drop records 1..6 (their first byte is their number).
+    ASSERT_TRUE((*log)->Compact([](std::span<const uint8_t> p) { return p[0] > 6; }).ok());
+    EXPECT_EQ((*log)->counters().compactions, 1u);
+    EXPECT_EQ((*log)->counters().dropped, 6u);
+    EXPECT_LT((*log)->size(), before);
+    // Nothing to drop: the file is left alone.
+    ASSERT_TRUE((*log)->Compact([](std::span<const uint8_t>) { return true; }).ok());
+    EXPECT_EQ((*log)->counters().compactions, 1u);
+    ASSERT_TRUE((*log)->Append(record(11)).ok());
+    ASSERT_TRUE((*log)->Sync().ok());
+  }
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::app);
+    const uint32_t len = 100;
+    f.write(reinterpret_cast<const char*>(&len), 4);
+    f.write("torn", 4);
+  }
+  std::vector<std::vector<uint8_t>> seen;
+  auto log = TxLog::Open(path, /*keep=*/true, [&](std::span<const uint8_t> p) { seen.emplace_back(p.begin(), p.end()); });
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_EQ(seen.size(), 5u);
+  for (uint8_t i = 7; i <= 11; ++i) EXPECT_EQ(seen[i - 7], record(i)) << "record " << int{i};
+  EXPECT_EQ(::access((path + ".compact").c_str(), F_OK), -1) << "the compaction's new file was renamed over the log";
+  log->reset();
+  std::remove(path.c_str());
+  ::rmdir(dir);
+}
+
 }  // namespace
 }  // namespace pulse::tx
