@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -24,9 +25,25 @@ namespace {
 constexpr uint64_t kLockBlock = 64;  // a key: one 64-byte block of the region
 
 // A log record's payload: u64 chain, u32 tenant, u64 seq, u64 region, u64
-// the client's request id, then the result (AppendValues) and the record
-// `[n][(offset, len, data) x n]`.
-constexpr size_t kRecordHeader = 8 + 4 + 8 + 8 + 8;
+// the client's request id, u64 the chain's stable point when it was logged,
+// then the result (AppendValues) and the record `[n][(offset, len, data) x n]`.
+constexpr size_t kRecordHeader = 8 + 4 + 8 + 8 + 8 + 8;
+struct RecordHead {
+  uint64_t chain = 0;
+  TenantId tenant = 0;
+  uint64_t seq = 0, region = 0, request_id = 0, stable = 0;
+};
+std::optional<RecordHead> ParseRecordHead(std::span<const uint8_t> p) {
+  if (p.size() < kRecordHeader) return std::nullopt;
+  RecordHead h;
+  std::memcpy(&h.chain, p.data(), 8);
+  std::memcpy(&h.tenant, p.data() + 8, 4);
+  std::memcpy(&h.seq, p.data() + 12, 8);
+  std::memcpy(&h.region, p.data() + 20, 8);
+  std::memcpy(&h.request_id, p.data() + 28, 8);
+  std::memcpy(&h.stable, p.data() + 36, 8);
+  return h;
+}
 
 // Request ids are MakeRequestId(cpu node, counter): a client's counter grows.
 uint64_t ClientOf(uint64_t request_id) { return request_id >> 40; }
@@ -43,6 +60,7 @@ struct Counters {
   uint64_t duplicates = 0, early = 0, backfilled_out = 0, backfilled_in = 0, replayed = 0;
   uint64_t lock_waits = 0, rerouted = 0, members_skipped = 0;
   uint64_t takeovers = 0, retries = 0, retries_answered = 0, retries_waiting = 0, outcome_unknown = 0;
+  uint64_t replay_dropped = 0;  // logged records after the last certain point, cut at replay
   uint64_t bad_count = 0, bad_length = 0, trailing = 0, bad_header = 0, out_of_range = 0;
   uint64_t refused = 0, not_head = 0, unknown_chain = 0, configures = 0, errors = 0;
 };
@@ -249,6 +267,7 @@ class TxReplica final : public memnode::MemNodeExtension {
     std::memcpy(rec.data() + 12, &seq, 8);
     std::memcpy(rec.data() + 20, &c.region, 8);
     std::memcpy(rec.data() + 28, &request_id, 8);
+    std::memcpy(rec.data() + 36, &c.stable, 8);
     AppendValues(values, &rec);
     AppendRecord(writes, &rec);
     if (log_ == nullptr) return Status::FailedPrecondition("tx: the log is not open");
@@ -338,39 +357,67 @@ void TxReplica::OpenLog() {
     return;
   }
   const bool keep = ctx_.pool_reattached && ctx_.pool_reattached();
-  Result<std::unique_ptr<TxLog>> log = TxLog::Open(options_.log_path, keep, [this](std::span<const uint8_t> p) {
-    if (p.size() < kRecordHeader) return;
-    uint64_t id = 0, seq = 0, region = 0, request_id = 0;
-    TenantId tenant = 0;
-    std::memcpy(&id, p.data(), 8);
-    std::memcpy(&tenant, p.data() + 8, 4);
-    std::memcpy(&seq, p.data() + 12, 8);
-    std::memcpy(&region, p.data() + 20, 8);
-    std::memcpy(&request_id, p.data() + 28, 8);
+  // Replay.  Only what every member had committed (the highest stable point
+  // the log records) is certain: records after it may never have committed
+  // (logged by a head that died before forwarding them).  The pool kept
+  // everything this member applied before it died (it applies only what
+  // committed), so nothing after that point is applied here; it is cut
+  // from the log, and rejoining, this member reports that point and is
+  // backfilled with what committed after it (docs/tx.md "Failures").
+  struct Replayed {
+    RecordHead head;
+    Logged logged;
+  };
+  std::map<uint64_t, std::vector<Replayed>> replayed;  // chain -> its records in log order
+  std::map<uint64_t, uint64_t> certain;                // chain -> the highest stable point logged
+  Result<std::unique_ptr<TxLog>> log = TxLog::Open(options_.log_path, keep, [&](std::span<const uint8_t> p) {
+    std::optional<RecordHead> h = ParseRecordHead(p);
+    if (!h) return;
     size_t values_used = 0, used = 0;
     Result<Values> values = DecodeValues(p.subspan(kRecordHeader), &values_used);
     if (!values.ok()) return;
     Malformed m{};
     Result<std::vector<WriteOp>> w = DecodeRecord(p.subspan(kRecordHeader + values_used), &used, &m);
     if (!w.ok()) return;
-    Chain& c = chains_[id];
-    c.tenant = tenant;
-    c.region = region;
-    if (seq <= c.last_logged) return;
-    if (c.first_logged == 0) {
-      c.first_logged = seq;
-      c.window_partial = seq > 1;  // a truncated log: what came before is not known here
-    }
-    if (Apply(c, *w).ok()) ++c_.replayed;
-    Remember(c, request_id, seq, *values);
-    Keep(c, seq, Logged{request_id, std::move(values).value(), std::move(w).value()});
+    uint64_t& point = certain[h->chain];
+    point = std::max(point, h->stable);
+    replayed[h->chain].push_back(Replayed{*h, Logged{h->request_id, std::move(values).value(), std::move(w).value()}});
   });
   if (!log.ok()) {
     log_error_ = log.status().ToString();
     return;
   }
   log_ = std::move(log).value();
-  next_compact_ = options_.compact_bytes;
+  bool uncertain = false;
+  for (auto& [id, records] : replayed) {
+    Chain& c = chains_[id];
+    for (Replayed& r : records) {
+      c.tenant = r.head.tenant;
+      c.region = r.head.region;
+      if (r.head.seq <= c.last_logged) continue;
+      if (r.head.seq > certain[id]) {
+        uncertain = true;
+        ++c_.replay_dropped;
+        continue;
+      }
+      if (c.first_logged == 0) {
+        c.first_logged = r.head.seq;
+        c.window_partial = r.head.seq > 1;  // a truncated log: what came before is not known here
+      }
+      if (Apply(c, r.logged.writes).ok()) ++c_.replayed;
+      Remember(c, r.logged.request_id, r.head.seq, r.logged.values);
+      Keep(c, r.head.seq, std::move(r.logged));
+    }
+    c.stable = c.last_logged;
+  }
+  if (uncertain) {
+    Status s = log_->Compact([&certain](std::span<const uint8_t> p) {
+      std::optional<RecordHead> h = ParseRecordHead(p);
+      return h && h->seq <= certain[h->chain];
+    });
+    if (!s.ok()) log_error_ = s.ToString();
+  }
+  next_compact_ = std::max<uint64_t>(options_.compact_bytes, log_->size() + options_.compact_bytes);
 }
 
 bool TxReplica::Poll() {
@@ -697,12 +744,10 @@ void TxReplica::CompactLog() {
     cut[id] = std::min(c.stable, keep_from);
   }
   Status s = log_->Compact([&cut](std::span<const uint8_t> p) {
-    if (p.size() < kRecordHeader) return false;
-    uint64_t id = 0, seq = 0;
-    std::memcpy(&id, p.data(), 8);
-    std::memcpy(&seq, p.data() + 12, 8);
-    auto it = cut.find(id);
-    return it == cut.end() || seq > it->second;
+    std::optional<RecordHead> h = ParseRecordHead(p);
+    if (!h) return false;
+    auto it = cut.find(h->chain);
+    return it == cut.end() || h->seq > it->second;
   });
   if (!s.ok()) log_error_ = s.ToString();
   // Next when it has grown by compact_bytes again (what is kept may be large).
@@ -930,6 +975,7 @@ nlohmann::json TxReplica::Stats() const {
           {"backfilled_out", c_.backfilled_out},
           {"backfilled_in", c_.backfilled_in},
           {"replayed", c_.replayed},
+          {"replay_dropped", c_.replay_dropped},
           {"lock_waits", c_.lock_waits},
           {"takeovers", c_.takeovers},
           {"retries", c_.retries},

@@ -280,6 +280,32 @@ TEST_F(TxChain, HeadKilledMidRunEveryAcknowledgedTransactionCommitsOnce) {
   RunWorkload({chain_.get(), a4->get()}, {creator_.get(), c4.get()}, ds::testing::ScaledOps(200), {});
   EXPECT_EQ(errors_, 0u);
   CheckAgainstReference({1, 2});
+
+  // The old head restarts.  Its log may end with records it never
+  // forwarded (their sequence numbers since reused by the new head): it
+  // replays only up to the last point every member had committed, rejoins
+  // as the tail, is backfilled from there, and ends identical to the rest.
+  rack_.ForgetMemNode(0);
+  rack_.StartMemNode(0, /*pool_mib=*/16);
+  ASSERT_TRUE(rack_.Join(kNodes));
+  Status rejoined = Status::Unavailable("not tried");
+  for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
+    rejoined = chain_->Rejoin(0);
+    if (!rejoined.ok()) creator_->Poll();
+  }
+  ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  // Its last records were logged before every member had committed them.
+  EXPECT_GT(TxStats(0)["replay_dropped"].get<uint64_t>(), 0u);
+  auto c5 = Connect(1);
+  ASSERT_TRUE(c5);
+  auto a5 = Chain::Attach(c5.get(), chain_->handle(), options);
+  ASSERT_TRUE(a5.ok());
+  RunWorkload({chain_.get(), a5->get()}, {creator_.get(), c5.get()}, ds::testing::ScaledOps(200), {});
+  EXPECT_EQ(errors_, 0u);
+  CheckAgainstReference({1, 2, 0});
+  auto s1 = chain_->LastLogged(1), s0 = chain_->LastLogged(0);
+  ASSERT_TRUE(s1.ok() && s0.ok());
+  EXPECT_EQ(*s1, *s0);
 }
 TEST_F(TxChain, TailKilledAndRestartedMidRunLosesNothing) { KillRestartAndRejoin(2); }
 
@@ -367,9 +393,6 @@ TEST_F(TxChainCompacting, RestartedMemberReplaysItsTruncatedLog) {
   nlohmann::json restarted = TxStats(2);
   EXPECT_GT(restarted["replayed"].get<uint64_t>(), 0u) << restarted.dump();
   EXPECT_LT(restarted["replayed"].get<uint64_t>(), writers) << "the replayed log was not truncated";
-  auto last = chain_->LastLogged(2);
-  ASSERT_TRUE(last.ok()) << last.status().ToString();
-  EXPECT_EQ(*last, writers) << "the truncated log lost its last records";
 
   auto c3 = Connect(1);
   ASSERT_TRUE(c3);
@@ -381,6 +404,9 @@ TEST_F(TxChainCompacting, RestartedMemberReplaysItsTruncatedLog) {
   auto r0 = chain_->ReadReplica(0, 0, kRegion), r2 = chain_->ReadReplica(2, 0, kRegion);
   ASSERT_TRUE(r0.ok() && r2.ok());
   EXPECT_TRUE(*r0 == *r2) << "the restarted member differs from the head";
+  auto s0 = chain_->LastLogged(0), s2 = chain_->LastLogged(2);
+  ASSERT_TRUE(s0.ok() && s2.ok());
+  EXPECT_EQ(*s0, *s2);
 }
 
 // Sends hand-made requests and waits for their answers.
