@@ -876,6 +876,13 @@ void TxReplica::OnConfigure(Input& in) {
   }
   Result<ConfigureBody> b = DecodeConfigure(in.body);
   if (!b.ok()) return ReplyTo(in.from, h.request_id, b.status());
+  if (b->members.size() > options_.max_members) {
+    ++c_.refused;
+    return ReplyTo(in.from, h.request_id,
+                   Status::FailedPrecondition(fmt::format(
+                       "tx: configure: {} members, this cluster's chains have at most {} (tx.chain_length)",
+                       b->members.size(), options_.max_members)));
+  }
   const Member* mine = nullptr;
   for (const Member& m : b->members)
     if (m.node == ctx_.node) mine = &m;
@@ -1021,6 +1028,11 @@ Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path) {
     return Status::Ok();
   };
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_COMPACT_BYTES", &o.compact_bytes));
+  uint64_t max_members = o.max_members;
+  PULSE_RETURN_IF_ERROR(number("PULSE_TX_MAX_CHAIN", &max_members));
+  if (max_members == 0 || max_members > kMaxMembers)
+    return Status::InvalidArgument(fmt::format("PULSE_TX_MAX_CHAIN: {} is not in [1, {}]", max_members, kMaxMembers));
+  o.max_members = static_cast<uint32_t>(max_members);
   uint64_t keep = o.history_records;
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_KEEP_RECORDS", &keep));
   if (keep == 0) return Status::InvalidArgument("PULSE_TX_LOG_KEEP_RECORDS: must be at least 1");

@@ -35,6 +35,7 @@
 
 #include "memnode/extension.h"
 #include "pulse/status.h"
+#include "tx/tx_wire.h"
 
 namespace pulse::tx {
 
@@ -62,6 +63,10 @@ struct TxReplicaOptions {
   // last history_records, are dropped.  0: never.  `pulse memnode` takes
   // it from $PULSE_TX_LOG_COMPACT_BYTES.
   uint64_t compact_bytes = 64 << 20;
+  // The most members a chain may have here (a configuration naming more is
+  // refused: FailedPrecondition).  `pulse memnode` takes it from
+  // $PULSE_TX_MAX_CHAIN (the cluster TOML's tx.chain_length).
+  uint32_t max_members = kMaxMembers;
 };
 
 memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
@@ -69,7 +74,8 @@ memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
 // The options of a node's replica logging to `log_path`, from the
 // environment `pulse cluster` sets from its [tx] section (docs/tx.md):
 // $PULSE_TX_LOG_SYNC (fdatasync | none), $PULSE_TX_LOG_COMPACT_BYTES,
-// $PULSE_TX_LOG_KEEP_RECORDS (history_records).  Unset: the defaults.
+// $PULSE_TX_LOG_KEEP_RECORDS (history_records), $PULSE_TX_MAX_CHAIN
+// (max_members).  Unset: the defaults.
 // Errors: InvalidArgument naming the variable and its value.
 Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path);
 

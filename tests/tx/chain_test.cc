@@ -409,6 +409,38 @@ TEST_F(TxChainCompacting, RestartedMemberReplaysItsTruncatedLog) {
   EXPECT_EQ(*s0, *s2);
 }
 
+// tx.chain_length (the memory nodes' $PULSE_TX_MAX_CHAIN): a chain longer
+// than the cluster allows is refused by name; one within it works.
+class TxChainLimited : public TxChain {
+ protected:
+  void SetUp() override {
+    pulse::testing::SetUcxTestEnvironment();
+    ::setenv("PULSE_TX_MAX_CHAIN", "2", 1);  // the nodes started below inherit it
+    ASSERT_TRUE(rack_.Start(kNodes, /*pool_mib=*/16));
+    creator_ = Connect(1);
+    ASSERT_NE(creator_, nullptr);
+  }
+  void TearDown() override { ::unsetenv("PULSE_TX_MAX_CHAIN"); }
+};
+
+TEST_F(TxChainLimited, ChainLongerThanTheClustersLengthIsRefused) {
+  ChainOptions o;
+  o.region_bytes = kRegion;
+  o.replicas = {0, 1, 2};
+  auto three = Chain::Create(creator_.get(), o);
+  EXPECT_EQ(three.status().code(), Status::Code::kFailedPrecondition) << three.status().ToString();
+  EXPECT_NE(three.status().message().find("tx.chain_length"), std::string::npos) << three.status().ToString();
+  o.replicas = {1, 2};
+  auto two = Chain::Create(creator_.get(), o);
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  Transaction put;
+  put.writes.push_back(TxWrite{0, std::vector<uint8_t>(kSlot, 5)});
+  ASSERT_TRUE((*two)->Execute(put).ok());
+  auto v = (*two)->ReadReplica(1, 0, kSlot);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, std::vector<uint8_t>(kSlot, 5));
+}
+
 // Sends hand-made requests and waits for their answers.
 class RawSender {
  public:
