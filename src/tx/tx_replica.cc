@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -17,12 +18,28 @@
 
 #include "node/node_tenant.h"
 #include "tx/tx_log.h"
+#include "tx/tx_stages.h"
 #include "tx/tx_wire.h"
 
 namespace pulse::tx {
 namespace {
 
 constexpr uint64_t kLockBlock = 64;  // a key: one 64-byte block of the region
+
+using SteadyClock = std::chrono::steady_clock;
+uint64_t MicrosSince(SteadyClock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t).count());
+}
+
+// Where a transaction's time goes here (stats "stages"; docs/tx.md).
+struct Stages {
+  StageHistogram queue;       // a request's arrival -> its handling in the node's loop pass
+  StageHistogram locks;       // head: arrival -> first in every key's queue (read, logged)
+  StageHistogram sync;        // one group-commit fdatasync
+  StageHistogram downstream;  // forward sent (after this node's sync) -> its acknowledgement back
+  StageHistogram head;        // head: a writing transaction's arrival -> its answer queued
+};
 
 // A log record's payload: u64 chain, u32 tenant, u64 seq, u64 region, u64
 // the client's request id, u64 the chain's stable point when it was logged,
@@ -73,6 +90,8 @@ struct Pending {  // logged here, forwarded, waiting for the successor's ack
   Values values;                                     // the reads' values (the client's answer)
   std::vector<uint64_t> keys;                        // locks held (head)
   uint32_t sent_to = UINT32_MAX;                     // the member it was forwarded to
+  SteadyClock::time_point arrived{};                 // head: when the client's request arrived
+  SteadyClock::time_point sent_at{};                 // when the forward left (after the pass's sync)
   // Clients' retries that reached this member while it waited: answered
   // when it commits.
   std::vector<std::pair<net::EndpointId, uint64_t>> waiters;
@@ -92,6 +111,7 @@ struct Committed {  // a committed transaction's result (the retry window)
 
 struct Waiting {  // head: a transaction queued behind its locks
   net::EndpointId from = net::kInvalidEndpoint;
+  SteadyClock::time_point arrived{};
   uint64_t request_id = 0;
   ExecuteBody body;
   std::vector<uint64_t> keys;
@@ -164,7 +184,7 @@ class TxReplica final : public memnode::MemNodeExtension {
     }
     // The tenant is proven here, where the connection's check is at hand.
     Status who = authorize(h->tenant);
-    inputs_.push_back(Input{from, *h, std::vector<uint8_t>(body.begin(), body.end()), who});
+    inputs_.push_back(Input{from, *h, std::vector<uint8_t>(body.begin(), body.end()), who, SteadyClock::now()});
     return std::nullopt;
   }
 
@@ -188,6 +208,7 @@ class TxReplica final : public memnode::MemNodeExtension {
     Header header;
     std::vector<uint8_t> body;
     Status authorized;
+    SteadyClock::time_point arrived;
   };
   struct Out {
     net::EndpointId ep;
@@ -347,6 +368,8 @@ class TxReplica final : public memnode::MemNodeExtension {
   std::map<uint32_t, net::EndpointId> peer_ep_;
   std::map<net::EndpointId, uint32_t> peer_node_;
   Counters c_;
+  Stages stages_;
+  std::vector<std::pair<uint64_t, uint64_t>> forwarded_this_pass_;  // (chain, seq): stamped sent after the sync
   std::string log_error_;
 };
 
@@ -426,6 +449,7 @@ bool TxReplica::Poll() {
   while (!inputs_.empty()) {
     Input in = std::move(inputs_.front());
     inputs_.pop_front();
+    stages_.queue.Add(MicrosSince(in.arrived));
     Dispatch(in);
   }
   if (reroute_) {
@@ -445,9 +469,18 @@ bool TxReplica::Poll() {
     if (!c.ready.empty()) StartReady(id, c);
   // Group commit: what this pass logged is durable before anything leaves.
   if (log_ != nullptr && log_->dirty() && options_.sync) {
+    const SteadyClock::time_point t = SteadyClock::now();
     Status s = log_->Sync();
     if (!s.ok()) log_error_ = s.ToString();
+    stages_.sync.Add(MicrosSince(t));
   }
+  const SteadyClock::time_point now = SteadyClock::now();
+  for (const auto& [id, seq] : forwarded_this_pass_) {
+    auto c = chains_.find(id);
+    if (c == chains_.end()) continue;
+    if (auto p = c->second.pending.find(seq); p != c->second.pending.end()) p->second.sent_at = now;
+  }
+  forwarded_this_pass_.clear();
   if (log_ != nullptr && options_.compact_bytes != 0 && log_->size() >= next_compact_) CompactLog();
   for (Out& o : outputs_) (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
   outputs_.clear();
@@ -551,6 +584,7 @@ void TxReplica::OnExecute(Input& in) {
   }
   Waiting w;
   w.from = in.from;
+  w.arrived = in.arrived;
   w.request_id = h.request_id;
   if ((h.flags & kFlagNoLock) == 0) {
     std::set<uint64_t> keys;
@@ -580,8 +614,10 @@ void TxReplica::StartReady(uint64_t id, Chain& c) {
     auto node = c.waiting.extract(wid);
     Waiting& w = node.mapped();
     c.waiting_ids.erase(w.request_id);
+    stages_.locks.Add(MicrosSince(w.arrived));
     Pending p;
     p.upstream = w.from;
+    p.arrived = w.arrived;
     p.client = true;
     p.request_id = w.request_id;
     p.keys = std::move(w.keys);
@@ -647,6 +683,7 @@ void TxReplica::ForwardOrCommit(uint64_t id, Chain& c, uint64_t seq) {
     Header h{Kind::kForward, 0, c.tenant, 0, id};
     ++c_.forwards_out;
     if (IsHead(c)) c.stable = c.pending.begin()->first - 1;  // the acknowledged prefix
+    forwarded_this_pass_.emplace_back(id, seq);
     Send(*ep, kAmTxRequest, EncodeForward(h, ForwardBody{seq, p.request_id, c.stable, p.values, p.writes}));
     return;
   }
@@ -670,7 +707,11 @@ void TxReplica::Finish(uint64_t id, Chain& c, uint64_t seq, Pending p) {
   if (IsHead(c)) c.stable = c.pending.empty() ? c.last_logged : c.pending.begin()->first - 1;
   const Committed& done = *FindCommitted(c, p.request_id);
   for (const auto& [ep, request_id] : p.waiters) ReplyCommitted(ep, request_id, done);
-  if (p.client) return ReplyCommitted(p.upstream, p.request_id, done);
+  if (p.sent_at != SteadyClock::time_point{}) stages_.downstream.Add(MicrosSince(p.sent_at));
+  if (p.client) {
+    stages_.head.Add(MicrosSince(p.arrived));
+    return ReplyCommitted(p.upstream, p.request_id, done);
+  }
   if (p.upstream != net::kInvalidEndpoint) SendAck(id, c, p.upstream, seq);
 }
 
@@ -1001,7 +1042,12 @@ nlohmann::json TxReplica::Stats() const {
           {"log", {{"path", options_.log_path}, {"appends", lc.appends}, {"bytes", lc.bytes}, {"syncs", lc.syncs},
                    {"sync_us", lc.sync_ns / 1000}, {"fdatasync", options_.sync}, {"size", log_ ? log_->size() : 0},
                    {"compactions", lc.compactions}, {"dropped", lc.dropped},
+                   {"compact_bytes", options_.compact_bytes}, {"keep_records", options_.history_records},
                    {"error", log_error_}}},
+          {"max_chain", options_.max_members},
+          {"stages", {{"queue", stages_.queue.ToJson()}, {"locks", stages_.locks.ToJson()},
+                      {"sync", stages_.sync.ToJson()}, {"downstream", stages_.downstream.ToJson()},
+                      {"head", stages_.head.ToJson()}}},
           {"chains", chains}};
 }
 
