@@ -313,13 +313,21 @@ class TxReplica final : public memnode::MemNodeExtension {
     auto it = c.evicted_max.find(ClientOf(request_id));
     return it != c.evicted_max.end() && CounterOf(request_id) <= it->second;
   }
-  void ReplyCommitted(net::EndpointId ep, uint64_t request_id, const Committed& done) {
-    Reply r{request_id, StatusCodeToWire(Status::Code::kOk), done.seq, done.values, {}};
+  void ReplyCommitted(net::EndpointId ep, uint64_t request_id, uint64_t seq, const Values& values) {
+    Reply r{request_id, StatusCodeToWire(Status::Code::kOk), seq, values, {}};
     ++c_.replies;
     Send(ep, kAmTxReply, EncodeReply(r));
   }
+  // Acknowledgements and answers: sent after the pass's sync.
   void Send(net::EndpointId ep, uint16_t am, std::vector<uint8_t> bytes) {
     outputs_.push_back(Out{ep, am, std::move(bytes)});
+  }
+  // Forwards: sent before the pass's sync, so that the members' syncs of
+  // one record overlap instead of following each other; no member
+  // acknowledges a record before its own sync, so an answer still means
+  // durable on every member.
+  void SendForward(net::EndpointId ep, std::vector<uint8_t> bytes) {
+    forwards_.push_back(Out{ep, kAmTxRequest, std::move(bytes)});
   }
   void ReplyTo(net::EndpointId ep, uint64_t request_id, const Status& s, uint64_t seq = 0,
                std::vector<std::vector<uint8_t>> values = {}) {
@@ -364,6 +372,7 @@ class TxReplica final : public memnode::MemNodeExtension {
   uint64_t next_compact_ = 0;  // the log size that triggers the next compaction
   std::deque<Input> inputs_;
   std::vector<Out> outputs_;
+  std::vector<Out> forwards_;
   std::map<uint64_t, Chain> chains_;
   std::map<uint32_t, net::EndpointId> peer_ep_;
   std::map<net::EndpointId, uint32_t> peer_node_;
@@ -382,11 +391,14 @@ void TxReplica::OpenLog() {
   const bool keep = ctx_.pool_reattached && ctx_.pool_reattached();
   // Replay.  Only what every member had committed (the highest stable point
   // the log records) is certain: records after it may never have committed
-  // (logged by a head that died before forwarding them).  The pool kept
-  // everything this member applied before it died (it applies only what
-  // committed), so nothing after that point is applied here; it is cut
-  // from the log, and rejoining, this member reports that point and is
+  // (logged by a head that died before forwarding them); they are cut from
+  // the log, and rejoining, this member reports that point and is
   // backfilled with what committed after it (docs/tx.md "Failures").
+  // Nothing is applied: the re-attached pool holds everything this member
+  // applied before it died, which includes every record up to that point
+  // (a member applies a record before it acknowledges it, and the point
+  // moves only when acknowledgements reach the head); applying them again
+  // would put back older values of keys that later records overwrote.
   struct Replayed {
     RecordHead head;
     Logged logged;
@@ -427,7 +439,7 @@ void TxReplica::OpenLog() {
         c.first_logged = r.head.seq;
         c.window_partial = r.head.seq > 1;  // a truncated log: what came before is not known here
       }
-      if (Apply(c, r.logged.writes).ok()) ++c_.replayed;
+      ++c_.replayed;
       Remember(c, r.logged.request_id, r.head.seq, r.logged.values);
       Keep(c, r.head.seq, std::move(r.logged));
     }
@@ -445,7 +457,7 @@ void TxReplica::OpenLog() {
 
 bool TxReplica::Poll() {
   if (!opened_) OpenLog();
-  if (inputs_.empty() && !reroute_ && outputs_.empty()) return false;
+  if (inputs_.empty() && !reroute_ && outputs_.empty() && forwards_.empty()) return false;
   while (!inputs_.empty()) {
     Input in = std::move(inputs_.front());
     inputs_.pop_front();
@@ -467,20 +479,25 @@ bool TxReplica::Poll() {
   // Transactions whose locks were released this pass (by acknowledgements).
   for (auto& [id, c] : chains_)
     if (!c.ready.empty()) StartReady(id, c);
-  // Group commit: what this pass logged is durable before anything leaves.
-  if (log_ != nullptr && log_->dirty() && options_.sync) {
-    const SteadyClock::time_point t = SteadyClock::now();
-    Status s = log_->Sync();
-    if (!s.ok()) log_error_ = s.ToString();
-    stages_.sync.Add(MicrosSince(t));
-  }
+  // The pass's forwards leave first: the successors log and sync them
+  // while this member syncs.
   const SteadyClock::time_point now = SteadyClock::now();
+  for (Out& o : forwards_) (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
+  forwards_.clear();
   for (const auto& [id, seq] : forwarded_this_pass_) {
     auto c = chains_.find(id);
     if (c == chains_.end()) continue;
     if (auto p = c->second.pending.find(seq); p != c->second.pending.end()) p->second.sent_at = now;
   }
   forwarded_this_pass_.clear();
+  // Group commit: what this pass logged is durable before any
+  // acknowledgement or answer leaves.
+  if (log_ != nullptr && log_->dirty() && options_.sync) {
+    const SteadyClock::time_point t = SteadyClock::now();
+    Status s = log_->Sync();
+    if (!s.ok()) log_error_ = s.ToString();
+    stages_.sync.Add(MicrosSince(t));
+  }
   if (log_ != nullptr && options_.compact_bytes != 0 && log_->size() >= next_compact_) CompactLog();
   for (Out& o : outputs_) (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
   outputs_.clear();
@@ -530,7 +547,7 @@ void TxReplica::OnExecute(Input& in) {
   // place in the chain.
   if (const Committed* done = FindCommitted(c, h.request_id)) {
     ++c_.retries_answered;
-    return ReplyCommitted(in.from, h.request_id, *done);
+    return ReplyCommitted(in.from, h.request_id, done->seq, done->values);
   }
   // Logged here and on its way: answered when it commits.
   if (auto p = c.pending_ids.find(h.request_id); p != c.pending_ids.end()) {
@@ -684,7 +701,7 @@ void TxReplica::ForwardOrCommit(uint64_t id, Chain& c, uint64_t seq) {
     ++c_.forwards_out;
     if (IsHead(c)) c.stable = c.pending.begin()->first - 1;  // the acknowledged prefix
     forwarded_this_pass_.emplace_back(id, seq);
-    Send(*ep, kAmTxRequest, EncodeForward(h, ForwardBody{seq, p.request_id, c.stable, p.values, p.writes}));
+    SendForward(*ep, EncodeForward(h, ForwardBody{seq, p.request_id, c.stable, p.values, p.writes}));
     return;
   }
   Commit(id, c, seq);  // no live member after this one: this is the tail
@@ -705,12 +722,11 @@ void TxReplica::Finish(uint64_t id, Chain& c, uint64_t seq, Pending p) {
   Remember(c, p.request_id, seq, p.values);
   Release(c, p.keys);
   if (IsHead(c)) c.stable = c.pending.empty() ? c.last_logged : c.pending.begin()->first - 1;
-  const Committed& done = *FindCommitted(c, p.request_id);
-  for (const auto& [ep, request_id] : p.waiters) ReplyCommitted(ep, request_id, done);
+  for (const auto& [ep, request_id] : p.waiters) ReplyCommitted(ep, request_id, seq, p.values);
   if (p.sent_at != SteadyClock::time_point{}) stages_.downstream.Add(MicrosSince(p.sent_at));
   if (p.client) {
     stages_.head.Add(MicrosSince(p.arrived));
-    return ReplyCommitted(p.upstream, p.request_id, done);
+    return ReplyCommitted(p.upstream, p.request_id, seq, p.values);
   }
   if (p.upstream != net::kInvalidEndpoint) SendAck(id, c, p.upstream, seq);
 }

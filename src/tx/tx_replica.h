@@ -14,8 +14,9 @@
 //   - skips a member that died (the switch lists it dead, or its
 //     connection failed): what it had forwarded there goes to the member
 //     after it, or commits here if this node is now the tail;
-//   - on restart replays its log into the region and, on a configuration
-//     naming it as a rejoining member, is backfilled by its predecessor;
+//   - on restart replays its log (up to its last certain point; the pool
+//     kept the region) and, on a configuration naming it as a rejoining
+//     member, is backfilled by its predecessor;
 //   - remembers each committed transaction's client id and result (from
 //     its log, in a bounded window), so that when the head dies and the
 //     client retries at the next live member, that member (taking over as
