@@ -156,6 +156,30 @@ class TxChain : public ::testing::Test {
 
   void KillRestartAndRejoin(uint32_t victim);
 
+  // Restarts memory node `node` on its pool (it replays its log) and
+  // rejoins it to the chain as the tail.
+  void RestartAndRejoin(uint32_t node) {
+    rack_.ForgetMemNode(node);
+    rack_.StartMemNode(node, /*pool_mib=*/16);
+    ASSERT_TRUE(rack_.Join(kNodes));
+    Status rejoined = Status::Unavailable("not tried");
+    for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
+      rejoined = chain_->Rejoin(node);
+      if (!rejoined.ok()) creator_->Poll();
+    }
+    ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  }
+  // `ops` more random transactions from the creator and one new client
+  // (attached with `options`), none failing.
+  void RunMore(uint64_t ops, const ChainOptions& options = {}) {
+    auto client = Connect(1);
+    ASSERT_TRUE(client);
+    auto attached = Chain::Attach(client.get(), chain_->handle(), options);
+    ASSERT_TRUE(attached.ok());
+    RunWorkload({chain_.get(), attached->get()}, {creator_.get(), client.get()}, ops, {});
+    EXPECT_EQ(errors_, 0u);
+  }
+
   pulse::testing::LocalRack rack_;
   std::unique_ptr<Client> creator_;
   std::unique_ptr<Chain> chain_;
@@ -201,27 +225,15 @@ void TxChain::KillRestartAndRejoin(uint32_t victim) {
 
   // Restarted: it re-attaches its pool, replays its log and, rejoining as
   // the tail, is backfilled with what it missed.
-  rack_.ForgetMemNode(victim);
-  rack_.StartMemNode(victim, /*pool_mib=*/16);
-  ASSERT_TRUE(rack_.Join(kNodes));
-  Status rejoined = Status::Unavailable("not tried");
-  for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
-    rejoined = chain_->Rejoin(victim);
-    if (!rejoined.ok()) creator_->Poll();
-  }
-  ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  RestartAndRejoin(victim);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(chain_->handle().members.back().node, victim);
   nlohmann::json restarted = TxStats(victim);
   EXPECT_GT(restarted["replayed"].get<uint64_t>(), 0u) << restarted.dump();
   // More transactions through the whole chain again (the attached client's
   // view is refreshed by its own Refresh), then everything compared.
   acked_.clear();
-  auto c3 = Connect(1);
-  ASSERT_TRUE(c3);
-  auto a3 = Chain::Attach(c3.get(), chain_->handle(), {});
-  ASSERT_TRUE(a3.ok());
-  RunWorkload({chain_.get(), a3->get()}, {creator_.get(), c3.get()}, ds::testing::ScaledOps(200), {});
-  EXPECT_EQ(errors_, 0u);
+  RunMore(ds::testing::ScaledOps(200));
   // Quiesced: every replica holds the same bytes.
   auto r0 = chain_->ReadReplica(0, 0, kRegion), r1 = chain_->ReadReplica(1, 0, kRegion),
        r2 = chain_->ReadReplica(2, 0, kRegion);
@@ -273,35 +285,18 @@ TEST_F(TxChain, HeadKilledMidRunEveryAcknowledgedTransactionCommitsOnce) {
   }
 
   // The shrunk chain goes on under the new head; everything still matches.
-  auto c4 = Connect(1);
-  ASSERT_TRUE(c4);
-  auto a4 = Chain::Attach(c4.get(), chain_->handle(), options);
-  ASSERT_TRUE(a4.ok());
-  RunWorkload({chain_.get(), a4->get()}, {creator_.get(), c4.get()}, ds::testing::ScaledOps(200), {});
-  EXPECT_EQ(errors_, 0u);
+  RunMore(ds::testing::ScaledOps(200), options);
   CheckAgainstReference({1, 2});
 
   // The old head restarts.  Its log may end with records it never
   // forwarded (their sequence numbers since reused by the new head): it
   // replays only up to the last point every member had committed, rejoins
   // as the tail, is backfilled from there, and ends identical to the rest.
-  rack_.ForgetMemNode(0);
-  rack_.StartMemNode(0, /*pool_mib=*/16);
-  ASSERT_TRUE(rack_.Join(kNodes));
-  Status rejoined = Status::Unavailable("not tried");
-  for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
-    rejoined = chain_->Rejoin(0);
-    if (!rejoined.ok()) creator_->Poll();
-  }
-  ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  RestartAndRejoin(0);
+  if (HasFatalFailure()) return;
   // Its last records were logged before every member had committed them.
   EXPECT_GT(TxStats(0)["replay_dropped"].get<uint64_t>(), 0u);
-  auto c5 = Connect(1);
-  ASSERT_TRUE(c5);
-  auto a5 = Chain::Attach(c5.get(), chain_->handle(), options);
-  ASSERT_TRUE(a5.ok());
-  RunWorkload({chain_.get(), a5->get()}, {creator_.get(), c5.get()}, ds::testing::ScaledOps(200), {});
-  EXPECT_EQ(errors_, 0u);
+  RunMore(ds::testing::ScaledOps(200), options);
   CheckAgainstReference({1, 2, 0});
   auto s1 = chain_->LastLogged(1), s0 = chain_->LastLogged(0);
   ASSERT_TRUE(s1.ok() && s0.ok());
@@ -381,25 +376,13 @@ TEST_F(TxChainCompacting, RestartedMemberReplaysItsTruncatedLog) {
                   .ok())
       << "the client did not see the tail die";
   ASSERT_TRUE(chain_->Refresh().ok());
-  rack_.ForgetMemNode(2);
-  rack_.StartMemNode(2, /*pool_mib=*/16);
-  ASSERT_TRUE(rack_.Join(kNodes));
-  Status rejoined = Status::Unavailable("not tried");
-  for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
-    rejoined = chain_->Rejoin(2);
-    if (!rejoined.ok()) creator_->Poll();
-  }
-  ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  RestartAndRejoin(2);
+  if (HasFatalFailure()) return;
   nlohmann::json restarted = TxStats(2);
   EXPECT_GT(restarted["replayed"].get<uint64_t>(), 0u) << restarted.dump();
   EXPECT_LT(restarted["replayed"].get<uint64_t>(), writers) << "the replayed log was not truncated";
 
-  auto c3 = Connect(1);
-  ASSERT_TRUE(c3);
-  auto a3 = Chain::Attach(c3.get(), chain_->handle(), {});
-  ASSERT_TRUE(a3.ok());
-  RunWorkload({chain_.get(), a3->get()}, {creator_.get(), c3.get()}, ds::testing::ScaledOps(200), {});
-  EXPECT_EQ(errors_, 0u);
+  RunMore(ds::testing::ScaledOps(200));
   CheckAgainstReference({0, 1, 2});
   auto r0 = chain_->ReadReplica(0, 0, kRegion), r2 = chain_->ReadReplica(2, 0, kRegion);
   ASSERT_TRUE(r0.ok() && r2.ok());
