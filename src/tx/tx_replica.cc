@@ -103,6 +103,13 @@ struct Logged {  // a logged record, kept for backfilling a rejoining member
   std::vector<WriteOp> writes;
 };
 
+uint64_t LoggedBytes(const Logged& l) {
+  uint64_t n = 0;
+  for (const auto& v : l.values) n += v.size();
+  for (const WriteOp& w : l.writes) n += w.data.size();
+  return n;
+}
+
 struct Committed {  // a committed transaction's result (the retry window)
   uint64_t seq = 0;
   Values values;
@@ -140,6 +147,7 @@ struct Chain {
   // acknowledged prefix, elsewhere what the head's forwards said.
   uint64_t stable = 0;
   std::map<uint64_t, Logged> history;  // seq -> record
+  uint64_t history_bytes = 0;          // the values and writes it holds
   std::map<uint64_t, Pending> pending;
   std::map<uint64_t, uint64_t> pending_ids;  // client request id -> pending seq
   // The retry window: committed client request ids and their results, the
@@ -298,8 +306,16 @@ class TxReplica final : public memnode::MemNodeExtension {
   }
   void Keep(Chain& c, uint64_t seq, Logged logged) {
     c.last_logged = seq;
+    const uint64_t bytes = LoggedBytes(logged);
+    if (auto old = c.history.find(seq); old != c.history.end()) c.history_bytes -= LoggedBytes(old->second);
     c.history[seq] = std::move(logged);
-    while (c.history.size() > options_.history_records) c.history.erase(c.history.begin());
+    c.history_bytes += bytes;
+    // The last history_records, within history_bytes; the newest is kept.
+    while (c.history.size() > 1 &&
+           (c.history.size() > options_.history_records || c.history_bytes > options_.history_bytes)) {
+      c.history_bytes -= LoggedBytes(c.history.begin()->second);
+      c.history.erase(c.history.begin());
+    }
   }
   // The result of `request_id` if it committed here (and is in the window).
   const Committed* FindCommitted(const Chain& c, uint64_t request_id) const {

@@ -49,9 +49,12 @@ struct TxReplicaOptions {
   // protocol apart from the disk, as the papers' NVM).  `pulse memnode`
   // takes it from $PULSE_TX_LOG_SYNC=none.
   bool sync = true;
-  // Committed records kept in memory for backfilling a rejoining member;
-  // the log also keeps at least this many of each chain's last records.
+  // Committed records kept in memory for backfilling a rejoining member
+  // (the last history_records of each chain, fewer if their values and
+  // writes exceed history_bytes); the log also keeps at least
+  // history_records of each chain's last records.
   size_t history_records = 1 << 16;
+  uint64_t history_bytes = 64 << 20;
   // The window of committed transactions whose results a replica keeps to
   // answer a client's retry (after the head died) with the original
   // result: the last `committed_ids` of each chain, fewer if their reads'
