@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "pulse/cluster.h"
 #include "tx/tx_log.h"
 #include "tx/tx_wire.h"
 
@@ -46,6 +47,43 @@ TEST(TxWire, ExecuteRoundTripsAndEveryTruncationIsRejected) {
   auto trailing = DecodeExecute(longer, &why);
   EXPECT_FALSE(trailing.ok());
   EXPECT_EQ(why, Malformed::kTrailing);
+}
+
+// A forward carries the client's request id, the stable point and the
+// transaction's result (so any member can answer a retry after the head
+// died); decoding stays strict over the new fields.
+TEST(TxWire, ForwardRoundTripsWithItsResultAndEveryTruncationIsRejected) {
+  ForwardBody f;
+  f.seq = 12;
+  f.request_id = MakeRequestId(3, 77);
+  f.stable = 9;
+  f.values = {std::vector<uint8_t>(64, 0x5a), std::vector<uint8_t>{}, std::vector<uint8_t>{7}};
+  f.writes = SampleBody().writes;
+  const std::vector<uint8_t> bytes = EncodeForward(Header{Kind::kForward, 0, 1, 0, 0x2000}, f);
+  std::span<const uint8_t> body;
+  ASSERT_TRUE(DecodeHeader(bytes, &body).ok());
+  Malformed why{};
+  auto d = DecodeForward(body, &why);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->seq, 12u);
+  EXPECT_EQ(d->request_id, MakeRequestId(3, 77));
+  EXPECT_EQ(d->stable, 9u);
+  EXPECT_EQ(d->values, f.values);
+  ASSERT_EQ(d->writes.size(), 2u);
+  EXPECT_EQ(d->writes[0].data, f.writes[0].data);
+  for (size_t n = 0; n < body.size(); ++n)
+    EXPECT_FALSE(DecodeForward(body.first(n), &why).ok()) << "a forward cut to " << n << " bytes was accepted";
+  std::vector<uint8_t> longer(body.begin(), body.end());
+  longer.push_back(0);
+  EXPECT_FALSE(DecodeForward(longer, &why).ok());
+  EXPECT_EQ(why, Malformed::kTrailing);
+  // A value count beyond the limit is named.
+  std::vector<uint8_t> mutated(body.begin(), body.end());
+  const uint32_t huge = kMaxTuples + 1;
+  std::memcpy(mutated.data() + 24, &huge, 4);  // after seq, request id, stable
+  auto bad = DecodeForward(mutated, &why);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad n"), std::string::npos) << bad.status().ToString();
 }
 
 TEST(TxWire, CountsAndLengthsBeyondTheLimitsAreNamed) {
