@@ -1111,6 +1111,10 @@ Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path) {
   if (max_members == 0 || max_members > kMaxMembers)
     return Status::InvalidArgument(fmt::format("PULSE_TX_MAX_CHAIN: {} is not in [1, {}]", max_members, kMaxMembers));
   o.max_members = static_cast<uint32_t>(max_members);
+  uint64_t window = o.committed_ids;
+  PULSE_RETURN_IF_ERROR(number("PULSE_TX_COMMITTED_IDS", &window));
+  if (window == 0) return Status::InvalidArgument("PULSE_TX_COMMITTED_IDS: must be at least 1");
+  o.committed_ids = static_cast<size_t>(window);
   uint64_t keep = o.history_records;
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_KEEP_RECORDS", &keep));
   if (keep == 0) return Status::InvalidArgument("PULSE_TX_LOG_KEEP_RECORDS: must be at least 1");

@@ -79,7 +79,8 @@ memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
 // environment `pulse cluster` sets from its [tx] section (docs/tx.md):
 // $PULSE_TX_LOG_SYNC (fdatasync | none), $PULSE_TX_LOG_COMPACT_BYTES,
 // $PULSE_TX_LOG_KEEP_RECORDS (history_records), $PULSE_TX_MAX_CHAIN
-// (max_members).  Unset: the defaults.
+// (max_members), $PULSE_TX_COMMITTED_IDS (committed_ids: a small window
+// for tests of its edge).  Unset: the defaults.
 // Errors: InvalidArgument naming the variable and its value.
 Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path);
 

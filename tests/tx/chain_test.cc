@@ -440,11 +440,72 @@ class RawSender {
                                                                  std::chrono::milliseconds(5000)));
     return replies_[id];
   }
+  // Forgets the answers seen, so that an id's next answer is waited for.
+  void Forget() { replies_.clear(); }
 
  private:
   Client* c_;
   std::map<uint64_t, Reply> replies_;
 };
+
+// The retry window's edge, with a window of 4 committed ids
+// ($PULSE_TX_COMMITTED_IDS): after 10 transactions, a retry of the last
+// gets its original result, a retry of the first (committed, forgotten)
+// OutcomeUnknown, and a retry of an id never sent (newer than everything
+// forgotten) runs as a new transaction.
+class TxChainSmallWindow : public TxChain {
+ protected:
+  void SetUp() override {
+    ::setenv("PULSE_TX_COMMITTED_IDS", "4", 1);  // the nodes started below inherit it
+    TxChain::SetUp();
+  }
+  void TearDown() override { ::unsetenv("PULSE_TX_COMMITTED_IDS"); }
+};
+
+TEST_F(TxChainSmallWindow, RetryOlderThanTheWindowIsOutcomeUnknownNeverRunTwice) {
+  auto raw_client = Connect(1);
+  ASSERT_TRUE(raw_client);
+  RawSender raw(raw_client.get());
+  const uint64_t chain = chain_->handle().id;
+  auto id = [&](uint64_t n) { return MakeRequestId(raw_client->cpu_node(), n); };
+  auto execute = [&](uint64_t n, uint8_t flags) {
+    ExecuteBody b;
+    b.reads.push_back(ReadOp{kSlot, kSlot});  // what the previous transaction wrote
+    b.writes.push_back(WriteOp{kSlot, std::vector<uint8_t>(kSlot, static_cast<uint8_t>(n))});
+    return raw.Send(0, EncodeExecute(Header{Kind::kExecute, flags, 1, id(n), chain}, b), id(n));
+  };
+  std::vector<Reply> first;
+  for (uint64_t n = 1; n <= 10; ++n) {
+    auto r = execute(n, 0);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->code, StatusCodeToWire(Status::Code::kOk)) << r->message;
+    first.push_back(*r);
+  }
+  raw.Forget();
+  auto last = execute(10, kFlagRetry);
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(last->code, StatusCodeToWire(Status::Code::kOk)) << last->message;
+  EXPECT_EQ(last->seq, first.back().seq) << "a retry of a committed transaction must not run again";
+  EXPECT_EQ(last->values, first.back().values);
+  auto forgotten = execute(1, kFlagRetry);
+  ASSERT_TRUE(forgotten.ok()) << forgotten.status().ToString();
+  EXPECT_EQ(forgotten->code, StatusCodeToWire(Status::Code::kOutcomeUnknown)) << forgotten->message;
+  auto fresh = execute(11, kFlagRetry);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(fresh->code, StatusCodeToWire(Status::Code::kOk)) << fresh->message;
+  EXPECT_EQ(fresh->seq, first.back().seq + 1);
+  EXPECT_EQ(fresh->values.at(0), std::vector<uint8_t>(kSlot, 10));
+  // Eleven transactions committed, each once, on every replica.
+  for (uint32_t node = 0; node < kNodes; ++node) {
+    auto logged = chain_->LastLogged(node);
+    ASSERT_TRUE(logged.ok()) << logged.status().ToString();
+    EXPECT_EQ(*logged, 11u) << "node " << node;
+    auto v = chain_->ReadReplica(node, kSlot, kSlot);
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(*v, std::vector<uint8_t>(kSlot, 11)) << "node " << node;
+  }
+  EXPECT_EQ(TxStats(0)["outcome_unknown"].get<uint64_t>(), 1u);
+}
 
 TEST_F(TxChain, MalformedRequestsAreRejectedByNameAndCounted) {
   auto raw_client = Connect(1);
