@@ -14,6 +14,7 @@
 #include "cluster/control_session.h"
 #include "pulse/client.h"
 #include "pulse/tx/chain.h"
+#include "tx/tx_stages.h"
 
 namespace pulse::bench {
 namespace {
@@ -44,7 +45,25 @@ Result<std::vector<Shape>> ParseShapes(const std::string& text) {
 struct ReplicaTotals {
   uint64_t messages = 0;  // forwards, acknowledgements and answers sent
   uint64_t syncs = 0, sync_us = 0;
+  std::vector<nlohmann::json> stages;  // each node's stage histograms, in the switch's order
 };
+
+// Per node and stage, the histograms' difference between two snapshots.
+Result<nlohmann::json> StagesBetween(const ReplicaTotals& before, const ReplicaTotals& after) {
+  nlohmann::json out = nlohmann::json::object();
+  for (size_t n = 0; n < after.stages.size() && n < before.stages.size(); ++n) {
+    nlohmann::json node = nlohmann::json::object();
+    for (const auto& [stage, snapshot] : after.stages[n].items()) {
+      if (!before.stages[n].contains(stage)) continue;
+      PULSE_ASSIGN_OR_RETURN(tx::StageHistogram h, tx::StageHistogram::Between(before.stages[n][stage], snapshot));
+      if (h.count() == 0) continue;
+      node[stage] = {{"count", h.count()}, {"mean_us", h.mean_us()}, {"p50_us", h.Percentile(0.5)},
+                     {"p99_us", h.Percentile(0.99)}};
+    }
+    out[fmt::format("node{}", n)] = node;
+  }
+  return out;
+}
 
 Result<ReplicaTotals> Replicas(cluster::ControlSession& s, const std::string& switch_address) {
   PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, s.Call(switch_address, "stats", std::chrono::seconds(2)));
@@ -56,6 +75,7 @@ Result<ReplicaTotals> Replicas(cluster::ControlSession& s, const std::string& sw
     t.messages += tx["forwards_out"].get<uint64_t>() + tx["acks_out"].get<uint64_t>() + tx["replies"].get<uint64_t>();
     t.syncs += tx["log"]["syncs"].get<uint64_t>();
     t.sync_us += tx["log"]["sync_us"].get<uint64_t>();
+    t.stages.push_back(tx.value("stages", nlohmann::json::object()));
   }
   return t;
 }
@@ -119,6 +139,7 @@ class Runner {
     r.messages_per_tx = ((c1.messages_sent - c0.messages_sent) + (rep1.messages - rep0.messages)) / n;
     r.log_syncs_per_tx = (rep1.syncs - rep0.syncs) / n;
     r.log_sync_us_per_tx = (rep1.sync_us - rep0.sync_us) / n;
+    PULSE_ASSIGN_OR_RETURN(r.stages, StagesBetween(rep0, rep1));
     if (o_.progress)
       o_.progress(fmt::format("[{}] {:.0f} tx/s, mean {:.1f} us, p50 {:.1f} us, p99 {:.1f} us, memory-node CPU {:.1f} us/tx, "
                               "{:.1f} messages and {:.1f} one-sided ops per tx",
@@ -202,7 +223,8 @@ nlohmann::json TxBenchResult::ToJson(const TxBenchOptions& o) const {
                          {"messages_per_tx", r.messages_per_tx},
                          {"log_syncs_per_tx", r.log_syncs_per_tx},
                          {"log_sync_us_per_tx", r.log_sync_us_per_tx},
-                         {"verified_reads", r.verified}});
+                         {"verified_reads", r.verified},
+                         {"stages", r.stages}});
     by[fmt::format("{}/{},{}/{}", r.system, r.reads, r.writes, r.value_bytes)] = &r;
   }
   j["runs"] = runs_json;

@@ -50,6 +50,10 @@ struct TxRunResult {
   double messages_per_tx = 0;
   double log_syncs_per_tx = 0, log_sync_us_per_tx = 0;
   uint64_t verified = 0;              // reads checked against the values written
+  // Where the time went, per memory node of the chain ("node<i>") and
+  // stage (queue, locks, sync, downstream, head: docs/tx.md "Where the time
+  // goes"): count, mean_us, p50_us, p99_us over the measured phase.
+  nlohmann::json stages = nlohmann::json::object();
 };
 
 struct TxBenchResult {

@@ -6,6 +6,7 @@
 // ignored setting.
 #include "cluster/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -189,6 +190,15 @@ Status ReadMemNode(TableReader& r, NodeConfig* n) {
   return r.CheckNoUnknownKeys();
 }
 
+Status ReadTx(TableReader& r, TxConfig* tx) {
+  PULSE_RETURN_IF_ERROR(r.GetInt("chain_length", 1, 16, &tx->chain_length));
+  PULSE_RETURN_IF_ERROR(r.GetString("log_dir", &tx->log_dir));
+  PULSE_RETURN_IF_ERROR(r.GetString("sync", &tx->sync));
+  PULSE_RETURN_IF_ERROR(r.GetInt("compact_mib", 0, int64_t{1} << 20, &tx->compact_mib));
+  PULSE_RETURN_IF_ERROR(r.GetInt("keep_records", 1, int64_t{1} << 32, &tx->keep_records));
+  return r.CheckNoUnknownKeys();
+}
+
 Status ReadConfig(const toml::table& root, ClusterConfig* c) {
   TableReader top(&root, "");
   // [cluster]
@@ -269,6 +279,15 @@ Status ReadConfig(const toml::table& root, ClusterConfig* c) {
     PULSE_RETURN_IF_ERROR(r.CheckNoUnknownKeys());
     c->agent = std::move(n);
   }
+  // [tx]
+  auto xt = top.GetTable("tx");
+  if (!xt.ok()) return xt.status();
+  if (*xt != nullptr) {
+    TableReader r(*xt, "tx");
+    TxConfig tx;
+    PULSE_RETURN_IF_ERROR(ReadTx(r, &tx));
+    c->tx = std::move(tx);
+  }
   // [[tenant]]
   auto tn = top.GetTableArray("tenant");
   if (!tn.ok()) return tn.status();
@@ -287,6 +306,17 @@ Status ReadConfig(const toml::table& root, ClusterConfig* c) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> TxEnvironment(const TxConfig& tx) {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"PULSE_TX_LOG_SYNC", tx.sync},
+      {"PULSE_TX_LOG_COMPACT_BYTES", std::to_string(tx.compact_mib << 20)},
+      {"PULSE_TX_LOG_KEEP_RECORDS", std::to_string(tx.keep_records)},
+      {"PULSE_TX_MAX_CHAIN", std::to_string(tx.chain_length)},
+  };
+  if (!tx.log_dir.empty()) env.emplace_back("PULSE_TX_LOG_DIR", tx.log_dir);
+  return env;
+}
 
 Status ValidateClusterConfig(const ClusterConfig& c) {
   if (c.name.empty() || c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
@@ -348,6 +378,14 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
   for (const auto& [k, v] : c.env)
     if (k.empty() || k.find('=') != std::string::npos)
       return ConfigError("transport.env", fmt::format("'{}' is not a variable name", k));
+  if (c.tx) {
+    if (c.tx->chain_length < 1 || c.tx->chain_length > 16 || c.tx->chain_length > c.memnodes.size())
+      return ConfigError("tx.chain_length", fmt::format("{} is not in [1, {}] (the memory nodes, at most 16)",
+                                                        c.tx->chain_length, std::min<size_t>(16, c.memnodes.size())));
+    if (c.tx->sync != "fdatasync" && c.tx->sync != "none")
+      return ConfigError("tx.sync", fmt::format("'{}' is not fdatasync or none", c.tx->sync));
+    if (c.tx->keep_records == 0) return ConfigError("tx.keep_records", "must be at least 1");
+  }
   return Status::Ok();
 }
 

@@ -68,6 +68,22 @@ struct TenantConfig {
   std::string credential_file;  // empty: <ClusterDir>/tenant-<id>.key
 };
 
+// [tx]: the memory nodes' chain-replicated transaction replicas
+// (docs/tx.md).  Passed to every memory node as $PULSE_TX_* (TxEnvironment).
+struct TxConfig {
+  // The most members a chain of this cluster may have: a memory node
+  // refuses a chain configuration naming more (1..16, at most the memory
+  // nodes).
+  uint32_t chain_length = 3;
+  std::string log_dir;  // the logs' directory; empty: $PULSE_TX_LOG_DIR, else /var/tmp
+  std::string sync = "fdatasync";  // "fdatasync" (group commit) | "none" (page cache only)
+  uint64_t compact_mib = 64;       // a log is compacted past this size; 0: never
+  uint64_t keep_records = 65536;   // each chain's last records a log keeps (and backfills from)
+};
+
+// The environment that carries `tx` to a memory node.
+std::vector<std::pair<std::string, std::string>> TxEnvironment(const TxConfig& tx);
+
 struct ClusterConfig {
   std::string source = "<built-in>";  // where it was read from, for messages
   std::string name = "local";         // names the run subdirectory and shm objects
@@ -101,6 +117,8 @@ struct ClusterConfig {
   // [agent]: the far-memory offload agent (`pulse agent`, docs/farmem_agent.md),
   // started once the memory nodes are registered.  Absent: none.
   std::optional<NodeConfig> agent;    // role kAgent
+  // [tx]; absent: the memory nodes' defaults (and their environment).
+  std::optional<TxConfig> tx;
 
   // "host:port" of the switch / of a node (after ports are chosen).
   std::string SwitchAddress() const;

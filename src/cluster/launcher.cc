@@ -122,6 +122,10 @@ std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterCo
 // The variables node `n` gets: those of every node, then its own.
 std::vector<std::pair<std::string, std::string>> NodeEnvironment(const ClusterConfig& c, const NodeConfig& n) {
   auto env = NodeEnvironment(c);
+  if (n.role == Role::kMemNode && c.tx) {
+    auto tx = TxEnvironment(*c.tx);  // [tx]: the transactions' replicas
+    env.insert(env.end(), tx.begin(), tx.end());
+  }
   env.insert(env.end(), n.env.begin(), n.env.end());
   return env;
 }

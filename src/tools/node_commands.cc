@@ -251,10 +251,10 @@ void RunMemNode(const MemNodeArgs& args) {
                          args.shm_name.empty() ? fmt::format("node{}-pid{}", args.node, ::getpid())
                                                : args.shm_name.substr(1));
     }
-    const char* sync = std::getenv("PULSE_TX_LOG_SYNC");
-    const bool no_sync = sync != nullptr && std::string(sync) == "none";
-    if (no_sync) log.Warn("tx: PULSE_TX_LOG_SYNC=none: the transactions' log is not fdatasync'd");
-    options.extensions.push_back(tx::TxExtension({.log_path = path, .sync = !no_sync}));
+    Result<tx::TxReplicaOptions> tx_options = tx::TxReplicaOptionsFromEnv(path);
+    if (!tx_options.ok()) Fail(log, tx_options.status().message());
+    if (!tx_options->sync) log.Warn("tx: PULSE_TX_LOG_SYNC=none: the transactions' log is not fdatasync'd");
+    options.extensions.push_back(tx::TxExtension(*tx_options));
   }
   options.reattach_pool = !args.fresh_pool;
   options.instance_id = args.common.instance_id;

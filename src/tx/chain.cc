@@ -23,7 +23,18 @@ struct PendingRequest {
   std::vector<uint8_t> bytes;  // as sent
   bool to_head = true;         // re-sends go to the head of the moment
   uint32_t node = 0;           // else: this member
+  // A transaction with writes: once sent, it may commit without this client
+  // hearing so (the head died), so giving up is OutcomeUnknown, not an error
+  // that says it did not happen.
+  bool writes = false;
+  bool sent = false;
 };
+
+// The status of a writing transaction given up after it was sent.
+Status Unknown(uint64_t id, const std::string& why) {
+  return Status::OutcomeUnknown(
+      fmt::format("tx: request {:#x} may or may not have committed: {}", id, why));
+}
 
 }  // namespace
 
@@ -33,9 +44,10 @@ struct Chain::Impl final : EventSource {
         options(o),
         tracker(
             &TrackerClock::Steady(), [this](uint64_t id, PendingRequest&, ResendReason) { Send(id, true); },
-            [this](uint64_t id, const PendingRequest& p, uint32_t attempts) {
-              return Status::Timeout(fmt::format("tx: request {:#x} to {} unanswered after {} attempts", id,
-                                                 p.to_head ? "the head" : fmt::format("node {}", p.node), attempts));
+            [](uint64_t id, const PendingRequest& p, uint32_t attempts) {
+              const std::string why = fmt::format("tx: request {:#x} to {} unanswered after {} attempts", id,
+                                                  p.to_head ? "the head" : fmt::format("node {}", p.node), attempts);
+              return p.writes ? Unknown(id, why) : Status::Timeout(why);
             }) {}
 
   Client* client;
@@ -72,11 +84,18 @@ struct Chain::Impl final : EventSource {
     const net::EndpointId ep =
         node ? ClientInternal::memnode_endpoint(*client, *node) : net::kInvalidEndpoint;
     if (ep == net::kInvalidEndpoint || !worker().IsConnected(ep)) {
-      return tracker.Complete(id, Status::Unavailable(p.to_head ? std::string("tx: no live head in the chain")
-                                                                : fmt::format("tx: memory node {} is unavailable", p.node)));
+      const std::string why =
+          p.to_head ? std::string("no live head in the chain") : fmt::format("memory node {} is unavailable", p.node);
+      return tracker.Complete(id, p.writes && p.sent ? Unknown(id, why) : Status::Unavailable("tx: " + why));
     }
     ++counters.messages_sent;
-    if (retransmission) ++counters.retransmissions;
+    if (retransmission) {
+      ++counters.retransmissions;
+      // Whoever gets it now (the same head, or the next live member after
+      // the head died) answers a committed transaction with its result.
+      if (p.to_head && p.bytes.size() > 1) p.bytes[1] |= kFlagRetry;
+    }
+    p.sent = true;
     if (!worker().Send(ep, kAmTxRequest, p.bytes).ok()) tracker.ExpireNow(id);
   }
 
@@ -91,15 +110,18 @@ struct Chain::Impl final : EventSource {
     if (tracker.OnAnswer(r->request_id) == nullptr) return;  // stale or duplicate
     ++counters.replies;
     const uint64_t id = r->request_id;
+    // A member that is not the head yet (the one before it still looks
+    // alive to it): the request stays pending and is re-sent on its timer.
+    if (r->code == StatusCodeToWire(Status::Code::kUnavailable) && tracker.Find(id)->to_head) return;
     if (r->code != StatusCodeToWire(Status::Code::kOk))
       return tracker.Complete(id, StatusFromWire(r->code, std::move(r->message)));
     tracker.Complete(id, std::move(r).value());
   }
 
   // One request to `node` (or the head), waited for.
-  Result<Reply> Call(std::vector<uint8_t> bytes, uint64_t id, bool to_head, uint32_t node) {
+  Result<Reply> Call(PendingRequest request, uint64_t id) {
     std::optional<Result<Reply>> out;
-    Start(id, PendingRequest{std::move(bytes), to_head, node}, [&out](Result<Reply> r) { out.emplace(std::move(r)); });
+    Start(id, std::move(request), [&out](Result<Reply> r) { out.emplace(std::move(r)); });
     const auto budget = options.request_timeout * (options.max_attempts + 1) + std::chrono::seconds(1);
     EventLoop& loop = ClientInternal::loop(*client);
     while (!out) {
@@ -118,7 +140,7 @@ struct Chain::Impl final : EventSource {
     b.joiner = joiner;
     b.joiner_seq = joiner_seq;
     Header h = MakeHeader(Kind::kConfigure);
-    return Call(EncodeConfigure(h, b), h.request_id, false, node).status();
+    return Call(PendingRequest{EncodeConfigure(h, b), false, node}, h.request_id).status();
   }
 
   void Service() override { tracker.Service(); }
@@ -191,7 +213,7 @@ void Chain::ExecuteAsync(const Transaction& tx, Callback done) {
   for (const TxRead& r : tx.reads) b.reads.push_back(ReadOp{r.offset, r.length});
   for (const TxWrite& w : tx.writes) b.writes.push_back(WriteOp{w.offset, w.data});
   Header h = im.MakeHeader(Kind::kExecute);
-  im.Start(h.request_id, PendingRequest{EncodeExecute(h, b), true, 0},
+  im.Start(h.request_id, PendingRequest{EncodeExecute(h, b), true, 0, !b.writes.empty()},
            [&im, done = std::move(done)](Result<Reply> r) {
              if (!r.ok()) {
                ++im.counters.errors;
@@ -231,7 +253,7 @@ Result<TxOutcome> Chain::ExecuteHyperLoop(const Transaction& tx) {
     b.writes.push_back(WriteOp{w.offset, w.data});
     Header h = im.MakeHeader(Kind::kExecute, kFlagNoLock);
     ++im.counters.transactions;
-    Result<Reply> r = im.Call(EncodeExecute(h, b), h.request_id, true, 0);
+    Result<Reply> r = im.Call(PendingRequest{EncodeExecute(h, b), true, 0, true}, h.request_id);
     if (!r.ok()) {
       ++im.counters.errors;
       return r.status();
@@ -260,7 +282,7 @@ Result<std::vector<uint8_t>> Chain::ReadReplica(uint32_t node, uint64_t offset, 
 
 Result<uint64_t> Chain::LastLogged(uint32_t node) {
   Header h = impl_->MakeHeader(Kind::kStatus);
-  PULSE_ASSIGN_OR_RETURN(Reply r, impl_->Call(EncodeStatus(h), h.request_id, false, node));
+  PULSE_ASSIGN_OR_RETURN(Reply r, impl_->Call(PendingRequest{EncodeStatus(h), false, node}, h.request_id));
   return r.seq;
 }
 

@@ -9,6 +9,12 @@
 // payload.  A torn last frame (a crash mid-append) fails its length or
 // checksum and ends the replay there; it is cut off before new appends.
 //
+// Truncation (Compact): the replica decides which records are no longer
+// needed (docs/tx.md "Log truncation"); the kept frames are written to a
+// new file, made durable, and renamed over the log (then the directory is
+// synced), so a crash at any point leaves either the old or the new log
+// whole.
+//
 // Not thread-safe (the memory node's network thread owns it).
 #pragma once
 
@@ -27,6 +33,8 @@ struct TxLogCounters {
   uint64_t bytes = 0;
   uint64_t syncs = 0;
   uint64_t sync_ns = 0;  // time spent in fdatasync
+  uint64_t compactions = 0;
+  uint64_t dropped = 0;   // records removed by compactions
 };
 
 class TxLog {
@@ -46,7 +54,13 @@ class TxLog {
   // Makes every append so far durable (one fdatasync; nothing if none
   // since the last).  Errors: IoError.
   Status Sync();
+  // Rewrites the log with only the records `keep` says yes to (in order),
+  // durably (see above); `keep` sees every whole record.  Errors: IoError
+  // naming the path (the old log is then still in place and appended to).
+  Status Compact(const std::function<bool(std::span<const uint8_t>)>& keep);
   bool dirty() const { return dirty_; }
+  // The log file's bytes (whole frames).
+  uint64_t size() const { return size_; }
   const TxLogCounters& counters() const { return counters_; }
   const std::string& path() const { return path_; }
 
@@ -55,6 +69,7 @@ class TxLog {
   std::string path_;
   int fd_ = -1;
   bool dirty_ = false;
+  uint64_t size_ = 0;
   TxLogCounters counters_;
 };
 

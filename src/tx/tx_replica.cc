@@ -4,32 +4,80 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "node/node_tenant.h"
 #include "tx/tx_log.h"
+#include "tx/tx_stages.h"
 #include "tx/tx_wire.h"
 
 namespace pulse::tx {
 namespace {
 
-constexpr uint64_t kLockBlock = 64;          // a key: one 64-byte block of the region
-constexpr size_t kRememberedReplies = 65536;  // answers kept for clients' re-sends
+constexpr uint64_t kLockBlock = 64;  // a key: one 64-byte block of the region
 
-// A log record's payload: u64 chain, u32 tenant, u64 seq, u64 region, then
-// the record `[n][(offset, len, data) x n]`.
-constexpr size_t kRecordHeader = 8 + 4 + 8 + 8;
+using SteadyClock = std::chrono::steady_clock;
+uint64_t MicrosSince(SteadyClock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t).count());
+}
+
+// Where a transaction's time goes here (stats "stages"; docs/tx.md).
+struct Stages {
+  StageHistogram queue;       // a request's arrival -> its handling in the node's loop pass
+  StageHistogram locks;       // head: arrival -> first in every key's queue (read, logged)
+  StageHistogram sync;        // one group-commit fdatasync
+  StageHistogram downstream;  // forward sent (after this node's sync) -> its acknowledgement back
+  StageHistogram head;        // head: a writing transaction's arrival -> its answer queued
+};
+
+// A log record's payload: u64 chain, u32 tenant, u64 seq, u64 region, u64
+// the client's request id, u64 the chain's stable point when it was logged,
+// then the result (AppendValues) and the record `[n][(offset, len, data) x n]`.
+constexpr size_t kRecordHeader = 8 + 4 + 8 + 8 + 8 + 8;
+struct RecordHead {
+  uint64_t chain = 0;
+  TenantId tenant = 0;
+  uint64_t seq = 0, region = 0, request_id = 0, stable = 0;
+};
+std::optional<RecordHead> ParseRecordHead(std::span<const uint8_t> p) {
+  if (p.size() < kRecordHeader) return std::nullopt;
+  RecordHead h;
+  std::memcpy(&h.chain, p.data(), 8);
+  std::memcpy(&h.tenant, p.data() + 8, 4);
+  std::memcpy(&h.seq, p.data() + 12, 8);
+  std::memcpy(&h.region, p.data() + 20, 8);
+  std::memcpy(&h.request_id, p.data() + 28, 8);
+  std::memcpy(&h.stable, p.data() + 36, 8);
+  return h;
+}
+
+// Request ids are MakeRequestId(cpu node, counter): a client's counter grows.
+uint64_t ClientOf(uint64_t request_id) { return request_id >> 40; }
+uint64_t CounterOf(uint64_t request_id) { return request_id & ((uint64_t{1} << 40) - 1); }
+
+// The 64-byte blocks [offset, offset + length) touches.
+void AddKeys(uint64_t offset, uint64_t length, std::set<uint64_t>* keys) {
+  for (uint64_t k = offset / kLockBlock; k <= (offset + length - 1) / kLockBlock; ++k) keys->insert(k);
+}
 
 struct Counters {
   uint64_t executes = 0, commits = 0, applied = 0, reads = 0;
   uint64_t forwards_out = 0, forwards_in = 0, acks_out = 0, acks_in = 0, replies = 0;
   uint64_t duplicates = 0, early = 0, backfilled_out = 0, backfilled_in = 0, replayed = 0;
   uint64_t lock_waits = 0, rerouted = 0, members_skipped = 0;
+  uint64_t takeovers = 0, retries = 0, retries_answered = 0, retries_waiting = 0, outcome_unknown = 0;
+  uint64_t replay_dropped = 0;  // logged records after the last certain point, cut at replay
   uint64_t bad_count = 0, bad_length = 0, trailing = 0, bad_header = 0, out_of_range = 0;
   uint64_t refused = 0, not_head = 0, unknown_chain = 0, configures = 0, errors = 0;
 };
@@ -38,14 +86,39 @@ struct Pending {  // logged here, forwarded, waiting for the successor's ack
   std::vector<WriteOp> writes;
   net::EndpointId upstream = net::kInvalidEndpoint;  // predecessor, or the client at the head
   bool client = false;                               // upstream is the client (this is the head)
-  uint64_t request_id = 0;
-  std::vector<std::vector<uint8_t>> values;          // the reads' values (head)
+  uint64_t request_id = 0;                           // the client's id of the transaction
+  Values values;                                     // the reads' values (the client's answer)
   std::vector<uint64_t> keys;                        // locks held (head)
   uint32_t sent_to = UINT32_MAX;                     // the member it was forwarded to
+  SteadyClock::time_point arrived{};                 // head: when the client's request arrived
+  SteadyClock::time_point sent_at{};                 // when the forward left (after the pass's sync)
+  // Clients' retries that reached this member while it waited: answered
+  // when it commits.
+  std::vector<std::pair<net::EndpointId, uint64_t>> waiters;
+};
+
+struct Logged {  // a logged record, kept for backfilling a rejoining member
+  uint64_t request_id = 0;
+  Values values;
+  std::vector<WriteOp> writes;
+};
+
+uint64_t LoggedBytes(const Logged& l) {
+  uint64_t n = 0;
+  for (const auto& v : l.values) n += v.size();
+  for (const WriteOp& w : l.writes) n += w.data.size();
+  return n;
+}
+
+struct Committed {  // a committed transaction's result (the retry window)
+  uint64_t seq = 0;
+  Values values;
+  uint64_t bytes = 0;
 };
 
 struct Waiting {  // head: a transaction queued behind its locks
   net::EndpointId from = net::kInvalidEndpoint;
+  SteadyClock::time_point arrived{};
   uint64_t request_id = 0;
   ExecuteBody body;
   std::vector<uint64_t> keys;
@@ -55,6 +128,8 @@ struct Waiting {  // head: a transaction queued behind its locks
 struct Early {  // a forward ahead of the next sequence number
   net::EndpointId from = net::kInvalidEndpoint;
   bool backfill = false;
+  uint64_t request_id = 0;
+  Values values;
   std::vector<WriteOp> writes;
 };
 
@@ -67,17 +142,30 @@ struct Chain {
   std::vector<Member> members;
   std::set<uint32_t> dead;
   uint64_t last_logged = 0;
-  std::map<uint64_t, std::vector<uint8_t>> history;  // seq -> record
+  uint64_t first_logged = 0;  // the first sequence number replayed from the log (0: none)
+  // Every seq <= stable is committed on every member: at the head its
+  // acknowledged prefix, elsewhere what the head's forwards said.
+  uint64_t stable = 0;
+  std::map<uint64_t, Logged> history;  // seq -> record
+  uint64_t history_bytes = 0;          // the values and writes it holds
   std::map<uint64_t, Pending> pending;
+  std::map<uint64_t, uint64_t> pending_ids;  // client request id -> pending seq
+  // The retry window: committed client request ids and their results, the
+  // oldest first in committed_order; per client (cpu node), the highest
+  // counter dropped from the window.  window_partial: the log this replica
+  // replayed had been truncated, so ids committed before it are unknown.
+  std::unordered_map<uint64_t, Committed> committed;
+  std::deque<uint64_t> committed_order;
+  uint64_t committed_bytes = 0;
+  std::map<uint64_t, uint64_t> evicted_max;
+  bool window_partial = false;
   std::map<uint64_t, Early> early;
   // head
   std::map<uint64_t, std::deque<uint64_t>> locks;  // key -> waiting ids, the holder first
   std::map<uint64_t, Waiting> waiting;
   uint64_t next_wait = 1;
   std::deque<uint64_t> ready;
-  std::map<uint64_t, uint64_t> in_flight;        // client request id -> seq (or 0 while waiting)
-  std::map<uint64_t, Reply> answered;            // client request id -> its answer
-  std::deque<uint64_t> answered_order;
+  std::set<uint64_t> waiting_ids;  // client request ids queued behind their locks
 };
 
 class TxReplica final : public memnode::MemNodeExtension {
@@ -104,7 +192,7 @@ class TxReplica final : public memnode::MemNodeExtension {
     }
     // The tenant is proven here, where the connection's check is at hand.
     Status who = authorize(h->tenant);
-    inputs_.push_back(Input{from, *h, std::vector<uint8_t>(body.begin(), body.end()), who});
+    inputs_.push_back(Input{from, *h, std::vector<uint8_t>(body.begin(), body.end()), who, SteadyClock::now()});
     return std::nullopt;
   }
 
@@ -128,6 +216,7 @@ class TxReplica final : public memnode::MemNodeExtension {
     Header header;
     std::vector<uint8_t> body;
     Status authorized;
+    SteadyClock::time_point arrived;
   };
   struct Out {
     net::EndpointId ep;
@@ -198,25 +287,63 @@ class TxReplica final : public memnode::MemNodeExtension {
     ++c_.applied;
     return Status::Ok();
   }
-  // Logs `writes` as `seq` of chain `id` (durable at the pass's sync).
-  Status Log(uint64_t id, Chain& c, uint64_t seq, const std::vector<WriteOp>& writes) {
+  // Logs transaction `seq` of chain `id` (durable at the pass's sync).
+  Status Log(uint64_t id, Chain& c, uint64_t seq, uint64_t request_id, const Values& values,
+             const std::vector<WriteOp>& writes) {
     std::vector<uint8_t> rec(kRecordHeader);
     std::memcpy(rec.data(), &id, 8);
     std::memcpy(rec.data() + 8, &c.tenant, 4);
     std::memcpy(rec.data() + 12, &seq, 8);
     std::memcpy(rec.data() + 20, &c.region, 8);
-    std::vector<uint8_t> body;
-    AppendRecord(writes, &body);
-    rec.insert(rec.end(), body.begin(), body.end());
+    std::memcpy(rec.data() + 28, &request_id, 8);
+    std::memcpy(rec.data() + 36, &c.stable, 8);
+    AppendValues(values, &rec);
+    AppendRecord(writes, &rec);
     if (log_ == nullptr) return Status::FailedPrecondition("tx: the log is not open");
     PULSE_RETURN_IF_ERROR(log_->Append(rec));
-    c.last_logged = seq;
-    c.history[seq] = std::move(body);
-    while (c.history.size() > options_.history_records) c.history.erase(c.history.begin());
+    Keep(c, seq, Logged{request_id, values, writes});
     return Status::Ok();
   }
+  void Keep(Chain& c, uint64_t seq, Logged logged) {
+    c.last_logged = seq;
+    const uint64_t bytes = LoggedBytes(logged);
+    if (auto old = c.history.find(seq); old != c.history.end()) c.history_bytes -= LoggedBytes(old->second);
+    c.history[seq] = std::move(logged);
+    c.history_bytes += bytes;
+    // The last history_records, within history_bytes; the newest is kept.
+    while (c.history.size() > 1 &&
+           (c.history.size() > options_.history_records || c.history_bytes > options_.history_bytes)) {
+      c.history_bytes -= LoggedBytes(c.history.begin()->second);
+      c.history.erase(c.history.begin());
+    }
+  }
+  // The result of `request_id` if it committed here (and is in the window).
+  const Committed* FindCommitted(const Chain& c, uint64_t request_id) const {
+    auto it = c.committed.find(request_id);
+    return it == c.committed.end() ? nullptr : &it->second;
+  }
+  // Whether `request_id` may have committed and left the window (or
+  // committed before a truncated log this replica replayed).
+  bool MayHaveForgotten(const Chain& c, uint64_t request_id) const {
+    if (c.window_partial) return true;
+    auto it = c.evicted_max.find(ClientOf(request_id));
+    return it != c.evicted_max.end() && CounterOf(request_id) <= it->second;
+  }
+  void ReplyCommitted(net::EndpointId ep, uint64_t request_id, uint64_t seq, const Values& values) {
+    Reply r{request_id, StatusCodeToWire(Status::Code::kOk), seq, values, {}};
+    ++c_.replies;
+    Send(ep, kAmTxReply, EncodeReply(r));
+  }
+  // Acknowledgements and answers: sent after the pass's sync.
   void Send(net::EndpointId ep, uint16_t am, std::vector<uint8_t> bytes) {
     outputs_.push_back(Out{ep, am, std::move(bytes)});
+  }
+  // Forwards: sent before the pass's sync, so that the members' syncs of
+  // one record overlap instead of following each other; no member
+  // acknowledges a record before its own sync, so an answer still means
+  // durable on every member.
+  void SendForward(net::EndpointId ep, std::vector<uint8_t> bytes) {
+    forwards_.push_back(Out{ep, kAmTxRequest, std::move(bytes)});
   }
   void ReplyTo(net::EndpointId ep, uint64_t request_id, const Status& s, uint64_t seq = 0,
                std::vector<std::vector<uint8_t>> values = {}) {
@@ -245,19 +372,29 @@ class TxReplica final : public memnode::MemNodeExtension {
   void ProcessForward(uint64_t id, Chain& c, uint64_t seq, Early e);
   void StartReady(uint64_t id, Chain& c);
   void Release(Chain& c, const std::vector<uint64_t>& keys);
-  void Remember(Chain& c, const Reply& r);
+  void Remember(Chain& c, uint64_t request_id, uint64_t seq, const Values& values);
+  // A retry reached a member that is not the head: if every member before
+  // it is dead (the switch lists it dead, or it cannot be reached), it
+  // takes over.  Unavailable if one before it is alive.
+  Status TakeOverIfHeadless(Chain& c);
+  void BecomeHead(Chain& c);
+  void CompactLog();
 
   memnode::ExtensionContext ctx_;
   TxReplicaOptions options_;
   std::unique_ptr<TxLog> log_;
   bool opened_ = false;
   bool reroute_ = false;
+  uint64_t next_compact_ = 0;  // the log size that triggers the next compaction
   std::deque<Input> inputs_;
   std::vector<Out> outputs_;
+  std::vector<Out> forwards_;
   std::map<uint64_t, Chain> chains_;
   std::map<uint32_t, net::EndpointId> peer_ep_;
   std::map<net::EndpointId, uint32_t> peer_node_;
   Counters c_;
+  Stages stages_;
+  std::vector<std::pair<uint64_t, uint64_t>> forwarded_this_pass_;  // (chain, seq): stamped sent after the sync
   std::string log_error_;
 };
 
@@ -268,40 +405,79 @@ void TxReplica::OpenLog() {
     return;
   }
   const bool keep = ctx_.pool_reattached && ctx_.pool_reattached();
-  Result<std::unique_ptr<TxLog>> log = TxLog::Open(options_.log_path, keep, [this](std::span<const uint8_t> p) {
-    if (p.size() < kRecordHeader) return;
-    uint64_t id = 0, seq = 0, region = 0;
-    TenantId tenant = 0;
-    std::memcpy(&id, p.data(), 8);
-    std::memcpy(&tenant, p.data() + 8, 4);
-    std::memcpy(&seq, p.data() + 12, 8);
-    std::memcpy(&region, p.data() + 20, 8);
-    size_t used = 0;
+  // Replay.  Only what every member had committed (the highest stable point
+  // the log records) is certain: records after it may never have committed
+  // (logged by a head that died before forwarding them); they are cut from
+  // the log, and rejoining, this member reports that point and is
+  // backfilled with what committed after it (docs/tx.md "Failures").
+  // Nothing is applied: the re-attached pool holds everything this member
+  // applied before it died, which includes every record up to that point
+  // (a member applies a record before it acknowledges it, and the point
+  // moves only when acknowledgements reach the head); applying them again
+  // would put back older values of keys that later records overwrote.
+  struct Replayed {
+    RecordHead head;
+    Logged logged;
+  };
+  std::map<uint64_t, std::vector<Replayed>> replayed;  // chain -> its records in log order
+  std::map<uint64_t, uint64_t> certain;                // chain -> the highest stable point logged
+  Result<std::unique_ptr<TxLog>> log = TxLog::Open(options_.log_path, keep, [&](std::span<const uint8_t> p) {
+    std::optional<RecordHead> h = ParseRecordHead(p);
+    if (!h) return;
+    size_t values_used = 0, used = 0;
+    Result<Values> values = DecodeValues(p.subspan(kRecordHeader), &values_used);
+    if (!values.ok()) return;
     Malformed m{};
-    Result<std::vector<WriteOp>> w = DecodeRecord(p.subspan(kRecordHeader), &used, &m);
+    Result<std::vector<WriteOp>> w = DecodeRecord(p.subspan(kRecordHeader + values_used), &used, &m);
     if (!w.ok()) return;
-    Chain& c = chains_[id];
-    c.tenant = tenant;
-    c.region = region;
-    if (seq <= c.last_logged) return;
-    if (Apply(c, *w).ok()) ++c_.replayed;
-    c.last_logged = seq;
-    c.history[seq] = std::vector<uint8_t>(p.begin() + kRecordHeader, p.end());
-    while (c.history.size() > options_.history_records) c.history.erase(c.history.begin());
+    uint64_t& point = certain[h->chain];
+    point = std::max(point, h->stable);
+    replayed[h->chain].push_back(Replayed{*h, Logged{h->request_id, std::move(values).value(), std::move(w).value()}});
   });
   if (!log.ok()) {
     log_error_ = log.status().ToString();
     return;
   }
   log_ = std::move(log).value();
+  bool uncertain = false;
+  for (auto& [id, records] : replayed) {
+    Chain& c = chains_[id];
+    for (Replayed& r : records) {
+      c.tenant = r.head.tenant;
+      c.region = r.head.region;
+      if (r.head.seq <= c.last_logged) continue;
+      if (r.head.seq > certain[id]) {
+        uncertain = true;
+        ++c_.replay_dropped;
+        continue;
+      }
+      if (c.first_logged == 0) {
+        c.first_logged = r.head.seq;
+        c.window_partial = r.head.seq > 1;  // a truncated log: what came before is not known here
+      }
+      ++c_.replayed;
+      Remember(c, r.logged.request_id, r.head.seq, r.logged.values);
+      Keep(c, r.head.seq, std::move(r.logged));
+    }
+    c.stable = c.last_logged;
+  }
+  if (uncertain) {
+    Status s = log_->Compact([&certain](std::span<const uint8_t> p) {
+      std::optional<RecordHead> h = ParseRecordHead(p);
+      return h && h->seq <= certain[h->chain];
+    });
+    if (!s.ok()) log_error_ = s.ToString();
+  }
+  next_compact_ = std::max<uint64_t>(options_.compact_bytes, log_->size() + options_.compact_bytes);
 }
 
 bool TxReplica::Poll() {
   if (!opened_) OpenLog();
-  if (inputs_.empty() && !reroute_ && outputs_.empty()) return false;
+  if (inputs_.empty() && !reroute_ && outputs_.empty() && forwards_.empty()) return false;
   while (!inputs_.empty()) {
     Input in = std::move(inputs_.front());
     inputs_.pop_front();
+    stages_.queue.Add(MicrosSince(in.arrived));
     Dispatch(in);
   }
   if (reroute_) {
@@ -319,11 +495,26 @@ bool TxReplica::Poll() {
   // Transactions whose locks were released this pass (by acknowledgements).
   for (auto& [id, c] : chains_)
     if (!c.ready.empty()) StartReady(id, c);
-  // Group commit: what this pass logged is durable before anything leaves.
+  // The pass's forwards leave first: the successors log and sync them
+  // while this member syncs.
+  const SteadyClock::time_point now = SteadyClock::now();
+  for (Out& o : forwards_) (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
+  forwards_.clear();
+  for (const auto& [id, seq] : forwarded_this_pass_) {
+    auto c = chains_.find(id);
+    if (c == chains_.end()) continue;
+    if (auto p = c->second.pending.find(seq); p != c->second.pending.end()) p->second.sent_at = now;
+  }
+  forwarded_this_pass_.clear();
+  // Group commit: what this pass logged is durable before any
+  // acknowledgement or answer leaves.
   if (log_ != nullptr && log_->dirty() && options_.sync) {
+    const SteadyClock::time_point t = SteadyClock::now();
     Status s = log_->Sync();
     if (!s.ok()) log_error_ = s.ToString();
+    stages_.sync.Add(MicrosSince(t));
   }
+  if (log_ != nullptr && options_.compact_bytes != 0 && log_->size() >= next_compact_) CompactLog();
   for (Out& o : outputs_) (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
   outputs_.clear();
   return !inputs_.empty();
@@ -365,20 +556,32 @@ void TxReplica::OnExecute(Input& in) {
                    Status::PermissionDenied(fmt::format("tx: chain {:#x} belongs to tenant {}, not tenant {}", h.chain,
                                                         c.tenant, h.tenant)));
   }
+  const bool retry = (h.flags & kFlagRetry) != 0;
+  if (retry) ++c_.retries;
+  // A transaction committed here (through this member as head, or through
+  // a head that died since): its original result, whatever this member's
+  // place in the chain.
+  if (const Committed* done = FindCommitted(c, h.request_id)) {
+    ++c_.retries_answered;
+    return ReplyCommitted(in.from, h.request_id, done->seq, done->values);
+  }
+  // Logged here and on its way: answered when it commits.
+  if (auto p = c.pending_ids.find(h.request_id); p != c.pending_ids.end()) {
+    Pending& pending = c.pending.at(p->second);
+    if (!(pending.client && pending.upstream == in.from)) pending.waiters.emplace_back(in.from, h.request_id);
+    ++c_.retries_waiting;
+    return;
+  }
+  if (c.waiting_ids.count(h.request_id) != 0) {
+    ++c_.duplicates;  // queued behind its locks: answered when it runs
+    return;
+  }
   if (!IsHead(c)) {
-    ++c_.not_head;
-    return ReplyTo(in.from, h.request_id,
-                   Status::FailedPrecondition(fmt::format("tx: node {} is not the head of chain {:#x}", ctx_.node, h.chain)));
-  }
-  // A client's re-send: answered again, or already on its way.
-  if (auto a = c.answered.find(h.request_id); a != c.answered.end()) {
-    ++c_.duplicates;
-    Send(in.from, kAmTxReply, EncodeReply(a->second));
-    return;
-  }
-  if (c.in_flight.count(h.request_id) != 0) {
-    ++c_.duplicates;
-    return;
+    Status s = TakeOverIfHeadless(c);
+    if (!s.ok()) {
+      ++c_.not_head;
+      return ReplyTo(in.from, h.request_id, s);
+    }
   }
   Malformed bad = Malformed::kNone;
   Result<ExecuteBody> body = DecodeExecute(in.body, &bad);
@@ -402,15 +605,24 @@ void TxReplica::OnExecute(Input& in) {
       return ReplyTo(in.from, h.request_id, s);
     }
   }
+  // A retried writing transaction that is neither committed nor logged
+  // here: it never got past the (dead) head, unless it committed so long
+  // ago that the window forgot it.
+  if (retry && !body->writes.empty() && MayHaveForgotten(c, h.request_id)) {
+    ++c_.outcome_unknown;
+    return ReplyTo(in.from, h.request_id,
+                   Status::OutcomeUnknown(fmt::format(
+                       "tx: request {:#x} is older than node {}'s window of committed transactions", h.request_id,
+                       ctx_.node)));
+  }
   Waiting w;
   w.from = in.from;
+  w.arrived = in.arrived;
   w.request_id = h.request_id;
   if ((h.flags & kFlagNoLock) == 0) {
     std::set<uint64_t> keys;
-    for (const ReadOp& r : body->reads)
-      for (uint64_t k = r.offset / kLockBlock; k <= (r.offset + r.length - 1) / kLockBlock; ++k) keys.insert(k);
-    for (const WriteOp& wr : body->writes)
-      for (uint64_t k = wr.offset / kLockBlock; k <= (wr.offset + wr.data.size() - 1) / kLockBlock; ++k) keys.insert(k);
+    for (const ReadOp& r : body->reads) AddKeys(r.offset, r.length, &keys);
+    for (const WriteOp& wr : body->writes) AddKeys(wr.offset, wr.data.size(), &keys);
     w.keys.assign(keys.begin(), keys.end());
   }
   w.body = std::move(body).value();
@@ -422,7 +634,7 @@ void TxReplica::OnExecute(Input& in) {
   }
   if (w.blocked > 0) ++c_.lock_waits;
   const bool go = w.blocked == 0;
-  c.in_flight[h.request_id] = 0;
+  c.waiting_ids.insert(h.request_id);
   c.waiting.emplace(wid, std::move(w));
   if (go) c.ready.push_back(wid);
   StartReady(h.chain, c);
@@ -434,8 +646,11 @@ void TxReplica::StartReady(uint64_t id, Chain& c) {
     c.ready.pop_front();
     auto node = c.waiting.extract(wid);
     Waiting& w = node.mapped();
+    c.waiting_ids.erase(w.request_id);
+    stages_.locks.Add(MicrosSince(w.arrived));
     Pending p;
     p.upstream = w.from;
+    p.arrived = w.arrived;
     p.client = true;
     p.request_id = w.request_id;
     p.keys = std::move(w.keys);
@@ -462,7 +677,6 @@ void TxReplica::StartReady(uint64_t id, Chain& c) {
     if (!s.ok() || w.body.writes.empty()) {
       // Refused, or read-only: answered at once, nothing logged.
       Release(c, p.keys);
-      c.in_flight.erase(p.request_id);
       if (!s.ok()) {
         ++c_.refused;
         ReplyTo(p.upstream, p.request_id, s);
@@ -474,14 +688,13 @@ void TxReplica::StartReady(uint64_t id, Chain& c) {
       continue;
     }
     const uint64_t seq = c.last_logged + 1;
-    s = Log(id, c, seq, w.body.writes);
+    s = Log(id, c, seq, p.request_id, p.values, w.body.writes);
     if (!s.ok()) {
       Release(c, p.keys);
-      c.in_flight.erase(p.request_id);
       ReplyTo(p.upstream, p.request_id, s);
       continue;
     }
-    c.in_flight[p.request_id] = seq;
+    c.pending_ids[p.request_id] = seq;
     p.writes = std::move(w.body.writes);
     c.pending.emplace(seq, std::move(p));
     ForwardOrCommit(id, c, seq);
@@ -502,7 +715,9 @@ void TxReplica::ForwardOrCommit(uint64_t id, Chain& c, uint64_t seq) {
     p.sent_to = m.node;
     Header h{Kind::kForward, 0, c.tenant, 0, id};
     ++c_.forwards_out;
-    Send(*ep, kAmTxRequest, EncodeForward(h, ForwardBody{seq, p.writes}));
+    if (IsHead(c)) c.stable = c.pending.begin()->first - 1;  // the acknowledged prefix
+    forwarded_this_pass_.emplace_back(id, seq);
+    SendForward(*ep, EncodeForward(h, ForwardBody{seq, p.request_id, c.stable, p.values, p.writes}));
     return;
   }
   Commit(id, c, seq);  // no live member after this one: this is the tail
@@ -514,26 +729,102 @@ void TxReplica::Commit(uint64_t id, Chain& c, uint64_t seq) {
   Finish(id, c, seq, std::move(node.mapped()));
 }
 
-// Applies `seq` here and passes the acknowledgement up.
+// Applies `seq` here, remembers its result and passes the acknowledgement
+// up (or, at the head, answers the client and releases its locks).
 void TxReplica::Finish(uint64_t id, Chain& c, uint64_t seq, Pending p) {
   Status s = Apply(c, p.writes);
   if (!s.ok()) log_error_ = s.ToString();
-  if (!p.client) return SendAck(id, c, p.upstream, seq);
+  c.pending_ids.erase(p.request_id);
+  Remember(c, p.request_id, seq, p.values);
   Release(c, p.keys);
-  c.in_flight.erase(p.request_id);
-  Reply r{p.request_id, StatusCodeToWire(Status::Code::kOk), seq, std::move(p.values), {}};
-  Remember(c, r);
-  ++c_.replies;
-  Send(p.upstream, kAmTxReply, EncodeReply(r));
+  if (IsHead(c)) c.stable = c.pending.empty() ? c.last_logged : c.pending.begin()->first - 1;
+  for (const auto& [ep, request_id] : p.waiters) ReplyCommitted(ep, request_id, seq, p.values);
+  if (p.sent_at != SteadyClock::time_point{}) stages_.downstream.Add(MicrosSince(p.sent_at));
+  if (p.client) {
+    stages_.head.Add(MicrosSince(p.arrived));
+    return ReplyCommitted(p.upstream, p.request_id, seq, p.values);
+  }
+  if (p.upstream != net::kInvalidEndpoint) SendAck(id, c, p.upstream, seq);
 }
 
-void TxReplica::Remember(Chain& c, const Reply& r) {
-  c.answered[r.request_id] = r;
-  c.answered_order.push_back(r.request_id);
-  while (c.answered_order.size() > kRememberedReplies) {
-    c.answered.erase(c.answered_order.front());
-    c.answered_order.pop_front();
+void TxReplica::Remember(Chain& c, uint64_t request_id, uint64_t seq, const Values& values) {
+  Committed done{seq, values, 0};
+  for (const auto& v : values) done.bytes += v.size();
+  c.committed_bytes += done.bytes;
+  if (auto old = c.committed.find(request_id); old != c.committed.end()) {
+    c.committed_bytes -= old->second.bytes;
+    old->second = std::move(done);
+  } else {
+    c.committed.emplace(request_id, std::move(done));
+    c.committed_order.push_back(request_id);
   }
+  // The window: the last committed_ids results, within committed_bytes;
+  // the newest is always kept.
+  while (c.committed_order.size() > 1 &&
+         (c.committed_order.size() > options_.committed_ids || c.committed_bytes > options_.committed_bytes)) {
+    const uint64_t old = c.committed_order.front();
+    c.committed_order.pop_front();
+    auto gone = c.committed.find(old);
+    if (gone == c.committed.end()) continue;
+    c.committed_bytes -= gone->second.bytes;
+    c.committed.erase(gone);
+    uint64_t& high = c.evicted_max[ClientOf(old)];
+    high = std::max(high, CounterOf(old));
+  }
+}
+
+Status TxReplica::TakeOverIfHeadless(Chain& c) {
+  for (const Member& m : c.members) {
+    if (m.node == ctx_.node) break;
+    if (c.dead.count(m.node) != 0) continue;
+    if (ctx_.peer(m.node).ok())
+      return Status::Unavailable(fmt::format("tx: node {} is not the head: node {} before it is alive", ctx_.node,
+                                             m.node));
+    MarkDead(c, m.node);
+  }
+  ++c_.takeovers;
+  BecomeHead(c);
+  return Status::Ok();
+}
+
+// What the old head forwarded here and is not yet acknowledged stays on its
+// way down the chain; its acknowledgement ends here (the predecessor is
+// gone) and answers the clients' retries.  Its writes hold their keys'
+// locks, so that no new transaction reads the values they replace.
+// Forwards that were waiting for a gap the old head can no longer fill are
+// dropped (they were never acknowledged).
+void TxReplica::BecomeHead(Chain& c) {
+  c.early.clear();
+  for (auto& [seq, p] : c.pending) {
+    p.upstream = net::kInvalidEndpoint;
+    std::set<uint64_t> keys;
+    for (const WriteOp& w : p.writes) AddKeys(w.offset, w.data.size(), &keys);
+    for (uint64_t k : keys) c.locks[k].push_back(c.next_wait++);
+    p.keys.assign(keys.begin(), keys.end());
+  }
+  c.stable = c.pending.empty() ? c.last_logged : c.pending.begin()->first - 1;
+}
+
+// Drops what no one needs any more: a chain's records up to the point
+// every member has committed (stable), except its last history_records
+// (a rejoining member is backfilled from them, and a restarted member
+// rebuilds its retry window from them).
+void TxReplica::CompactLog() {
+  std::map<uint64_t, uint64_t> cut;  // chain -> drop seqs <= this
+  for (const auto& [id, c] : chains_) {
+    const uint64_t keep_from =
+        c.last_logged > options_.history_records ? c.last_logged - options_.history_records : 0;
+    cut[id] = std::min(c.stable, keep_from);
+  }
+  Status s = log_->Compact([&cut](std::span<const uint8_t> p) {
+    std::optional<RecordHead> h = ParseRecordHead(p);
+    if (!h) return false;
+    auto it = cut.find(h->chain);
+    return it == cut.end() || h->seq > it->second;
+  });
+  if (!s.ok()) log_error_ = s.ToString();
+  // Next when it has grown by compact_bytes again (what is kept may be large).
+  next_compact_ = log_->size() + options_.compact_bytes;
 }
 
 void TxReplica::Release(Chain& c, const std::vector<uint64_t>& keys) {
@@ -586,7 +877,8 @@ void TxReplica::OnForward(Input& in) {
     }
     return;
   }
-  Early e{in.from, backfill, std::move(f->writes)};
+  c.stable = std::max(c.stable, std::min(f->stable, c.last_logged));
+  Early e{in.from, backfill, f->request_id, std::move(f->values), std::move(f->writes)};
   if (f->seq > c.last_logged + 1) {
     ++c_.early;
     c.early[f->seq] = std::move(e);
@@ -600,18 +892,22 @@ void TxReplica::OnForward(Input& in) {
 }
 
 void TxReplica::ProcessForward(uint64_t id, Chain& c, uint64_t seq, Early e) {
-  Status s = Log(id, c, seq, e.writes);
+  Status s = Log(id, c, seq, e.request_id, e.values, e.writes);
   if (!s.ok()) {
     log_error_ = s.ToString();
     return;
   }
   if (e.backfill) {
     (void)Apply(c, e.writes);
+    Remember(c, e.request_id, seq, e.values);
     return;
   }
   Pending p;
   p.writes = std::move(e.writes);
   p.upstream = e.from;
+  p.request_id = e.request_id;
+  p.values = std::move(e.values);
+  c.pending_ids[p.request_id] = seq;
   c.pending.emplace(seq, std::move(p));
   ForwardOrCommit(id, c, seq);
 }
@@ -653,6 +949,13 @@ void TxReplica::OnConfigure(Input& in) {
   }
   Result<ConfigureBody> b = DecodeConfigure(in.body);
   if (!b.ok()) return ReplyTo(in.from, h.request_id, b.status());
+  if (b->members.size() > options_.max_members) {
+    ++c_.refused;
+    return ReplyTo(in.from, h.request_id,
+                   Status::FailedPrecondition(fmt::format(
+                       "tx: configure: {} members, this cluster's chains have at most {} (tx.chain_length)",
+                       b->members.size(), options_.max_members)));
+  }
   const Member* mine = nullptr;
   for (const Member& m : b->members)
     if (m.node == ctx_.node) mine = &m;
@@ -689,6 +992,8 @@ void TxReplica::OnConfigure(Input& in) {
                    Status::FailedPrecondition(fmt::format(
                        "tx: node {} no longer holds the records after {} that node {} needs", ctx_.node,
                        b->joiner_seq, b->joiner)));
+  const bool was_head = c.configured && IsHead(c);
+  const bool was_configured = c.configured;
   c.tenant = h.tenant;
   c.region = mine->region;
   c.region_bytes = b->region_bytes;
@@ -696,17 +1001,19 @@ void TxReplica::OnConfigure(Input& in) {
   c.members = b->members;
   c.dead.clear();
   c.configured = true;
+  if (was_configured && !was_head && IsHead(c)) {
+    ++c_.takeovers;  // the configuration dropped the head before this member
+    BecomeHead(c);
+  }
   if (feed) {
     Result<net::EndpointId> ep = PeerEp(b->joiner);
     if (!ep.ok()) return ReplyTo(in.from, h.request_id, ep.status());
     for (auto r = c.history.upper_bound(b->joiner_seq); r != c.history.end(); ++r) {
-      size_t used = 0;
-      Malformed m{};
-      Result<std::vector<WriteOp>> w = DecodeRecord(r->second, &used, &m);
-      if (!w.ok()) continue;
       Header fh{Kind::kForward, kFlagBackfill, c.tenant, 0, h.chain};
       ++c_.backfilled_out;
-      Send(*ep, kAmTxRequest, EncodeForward(fh, ForwardBody{r->first, std::move(w).value()}));
+      Send(*ep, kAmTxRequest,
+           EncodeForward(fh, ForwardBody{r->first, r->second.request_id, c.stable, r->second.values,
+                                         r->second.writes}));
     }
   }
   ReplyTo(in.from, h.request_id, Status::Ok(), c.last_logged);
@@ -729,6 +1036,8 @@ nlohmann::json TxReplica::Stats() const {
                       {"epoch", c.epoch},
                       {"configured", c.configured},
                       {"last_logged", c.last_logged},
+                      {"stable", c.stable},
+                      {"committed_window", c.committed.size()},
                       {"pending", c.pending.size()},
                       {"waiting", c.waiting.size()}});
   const TxLogCounters lc = log_ != nullptr ? log_->counters() : TxLogCounters{};
@@ -746,7 +1055,13 @@ nlohmann::json TxReplica::Stats() const {
           {"backfilled_out", c_.backfilled_out},
           {"backfilled_in", c_.backfilled_in},
           {"replayed", c_.replayed},
+          {"replay_dropped", c_.replay_dropped},
           {"lock_waits", c_.lock_waits},
+          {"takeovers", c_.takeovers},
+          {"retries", c_.retries},
+          {"retries_answered", c_.retries_answered},
+          {"retries_waiting", c_.retries_waiting},
+          {"outcome_unknown", c_.outcome_unknown},
           {"rerouted", c_.rerouted},
           {"members_skipped", c_.members_skipped},
           {"malformed", {{"bad_count", c_.bad_count}, {"bad_length", c_.bad_length}, {"trailing", c_.trailing},
@@ -757,12 +1072,55 @@ nlohmann::json TxReplica::Stats() const {
           {"configures", c_.configures},
           {"errors", c_.errors},
           {"log", {{"path", options_.log_path}, {"appends", lc.appends}, {"bytes", lc.bytes}, {"syncs", lc.syncs},
-                   {"sync_us", lc.sync_ns / 1000}, {"fdatasync", options_.sync},
+                   {"sync_us", lc.sync_ns / 1000}, {"fdatasync", options_.sync}, {"size", log_ ? log_->size() : 0},
+                   {"compactions", lc.compactions}, {"dropped", lc.dropped},
+                   {"compact_bytes", options_.compact_bytes}, {"keep_records", options_.history_records},
                    {"error", log_error_}}},
+          {"max_chain", options_.max_members},
+          {"stages", {{"queue", stages_.queue.ToJson()}, {"locks", stages_.locks.ToJson()},
+                      {"sync", stages_.sync.ToJson()}, {"downstream", stages_.downstream.ToJson()},
+                      {"head", stages_.head.ToJson()}}},
           {"chains", chains}};
 }
 
 }  // namespace
+
+Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path) {
+  TxReplicaOptions o;
+  o.log_path = log_path;
+  if (const char* sync = std::getenv("PULSE_TX_LOG_SYNC"); sync != nullptr && *sync != '\0') {
+    const std::string v = sync;
+    if (v != "fdatasync" && v != "none")
+      return Status::InvalidArgument(fmt::format("PULSE_TX_LOG_SYNC: '{}' is not fdatasync or none", v));
+    o.sync = v == "fdatasync";
+  }
+  auto number = [](const char* name, uint64_t* out) -> Status {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return Status::Ok();
+    uint64_t v = 0;
+    const char* end = text + std::strlen(text);
+    auto [at, ec] = std::from_chars(text, end, v);
+    if (ec != std::errc() || at != end)
+      return Status::InvalidArgument(fmt::format("{}: '{}' is not a non-negative integer", name, text));
+    *out = v;
+    return Status::Ok();
+  };
+  PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_COMPACT_BYTES", &o.compact_bytes));
+  uint64_t max_members = o.max_members;
+  PULSE_RETURN_IF_ERROR(number("PULSE_TX_MAX_CHAIN", &max_members));
+  if (max_members == 0 || max_members > kMaxMembers)
+    return Status::InvalidArgument(fmt::format("PULSE_TX_MAX_CHAIN: {} is not in [1, {}]", max_members, kMaxMembers));
+  o.max_members = static_cast<uint32_t>(max_members);
+  uint64_t window = o.committed_ids;
+  PULSE_RETURN_IF_ERROR(number("PULSE_TX_COMMITTED_IDS", &window));
+  if (window == 0) return Status::InvalidArgument("PULSE_TX_COMMITTED_IDS: must be at least 1");
+  o.committed_ids = static_cast<size_t>(window);
+  uint64_t keep = o.history_records;
+  PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_KEEP_RECORDS", &keep));
+  if (keep == 0) return Status::InvalidArgument("PULSE_TX_LOG_KEEP_RECORDS: must be at least 1");
+  o.history_records = static_cast<size_t>(keep);
+  return o;
+}
 
 memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options) {
   return [options](const memnode::ExtensionContext& ctx) -> std::unique_ptr<memnode::MemNodeExtension> {

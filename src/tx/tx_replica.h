@@ -14,8 +14,16 @@
 //   - skips a member that died (the switch lists it dead, or its
 //     connection failed): what it had forwarded there goes to the member
 //     after it, or commits here if this node is now the tail;
-//   - on restart replays its log into the region and, on a configuration
-//     naming it as a rejoining member, is backfilled by its predecessor.
+//   - on restart replays its log (up to its last certain point; the pool
+//     kept the region) and, on a configuration naming it as a rejoining
+//     member, is backfilled by its predecessor;
+//   - remembers each committed transaction's client id and result (from
+//     its log, in a bounded window), so that when the head dies and the
+//     client retries at the next live member, that member (taking over as
+//     head once the members before it are dead) answers a committed
+//     transaction with its original result instead of running it again;
+//   - compacts its log once it is large, dropping what every member has
+//     committed.
 // Group commit: appends only write; at the end of each pass of the node's
 // loop one fdatasync makes them durable, and only then do that pass's
 // forwards, acknowledgements and answers leave (tx_log.h).
@@ -27,6 +35,8 @@
 #include <string>
 
 #include "memnode/extension.h"
+#include "pulse/status.h"
+#include "tx/tx_wire.h"
 
 namespace pulse::tx {
 
@@ -39,10 +49,39 @@ struct TxReplicaOptions {
   // protocol apart from the disk, as the papers' NVM).  `pulse memnode`
   // takes it from $PULSE_TX_LOG_SYNC=none.
   bool sync = true;
-  // Committed records kept in memory for backfilling a rejoining member.
+  // Committed records kept in memory for backfilling a rejoining member
+  // (the last history_records of each chain, fewer if their values and
+  // writes exceed history_bytes); the log also keeps at least
+  // history_records of each chain's last records.
   size_t history_records = 1 << 16;
+  uint64_t history_bytes = 64 << 20;
+  // The window of committed transactions whose results a replica keeps to
+  // answer a client's retry (after the head died) with the original
+  // result: the last `committed_ids` of each chain, fewer if their reads'
+  // values exceed `committed_bytes`.  A retry older than the window is
+  // answered OutcomeUnknown.
+  size_t committed_ids = 1 << 16;
+  uint64_t committed_bytes = 16 << 20;
+  // The log is compacted when it exceeds this many bytes: records every
+  // member has committed (the head's stable point), except each chain's
+  // last history_records, are dropped.  0: never.  `pulse memnode` takes
+  // it from $PULSE_TX_LOG_COMPACT_BYTES.
+  uint64_t compact_bytes = 64 << 20;
+  // The most members a chain may have here (a configuration naming more is
+  // refused: FailedPrecondition).  `pulse memnode` takes it from
+  // $PULSE_TX_MAX_CHAIN (the cluster TOML's tx.chain_length).
+  uint32_t max_members = kMaxMembers;
 };
 
 memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
+
+// The options of a node's replica logging to `log_path`, from the
+// environment `pulse cluster` sets from its [tx] section (docs/tx.md):
+// $PULSE_TX_LOG_SYNC (fdatasync | none), $PULSE_TX_LOG_COMPACT_BYTES,
+// $PULSE_TX_LOG_KEEP_RECORDS (history_records), $PULSE_TX_MAX_CHAIN
+// (max_members), $PULSE_TX_COMMITTED_IDS (committed_ids: a small window
+// for tests of its edge).  Unset: the defaults.
+// Errors: InvalidArgument naming the variable and its value.
+Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path);
 
 }  // namespace pulse::tx

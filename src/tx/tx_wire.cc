@@ -95,6 +95,32 @@ void AppendRecord(const std::vector<WriteOp>& writes, std::vector<uint8_t>* out)
   }
 }
 
+void AppendValues(const Values& values, std::vector<uint8_t>* out) {
+  Writer w(out);
+  w.Put(static_cast<uint32_t>(values.size()));
+  for (const auto& v : values) {
+    w.Put(static_cast<uint32_t>(v.size()));
+    w.Bytes(v);
+  }
+}
+
+Result<Values> DecodeValues(std::span<const uint8_t> in, size_t* used) {
+  Reader r(in);
+  uint32_t n = 0;
+  if (!r.Get(&n)) return Status::InvalidArgument("tx: bad n: no value count");
+  if (n > kMaxTuples) return Status::InvalidArgument(fmt::format("tx: bad n: {} values (at most {})", n, kMaxTuples));
+  Values out;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t len = 0;
+    std::span<const uint8_t> v;
+    if (!r.Get(&len) || len > kMaxValueBytes || !r.Bytes(len, &v))
+      return Status::InvalidArgument(fmt::format("tx: value {} of {}: its length runs past the end", i, n));
+    out.emplace_back(v.begin(), v.end());
+  }
+  *used = r.used();
+  return out;
+}
+
 std::vector<uint8_t> EncodeExecute(const Header& h, const ExecuteBody& b) {
   std::vector<uint8_t> out;
   Writer w(&out);
@@ -113,6 +139,9 @@ std::vector<uint8_t> EncodeForward(const Header& h, const ForwardBody& b) {
   Writer w(&out);
   PutHeader(w, h);
   w.Put(b.seq);
+  w.Put(b.request_id);
+  w.Put(b.stable);
+  AppendValues(b.values, &out);
   AppendRecord(b.writes, &out);
   return out;
 }
@@ -155,11 +184,7 @@ std::vector<uint8_t> EncodeReply(const Reply& r) {
   w.Put(r.request_id);
   w.Put(r.code);
   w.Put(r.seq);
-  w.Put(static_cast<uint32_t>(r.values.size()));
-  for (const auto& v : r.values) {
-    w.Put(static_cast<uint32_t>(v.size()));
-    w.Bytes(v);
-  }
+  AppendValues(r.values, &out);
   w.Put(static_cast<uint32_t>(r.message.size()));
   w.Bytes({reinterpret_cast<const uint8_t*>(r.message.data()), r.message.size()});
   return out;
@@ -213,10 +238,16 @@ Result<std::vector<WriteOp>> DecodeRecord(std::span<const uint8_t> in, size_t* u
 Result<ForwardBody> DecodeForward(std::span<const uint8_t> body, Malformed* error) {
   Reader r(body);
   ForwardBody b;
-  if (!r.Get(&b.seq)) return Bad(error, Malformed::kHeader, "forward without a sequence number");
+  if (!r.Get(&b.seq) || !r.Get(&b.request_id) || !r.Get(&b.stable))
+    return Bad(error, Malformed::kHeader, "forward without its sequence number, request id and stable point");
+  size_t values_used = 0;
+  Result<Values> values = DecodeValues(r.rest(), &values_used);
+  if (!values.ok()) return Bad(error, Malformed::kLength, values.status().message());
+  b.values = std::move(values).value();
+  std::span<const uint8_t> record = r.rest().subspan(values_used);
   size_t used = 0;
-  PULSE_ASSIGN_OR_RETURN(b.writes, DecodeRecord(r.rest(), &used, error));
-  if (r.left() != used) return Bad(error, Malformed::kTrailing, "bytes after the forwarded record");
+  PULSE_ASSIGN_OR_RETURN(b.writes, DecodeRecord(record, &used, error));
+  if (record.size() != used) return Bad(error, Malformed::kTrailing, "bytes after the forwarded record");
   return b;
 }
 
@@ -248,16 +279,12 @@ Result<ConfigureBody> DecodeConfigure(std::span<const uint8_t> body) {
 Result<Reply> DecodeReply(std::span<const uint8_t> in) {
   Reader r(in);
   Reply out;
-  uint32_t n = 0;
-  if (!r.Get(&out.request_id) || !r.Get(&out.code) || !r.Get(&out.seq) || !r.Get(&n))
+  if (!r.Get(&out.request_id) || !r.Get(&out.code) || !r.Get(&out.seq))
     return Status::InvalidArgument("tx: a short reply");
-  if (n > kMaxTuples) return Status::InvalidArgument("tx: a reply with too many values");
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t len = 0;
-    std::span<const uint8_t> v;
-    if (!r.Get(&len) || !r.Bytes(len, &v)) return Status::InvalidArgument("tx: a reply's value past its end");
-    out.values.emplace_back(v.begin(), v.end());
-  }
+  size_t used = 0;
+  PULSE_ASSIGN_OR_RETURN(out.values, DecodeValues(r.rest(), &used));
+  std::span<const uint8_t> skip;
+  (void)r.Bytes(used, &skip);
   uint32_t mlen = 0;
   std::span<const uint8_t> m;
   if (!r.Get(&mlen) || !r.Bytes(mlen, &m) || r.left() != 0) return Status::InvalidArgument("tx: a reply's message");

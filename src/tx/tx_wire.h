@@ -38,6 +38,9 @@ enum class Kind : uint8_t {
 
 inline constexpr uint8_t kFlagNoLock = 1;    // kExecute: the HyperLoop-like baseline's writes (no locks)
 inline constexpr uint8_t kFlagBackfill = 2;  // kForward: a committed record for a rejoining replica (no ack)
+// kExecute: the client sent this request before (same id) and had no answer;
+// a replica that cannot tell whether it committed answers OutcomeUnknown.
+inline constexpr uint8_t kFlagRetry = 4;
 
 struct Header {
   Kind kind = Kind::kExecute;
@@ -65,8 +68,17 @@ struct ExecuteBody {
   std::vector<ReadOp> reads;
   std::vector<WriteOp> writes;
 };
+// The result a transaction's client gets: every replica keeps it (in its
+// log and its window of committed ids) so that any of them can answer a
+// retry after the head died.
+using Values = std::vector<std::vector<uint8_t>>;
 struct ForwardBody {
   uint64_t seq = 0;
+  uint64_t request_id = 0;  // the client's id of the transaction
+  // Every sequence number <= stable is committed on every member (the
+  // head's acknowledged prefix): members may truncate their logs up to it.
+  uint64_t stable = 0;
+  Values values;                // the reads' values the head answers with
   std::vector<WriteOp> writes;  // the log record
 };
 struct AckBody {
@@ -87,7 +99,7 @@ struct Reply {
   uint64_t request_id = 0;
   uint32_t code = 0;        // StatusCodeToWire
   uint64_t seq = 0;         // kExecute: the transaction's sequence number; kStatus: the last logged
-  std::vector<std::vector<uint8_t>> values;  // kExecute: the reads' values, in order
+  Values values;            // kExecute: the reads' values, in order
   std::string message;      // the error's message (code != OK)
 };
 
@@ -99,6 +111,11 @@ std::vector<uint8_t> EncodeStatus(const Header& h);
 std::vector<uint8_t> EncodeReply(const Reply& r);
 // The log record of `writes` (`[n][(offset, len, data) x n]`).
 void AppendRecord(const std::vector<WriteOp>& writes, std::vector<uint8_t>* out);
+// A transaction's result as a replica logs and forwards it: u32 n, then n
+// times {u32 len, len bytes} (at most kMaxTuples values of kMaxValueBytes).
+void AppendValues(const Values& values, std::vector<uint8_t>* out);
+// The values at the start of `in`; `used` gets their size.
+Result<Values> DecodeValues(std::span<const uint8_t> in, size_t* used);
 
 // Decoding.  Errors are InvalidArgument naming the field ("bad n",
 // "length ... past the end", ...); the counters of a replica key on

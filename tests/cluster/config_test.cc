@@ -116,6 +116,54 @@ TEST_F(ClusterConfigTest, EnginePipelinesPerMemoryNode) {
             std::string::npos);
 }
 
+// [tx]: the transactions' replicas, carried to the memory nodes as
+// $PULSE_TX_*; absent, nothing is passed (the nodes' defaults).
+TEST_F(ClusterConfigTest, TxSectionReachesTheMemoryNodesEnvironment) {
+  auto none = ParseClusterConfig("[[memnode]]\n", "t");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->tx.has_value());
+  auto c = ParseClusterConfig(
+      "[tx]\nchain_length = 2\nlog_dir = \"/srv/txlogs\"\nsync = \"none\"\ncompact_mib = 8\nkeep_records = 100\n"
+      "[[memnode]]\n[[memnode]]\n",
+      "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(c->tx.has_value());
+  EXPECT_EQ(c->tx->chain_length, 2u);
+  std::vector<std::pair<std::string, std::string>> env = TxEnvironment(*c->tx);
+  auto value = [&](const std::string& k) {
+    for (const auto& [name, v] : env)
+      if (name == k) return v;
+    return std::string("<unset>");
+  };
+  EXPECT_EQ(value("PULSE_TX_LOG_DIR"), "/srv/txlogs");
+  EXPECT_EQ(value("PULSE_TX_LOG_SYNC"), "none");
+  EXPECT_EQ(value("PULSE_TX_LOG_COMPACT_BYTES"), std::to_string(8 << 20));
+  EXPECT_EQ(value("PULSE_TX_LOG_KEEP_RECORDS"), "100");
+  EXPECT_EQ(value("PULSE_TX_MAX_CHAIN"), "2");
+  // Defaults: group commit, the nodes' own log directory.
+  auto d = ParseClusterConfig("[tx]\n[[memnode]]\n[[memnode]]\n[[memnode]]\n", "t");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->tx->sync, "fdatasync");
+  EXPECT_EQ(d->tx->chain_length, 3u);
+  env = TxEnvironment(*d->tx);
+  EXPECT_EQ(value("PULSE_TX_LOG_DIR"), "<unset>");
+}
+
+TEST_F(ClusterConfigTest, TxErrorsNameTheField) {
+  EXPECT_NE(ErrorOf("[tx]\nsync = \"msync\"\n[[memnode]]\n[[memnode]]\n[[memnode]]\n")
+                .find("cluster config: tx.sync: 'msync' is not fdatasync or none"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[tx]\nchain_length = 4\n[[memnode]]\n[[memnode]]\n").find("tx.chain_length: 4 is not in [1, 2]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[tx]\nchain_length = 17\n[[memnode]]\n").find("tx.chain_length: 17 is out of range"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[tx]\nlog_dir = 5\n[[memnode]]\n").find("tx.log_dir: expected a string"), std::string::npos);
+  EXPECT_NE(ErrorOf("[tx]\nkeep_records = 0\n[[memnode]]\n").find("tx.keep_records: 0 is out of range"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[tx]\nlength = 3\n[[memnode]]\n").find("tx.length: unknown key"), std::string::npos);
+  EXPECT_NE(ErrorOf("tx = 3\n[[memnode]]\n").find("tx: expected a table"), std::string::npos);
+}
+
 TEST_F(ClusterConfigTest, SyntaxErrorsNameTheLine) {
   EXPECT_NE(ErrorOf("[cluster]\nname = \n").find("test.toml:2:"), std::string::npos);
 }

@@ -89,9 +89,11 @@ class TxChain : public ::testing::Test {
           Transaction tx = RandomTx(rng, tag++);
           ++in_flight[i];
           ++issued;
-          chains[i]->ExecuteAsync(tx, [this, tx, i, &in_flight, &done](Result<TxOutcome> r) {
+          const Clock::time_point issued_at = Clock::now();
+          chains[i]->ExecuteAsync(tx, [this, tx, i, issued_at, &in_flight, &done](Result<TxOutcome> r) {
             --in_flight[i];
             ++done;
+            longest_wait_ = std::max(longest_wait_, Clock::now() - issued_at);
             if (!r.ok()) {
               ++errors_;
               ADD_FAILURE() << "transaction failed: " << r.status().ToString();
@@ -154,11 +156,36 @@ class TxChain : public ::testing::Test {
 
   void KillRestartAndRejoin(uint32_t victim);
 
+  // Restarts memory node `node` on its pool (it replays its log) and
+  // rejoins it to the chain as the tail.
+  void RestartAndRejoin(uint32_t node) {
+    rack_.ForgetMemNode(node);
+    rack_.StartMemNode(node, /*pool_mib=*/16);
+    ASSERT_TRUE(rack_.Join(kNodes));
+    Status rejoined = Status::Unavailable("not tried");
+    for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
+      rejoined = chain_->Rejoin(node);
+      if (!rejoined.ok()) creator_->Poll();
+    }
+    ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  }
+  // `ops` more random transactions from the creator and one new client
+  // (attached with `options`), none failing.
+  void RunMore(uint64_t ops, const ChainOptions& options = {}) {
+    auto client = Connect(1);
+    ASSERT_TRUE(client);
+    auto attached = Chain::Attach(client.get(), chain_->handle(), options);
+    ASSERT_TRUE(attached.ok());
+    RunWorkload({chain_.get(), attached->get()}, {creator_.get(), client.get()}, ops, {});
+    EXPECT_EQ(errors_, 0u);
+  }
+
   pulse::testing::LocalRack rack_;
   std::unique_ptr<Client> creator_;
   std::unique_ptr<Chain> chain_;
   std::vector<Acked> acked_;
   uint64_t errors_ = 0;
+  Clock::duration longest_wait_{};  // the longest a transaction waited for its callback
 };
 
 TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
@@ -198,27 +225,15 @@ void TxChain::KillRestartAndRejoin(uint32_t victim) {
 
   // Restarted: it re-attaches its pool, replays its log and, rejoining as
   // the tail, is backfilled with what it missed.
-  rack_.ForgetMemNode(victim);
-  rack_.StartMemNode(victim, /*pool_mib=*/16);
-  ASSERT_TRUE(rack_.Join(kNodes));
-  Status rejoined = Status::Unavailable("not tried");
-  for (int attempt = 0; attempt < 50 && !rejoined.ok(); ++attempt) {
-    rejoined = chain_->Rejoin(victim);
-    if (!rejoined.ok()) creator_->Poll();
-  }
-  ASSERT_TRUE(rejoined.ok()) << rejoined.ToString();
+  RestartAndRejoin(victim);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(chain_->handle().members.back().node, victim);
   nlohmann::json restarted = TxStats(victim);
   EXPECT_GT(restarted["replayed"].get<uint64_t>(), 0u) << restarted.dump();
   // More transactions through the whole chain again (the attached client's
   // view is refreshed by its own Refresh), then everything compared.
   acked_.clear();
-  auto c3 = Connect(1);
-  ASSERT_TRUE(c3);
-  auto a3 = Chain::Attach(c3.get(), chain_->handle(), {});
-  ASSERT_TRUE(a3.ok());
-  RunWorkload({chain_.get(), a3->get()}, {creator_.get(), c3.get()}, ds::testing::ScaledOps(200), {});
-  EXPECT_EQ(errors_, 0u);
+  RunMore(ds::testing::ScaledOps(200));
   // Quiesced: every replica holds the same bytes.
   auto r0 = chain_->ReadReplica(0, 0, kRegion), r1 = chain_->ReadReplica(1, 0, kRegion),
        r2 = chain_->ReadReplica(2, 0, kRegion);
@@ -232,7 +247,182 @@ void TxChain::KillRestartAndRejoin(uint32_t victim) {
 }
 
 TEST_F(TxChain, MiddleReplicaKilledAndRestartedMidRunLosesNothing) { KillRestartAndRejoin(1); }
+
+// The head dies (SIGKILL) with transactions of three clients in flight: each
+// client re-sends what is unanswered to node 1, which takes over as head
+// and answers what had committed with its original result.  Every
+// transaction is answered (none OutcomeUnknown here: the new head knows
+// them all) within its deadline, the acknowledged ones replay on the serial
+// reference with sequence numbers exactly 1..N (none lost, none applied
+// twice) and both live replicas hold the reference and logged exactly N.
+TEST_F(TxChain, HeadKilledMidRunEveryAcknowledgedTransactionCommitsOnce) {
+  auto c2 = Connect(1), c3 = Connect(1);
+  ASSERT_TRUE(c2 && c3);
+  ChainOptions options;  // the deadline below is this one's
+  auto a2 = Chain::Attach(c2.get(), chain_->handle(), options);
+  auto a3 = Chain::Attach(c3.get(), chain_->handle(), options);
+  ASSERT_TRUE(a2.ok() && a3.ok());
+  RunWorkload({chain_.get(), a2->get(), a3->get()}, {creator_.get(), c2.get(), c3.get()},
+              ds::testing::ScaledOps(600), [&] { rack_.memnode(0).Kill(); });
+  EXPECT_EQ(errors_, 0u);
+  // Execute's own budget: request_timeout for each attempt and one more.
+  EXPECT_LE(longest_wait_, options.request_timeout * (options.max_attempts + 1))
+      << "a client waited past its deadline";
+  nlohmann::json new_head = TxStats(1);
+  EXPECT_GT(new_head["takeovers"].get<uint64_t>(), 0u) << new_head.dump();
+  EXPECT_GT(new_head["retries"].get<uint64_t>(), 0u) << "the clients should have retried on node 1";
+  EXPECT_EQ(new_head["outcome_unknown"].get<uint64_t>(), 0u);
+  ASSERT_TRUE(chain_->Refresh().ok());
+  ASSERT_EQ(chain_->handle().members.size(), 2u);
+  EXPECT_EQ(chain_->handle().members.front().node, 1u);
+  CheckAgainstReference({1, 2});
+  uint64_t writers = 0;
+  for (const Acked& a : acked_) writers += a.tx.writes.empty() ? 0 : 1;
+  for (uint32_t node : {1u, 2u}) {
+    auto last = chain_->LastLogged(node);
+    ASSERT_TRUE(last.ok()) << last.status().ToString();
+    EXPECT_EQ(*last, writers) << "node " << node << " committed a transaction no client saw acknowledged";
+  }
+
+  // The shrunk chain goes on under the new head; everything still matches.
+  RunMore(ds::testing::ScaledOps(200), options);
+  CheckAgainstReference({1, 2});
+
+  // The old head restarts.  Its log may end with records it never
+  // forwarded (their sequence numbers since reused by the new head): it
+  // replays only up to the last point every member had committed, rejoins
+  // as the tail, is backfilled from there, and ends identical to the rest.
+  RestartAndRejoin(0);
+  if (HasFatalFailure()) return;
+  // Its last records were logged before every member had committed them.
+  EXPECT_GT(TxStats(0)["replay_dropped"].get<uint64_t>(), 0u);
+  RunMore(ds::testing::ScaledOps(200), options);
+  CheckAgainstReference({1, 2, 0});
+  auto s1 = chain_->LastLogged(1), s0 = chain_->LastLogged(0);
+  ASSERT_TRUE(s1.ok() && s0.ok());
+  EXPECT_EQ(*s1, *s0);
+}
 TEST_F(TxChain, TailKilledAndRestartedMidRunLosesNothing) { KillRestartAndRejoin(2); }
+
+// Every member dies (SIGKILL) with 64 writing transactions sent and none
+// answered yet (the client has not polled): a transaction whose answer
+// came back is OK; every other one ends OutcomeUnknown (it was sent, so it
+// may have committed), never Unavailable or Timeout, which would say it
+// did not happen.  A transaction issued afterwards was never sent:
+// Unavailable.
+TEST_F(TxChain, WritesInFlightWhenEveryMemberDiesEndOutcomeUnknown) {
+  std::vector<Result<TxOutcome>> results;
+  for (uint64_t i = 0; i < 64; ++i) {
+    Transaction tx;  // all on one key: they commit one after another
+    tx.writes.push_back(TxWrite{0, std::vector<uint8_t>(kSlot, static_cast<uint8_t>(i))});
+    chain_->ExecuteAsync(tx, [&results](Result<TxOutcome> r) { results.push_back(std::move(r)); });
+  }
+  for (uint32_t n = 0; n < kNodes; ++n) rack_.memnode(n).Kill();
+  ASSERT_TRUE(chain_->WaitAll(std::chrono::seconds(30)).ok());
+  ASSERT_EQ(results.size(), 64u);
+  uint64_t unknown = 0;
+  for (const Result<TxOutcome>& r : results) {
+    if (r.ok()) continue;
+    EXPECT_EQ(r.status().code(), Status::Code::kOutcomeUnknown) << r.status().ToString();
+    ++unknown;
+  }
+  EXPECT_GT(unknown, 0u) << "64 transactions on one key committed before three processes were killed";
+  Transaction late;
+  late.writes.push_back(TxWrite{0, std::vector<uint8_t>(kSlot, 1)});
+  EXPECT_EQ(chain_->Execute(late).status().code(), Status::Code::kUnavailable);
+}
+
+// Log truncation: with a small compaction threshold and 16 records kept,
+// every member's log is compacted again and again during a run (what all
+// members committed, beyond the last 16, is dropped); a member restarted
+// afterwards replays its truncated log (fewer records than the chain
+// committed, ending at the last one), rejoins, and the three replicas go on
+// identical to the reference.
+class TxChainCompacting : public TxChain {
+ protected:
+  void SetUp() override {
+    ::setenv("PULSE_TX_LOG_COMPACT_BYTES", "8192", 1);  // the nodes started below inherit them
+    ::setenv("PULSE_TX_LOG_KEEP_RECORDS", "16", 1);
+    TxChain::SetUp();
+  }
+  void TearDown() override {
+    ::unsetenv("PULSE_TX_LOG_COMPACT_BYTES");
+    ::unsetenv("PULSE_TX_LOG_KEEP_RECORDS");
+  }
+};
+
+TEST_F(TxChainCompacting, RestartedMemberReplaysItsTruncatedLog) {
+  auto c2 = Connect(1);
+  ASSERT_TRUE(c2);
+  auto a2 = Chain::Attach(c2.get(), chain_->handle(), {});
+  ASSERT_TRUE(a2.ok());
+  RunWorkload({chain_.get(), a2->get()}, {creator_.get(), c2.get()}, ds::testing::ScaledOps(600), {});
+  EXPECT_EQ(errors_, 0u);
+  uint64_t writers = 0;
+  for (const Acked& a : acked_) writers += a.tx.writes.empty() ? 0 : 1;
+  for (uint32_t node = 0; node < kNodes; ++node) {
+    nlohmann::json log = TxStats(node)["log"];
+    EXPECT_GT(log["compactions"].get<uint64_t>(), 0u) << "node " << node << ": " << log.dump();
+    EXPECT_GT(log["dropped"].get<uint64_t>(), 0u) << "node " << node;
+    EXPECT_LT(log["dropped"].get<uint64_t>(), writers) << "node " << node << " dropped records it must keep";
+    EXPECT_EQ(log["error"].get<std::string>(), "");
+  }
+  CheckAgainstReference({0, 1, 2});
+
+  // The tail dies quiesced and restarts: it replays what its log kept.
+  rack_.memnode(2).Kill();
+  ASSERT_TRUE(ClientInternal::loop(*creator_)
+                  .DriveUntil([&] { return chain_->LiveMembers().size() == 2; }, std::chrono::seconds(10))
+                  .ok())
+      << "the client did not see the tail die";
+  ASSERT_TRUE(chain_->Refresh().ok());
+  RestartAndRejoin(2);
+  if (HasFatalFailure()) return;
+  nlohmann::json restarted = TxStats(2);
+  EXPECT_GT(restarted["replayed"].get<uint64_t>(), 0u) << restarted.dump();
+  EXPECT_LT(restarted["replayed"].get<uint64_t>(), writers) << "the replayed log was not truncated";
+
+  RunMore(ds::testing::ScaledOps(200));
+  CheckAgainstReference({0, 1, 2});
+  auto r0 = chain_->ReadReplica(0, 0, kRegion), r2 = chain_->ReadReplica(2, 0, kRegion);
+  ASSERT_TRUE(r0.ok() && r2.ok());
+  EXPECT_TRUE(*r0 == *r2) << "the restarted member differs from the head";
+  auto s0 = chain_->LastLogged(0), s2 = chain_->LastLogged(2);
+  ASSERT_TRUE(s0.ok() && s2.ok());
+  EXPECT_EQ(*s0, *s2);
+}
+
+// tx.chain_length (the memory nodes' $PULSE_TX_MAX_CHAIN): a chain longer
+// than the cluster allows is refused by name; one within it works.
+class TxChainLimited : public TxChain {
+ protected:
+  void SetUp() override {
+    pulse::testing::SetUcxTestEnvironment();
+    ::setenv("PULSE_TX_MAX_CHAIN", "2", 1);  // the nodes started below inherit it
+    ASSERT_TRUE(rack_.Start(kNodes, /*pool_mib=*/16));
+    creator_ = Connect(1);
+    ASSERT_NE(creator_, nullptr);
+  }
+  void TearDown() override { ::unsetenv("PULSE_TX_MAX_CHAIN"); }
+};
+
+TEST_F(TxChainLimited, ChainLongerThanTheClustersLengthIsRefused) {
+  ChainOptions o;
+  o.region_bytes = kRegion;
+  o.replicas = {0, 1, 2};
+  auto three = Chain::Create(creator_.get(), o);
+  EXPECT_EQ(three.status().code(), Status::Code::kFailedPrecondition) << three.status().ToString();
+  EXPECT_NE(three.status().message().find("tx.chain_length"), std::string::npos) << three.status().ToString();
+  o.replicas = {1, 2};
+  auto two = Chain::Create(creator_.get(), o);
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  Transaction put;
+  put.writes.push_back(TxWrite{0, std::vector<uint8_t>(kSlot, 5)});
+  ASSERT_TRUE((*two)->Execute(put).ok());
+  auto v = (*two)->ReadReplica(1, 0, kSlot);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, std::vector<uint8_t>(kSlot, 5));
+}
 
 // Sends hand-made requests and waits for their answers.
 class RawSender {
@@ -250,11 +440,72 @@ class RawSender {
                                                                  std::chrono::milliseconds(5000)));
     return replies_[id];
   }
+  // Forgets the answers seen, so that an id's next answer is waited for.
+  void Forget() { replies_.clear(); }
 
  private:
   Client* c_;
   std::map<uint64_t, Reply> replies_;
 };
+
+// The retry window's edge, with a window of 4 committed ids
+// ($PULSE_TX_COMMITTED_IDS): after 10 transactions, a retry of the last
+// gets its original result, a retry of the first (committed, forgotten)
+// OutcomeUnknown, and a retry of an id never sent (newer than everything
+// forgotten) runs as a new transaction.
+class TxChainSmallWindow : public TxChain {
+ protected:
+  void SetUp() override {
+    ::setenv("PULSE_TX_COMMITTED_IDS", "4", 1);  // the nodes started below inherit it
+    TxChain::SetUp();
+  }
+  void TearDown() override { ::unsetenv("PULSE_TX_COMMITTED_IDS"); }
+};
+
+TEST_F(TxChainSmallWindow, RetryOlderThanTheWindowIsOutcomeUnknownNeverRunTwice) {
+  auto raw_client = Connect(1);
+  ASSERT_TRUE(raw_client);
+  RawSender raw(raw_client.get());
+  const uint64_t chain = chain_->handle().id;
+  auto id = [&](uint64_t n) { return MakeRequestId(raw_client->cpu_node(), n); };
+  auto execute = [&](uint64_t n, uint8_t flags) {
+    ExecuteBody b;
+    b.reads.push_back(ReadOp{kSlot, kSlot});  // what the previous transaction wrote
+    b.writes.push_back(WriteOp{kSlot, std::vector<uint8_t>(kSlot, static_cast<uint8_t>(n))});
+    return raw.Send(0, EncodeExecute(Header{Kind::kExecute, flags, 1, id(n), chain}, b), id(n));
+  };
+  std::vector<Reply> first;
+  for (uint64_t n = 1; n <= 10; ++n) {
+    auto r = execute(n, 0);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->code, StatusCodeToWire(Status::Code::kOk)) << r->message;
+    first.push_back(*r);
+  }
+  raw.Forget();
+  auto last = execute(10, kFlagRetry);
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(last->code, StatusCodeToWire(Status::Code::kOk)) << last->message;
+  EXPECT_EQ(last->seq, first.back().seq) << "a retry of a committed transaction must not run again";
+  EXPECT_EQ(last->values, first.back().values);
+  auto forgotten = execute(1, kFlagRetry);
+  ASSERT_TRUE(forgotten.ok()) << forgotten.status().ToString();
+  EXPECT_EQ(forgotten->code, StatusCodeToWire(Status::Code::kOutcomeUnknown)) << forgotten->message;
+  auto fresh = execute(11, kFlagRetry);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(fresh->code, StatusCodeToWire(Status::Code::kOk)) << fresh->message;
+  EXPECT_EQ(fresh->seq, first.back().seq + 1);
+  EXPECT_EQ(fresh->values.at(0), std::vector<uint8_t>(kSlot, 10));
+  // Eleven transactions committed, each once, on every replica.
+  for (uint32_t node = 0; node < kNodes; ++node) {
+    auto logged = chain_->LastLogged(node);
+    ASSERT_TRUE(logged.ok()) << logged.status().ToString();
+    EXPECT_EQ(*logged, 11u) << "node " << node;
+    auto v = chain_->ReadReplica(node, kSlot, kSlot);
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(*v, std::vector<uint8_t>(kSlot, 11)) << "node " << node;
+  }
+  EXPECT_EQ(TxStats(0)["outcome_unknown"].get<uint64_t>(), 1u);
+}
 
 TEST_F(TxChain, MalformedRequestsAreRejectedByNameAndCounted) {
   auto raw_client = Connect(1);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "pulse/cluster.h"
 #include "tx/tx_log.h"
 #include "tx/tx_wire.h"
 
@@ -46,6 +47,43 @@ TEST(TxWire, ExecuteRoundTripsAndEveryTruncationIsRejected) {
   auto trailing = DecodeExecute(longer, &why);
   EXPECT_FALSE(trailing.ok());
   EXPECT_EQ(why, Malformed::kTrailing);
+}
+
+// A forward carries the client's request id, the stable point and the
+// transaction's result (so any member can answer a retry after the head
+// died); decoding stays strict over the new fields.
+TEST(TxWire, ForwardRoundTripsWithItsResultAndEveryTruncationIsRejected) {
+  ForwardBody f;
+  f.seq = 12;
+  f.request_id = MakeRequestId(3, 77);
+  f.stable = 9;
+  f.values = {std::vector<uint8_t>(64, 0x5a), std::vector<uint8_t>{}, std::vector<uint8_t>{7}};
+  f.writes = SampleBody().writes;
+  const std::vector<uint8_t> bytes = EncodeForward(Header{Kind::kForward, 0, 1, 0, 0x2000}, f);
+  std::span<const uint8_t> body;
+  ASSERT_TRUE(DecodeHeader(bytes, &body).ok());
+  Malformed why{};
+  auto d = DecodeForward(body, &why);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->seq, 12u);
+  EXPECT_EQ(d->request_id, MakeRequestId(3, 77));
+  EXPECT_EQ(d->stable, 9u);
+  EXPECT_EQ(d->values, f.values);
+  ASSERT_EQ(d->writes.size(), 2u);
+  EXPECT_EQ(d->writes[0].data, f.writes[0].data);
+  for (size_t n = 0; n < body.size(); ++n)
+    EXPECT_FALSE(DecodeForward(body.first(n), &why).ok()) << "a forward cut to " << n << " bytes was accepted";
+  std::vector<uint8_t> longer(body.begin(), body.end());
+  longer.push_back(0);
+  EXPECT_FALSE(DecodeForward(longer, &why).ok());
+  EXPECT_EQ(why, Malformed::kTrailing);
+  // A value count beyond the limit is named.
+  std::vector<uint8_t> mutated(body.begin(), body.end());
+  const uint32_t huge = kMaxTuples + 1;
+  std::memcpy(mutated.data() + 24, &huge, 4);  // after seq, request id, stable
+  auto bad = DecodeForward(mutated, &why);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad n"), std::string::npos) << bad.status().ToString();
 }
 
 TEST(TxWire, CountsAndLengthsBeyondTheLimitsAreNamed) {
@@ -135,6 +173,48 @@ TEST(TxLog, ReplaysWholeRecordsAndCutsATornTail) {
     auto log = TxLog::Open(path, /*keep=*/false, none);
     ASSERT_TRUE(log.ok());
   }
+  std::remove(path.c_str());
+  ::rmdir(dir);
+}
+
+// Truncation: a compaction keeps exactly the records the predicate keeps,
+// in order; appends continue after them; a reopened log replays the kept
+// and the new records (and still cuts a torn tail off after a compaction).
+TEST(TxLog, ReplaysAcrossACompaction) {
+  char dir[] = "/tmp/pulse-txlog-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/log";
+  auto none = [](std::span<const uint8_t>) { ADD_FAILURE() << "a fresh log replayed something"; };
+  auto record = [](uint8_t i) { return std::vector<uint8_t>(5 + i, i); };
+  {
+    auto log = TxLog::Open(path, /*keep=*/false, none);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    for (uint8_t i = 1; i <= 10; ++i) ASSERT_TRUE((*log)->Append(record(i)).ok());
+    const uint64_t before = (*log)->size();
+    // Drop records 1..6 (their first byte is their number).
+    ASSERT_TRUE((*log)->Compact([](std::span<const uint8_t> p) { return p[0] > 6; }).ok());
+    EXPECT_EQ((*log)->counters().compactions, 1u);
+    EXPECT_EQ((*log)->counters().dropped, 6u);
+    EXPECT_LT((*log)->size(), before);
+    // Nothing to drop: the file is left alone.
+    ASSERT_TRUE((*log)->Compact([](std::span<const uint8_t>) { return true; }).ok());
+    EXPECT_EQ((*log)->counters().compactions, 1u);
+    ASSERT_TRUE((*log)->Append(record(11)).ok());
+    ASSERT_TRUE((*log)->Sync().ok());
+  }
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::app);
+    const uint32_t len = 100;
+    f.write(reinterpret_cast<const char*>(&len), 4);
+    f.write("torn", 4);
+  }
+  std::vector<std::vector<uint8_t>> seen;
+  auto log = TxLog::Open(path, /*keep=*/true, [&](std::span<const uint8_t> p) { seen.emplace_back(p.begin(), p.end()); });
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_EQ(seen.size(), 5u);
+  for (uint8_t i = 7; i <= 11; ++i) EXPECT_EQ(seen[i - 7], record(i)) << "record " << int{i};
+  EXPECT_EQ(::access((path + ".compact").c_str(), F_OK), -1) << "the compaction's new file was renamed over the log";
+  log->reset();
   std::remove(path.c_str());
   ::rmdir(dir);
 }

@@ -14,10 +14,16 @@
 // Failures: a member that dies is skipped by its predecessor (what it had
 // forwarded there goes to the next member, or commits at the predecessor
 // if that is now the tail), so in-flight transactions commit on every live
-// replica or, if the head itself dies, the client gets an error (the
-// transaction may have committed on the others: OutcomeUnknown).  Refresh()
-// drops dead members from the configuration; Rejoin() adds a restarted
-// member back as the tail after its predecessor backfilled it.
+// replica.  If the head dies, the client re-sends its unanswered requests
+// (same ids) to the next live member, which takes over as head once the
+// members before it are dead to it too; every member remembers the ids and
+// results of the transactions it committed (a bounded window, rebuilt from
+// its log), so a retry of a committed transaction gets its original result
+// and is never applied twice.  Where the outcome cannot be known (the
+// window forgot it, or no member answered before the deadline) a writing
+// transaction ends with OutcomeUnknown, never with a wrong answer.
+// Refresh() drops dead members from the configuration; Rejoin() adds a
+// restarted member back as the tail after its predecessor backfilled it.
 //
 // The HyperLoop-like baseline (ExecuteHyperLoop): the same chain, replicas
 // and logs, but the client drives one replicated write per key, in
@@ -75,7 +81,9 @@ struct ChainOptions {
   std::vector<uint32_t> replicas;  // memory node ids, head first (Create)
   uint64_t region_bytes = 1 << 20;
   // A request unanswered for request_timeout is sent again (same id: the
-  // head answers a re-send without running it twice), max_attempts in all.
+  // head of the moment answers a re-send without running it twice),
+  // max_attempts in all: a transaction's deadline is about
+  // request_timeout * max_attempts.
   std::chrono::milliseconds request_timeout{1000};
   uint32_t max_attempts = 5;
 };
@@ -109,8 +117,11 @@ class Chain {
   // Runs `tx` as one request to the head.  Errors (as codes): InvalidArgument
   // (a malformed transaction: bad counts or lengths), OutOfRange (an offset
   // outside the region), PermissionDenied (not this tenant's chain),
-  // FailedPrecondition (the node is not the head, or not configured),
-  // Unavailable (no live head), Timeout.
+  // FailedPrecondition (the node is not configured for the chain),
+  // Unavailable (no live head: nothing was sent), Timeout (a read-only
+  // transaction unanswered), OutcomeUnknown (a transaction with writes was
+  // sent and neither its result nor a refusal came back before its
+  // deadline: it may or may not have committed).
   Result<TxOutcome> Execute(const Transaction& tx);
   // As Execute, without waiting; `done` runs inside a later Poll/WaitAll.
   void ExecuteAsync(const Transaction& tx, Callback done);
