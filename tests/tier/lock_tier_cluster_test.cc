@@ -51,6 +51,24 @@ class LockTierCluster : public DsCluster {
       chunks_.push_back(*a);
     }
   }
+  // The region, two CPU nodes with these options, and a lock the first
+  // one created (null members after a failure, which is reported).
+  struct TwoNodes {
+    std::unique_ptr<Client> first, second;
+    std::unique_ptr<FarLock> lock;
+  };
+  TwoNodes RegionAndTwoNodes(const ClientOptions& first, const ClientOptions& second,
+                             const FarLockOptions& lock_options = {}) {
+    TwoNodes t;
+    AllocateRegion();
+    t.first = ConnectClient(first);
+    t.second = ConnectClient(second);
+    if (t.first == nullptr || t.second == nullptr) return {};
+    auto lock = FarLock::Create(t.first.get(), lock_options);
+    EXPECT_TRUE(lock.ok()) << lock.status().ToString();
+    if (lock.ok()) t.lock = std::move(*lock);
+    return t;
+  }
   std::vector<uint64_t> chunks_;
 };
 
@@ -163,36 +181,34 @@ TEST_F(LockTierCluster, RandomWritesAndReadsUnderOneLockMatchAByteMapReplayedInL
 // the holder's reads see them, a read the buffer covers needs no far read;
 // after release everyone sees them.
 TEST_F(LockTierCluster, BufferedWritesLeaveAtReleaseAndTheHolderReadsThemBefore) {
-  AllocateRegion();
-  std::unique_ptr<Client> writer = ConnectClient(Options());
-  std::unique_ptr<Client> other = ConnectClient(Options(false, false));
-  ASSERT_NE(writer, nullptr);
-  ASSERT_NE(other, nullptr);
-  auto lock = FarLock::Create(writer.get());
-  ASSERT_TRUE(lock.ok());
-  ASSERT_TRUE((*lock)->LockExclusive(10s).ok());
+  TwoNodes t = RegionAndTwoNodes(Options(), Options(false, false));
+  ASSERT_NE(t.lock, nullptr);
+  Client& writer = *t.first;
+  Client& other = *t.second;
+  FarLock* lock = t.lock.get();
+  ASSERT_TRUE(lock->LockExclusive(10s).ok());
   const uint64_t addr = chunks_[1] + 40;
   uint8_t v[16];
   std::memset(v, 0xab, sizeof v);
-  const uint64_t writes_before = writer->counters().remote_writes;
-  ASSERT_TRUE(writer->Write(addr, v, sizeof v).ok());
-  EXPECT_EQ(writer->counters().lock_buffered_writes, 1u);
-  EXPECT_EQ(writer->counters().remote_writes, writes_before) << "a buffered write sends nothing";
+  const uint64_t writes_before = writer.counters().remote_writes;
+  ASSERT_TRUE(writer.Write(addr, v, sizeof v).ok());
+  EXPECT_EQ(writer.counters().lock_buffered_writes, 1u);
+  EXPECT_EQ(writer.counters().remote_writes, writes_before) << "a buffered write sends nothing";
   uint8_t got[16] = {};
-  ASSERT_TRUE(writer->Read(addr, got, sizeof got).ok());
+  ASSERT_TRUE(writer.Read(addr, got, sizeof got).ok());
   EXPECT_EQ(0, std::memcmp(got, v, sizeof v));
-  EXPECT_EQ(writer->counters().lock_buffer_reads, 1u);
+  EXPECT_EQ(writer.counters().lock_buffer_reads, 1u);
   uint8_t wider[32] = {};
-  ASSERT_TRUE(writer->Read(addr - 8, wider, sizeof wider).ok());  // far bytes around the buffered ones
+  ASSERT_TRUE(writer.Read(addr - 8, wider, sizeof wider).ok());  // far bytes around the buffered ones
   EXPECT_EQ(wider[7], 0);
   EXPECT_EQ(wider[8], 0xab);
   EXPECT_EQ(wider[23], 0xab);
   EXPECT_EQ(wider[24], 0);
-  ASSERT_TRUE(other->Read(addr, got, sizeof got).ok());
+  ASSERT_TRUE(other.Read(addr, got, sizeof got).ok());
   EXPECT_EQ(got[0], 0) << "another CPU node sees the write before release: it was not buffered";
-  ASSERT_TRUE((*lock)->Unlock().ok());
-  EXPECT_EQ(writer->counters().lock_buffer_flushes, 1u);
-  ASSERT_TRUE(other->Read(addr, got, sizeof got).ok());
+  ASSERT_TRUE(lock->Unlock().ok());
+  EXPECT_EQ(writer.counters().lock_buffer_flushes, 1u);
+  ASSERT_TRUE(other.Read(addr, got, sizeof got).ok());
   EXPECT_EQ(0, std::memcmp(got, v, sizeof v)) << "release must write the buffer out";
 }
 
@@ -200,76 +216,70 @@ TEST_F(LockTierCluster, BufferedWritesLeaveAtReleaseAndTheHolderReadsThemBefore)
 // starts a flush; the 64th waits for that one and starts the next.  So
 // after 64 writes under the hold the first 32 are in far memory.
 TEST_F(LockTierCluster, AFlushStartsAtTheBufferSizeAndTheNextWaitsForIt) {
-  AllocateRegion();
-  std::unique_ptr<Client> writer = ConnectClient(Options());
-  std::unique_ptr<Client> other = ConnectClient(Options(false, false));
-  ASSERT_NE(writer, nullptr);
-  ASSERT_NE(other, nullptr);
-  auto lock = FarLock::Create(writer.get());
-  ASSERT_TRUE(lock.ok());
-  ASSERT_TRUE((*lock)->LockExclusive(10s).ok());
+  TwoNodes t = RegionAndTwoNodes(Options(), Options(false, false));
+  ASSERT_NE(t.lock, nullptr);
+  Client& writer = *t.first;
+  Client& other = *t.second;
+  FarLock* lock = t.lock.get();
+  ASSERT_TRUE(lock->LockExclusive(10s).ok());
   uint8_t v[16];
   for (int i = 0; i < 64; ++i) {
     std::memset(v, i + 1, sizeof v);
-    ASSERT_TRUE(writer->Write(chunks_[i / 32] + (i % 32) * 32, v, sizeof v).ok());
-    EXPECT_EQ(writer->counters().lock_buffer_flushes, static_cast<uint64_t>((i + 1) / 32)) << "after write " << i;
+    ASSERT_TRUE(writer.Write(chunks_[i / 32] + (i % 32) * 32, v, sizeof v).ok());
+    EXPECT_EQ(writer.counters().lock_buffer_flushes, static_cast<uint64_t>((i + 1) / 32)) << "after write " << i;
   }
   for (int i = 0; i < 32; ++i) {
     uint8_t got[16];
-    ASSERT_TRUE(other->Read(chunks_[0] + i * 32, got, sizeof got).ok());
+    ASSERT_TRUE(other.Read(chunks_[0] + i * 32, got, sizeof got).ok());
     EXPECT_EQ(got[0], i + 1) << "write " << i << " of the first batch";
   }
-  ASSERT_TRUE((*lock)->Unlock().ok());
-  EXPECT_EQ(writer->counters().lock_buffer_flushes, 2u) << "nothing was left for the release";
-  EXPECT_EQ(writer->counters().lock_buffer_flushed_bytes, 64u * 16);
-  EXPECT_EQ(writer->counters().lock_buffer_flush_writes, 64u);
+  ASSERT_TRUE(lock->Unlock().ok());
+  EXPECT_EQ(writer.counters().lock_buffer_flushes, 2u) << "nothing was left for the release";
+  EXPECT_EQ(writer.counters().lock_buffer_flushed_bytes, 64u * 16);
+  EXPECT_EQ(writer.counters().lock_buffer_flush_writes, 64u);
 }
 
 // A holder that dies with writes buffered loses them, as it would lose a
 // write it never sent: the next holder (after the lease) sees the old bytes.
 TEST_F(LockTierCluster, AHolderThatDiesLosesWhatItBuffered) {
-  AllocateRegion();
-  std::unique_ptr<Client> writer = ConnectClient(Options());
-  std::unique_ptr<Client> next = ConnectClient(Options());
-  ASSERT_NE(writer, nullptr);
-  ASSERT_NE(next, nullptr);
-  auto lock = FarLock::Create(writer.get(), {.lease = 300ms});
-  ASSERT_TRUE(lock.ok());
-  ASSERT_TRUE((*lock)->LockExclusive(10s).ok());
+  TwoNodes t = RegionAndTwoNodes(Options(), Options(), {.lease = 300ms});
+  ASSERT_NE(t.lock, nullptr);
+  Client& writer = *t.first;
+  Client& next = *t.second;
+  FarLock* lock = t.lock.get();
+  ASSERT_TRUE(lock->LockExclusive(10s).ok());
   uint8_t v[8];
   std::memset(v, 0x77, sizeof v);
-  ASSERT_TRUE(writer->Write(chunks_[2], v, sizeof v).ok());
-  (*lock)->Forget();
-  EXPECT_EQ(writer->counters().lock_buffer_dropped_bytes, 8u);
-  auto l2 = FarLock::Attach(next.get(), (*lock)->address(), {.lease = 300ms});
+  ASSERT_TRUE(writer.Write(chunks_[2], v, sizeof v).ok());
+  lock->Forget();
+  EXPECT_EQ(writer.counters().lock_buffer_dropped_bytes, 8u);
+  auto l2 = FarLock::Attach(&next, lock->address(), {.lease = 300ms});
   ASSERT_TRUE(l2->LockExclusive(20s).ok());
   uint8_t got[8];
-  ASSERT_TRUE(next->Read(chunks_[2], got, sizeof got).ok());
+  ASSERT_TRUE(next.Read(chunks_[2], got, sizeof got).ok());
   EXPECT_EQ(got[0], 0);
   ASSERT_TRUE(l2->Unlock().ok());
 }
 
 // The switches: no buffer, every write goes at once; no page cache, no hits.
 TEST_F(LockTierCluster, SwitchedOffNothingIsBufferedOrCached) {
-  AllocateRegion();
-  std::unique_ptr<Client> c = ConnectClient(Options(false, false));
-  std::unique_ptr<Client> other = ConnectClient(Options(false, false));
-  ASSERT_NE(c, nullptr);
-  ASSERT_NE(other, nullptr);
-  auto lock = FarLock::Create(c.get());
-  ASSERT_TRUE(lock.ok());
-  ASSERT_TRUE((*lock)->LockExclusive(10s).ok());
+  TwoNodes t = RegionAndTwoNodes(Options(false, false), Options(false, false));
+  ASSERT_NE(t.lock, nullptr);
+  Client& c = *t.first;
+  Client& other = *t.second;
+  FarLock* lock = t.lock.get();
+  ASSERT_TRUE(lock->LockExclusive(10s).ok());
   uint8_t v[8], got[8];
   std::memset(v, 0x42, sizeof v);
-  ASSERT_TRUE(c->Write(chunks_[0], v, sizeof v).ok());
-  ASSERT_TRUE(other->Read(chunks_[0], got, sizeof got).ok());
+  ASSERT_TRUE(c.Write(chunks_[0], v, sizeof v).ok());
+  ASSERT_TRUE(other.Read(chunks_[0], got, sizeof got).ok());
   EXPECT_EQ(got[0], 0x42);
-  ASSERT_TRUE((*lock)->Unlock().ok());
-  ASSERT_TRUE((*lock)->LockShared(10s).ok());
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(c->Read(chunks_[0], got, sizeof got).ok());
-  ASSERT_TRUE((*lock)->Unlock().ok());
-  EXPECT_EQ(c->counters().lock_buffered_writes, 0u);
-  EXPECT_EQ(c->counters().lock_cache_hits + c->counters().lock_cache_misses, 0u);
+  ASSERT_TRUE(lock->Unlock().ok());
+  ASSERT_TRUE(lock->LockShared(10s).ok());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(c.Read(chunks_[0], got, sizeof got).ok());
+  ASSERT_TRUE(lock->Unlock().ok());
+  EXPECT_EQ(c.counters().lock_buffered_writes, 0u);
+  EXPECT_EQ(c.counters().lock_cache_hits + c.counters().lock_cache_misses, 0u);
 }
 
 // Under a shared hold a page read often enough (H_p = 4: the 5th read) is
@@ -277,29 +287,27 @@ TEST_F(LockTierCluster, SwitchedOffNothingIsBufferedOrCached) {
 // hold after the release is seen by the next shared hold, never the cached
 // bytes.
 TEST_F(LockTierCluster, ReadHotPagesAreCachedUnderASharedHoldAndDroppedAtRelease) {
-  AllocateRegion();
-  std::unique_ptr<Client> reader = ConnectClient(Options());
-  std::unique_ptr<Client> writer = ConnectClient(Options());
-  ASSERT_NE(reader, nullptr);
-  ASSERT_NE(writer, nullptr);
-  auto lock = FarLock::Create(reader.get());
-  ASSERT_TRUE(lock.ok());
-  auto wl = FarLock::Attach(writer.get(), (*lock)->address());
+  TwoNodes t = RegionAndTwoNodes(Options(), Options());
+  ASSERT_NE(t.lock, nullptr);
+  Client& reader = *t.first;
+  Client& writer = *t.second;
+  FarLock* lock = t.lock.get();
+  auto wl = FarLock::Attach(&writer, lock->address());
   uint8_t got[8];
-  ASSERT_TRUE((*lock)->LockShared(10s).ok());
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(reader->Read(chunks_[3] + 8, got, sizeof got).ok());
-  EXPECT_EQ(reader->counters().lock_cache_misses, 5u) << "admitted on the 5th read";
-  EXPECT_EQ(reader->counters().lock_cache_hits, 5u);
-  ASSERT_TRUE((*lock)->Unlock().ok());
+  ASSERT_TRUE(lock->LockShared(10s).ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(reader.Read(chunks_[3] + 8, got, sizeof got).ok());
+  EXPECT_EQ(reader.counters().lock_cache_misses, 5u) << "admitted on the 5th read";
+  EXPECT_EQ(reader.counters().lock_cache_hits, 5u);
+  ASSERT_TRUE(lock->Unlock().ok());
   ASSERT_TRUE(wl->LockExclusive(10s).ok());
   uint8_t v[8];
   std::memset(v, 0x99, sizeof v);
-  ASSERT_TRUE(writer->Write(chunks_[3] + 8, v, sizeof v).ok());
+  ASSERT_TRUE(writer.Write(chunks_[3] + 8, v, sizeof v).ok());
   ASSERT_TRUE(wl->Unlock().ok());
-  ASSERT_TRUE((*lock)->LockShared(10s).ok());
-  ASSERT_TRUE(reader->Read(chunks_[3] + 8, got, sizeof got).ok());
+  ASSERT_TRUE(lock->LockShared(10s).ok());
+  ASSERT_TRUE(reader.Read(chunks_[3] + 8, got, sizeof got).ok());
   EXPECT_EQ(got[0], 0x99) << "the page cache served bytes older than the last release";
-  ASSERT_TRUE((*lock)->Unlock().ok());
+  ASSERT_TRUE(lock->Unlock().ok());
 }
 
 }  // namespace
