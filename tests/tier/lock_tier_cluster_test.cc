@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "pulse/client.h"
+#include "pulse/ds/btree.h"
 #include "pulse/ds/lock.h"
 #include "support/ds_cluster.h"
 
@@ -308,6 +309,47 @@ TEST_F(LockTierCluster, ReadHotPagesAreCachedUnderASharedHoldAndDroppedAtRelease
   ASSERT_TRUE(reader.Read(chunks_[3] + 8, got, sizeof got).ok());
   EXPECT_EQ(got[0], 0x99) << "the page cache served bytes older than the last release";
   ASSERT_TRUE(lock->Unlock().ok());
+}
+
+// A structure changed under an exclusive hold and searched by offloaded
+// traversals in the same hold: the memory nodes run them over far memory,
+// so the buffered writes must be out first (Client::TraverseAsync writes
+// the buffer out before offloading).  Another CPU node then finds every key
+// under a shared hold.
+TEST_F(LockTierCluster, OffloadedTraversalsUnderTheHoldSeeTheBufferedWrites) {
+  std::unique_ptr<Client> writer = ConnectClient(Options());
+  std::unique_ptr<Client> reader = ConnectClient(Options());
+  ASSERT_NE(writer, nullptr);
+  ASSERT_NE(reader, nullptr);
+  auto tree = BTree::Create(writer.get(), {.mode = ExecutionMode::kOffload});
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  auto lock = FarLock::Create(writer.get());
+  ASSERT_TRUE(lock.ok());
+  ASSERT_TRUE((*lock)->LockExclusive(10s).ok());
+  constexpr uint64_t kKeys = 200;
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    auto inserted = (*tree)->Insert(k * 7, k);
+    ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+    auto found = (*tree)->Find(k * 7);
+    ASSERT_TRUE(found.ok()) << found.status().ToString();
+    ASSERT_EQ(found->value_or(UINT64_MAX), k) << "key " << k * 7 << " right after its insert";
+  }
+  const ClientCounters& w = writer->counters();
+  EXPECT_GT(w.lock_buffered_writes, 0u);
+  EXPECT_GT(w.lock_buffer_flushes, 0u) << "offloads must have written the buffer out";
+  EXPECT_GT(w.offloaded, 0u);
+  ASSERT_TRUE((*lock)->Unlock().ok());
+  auto view = BTree::Open(reader.get(), (*tree)->header_address(), {.mode = ExecutionMode::kOffload});
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  auto rl = FarLock::Attach(reader.get(), (*lock)->address());
+  ASSERT_TRUE(rl->LockShared(10s).ok());
+  ASSERT_TRUE((*view)->Refresh().ok());
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    auto found = (*view)->Find(k * 7);
+    ASSERT_TRUE(found.ok()) << found.status().ToString();
+    EXPECT_EQ(found->value_or(UINT64_MAX), k) << "key " << k * 7;
+  }
+  ASSERT_TRUE(rl->Unlock().ok());
 }
 
 }  // namespace
