@@ -82,6 +82,29 @@ struct CacheOptions {
   CacheWritePolicy write = CacheWritePolicy::kWriteBack;
 };
 
+// The write buffer and page cache under locks (seed 004 section 5.4;
+// docs/tier.md "Write buffer and page cache under locks"), used while this
+// client holds a pulse::ds::FarLock (Client::EnterLock).  Both work on the
+// accesses that cross the fabric (not those the rack tier serves by loads
+// and stores), and both are off when ClientOptions::cache is on (that cache
+// already keeps writes and reads under a lock).
+struct LockTierOptions {
+  // Under an exclusive hold, writes shorter than write_threshold_bytes are
+  // kept in a buffer and written out in batches: when write_buffer_bytes
+  // are buffered (posted without waiting), and all of it, waited for,
+  // before the hold is released.  Reads under the hold see them.
+  bool write_buffer = true;
+  uint32_t write_threshold_bytes = 256;
+  uint64_t write_buffer_bytes = 64ull << 20;  // seed 004: 64 MB buffers
+  // Under shared holds (and no exclusive one), blocks of cache_page_bytes
+  // that are read-hot by ClientOptions::hotness (at this client) are cached
+  // read-only, LRU, at most cache_pages of them; every write and every
+  // release drops them, as does acquiring a hold.
+  bool page_cache = true;
+  uint32_t cache_pages = 50;        // seed 004
+  uint32_t cache_page_bytes = 4096;  // a power of two >= 8 (seed 004's pages are 2 MB: see docs/tier.md)
+};
+
 // See ClientOptions::request_path.
 enum class RequestPath { kAuto, kRing, kMessages };
 
@@ -172,6 +195,9 @@ struct ClientOptions {
   // counting and no requests.
   bool hot_page_requests = true;
   tier::HotnessParams hotness;
+  // The write buffer and page cache under FarLock holds (LockTierOptions).
+  // Connect refuses a bad cache_page_bytes or threshold (InvalidArgument).
+  LockTierOptions lock_tier;
   // Message aggregation (include/pulse/message_batch.h): traversal requests
   // started back to back for one memory node (TraverseAsync) leave in one
   // message, within these limits, when this thread next runs the client's
@@ -273,6 +299,19 @@ struct ClientCounters {
   uint64_t swap_requests = 0;
   uint64_t swap_requests_dropped = 0;
   uint64_t swap_request_errors = 0;
+  // Under locks (LockTierOptions): writes kept in the write buffer, batches
+  // written out (flushes) and the one-sided writes they took, bytes written
+  // out, reads the buffer answered with no far read, buffered bytes dropped
+  // unwritten (a holder that is gone, FarLock::Forget, or a failed flush);
+  // reads of the lock page cache that hit and missed.
+  uint64_t lock_buffered_writes = 0;
+  uint64_t lock_buffer_flushes = 0;
+  uint64_t lock_buffer_flush_writes = 0;
+  uint64_t lock_buffer_flushed_bytes = 0;
+  uint64_t lock_buffer_reads = 0;
+  uint64_t lock_buffer_dropped_bytes = 0;
+  uint64_t lock_cache_hits = 0;
+  uint64_t lock_cache_misses = 0;
 };
 
 class Client {
@@ -361,6 +400,16 @@ class Client {
   // Releases holder's hold.  FailedPrecondition if it holds none (e.g. it
   // expired); otherwise the errors of TryLock.
   Status Unlock(uint64_t lock_addr, uint64_t holder);
+  // The lock tier (LockTierOptions), told by pulse::ds::FarLock: a hold was
+  // taken (the page cache is dropped: others may have written); a hold is
+  // about to be released (an exclusive one's write buffer is written out
+  // and waited for, the page cache dropped; errors: those of the writes —
+  // the buffered writes are dropped then, and the caller must report that
+  // they may not have reached far memory); a hold was lost without release
+  // (the holder is treated as dead: buffered writes are dropped unwritten).
+  void EnterLock(bool exclusive);
+  Status LeaveLock(bool exclusive);
+  void AbandonLock(bool exclusive);
 
   // Runs a traversal from (cur_ptr, scratch) and waits for its end.  The
   // result's status says how it ended (kDone, a fault, ...); the Status is

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_cluster.h"
+#include "bench/racked_cluster.h"
 #include "bench/ycsb_paging.h"
 #include "kv/iterators/kv_layout.h"
 #include "pulse/client.h"
@@ -29,8 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kGateTimeout = std::chrono::minutes(10);
-
-std::string RackName(uint32_t i) { return std::string(1, static_cast<char>('a' + i)); }
 
 bool HasWrites(char workload) { return workload != 'C' && workload != 'c'; }
 bool HasInserts(char workload) { return workload == 'D' || workload == 'd'; }
@@ -384,23 +383,11 @@ Result<YcsbBenchResult> RunYcsbBench(const YcsbBenchOptions& o) {
   BenchClusterOptions c = BenchClusterOptionsFor("bench-ycsb", o);
   c.memory_nodes = o.racks;
   c.pool_mib = o.pool_mib;
-  if (c.ucx_tls.empty()) c.ucx_tls = "tcp";  // racks share no memory over UCX
-  cluster::ClusterConfig config = BenchClusterConfig(c);
-  for (uint32_t i = 0; i < config.memnodes.size(); ++i) {
-    config.memnodes[i].rack = RackName(i);
-    config.memnodes[i].rack_tenants = {1};
-  }
-  PULSE_RETURN_IF_ERROR(cluster::ValidateClusterConfig(config));
-  cluster::LaunchOptions lo;
-  lo.die_with_parent = true;
-  lo.progress = o.progress;
-  PULSE_ASSIGN_OR_RETURN(cluster::ClusterState started, cluster::StartCluster(config, lo));
-  const std::string address = started.switch_address;
-  cluster::ClusterGuard guard(std::move(started), std::chrono::milliseconds(3000));
-  cluster::ApplyTransportEnvironment(config);  // the CPU nodes speak what the nodes speak
-  ::unsetenv("PULSE_RACK");                    // each client names its rack (or none)
+  PULSE_ASSIGN_OR_RETURN(RackedCluster racked, StartRackedBenchCluster(c));
+  const std::string address = racked.switch_address;
+  cluster::ClusterGuard& guard = racked.guard;
   YcsbBenchResult res;
-  res.transport = config.ucx_tls;
+  res.transport = racked.transport;
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) > 0) res.load_average = load[0];
   for (const std::string& sys : o.systems) {

@@ -106,6 +106,7 @@ Result<BlockCache::Block*> BlockCache::Lookup(uint64_t block, bool whole) {
     return b;
   }
   ++counters_->cache_misses;
+  if (admit_ && !admit_(block)) return nullptr;  // not admitted: read or write through
   auto inserted = Insert(block);
   if (!inserted.ok()) return inserted.status();
   Block* b = *inserted;

@@ -47,6 +47,13 @@ class BlockCache {
   // and writebacks; it must outlive the cache.
   BlockCache(const CacheOptions& options, FetchFn fetch, StoreFn store, ClientCounters* counters);
 
+  // Which blocks a miss may bring in: with a filter set, a miss on a block
+  // it refuses reads just the bytes asked for and caches nothing (the lock
+  // tier's page cache admits read-hot pages only, src/client/lock_tier.h).
+  // Called once per miss, with the block's far address.
+  using AdmitFn = std::function<bool(uint64_t block)>;
+  void SetAdmission(AdmitFn admit) { admit_ = std::move(admit); }
+
   bool enabled() const { return capacity_ > 0; }
   uint32_t block_bytes() const { return block_; }
 
@@ -85,6 +92,7 @@ class BlockCache {
   void Touch(uint64_t block, Block& b);
   // The cached block, counted as a hit, or on a miss a newly inserted one,
   // fetched unless `whole` (the caller overwrites all of it); nullptr if
+  // the admission filter refused it, or if
   // the fetch failed (nothing is cached for it then).
   Result<Block*> Lookup(uint64_t block, bool whole);
   // Makes room for one block and inserts it (data uninitialised).
@@ -110,6 +118,7 @@ class BlockCache {
   CacheOptions options_;
   FetchFn fetch_;
   StoreFn store_;
+  AdmitFn admit_;  // empty: every miss is cached
   ClientCounters* counters_;
   uint32_t block_;
   size_t capacity_;  // blocks

@@ -109,6 +109,7 @@ struct Client::Impl final : TraversalPath {
   uint32_t cpu_node() const override { return connections.cpu_node; }
   void StoresDone() override {
     if (access.caching()) (void)access.cache()->Invalidate();
+    if (LockTier* l = access.lock_tier()) l->DropCache();
   }
 
   // A kAmBatch envelope of responses: each handled as if it came alone; a
@@ -154,6 +155,9 @@ Status Client::Impl::Open() {
       raw->traversals.OnSwitchLost();
   });
   if (options.cache.bytes > 0) PULSE_RETURN_IF_ERROR(access.EnableCache(options.cache));
+  // The cache keeps writes and reads under locks already (LockTierOptions).
+  if (options.cache.bytes == 0 && (options.lock_tier.write_buffer || options.lock_tier.page_cache))
+    access.EnableLockTier(options.lock_tier, options.hotness);
   allocator = std::make_unique<FarAllocator>(
       options.policy, options.slab_bytes, static_cast<uint32_t>(connections.nodes.size()),
       [raw](uint32_t node, uint64_t bytes) -> Result<std::pair<uint64_t, uint64_t>> {
@@ -181,6 +185,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   // A peer's answer missing a field or with a field of the wrong type is an
   // error of the peer, reported as a value.
   PULSE_RETURN_IF_ERROR(options.hotness.Validate());  // ClientOptions::hotness
+  PULSE_RETURN_IF_ERROR(CheckLockTierOptions(options.lock_tier));
   try {
     auto impl = std::make_unique<Impl>(options);
     PULSE_RETURN_IF_ERROR(impl->Open());
@@ -224,6 +229,16 @@ Status Client::RenewLock(uint64_t lock_addr, uint64_t holder, std::chrono::milli
   return impl_->locks.Renew(lock_addr, holder, lease);
 }
 Status Client::Unlock(uint64_t lock_addr, uint64_t holder) { return impl_->locks.Unlock(lock_addr, holder); }
+void Client::EnterLock(bool exclusive) {
+  if (LockTier* l = impl_->access.lock_tier()) l->Enter(exclusive);
+}
+Status Client::LeaveLock(bool exclusive) {
+  LockTier* l = impl_->access.lock_tier();
+  return l != nullptr ? l->Leave(exclusive) : Status::Ok();
+}
+void Client::AbandonLock(bool exclusive) {
+  if (LockTier* l = impl_->access.lock_tier()) l->Abandon(exclusive);
+}
 
 void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vector<uint8_t> scratch,
                            const TraverseOptions& options, TraverseCallback done) {
@@ -234,6 +249,13 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
   if (!policy.ShouldOffload(program->info().longest_path)) {
     im.traversals.Post(std::move(done), im.local->Run(*program, cur_ptr, std::move(scratch), options));
     return;
+  }
+  // The memory nodes must see the writes buffered under a lock.
+  if (LockTier* l = im.access.lock_tier(); l != nullptr) {
+    if (Status s = l->Drain(); !s.ok()) {
+      im.traversals.Post(std::move(done), s);
+      return;
+    }
   }
   uint32_t iterations_here = 0;
   if (im.access.caching() || im.access.rack_tier()) {
@@ -319,6 +341,10 @@ const ClientCounters& Client::counters() const {
   impl_->counters.envelopes_in = impl_->batches_in.envelopes;
   impl_->counters.responses_in_envelopes = impl_->batches_in.carried;
   impl_->counters.malformed_envelopes = impl_->batches_in.malformed;
+  if (LockTier* l = impl_->access.lock_tier()) {
+    impl_->counters.lock_cache_hits = l->cache_counters().cache_hits;
+    impl_->counters.lock_cache_misses = l->cache_counters().cache_misses;
+  }
   return impl_->counters;
 }
 const net::Counters& Client::net_counters() const { return impl_->connections.worker->counters(); }

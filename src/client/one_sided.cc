@@ -35,15 +35,101 @@ Status OneSidedAccess::EnableCache(const CacheOptions& c) {
 }
 
 Status OneSidedAccess::Read(uint64_t addr, void* dst, size_t len) {
-  if (RackAccess(false, addr, dst, len)) return Status::Ok();
+  if (RackAccess(false, addr, dst, len)) {
+    if (locks_ != nullptr) locks_->Overlay(addr, dst, len);
+    return Status::Ok();
+  }
   heat_.OnFabricAccess(addr, tier::AccessKind::kRead);
+  if (locks_ != nullptr && locks_->holding()) return locks_->Read(addr, dst, len);
   return caching() ? cache_->Read(addr, dst, len) : Rma(false, addr, dst, len);
 }
 
 Status OneSidedAccess::Write(uint64_t addr, const void* src, size_t len) {
+  if (locks_ != nullptr && locks_->holding()) return WriteUnderLock(addr, src, len);
   if (RackAccess(true, addr, const_cast<void*>(src), len)) return Status::Ok();
   heat_.OnFabricAccess(addr, tier::AccessKind::kWrite);
   return caching() ? cache_->Write(addr, src, len) : Rma(true, addr, const_cast<void*>(src), len);
+}
+
+// ---- under locks (src/client/lock_tier.h) -----------------------------------
+
+void OneSidedAccess::EnableLockTier(const LockTierOptions& options, const tier::HotnessParams& hotness) {
+  LockTier::Far far{
+      .read = [this](uint64_t addr, void* dst, size_t len) { return Rma(false, addr, dst, len); },
+      .write = [this](uint64_t addr, const void* src, size_t len) { return Rma(true, addr, const_cast<void*>(src), len); },
+      .post = [this](uint64_t addr, const void* src, size_t len,
+                     std::shared_ptr<const void> keep) { return PostWrite(addr, src, len, std::move(keep)); },
+      .wait = [this] { return WaitPosted(); },
+  };
+  locks_ = std::make_unique<LockTier>(options, hotness, std::move(far), counters_);
+}
+
+Status OneSidedAccess::WriteUnderLock(uint64_t addr, const void* src, size_t len) {
+  void* buf = const_cast<void*>(src);
+  // A write to buffer is checked now, as the far write would be, so its
+  // errors are this call's and not the flush's.
+  const bool buffer = locks_->BuffersWrite(len) && Writable(addr, len);
+  // Bytes already buffered stay in the buffer, so the newest write of them
+  // is the one that lands; anything else first writes out the buffered
+  // bytes it touches.
+  if (!buffer || !locks_->Overlaps(addr, len)) {
+    PULSE_RETURN_IF_ERROR(locks_->BeforeWrite(addr, len));
+    if (RackAccess(true, addr, buf, len)) return Status::Ok();
+  }
+  heat_.OnFabricAccess(addr, tier::AccessKind::kWrite);
+  if (buffer) return locks_->Buffer(addr, src, len);
+  return Rma(true, addr, buf, len);
+}
+
+bool OneSidedAccess::Writable(uint64_t addr, size_t len) {
+  MemNode* n = connections_->NodeFor(addr);
+  if (n == nullptr || len > n->size - (addr - n->base) || !EnsureNode(*n).ok()) return false;
+  for (uint64_t a = addr; a < addr + len;) {
+    Result<const std::pair<const uint64_t, AllocationKey>*> k = KeyFor(*n, a);
+    if (!k.ok()) return false;
+    a = (*k)->first + (*k)->second.length;
+  }
+  return true;
+}
+
+Status OneSidedAccess::PostWrite(uint64_t addr, const void* src, size_t len, std::shared_ptr<const void> keep) {
+  MemNode* n = connections_->NodeFor(addr);
+  if (n == nullptr || len > n->size - (addr - n->base))
+    return Status::InvalidArgument(fmt::format("far address {:#x} (+{}) is outside every memory node", addr, len));
+  PULSE_RETURN_IF_ERROR(EnsureNode(*n));
+  ++counters_->remote_writes;
+  const auto* bytes = static_cast<const uint8_t*>(src);
+  while (len > 0) {
+    PULSE_ASSIGN_OR_RETURN(auto* k, KeyFor(*n, addr));
+    const size_t piece = std::min<uint64_t>(len, k->second.length - (addr - k->first));
+    const uint64_t remote = k->second.remote_base + (addr - k->first);
+    std::shared_ptr<Posted> posted = posted_;
+    PULSE_RETURN_IF_ERROR(connections_->worker->PutAsync(k->second.key, remote, bytes, piece,
+                                                         [posted, keep](const Status& s) {
+                                                           --posted->outstanding;
+                                                           if (!s.ok() && posted->error.ok()) posted->error = s;
+                                                         }));
+    ++posted_->outstanding;
+    posted_->endpoints.insert(k->second.ep);
+    addr += piece;
+    bytes += piece;
+    len -= piece;
+  }
+  return Status::Ok();
+}
+
+Status OneSidedAccess::WaitPosted() {
+  net::Worker& w = *connections_->worker;
+  std::shared_ptr<Posted> posted = posted_;
+  Status s = w.RunUntil([&posted] { return posted->outstanding == 0; }, connections_->rma_timeout());
+  for (net::EndpointId ep : posted->endpoints) {
+    Status flushed = w.Flush(ep, connections_->rma_timeout());
+    if (s.ok() && !flushed.ok()) s = flushed;
+  }
+  if (s.ok()) s = posted->error;
+  // Writes still out after a timeout complete into the old record.
+  posted_ = std::make_shared<Posted>();
+  return s;
 }
 
 // ---- the rack tier ---------------------------------------------------------

@@ -22,12 +22,19 @@
 // copy; a dead one is dropped, the node marked lost, and the access goes the
 // normal way (a read's copy is discarded, a write is done again).
 //
+// Under FarLock holds (Client::EnterLock), reads and writes that cross the
+// fabric go through the lock tier (src/client/lock_tier.h): small writes
+// under an exclusive hold into its write buffer, reads under shared holds
+// through its page cache; a read served by the rack tier still sees the
+// write buffer.
+//
 // Thread-safety: none; it belongs to its Client's thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -35,6 +42,7 @@
 
 #include "client/cache.h"
 #include "client/connections.h"
+#include "client/lock_tier.h"
 #include "client/page_heat.h"
 
 namespace pulse {
@@ -58,6 +66,19 @@ class OneSidedAccess {
   Status Write(uint64_t addr, const void* src, size_t len);
   // Straight to far memory.
   Status Rma(bool write, uint64_t addr, void* buf, size_t len);
+  // Posts a write of [addr, addr + len) without waiting for it (one
+  // Worker::PutAsync per allocation touched); `keep` holds src alive until
+  // it is done.  Errors: those of Rma before any byte moves (the pieces
+  // posted before an error still land).
+  Status PostWrite(uint64_t addr, const void* src, size_t len, std::shared_ptr<const void> keep);
+  // Waits until every posted write is done and visible at its node
+  // (Worker::Flush of each endpoint written).  Errors: the first failed
+  // write, Timeout after the client's one-sided deadline.
+  Status WaitPosted();
+
+  // Sets up the lock tier (Client::Connect, with no cache).
+  void EnableLockTier(const LockTierOptions& options, const tier::HotnessParams& hotness);
+  LockTier* lock_tier() { return locks_.get(); }  // null if off
 
   // Connects memory node `n` if its connection was lost (its keys, bound
   // to the old connection, are dropped first).
@@ -90,6 +111,11 @@ class OneSidedAccess {
     net::EndpointId ep = net::kInvalidEndpoint;
     net::RemoteKey key;
   };
+  // A write under a lock (locks_->holding()).
+  Status WriteUnderLock(uint64_t addr, const void* src, size_t len);
+  // True if every byte of [addr, addr + len) lies in an allocation whose key
+  // this client has or gets: a write of it could be done.
+  bool Writable(uint64_t addr, size_t len);
   // The key of the allocation holding addr, asked for if unknown.
   Result<const std::pair<const uint64_t, AllocationKey>*> KeyFor(MemNode& n, uint64_t addr);
 
@@ -111,6 +137,15 @@ class OneSidedAccess {
   const ClientLifetimes* lifetimes_;
   PageHeatCounter heat_;  // hot pages of other racks (docs/tier.md)
   std::unique_ptr<BlockCache> cache_;
+  std::unique_ptr<LockTier> locks_;
+  // Writes posted and not yet waited for; shared with their completions,
+  // which may run after this object is gone (the worker outlives it).
+  struct Posted {
+    uint64_t outstanding = 0;
+    Status error;
+    std::set<net::EndpointId> endpoints;
+  };
+  std::shared_ptr<Posted> posted_ = std::make_shared<Posted>();
   std::map<uint64_t, AllocationKey> keys_;  // by allocation base (far address)
 };
 

@@ -44,6 +44,8 @@ Status FarLock::Lock(bool exclusive, std::chrono::milliseconds timeout) {
     if (!granted.ok()) return granted.status();
     if (*granted) {
       held_ = true;
+      exclusive_ = exclusive;
+      client_->EnterLock(exclusive);  // the write buffer / page cache of this hold
       // Other CPU nodes may have changed what this one has cached.
       return client_->InvalidateCache();
     }
@@ -62,9 +64,18 @@ Status FarLock::LockExclusive(std::chrono::milliseconds timeout) { return Lock(t
 Status FarLock::Unlock() {
   if (!held_) return Status::InvalidArgument(fmt::format("FarLock {:#x}: not held", address_));
   held_ = false;
+  // Every write of this hold reaches far memory before the next holder can
+  // take the lock.
+  Status drained = client_->LeaveLock(exclusive_);
   Status flushed = client_->FlushCache();
   Status released = client_->Unlock(address_, holder_);
+  if (!drained.ok()) return drained;
   return flushed.ok() ? released : flushed;
+}
+
+void FarLock::Forget() {
+  if (held_) client_->AbandonLock(exclusive_);
+  held_ = false;
 }
 
 Status FarLock::Renew() {

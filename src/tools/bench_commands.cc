@@ -188,6 +188,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddNetBench(bench);
   AddTraverseBench(bench);
   AddTierBench(bench);
+  AddTierLocksBench(bench);
   AddYcsbBench(bench);
   AddRpcBench(bench);
   AddKvBench(bench);

@@ -17,6 +17,7 @@ void AddBenchCommands(CLI::App& bench);
 // pulse bench traverse (src/tools/traverse_bench_command.cc)
 void AddTraverseBench(CLI::App& bench);
 void AddTierBench(CLI::App& bench);
+void AddTierLocksBench(CLI::App& bench);
 void AddYcsbBench(CLI::App& bench);
 // pulse bench rpc (src/tools/rpc_bench_command.cc)
 void AddRpcBench(CLI::App& bench);

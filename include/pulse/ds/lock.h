@@ -16,7 +16,13 @@
 //
 // Acquiring drops the client's cache (ClientOptions::cache; other CPU nodes
 // may have written) and releasing writes its dirty blocks back first, so
-// cached CPU nodes see each other's writes made under the lock.
+// cached CPU nodes see each other's writes made under the lock.  The same
+// for the lock tier (ClientOptions::lock_tier, docs/tier.md): under an
+// exclusive hold small writes are buffered, and releasing writes them all
+// out and waits before the lock is given up; under a shared hold read-hot
+// pages are cached, dropped on release.  So the next holder sees every
+// write of the previous one.  A holder that dies (or Forget()s) with writes
+// still buffered loses them, as it would lose a write it never sent.
 //
 // Thread-safety: a FarLock belongs to one thread, like its Client; each
 // thread (CPU node) uses its own FarLock on the same address.  One FarLock
@@ -55,18 +61,22 @@ class FarLock {
   // already holds it, those of Client::TryLock.
   Status LockShared(std::chrono::milliseconds timeout);
   Status LockExclusive(std::chrono::milliseconds timeout);
-  // Writes the cache back and releases the hold.  InvalidArgument if
-  // nothing is held; FailedPrecondition if the lease had expired (the lock
-  // may have been taken by someone else meanwhile: what was done under it
-  // was not protected).
+  // Writes the write buffer out (waited for) and the cache back, and
+  // releases the hold.  InvalidArgument if nothing is held;
+  // FailedPrecondition if the lease had expired (the lock may have been
+  // taken by someone else meanwhile: what was done under it was not
+  // protected); the error of a buffered write that failed (the hold is
+  // released all the same, and the buffered writes may not all have
+  // reached far memory).
   Status Unlock();
   // Extends the lease by the configured length from now.
   // FailedPrecondition if it had expired already.
   Status Renew();
 
   // Forgets the hold without releasing it, as a CPU node that dies does:
-  // the lock stays taken until the lease ends.
-  void Forget() { held_ = false; }
+  // the lock stays taken until the lease ends, and writes still in the
+  // client's write buffer are dropped unwritten.
+  void Forget();
 
   uint64_t address() const { return address_; }
   uint64_t holder() const { return holder_; }
@@ -81,6 +91,7 @@ class FarLock {
   FarLockOptions options_;
   uint64_t holder_;
   bool held_ = false;
+  bool exclusive_ = false;  // the mode of the hold, while held_
 };
 
 // Holds a FarLock for a scope.  Shared() / Exclusive() wait up to `timeout`

@@ -1,0 +1,30 @@
+// A local cluster of racks for the tier benchmarks (docs/racks.md): memory
+// node i is rack RackName(i)'s pool, offered to tenant 1; the transports
+// share no memory between processes (tcp unless the options name others),
+// and this process's UCX environment is set to match, so its CPU nodes
+// reach the other racks over the fabric only.  `pulse bench ycsb` and
+// `pulse bench tier-locks` start theirs with it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bench/bench_cluster.h"
+#include "pulse/status.h"
+
+namespace pulse::bench {
+
+// Rack i's name: "a", "b", ...
+std::string RackName(uint32_t i);
+
+struct RackedCluster {
+  std::string switch_address;
+  std::string transport;        // the UCX transports in use
+  cluster::ClusterGuard guard;  // stops the cluster (StopBenchCluster reports how)
+};
+
+// Starts `options.memory_nodes` racks.  $PULSE_RACK is unset: each client
+// names its rack.  Errors: those of ValidateClusterConfig and StartCluster.
+Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions options);
+
+}  // namespace pulse::bench
