@@ -62,6 +62,11 @@ bool CheckInstructions(const FunctionInput& fn, DiagnosticSink* diags, bool* jum
       bad(slot, "invalid register number");
       continue;
     }
+    const bool writes_dst = in.cls() == kBpfLd || in.cls() == kBpfLdx || in.cls() == kBpfAlu || in.cls() == kBpfAlu64;
+    if (writes_dst && in.dst == kBpfFramePointer) {
+      bad(slot, "writes the frame pointer r10 (read-only in BPF)");
+      continue;
+    }
     auto reloc = fn.relocs.find(slot);
     switch (in.cls()) {
       case kBpfLd:

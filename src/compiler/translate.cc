@@ -237,11 +237,7 @@ class Translator {
   void Alu(int slot, const BpfInsn& in, AbsState* s) {
     const bool a32 = in.cls() == kBpfAlu;
     const int width = a32 ? 4 : 8;
-    const int d = in.dst;
-    if (d == kBpfFramePointer) {
-      Error(slot, "writes the frame pointer r10");
-      return;
-    }
+    const int d = in.dst;  // never r10: CheckInstructions refused that
     const uint8_t op = in.op();
     AbsValue& dv = s->r[d];
     if (op == kBpfEnd) {  // to little endian: a zero-extending truncation

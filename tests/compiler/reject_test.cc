@@ -308,6 +308,23 @@ TEST(Reject, ByteOrderConversionToAnUndefinedWidth) {
   EXPECT_THAT(r.status().message(), HasSubstr("byte-order conversion to 0 bits: BPF defines 16, 32 and 64"));
 }
 
+// A mutated object: end()'s first instruction loads into r10.  BPF's frame
+// pointer is read-only; the translator refused ALU writes to it but took
+// loads, and dropped this one as dead, so pulse went on where BPF's load
+// left the context (a fuzzer's find).
+TEST(Reject, LoadIntoTheFramePointer) {
+  auto object = CompileCToBpfObject(IteratorPath("list_find.c"), {});
+  ASSERT_TRUE(object.ok()) << object.status().message();
+  const size_t hdr = SectionHeaderAt(*object, "pulse/end/list_find");
+  ASSERT_NE(hdr, 0u);
+  uint8_t* insn = object->data() + ElfField(*object, hdr + 0x18, 8);
+  const uint8_t load[8] = {0x79, 0x1a, 0x08, 0x00, 0, 0, 0, 0};  // r10 = *(u64 *)(r1 + 8)
+  std::memcpy(insn, load, 8);
+  auto r = TranslateBpfObject(*object);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("writes the frame pointer r10"));
+}
+
 TEST(Reject, EveryProblemIsReported) {
   // Two independent problems in one function: both diagnostics.
   const std::string msg = Reject(R"(
