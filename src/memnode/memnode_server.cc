@@ -304,6 +304,7 @@ Status MemNodeServer::Run() {
       (void)PollExtensions();
       // The end of the pass: what it produced leaves now, aggregated.
       FlushOutboxes();
+      ConnectPeers();
       continue;
     }
     // Idle engine: the rings are polled for their window before any sleep
@@ -320,6 +321,7 @@ Status MemNodeServer::Run() {
       continue;
     }
     MaybeReconnect();
+    ConnectPeers();
     ReclaimExpiredSessions();
     // Answers handlers produced without engine work (duplicates, unknown
     // programs) leave before the wait.
@@ -402,9 +404,29 @@ void MemNodeServer::OnBatch(net::EndpointId from, std::span<const uint8_t> paylo
 bool MemNodeServer::AdoptRouting(const json& table) {
   Result<RoutingTable> t = RoutingTable::FromJson(table);
   if (!t.ok()) return false;
-  if (routing_.Adopt(std::move(t).value())) log_->Debug("routing table version {}", routing_.version());
+  const std::vector<RouteEntry> before = routing_.entries();
+  if (routing_.Adopt(std::move(t).value())) {
+    log_->Debug("routing table version {}", routing_.version());
+    // A node whose entry changed (down, up again, a new address) may be a
+    // new incarnation without the programs sent to the old one.
+    for (const RouteEntry& old : before) {
+      const RouteEntry* now = routing_.Find(old.node);
+      if (now == nullptr || now->address != old.address || now->alive != old.alive)
+        service_.ForgetSentPrograms(old.node);
+    }
+  }
   AdoptPages(table);
+  // Direct routing: the connections to the other memory nodes are opened
+  // now, by the event loop (ConnectPeers), not by the first continuation.
+  if (routing_mode_ == RoutingMode::kDirect)
+    for (const RouteEntry& e : routing_.entries())
+      if (e.alive && e.node != options_.node) peers_.Want(e);
   return true;
+}
+
+void MemNodeServer::ConnectPeers() {
+  if (!peers_.has_wanted()) return;
+  for (NodeId node : peers_.ConnectWanted()) service_.ForgetSentPrograms(node);
 }
 
 void MemNodeServer::Dispatch(TraversalMessage&& m) {
@@ -420,7 +442,9 @@ void MemNodeServer::Dispatch(TraversalMessage&& m) {
   if (d.to == RouteDecision::To::kCpuNode) {
     to = peers_.CpuNode(d.node, m.tenant);
   } else if (const RouteEntry* e = routing_.Find(d.node); e != nullptr && d.node != options_.node) {
-    Result<net::EndpointId> ep = peers_.MemNode(*e);
+    // Only a connection that is open: one to open is the event loop's
+    // (ConnectPeers), and this message takes the switch meanwhile.
+    Result<net::EndpointId> ep = peers_.Connected(*e);
     if (ep.ok()) to = *ep;
     else log_->Debug("continuation {:#x} to memory node {} through the switch: {}", m.request_id, d.node,
                      ep.status().message());
@@ -471,7 +495,7 @@ void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
   } else {
     log_->Debug("connection {} closed: {}", ep, why.message());
   }
-  peers_.OnDisconnect(ep);
+  if (std::optional<NodeId> memnode = peers_.OnDisconnect(ep)) service_.ForgetSentPrograms(*memnode);
   for (const auto& e : extensions_) e->OnDisconnect(ep);
   // Its sessions' leases start running out.
   sessions_.Detach(ep, Clock::now());

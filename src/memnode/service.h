@@ -140,6 +140,12 @@ class MemNodeService {
   std::vector<memnode::PipelineLoad> pipeline_loads() const;
   const MemNodeCounters& counters() const { return counters_; }
 
+  // Memory node `node` may no longer hold the programs this node sent it
+  // (its connection closed, a new one opened, its routing entry changed: a
+  // restart loses the program cache): the next continuation to it carries
+  // the code again instead of being bounced there as an unknown program.
+  void ForgetSentPrograms(int64_t node) { sent_programs_.erase(node); }
+
  private:
   struct Pending {
     TraversalMessage message;  // header fields; scratch moved into the request
