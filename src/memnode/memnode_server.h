@@ -168,6 +168,14 @@ struct MemNodeServerOptions {
 struct MemNodeServerCounters {
   uint64_t malformed = 0;          // traversal messages that did not decode
   uint64_t responses_dropped = 0;  // no switch to send them to
+  // Per-leg time on this node (issue 14; with the service's queue_wait_ns
+  // and engine_ns): traversal messages' handlers (decode, admission, the
+  // answers of refused ones queued), outbox flushes (encoding done, the
+  // sends), and the extensions' handlers with their replies' sends (the
+  // RPC baselines' whole time on the node).
+  uint64_t handle_ns = 0;
+  uint64_t send_ns = 0;
+  uint64_t extension_ns = 0;
   uint64_t bytes_in = 0;           // traversal message bytes
   uint64_t bytes_out = 0;
   uint64_t control_ops = 0;
