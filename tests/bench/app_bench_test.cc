@@ -60,6 +60,32 @@ TEST(AppBench, RpcIterationsCountTheNodesItsHandlersVisit) {
   std::filesystem::remove_all(o.run_dir);
 }
 
+// The memory nodes' per-leg time (issue 14): pulse's requests pass the
+// traversal handler, the engine and an outbox flush, and no extension; the
+// rpc baseline's pass only its extension's handler.
+TEST(AppBench, MemNodeLegsSayWhereEachSystemSpendsItsTime) {
+  AppBenchOptions o = SmallBtrdb("app-bench-legs");
+  auto pulse = RunAppBench(o);
+  ASSERT_TRUE(pulse.ok()) << pulse.status().ToString();
+  o.system = "rpc";
+  auto rpc = RunAppBench(o);
+  ASSERT_TRUE(rpc.ok()) << rpc.status().ToString();
+  const auto leg = [](const AppBenchResult& r, const char* name) {
+    auto it = r.memnode_leg_us_per_op.find(name);
+    EXPECT_NE(it, r.memnode_leg_us_per_op.end()) << name;
+    return it == r.memnode_leg_us_per_op.end() ? -1.0 : it->second;
+  };
+  for (const char* name : {"handle", "engine", "send"}) {
+    EXPECT_GT(leg(*pulse, name), 0) << "pulse " << name;
+    EXPECT_EQ(leg(*rpc, name), 0) << "rpc " << name;
+  }
+  EXPECT_GE(leg(*pulse, "queue_wait"), 0);
+  EXPECT_EQ(leg(*pulse, "extension"), 0);
+  EXPECT_GT(leg(*rpc, "extension"), 0);
+  EXPECT_EQ(AppBenchJson(o, *rpc)["memnode_legs_us_per_op"]["extension"], rpc->memnode_leg_us_per_op.at("extension"));
+  std::filesystem::remove_all(o.run_dir);
+}
+
 // Critical-path accounting against the cluster's own counters: a btrdb
 // query is one traversal, so pulse travels a request, one message per
 // continuation (node crossing) and a response; rpc a round trip per node
