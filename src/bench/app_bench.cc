@@ -140,6 +140,8 @@ struct ClusterCounters {
   // to the switch): active messages sent and the messages they carried.
   uint64_t mn_messages = 0;
   uint64_t mn_carried = 0;
+  // The memory nodes' per-leg time (stats' "legs_ns"), summed over them.
+  std::map<std::string, uint64_t> legs_ns;
 };
 
 Result<std::vector<std::string>> MemNodeAddresses(cluster::ControlSession& s, const std::string& sw) {
@@ -175,6 +177,9 @@ Result<ClusterCounters> ReadCounters(cluster::ControlSession& s, const std::stri
         c.mn_carried += (*agg)[way].value("carried", uint64_t{0});
       }
     }
+    if (auto legs = counters.find("legs_ns"); legs != counters.end() && legs->is_object())
+      for (const auto& [leg, ns] : legs->items())
+        if (ns.is_number_unsigned()) c.legs_ns[leg] += ns.get<uint64_t>();
     if (counters.contains("cpu_us")) {
       cpu += counters["cpu_us"].get<uint64_t>();
     } else {
@@ -285,6 +290,7 @@ json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
       {"lat_p99_us", r.closed.latency.p99_us},
       {"bytes_per_op", r.bytes_per_op},
       {"mn_cpu_us_per_op", OptionalJson(r.mn_cpu_us_per_op)},
+      {"memnode_legs_us_per_op", r.memnode_leg_us_per_op},
       {"energy_uj_per_op", OptionalJson(r.energy_uj_per_op)},
       {"offload_fraction", r.offload_fraction},
       {"cross_node_per_op", r.cross_node_per_op},
@@ -498,6 +504,11 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   res.critical_path_bytes_per_op = static_cast<double>(path_bytes) / n;
   res.bytes_per_op = static_cast<double>(bytes) / n;
   if (after->cpu_us && before->cpu_us) res.mn_cpu_us_per_op = static_cast<double>(*after->cpu_us - *before->cpu_us) / n;
+  for (const auto& [leg, ns] : after->legs_ns) {
+    auto was = before->legs_ns.find(leg);
+    const uint64_t start = was == before->legs_ns.end() ? 0 : was->second;
+    if (ns >= start) res.memnode_leg_us_per_op[leg] = static_cast<double>(ns - start) / 1000.0 / n;
+  }
   if (rapl0 && rapl1 && *rapl1 >= *rapl0) res.energy_uj_per_op = static_cast<double>(*rapl1 - *rapl0) / n;
   res.offload_fraction = traversals == 0 ? 0 : static_cast<double>(offloaded) / static_cast<double>(traversals);
   res.cross_node_per_op = static_cast<double>((after->forwards - before->forwards) + reissues) / n;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -76,6 +77,13 @@ struct AppBenchResult {
   bool has_open = false;
   double bytes_per_op = 0;
   std::optional<double> mn_cpu_us_per_op;
+  // Wall time per operation on the memory nodes, by leg (their stats'
+  // "legs_ns", summed over the nodes): "handle" (traversal messages decoded
+  // and admitted), "queue_wait" (waiting for a workspace), "engine" (the
+  // run), "send" (outbox flushes), "extension" (the rpc baselines' handlers
+  // with their replies).  What p50 has beyond these is the network, the
+  // wake-ups and the CPU node.
+  std::map<std::string, double> memnode_leg_us_per_op;
   std::optional<double> energy_uj_per_op;  // RAPL package energy, where readable
   double offload_fraction = 0;
   double cross_node_per_op = 0;

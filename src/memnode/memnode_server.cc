@@ -31,6 +31,10 @@ constexpr milliseconds kReconnectAttempt{1000};
 // attempt starts (the Worker wakes at once for traffic and RequestStop()).
 constexpr milliseconds kIdleWait{1000};
 
+uint64_t NanosSince(Clock::time_point t0) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+}
+
 // `stats`: each engine pipeline's traversals in flight and served.
 json PipelineLoadsJson(const std::vector<PipelineLoad>& loads) {
   json out = json::array();
@@ -85,9 +89,15 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
     OnControlReply(from, p);
   });
   worker_->SetHandler(kAmTraversal, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    const Clock::time_point t0 = Clock::now();
     OnTraversal(from, p);
+    counters_.handle_ns += NanosSince(t0);
   });
-  worker_->SetHandler(kAmBatch, [this](net::EndpointId from, std::span<const uint8_t> p) { OnBatch(from, p); });
+  worker_->SetHandler(kAmBatch, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    const Clock::time_point t0 = Clock::now();
+    OnBatch(from, p);
+    counters_.handle_ns += NanosSince(t0);
+  });
   worker_->SetHandler(kAmRouting, [this](net::EndpointId from, std::span<const uint8_t> p) {
     if (from != switch_ep_) return;  // only the switch's word counts
     json table = json::parse(p.begin(), p.end(), nullptr, /*allow_exceptions=*/false);
@@ -106,10 +116,12 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
   for (const MemNodeExtensionFactory& make : options.extensions) {
     MemNodeExtension* e = extensions_.emplace_back(make(context)).get();
     worker_->SetHandler(e->request_am(), [this, e](net::EndpointId from, std::span<const uint8_t> p) {
+      const Clock::time_point t0 = Clock::now();
       auto reply = e->HandleFrom(from, p, [this, from](TenantId claimed) {
         return node::CheckTenantClaim(*worker_, from, claimed, "extension").status();
       });
       if (reply) (void)worker_->Send(from, e->reply_am(), std::move(*reply));
+      counters_.extension_ns += NanosSince(t0);
     });
   }
   worker_->SetDisconnectHandler([this](net::EndpointId ep, const Status& why) { OnDisconnect(ep, why); });
@@ -304,6 +316,7 @@ Status MemNodeServer::Run() {
       (void)PollExtensions();
       // The end of the pass: what it produced leaves now, aggregated.
       FlushOutboxes();
+      ConnectPeers();
       continue;
     }
     // Idle engine: the rings are polled for their window before any sleep
@@ -320,6 +333,7 @@ Status MemNodeServer::Run() {
       continue;
     }
     MaybeReconnect();
+    ConnectPeers();
     ReclaimExpiredSessions();
     // Answers handlers produced without engine work (duplicates, unknown
     // programs) leave before the wait.
@@ -402,9 +416,29 @@ void MemNodeServer::OnBatch(net::EndpointId from, std::span<const uint8_t> paylo
 bool MemNodeServer::AdoptRouting(const json& table) {
   Result<RoutingTable> t = RoutingTable::FromJson(table);
   if (!t.ok()) return false;
-  if (routing_.Adopt(std::move(t).value())) log_->Debug("routing table version {}", routing_.version());
+  const std::vector<RouteEntry> before = routing_.entries();
+  if (routing_.Adopt(std::move(t).value())) {
+    log_->Debug("routing table version {}", routing_.version());
+    // A node whose entry changed (down, up again, a new address) may be a
+    // new incarnation without the programs sent to the old one.
+    for (const RouteEntry& old : before) {
+      const RouteEntry* now = routing_.Find(old.node);
+      if (now == nullptr || now->address != old.address || now->alive != old.alive)
+        service_.ForgetSentPrograms(old.node);
+    }
+  }
   AdoptPages(table);
+  // Direct routing: the connections to the other memory nodes are opened
+  // now, by the event loop (ConnectPeers), not by the first continuation.
+  if (routing_mode_ == RoutingMode::kDirect)
+    for (const RouteEntry& e : routing_.entries())
+      if (e.alive && e.node != options_.node) peers_.Want(e);
   return true;
+}
+
+void MemNodeServer::ConnectPeers() {
+  if (!peers_.has_wanted()) return;
+  for (NodeId node : peers_.ConnectWanted()) service_.ForgetSentPrograms(node);
 }
 
 void MemNodeServer::Dispatch(TraversalMessage&& m) {
@@ -420,7 +454,9 @@ void MemNodeServer::Dispatch(TraversalMessage&& m) {
   if (d.to == RouteDecision::To::kCpuNode) {
     to = peers_.CpuNode(d.node, m.tenant);
   } else if (const RouteEntry* e = routing_.Find(d.node); e != nullptr && d.node != options_.node) {
-    Result<net::EndpointId> ep = peers_.MemNode(*e);
+    // Only a connection that is open: one to open is the event loop's
+    // (ConnectPeers), and this message takes the switch meanwhile.
+    Result<net::EndpointId> ep = peers_.Connected(*e);
     if (ep.ok()) to = *ep;
     else log_->Debug("continuation {:#x} to memory node {} through the switch: {}", m.request_id, d.node,
                      ep.status().message());
@@ -443,6 +479,7 @@ void MemNodeServer::SendToSwitch(TraversalMessage&& message) {
 
 void MemNodeServer::FlushOutboxes() {
   if (to_cpu_.empty() && to_peers_.empty() && to_switch_.empty()) return;
+  const Clock::time_point t0 = Clock::now();
   // A direct send that fails (the connection went down since the message
   // was routed) goes to the switch, as the same bytes: the switch routes it
   // by the authoritative table, or answers node_unavailable.
@@ -460,6 +497,7 @@ void MemNodeServer::FlushOutboxes() {
     ++counters_.responses_dropped;
     log_->Debug("response {:#x} not sent to the switch: {}", e.tag, why.ToString());
   });
+  counters_.send_ns += NanosSince(t0);
 }
 
 void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
@@ -471,7 +509,7 @@ void MemNodeServer::OnDisconnect(net::EndpointId ep, const Status& why) {
   } else {
     log_->Debug("connection {} closed: {}", ep, why.message());
   }
-  peers_.OnDisconnect(ep);
+  if (std::optional<NodeId> memnode = peers_.OnDisconnect(ep)) service_.ForgetSentPrograms(*memnode);
   for (const auto& e : extensions_) e->OnDisconnect(ep);
   // Its sessions' leases start running out.
   sessions_.Detach(ep, Clock::now());
@@ -740,6 +778,12 @@ json MemNodeServer::Stats() const {
               {"redirects_sent", counters_.redirects_sent},
               {"redirects_received", counters_.redirects_received},
               {"peer_connections", peers_.memnode_connections()},
+              {"legs_ns",
+               {{"handle", counters_.handle_ns},
+                {"queue_wait", c.queue_wait_ns},
+                {"engine", c.engine_ns},
+                {"send", counters_.send_ns},
+                {"extension", counters_.extension_ns}}},
               {"cpu_seconds", node::ProcessCpuSeconds()},
               {"net", node::NetCountersJson(worker_->counters())}};
   if (ring_ != nullptr) stats["ring"] = ring_->Stats(*worker_);

@@ -21,7 +21,10 @@
 //                "not local" continuation goes straight to the memory node
 //                owning its cur_ptr and a final response straight to the
 //                CPU node (Peers, peers.h), each falling back to the switch
-//                when that node cannot be reached.  A request for a cur_ptr
+//                when that node cannot be reached (or, for a memory node,
+//                has no connection open yet: the event loop opens those
+//                to every peer of each routing table it gets, outside
+//                handlers and engine passes).  A request for a cur_ptr
 //                outside this node's pool (a sender with a stale routing
 //                table) is returned unrun as a redirect (kFlagRedirect);
 //   kAmBatch     several kAmTraversal messages in one envelope
@@ -165,6 +168,14 @@ struct MemNodeServerOptions {
 struct MemNodeServerCounters {
   uint64_t malformed = 0;          // traversal messages that did not decode
   uint64_t responses_dropped = 0;  // no switch to send them to
+  // Per-leg time on this node (issue 14; with the service's queue_wait_ns
+  // and engine_ns): traversal messages' handlers (decode, admission, the
+  // answers of refused ones queued), outbox flushes (encoding done, the
+  // sends), and the extensions' handlers with their replies' sends (the
+  // RPC baselines' whole time on the node).
+  uint64_t handle_ns = 0;
+  uint64_t send_ns = 0;
+  uint64_t extension_ns = 0;
   uint64_t bytes_in = 0;           // traversal message bytes
   uint64_t bytes_out = 0;
   uint64_t control_ops = 0;
@@ -281,6 +292,10 @@ class MemNodeServer {
   // Takes the switch's routing mode and table from its register_memnode
   // answer or a push; false if malformed.
   bool AdoptRouting(const nlohmann::json& table);
+  // Opens the connections to other memory nodes that the routing table or
+  // the traversal path asked for (Peers::ConnectWanted); outside handlers
+  // and engine passes only.
+  void ConnectPeers();
   // ---- the page directory (tier_hooks.cc, docs/tier.md) ----
   // Takes the page directory carried by a routing table's JSON if newer.
   void AdoptPages(const nlohmann::json& table);

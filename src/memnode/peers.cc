@@ -41,6 +41,32 @@ Result<net::EndpointId> Peers::MemNode(RouteEntry e) {
   return *ep;
 }
 
+Result<net::EndpointId> Peers::Connected(const RouteEntry& e) {
+  if (!e.alive) return Status::Unavailable(fmt::format("memory node {} is down", e.node));
+  auto it = memnodes_.find(e.node);
+  if (it != memnodes_.end() && it->second.address == e.address && worker_->IsConnected(it->second.ep))
+    return it->second.ep;
+  wanted_[e.node] = e;
+  return Status::Unavailable(fmt::format("no connection to memory node {} at {} yet", e.node, e.address));
+}
+
+void Peers::Want(const RouteEntry& e) { (void)Connected(e); }
+
+std::vector<NodeId> Peers::ConnectWanted() {
+  std::vector<NodeId> opened;
+  // Connecting runs the worker's handlers, which may want more: take the
+  // list first.
+  std::map<NodeId, RouteEntry> wanted;
+  wanted.swap(wanted_);
+  for (auto& [node, e] : wanted) {
+    auto it = memnodes_.find(node);
+    const net::EndpointId before = it == memnodes_.end() ? net::kInvalidEndpoint : it->second.ep;
+    Result<net::EndpointId> ep = MemNode(std::move(e));
+    if (ep.ok() && *ep != before) opened.push_back(node);
+  }
+  return opened;
+}
+
 bool Peers::BindCpuNode(uint32_t cpu_node, net::EndpointId ep) {
   Result<node::ConnectionTenant> who = node::TenantOf(*worker_, ep);
   if (!who.ok()) return false;
@@ -72,14 +98,21 @@ net::EndpointId Peers::CpuNode(uint32_t cpu_node, TenantId tenant) const {
   return net::kInvalidEndpoint;
 }
 
-void Peers::OnDisconnect(net::EndpointId ep) {
+std::optional<NodeId> Peers::OnDisconnect(net::EndpointId ep) {
+  std::optional<NodeId> memnode;
   for (auto it = memnodes_.begin(); it != memnodes_.end();) {
-    it = it->second.ep == ep ? memnodes_.erase(it) : std::next(it);
+    if (it->second.ep != ep) {
+      ++it;
+      continue;
+    }
+    memnode = it->first;
+    it = memnodes_.erase(it);
   }
   for (auto it = cpu_nodes_.begin(); it != cpu_nodes_.end();) {
     std::erase(it->second, ep);
     it = it->second.empty() ? cpu_nodes_.erase(it) : std::next(it);
   }
+  return memnode;
 }
 
 }  // namespace pulse::memnode

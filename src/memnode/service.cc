@@ -139,10 +139,11 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
     store_in_flight_.insert(StoreVisit{m.request_id, m.iterations});
     if (record_) record_->Begin(m, program->hash());
   }
-  queue_.push_back(Pending{std::move(m), std::move(program)});
+  queue_.push_back(Pending{std::move(m), std::move(program), Clock::now()});
 }
 
 void MemNodeService::Admit() {
+  const Clock::time_point now = queue_.empty() ? Clock::time_point() : Clock::now();
   while (CanAdmitNext()) {
     Pending p = std::move(queue_.front());
     queue_.pop_front();
@@ -154,7 +155,8 @@ void MemNodeService::Admit() {
     req.state.cur_ptr = p.message.cur_ptr;
     req.state.iterations = p.message.iterations;
     req.state.scratch = std::move(p.message.scratch);
-    running_.emplace(req.id, std::move(p.message));
+    counters_.queue_wait_ns += static_cast<uint64_t>(std::chrono::nanoseconds(now - p.arrived).count());
+    running_.emplace(req.id, Running{std::move(p.message), now});
     if (threads_ != nullptr) {
       threads_->Admit(std::move(req));
     } else {
@@ -190,7 +192,8 @@ void MemNodeService::AttachProgramIfNeeded(const VerifiedProgram& program, Trave
 
 void MemNodeService::Finish(TraversalRequest&& req, const TraversalOutcome& out, const SendFn& send) {
   auto it = running_.find(req.id);
-  TraversalMessage m = std::move(it->second);
+  TraversalMessage m = std::move(it->second.message);
+  counters_.engine_ns += static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - it->second.admitted).count());
   running_.erase(it);
   const StoreVisit visit{m.request_id, m.iterations};  // as it arrived
   m.kind = MessageKind::kResponse;

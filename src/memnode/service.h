@@ -76,6 +76,12 @@ struct MemNodeCounters {
   // kOutcomeUnknown.
   uint64_t durable_answers = 0;
   uint64_t outcome_unknown = 0;
+  // Where a traversal's time on this node goes (issue 14's per-leg
+  // accounting), summed over the traversals answered: from Handle() to its
+  // admission to the engine (waiting for a workspace), and from admission
+  // to the answer (the engine's run, with whatever it interleaves).
+  uint64_t queue_wait_ns = 0;
+  uint64_t engine_ns = 0;
 };
 
 class MemNodeService {
@@ -140,10 +146,22 @@ class MemNodeService {
   std::vector<memnode::PipelineLoad> pipeline_loads() const;
   const MemNodeCounters& counters() const { return counters_; }
 
+  // Memory node `node` may no longer hold the programs this node sent it
+  // (its connection closed, a new one opened, its routing entry changed: a
+  // restart loses the program cache): the next continuation to it carries
+  // the code again instead of being bounced there as an unknown program.
+  void ForgetSentPrograms(int64_t node) { sent_programs_.erase(node); }
+
  private:
+  using Clock = std::chrono::steady_clock;
   struct Pending {
     TraversalMessage message;  // header fields; scratch moved into the request
     ProgramRef program;
+    Clock::time_point arrived;
+  };
+  struct Running {
+    TraversalMessage message;
+    Clock::time_point admitted;
   };
 
   void Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send);
@@ -176,7 +194,7 @@ class MemNodeService {
   std::unordered_map<uint64_t, ProgramRef> programs_;
   std::unordered_map<int64_t, std::unordered_set<uint64_t>> sent_programs_;  // by destination node
   std::deque<Pending> queue_;
-  std::unordered_map<uint64_t, TraversalMessage> running_;  // by workspace request id
+  std::unordered_map<uint64_t, Running> running_;  // by workspace request id
   uint64_t next_local_id_ = 1;
   std::set<StoreVisit> store_in_flight_;
   std::map<StoreVisit, TraversalMessage> store_done_;

@@ -43,21 +43,59 @@ TEST(AppBench, SeveralClientsEachServeTheirOwnCopy) {
   std::filesystem::remove_all(o.run_dir);
 }
 
+// SmallBtrdb(name) run on pulse, then on rpc (`o` ends as rpc's options).
+struct PulseThenRpc {
+  AppBenchOptions o;
+  AppBenchResult pulse, rpc;
+};
+void RunPulseThenRpc(const std::string& name, PulseThenRpc* runs) {
+  runs->o = SmallBtrdb(name);
+  auto p = RunAppBench(runs->o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  runs->pulse = std::move(p).value();
+  runs->o.system = "rpc";
+  auto r = RunAppBench(runs->o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  runs->rpc = std::move(r).value();
+}
+
 // The rpc system's handlers walk the same tree nodes the pulse iterator
 // does, so its iterations per operation (handler steps) are of the same size.
 TEST(AppBench, RpcIterationsCountTheNodesItsHandlersVisit) {
-  AppBenchOptions o = SmallBtrdb("app-bench-rpc-iterations");
-  auto pulse = RunAppBench(o);
-  ASSERT_TRUE(pulse.ok()) << pulse.status().ToString();
-  o.system = "rpc";
-  auto rpc = RunAppBench(o);
-  ASSERT_TRUE(rpc.ok()) << rpc.status().ToString();
-  ASSERT_TRUE(pulse->iterations_per_op.has_value() && rpc->iterations_per_op.has_value());
-  ASSERT_GT(*pulse->iterations_per_op, 0);
-  const double ratio = *rpc->iterations_per_op / *pulse->iterations_per_op;
-  EXPECT_GT(ratio, 0.5) << "rpc " << *rpc->iterations_per_op << " vs pulse " << *pulse->iterations_per_op;
-  EXPECT_LT(ratio, 2.0) << "rpc " << *rpc->iterations_per_op << " vs pulse " << *pulse->iterations_per_op;
-  std::filesystem::remove_all(o.run_dir);
+  PulseThenRpc runs;
+  ASSERT_NO_FATAL_FAILURE(RunPulseThenRpc("app-bench-rpc-iterations", &runs));
+  const AppBenchResult& pulse = runs.pulse;
+  const AppBenchResult& rpc = runs.rpc;
+  ASSERT_TRUE(pulse.iterations_per_op.has_value() && rpc.iterations_per_op.has_value());
+  ASSERT_GT(*pulse.iterations_per_op, 0);
+  const double ratio = *rpc.iterations_per_op / *pulse.iterations_per_op;
+  EXPECT_GT(ratio, 0.5) << "rpc " << *rpc.iterations_per_op << " vs pulse " << *pulse.iterations_per_op;
+  EXPECT_LT(ratio, 2.0) << "rpc " << *rpc.iterations_per_op << " vs pulse " << *pulse.iterations_per_op;
+  std::filesystem::remove_all(runs.o.run_dir);
+}
+
+// The memory nodes' per-leg time (issue 14): pulse's requests pass the
+// traversal handler, the engine and an outbox flush, and no extension; the
+// rpc baseline's pass only its extension's handler.
+TEST(AppBench, MemNodeLegsSayWhereEachSystemSpendsItsTime) {
+  PulseThenRpc runs;
+  ASSERT_NO_FATAL_FAILURE(RunPulseThenRpc("app-bench-legs", &runs));
+  const AppBenchResult& pulse = runs.pulse;
+  const AppBenchResult& rpc = runs.rpc;
+  const auto leg = [](const AppBenchResult& r, const char* name) {
+    auto it = r.memnode_leg_us_per_op.find(name);
+    EXPECT_NE(it, r.memnode_leg_us_per_op.end()) << name;
+    return it == r.memnode_leg_us_per_op.end() ? -1.0 : it->second;
+  };
+  for (const char* name : {"handle", "engine", "send"}) {
+    EXPECT_GT(leg(pulse, name), 0) << "pulse " << name;
+    EXPECT_EQ(leg(rpc, name), 0) << "rpc " << name;
+  }
+  EXPECT_GE(leg(pulse, "queue_wait"), 0);
+  EXPECT_EQ(leg(pulse, "extension"), 0);
+  EXPECT_GT(leg(rpc, "extension"), 0);
+  EXPECT_EQ(AppBenchJson(runs.o, rpc)["memnode_legs_us_per_op"]["extension"], rpc.memnode_leg_us_per_op.at("extension"));
+  std::filesystem::remove_all(runs.o.run_dir);
 }
 
 // Critical-path accounting against the cluster's own counters: a btrdb

@@ -87,5 +87,44 @@ TEST(Peers, ATablePushedWhileConnectingDoesNotPullTheEntryFromUnderIt) {
   EXPECT_EQ(peers.memnode_connections(), 0u);
 }
 
+// Issue 14: the traversal path never connects (a connect inside the
+// engine's pass stalled the node; inside a handler it cannot be made).  It
+// takes an open connection or notes the node as wanted; the event loop's
+// ConnectWanted opens it and names the node (whose sent-program memory the
+// caller then drops), and a closed connection names its node too.
+TEST(Peers, TheTraversalPathOnlyWantsAConnectionAndTheEventLoopOpensIt) {
+  PeerThread next_node;
+  ASSERT_TRUE(next_node.ok());
+  std::unique_ptr<net::Worker> worker = MakeWorker();
+  ASSERT_NE(worker, nullptr);
+  RoutingTable table = TableOf(1, fmt::format("127.0.0.1:{}", next_node.port()));
+  Peers peers(worker.get(), /*connect_timeout=*/5000ms, /*retry_after=*/60000ms);
+
+  Result<net::EndpointId> none = peers.Connected(*table.Find(5));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Status::Code::kUnavailable) << none.status().ToString();
+  EXPECT_EQ(peers.memnode_connections(), 0u) << "Connected() connected";
+  ASSERT_TRUE(peers.has_wanted());
+
+  EXPECT_EQ(peers.ConnectWanted(), std::vector<NodeId>{5});
+  EXPECT_FALSE(peers.has_wanted());
+  Result<net::EndpointId> ep = peers.Connected(*table.Find(5));
+  ASSERT_TRUE(ep.ok()) << ep.status().ToString();
+  EXPECT_FALSE(peers.has_wanted());
+  // Wanted again while open: nothing new is opened, nothing to forget.
+  peers.Want(*table.Find(5));
+  EXPECT_FALSE(peers.has_wanted());
+  EXPECT_TRUE(peers.ConnectWanted().empty());
+
+  EXPECT_EQ(peers.OnDisconnect(*ep), std::optional<NodeId>(5));
+  EXPECT_EQ(peers.memnode_connections(), 0u);
+  EXPECT_EQ(peers.OnDisconnect(*ep), std::nullopt);
+  // A node marked down is neither connected nor wanted.
+  RouteEntry down = *table.Find(5);
+  down.alive = false;
+  EXPECT_FALSE(peers.Connected(down).ok());
+  EXPECT_FALSE(peers.has_wanted());
+}
+
 }  // namespace
 }  // namespace pulse::memnode

@@ -492,6 +492,56 @@ TEST(DirectRouting, AContinuationCrossesThreeMemoryNodesWithNoSwitchHop) {
   EXPECT_EQ((*client)->counters().switch_sends, 0u);
 }
 
+// Issue 14: a memory node remembers which programs it sent each peer with
+// their code and sends later continuations by hash.  A peer that restarts
+// has lost its program cache: before, the first continuation to the new
+// process went by hash and bounced there as an unknown program (the CPU node
+// then re-sent the code, three legs later).  Now the closed connection and
+// the changed routing entry make node 0 send the code again.
+TEST(DirectRouting, TheFirstContinuationToARestartedPeerCarriesTheProgram) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2, 8, {"--routing", "direct"}));
+  FarList list = BuildList(rack, 8, 4);  // hops 0-3 on node 0, 4-7 on node 1: one crossing
+  ClientOptions options;
+  options.switch_address = rack.switch_address();
+  options.tenant = 1;
+  auto client = Client::Connect(options);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  const auto sum_from_head = [&]() -> uint64_t {
+    auto r = (*client)->Traverse(SumProgram(), list.head, std::vector<uint8_t>(8, 0), offload);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return 0;
+    EXPECT_EQ(r->status, TraversalStatus::kDone) << TraversalStatusName(r->status);
+    uint64_t sum = 0;
+    std::memcpy(&sum, r->scratch.data(), 8);
+    return sum;
+  };
+  ASSERT_EQ(sum_from_head(), list.sum);
+  ASSERT_EQ(sum_from_head(), list.sum);
+  json node0 = rack.MemNodeStats(0)["counters"];
+  ASSERT_EQ(node0["continuations_with_code"], 1) << node0.dump();
+  ASSERT_EQ(node0["continuations_by_hash"], 1) << "the second went by hash: " << node0.dump();
+
+  rack.memnode(1).Signal(SIGKILL);
+  ASSERT_NE(rack.memnode(1).Wait(10s), -1);
+  rack.ForgetMemNode(1);
+  json s = rack.WaitForSwitchStats([](const json& c) { return c["memnodes_alive"] == 1; });
+  ASSERT_EQ(s["counters"]["memnodes_alive"], 1) << s.dump();
+  rack.StartMemNode(1);  // re-attaches the pool: the list's second half is there again
+  ASSERT_TRUE(rack.Join(2));
+
+  EXPECT_EQ(sum_from_head(), list.sum);
+  node0 = rack.MemNodeStats(0)["counters"];
+  EXPECT_EQ(node0["continuations_with_code"], 2) << node0.dump();
+  EXPECT_EQ(node0["continuations_by_hash"], 1) << node0.dump();
+  const json node1 = rack.MemNodeStats(1)["counters"];
+  EXPECT_EQ(node1["unknown_programs"], 0) << "the continuation bounced: " << node1.dump();
+  EXPECT_EQ(node1["requests"], 1) << node1.dump();
+  EXPECT_EQ((*client)->counters().unknown_programs, 0u);
+}
+
 TEST(DirectRouting, ARequestForAPointerTheNodeDoesNotOwnIsRedirectedUnrun) {
   LocalRack rack;
   ASSERT_TRUE(rack.Start(2, 8, {"--routing", "direct"}));
