@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "ds/btree_offload.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/lock.h"
 #include "pulse/iterators/resp_lookup.h"
@@ -164,6 +165,7 @@ bool Keyspace::TakeFusedSet(std::string_view key) { return fused_done_.erase(Key
 
 void Keyspace::DropCaches() {
   fused_done_.clear();
+  full_leaves_.clear();
   heads_.clear();
   windows_.clear();
   ++generation_;
@@ -332,10 +334,11 @@ void Keyspace::StoreAsync(uint64_t addr, std::vector<uint8_t> image) {
   });
 }
 
-void Keyspace::InsertAsync(uint64_t hash, uint64_t record) {
+void Keyspace::InsertAsync(uint64_t hash, uint64_t record, uint64_t full_leaf) {
   const uint64_t ticket = tickets_++;
   ++stats_.async_inserts;
-  pending_stores_.emplace(ticket, PendingStore{record, {}, hash});
+  pending_stores_.emplace(ticket, PendingStore{record, {}, hash, full_leaf});
+  if (full_leaf != 0) return;  // the traversal would find it full again: Settle splits it
   auto lookup = EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
   if (!lookup.ok()) return;  // Settle inserts it
   pulse_resp_lookup_state st{};
@@ -354,6 +357,7 @@ void Keyspace::InsertAsync(uint64_t hash, uint64_t record) {
                            if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof out) return;
                            std::memcpy(&out, t.scratch.data(), sizeof out);
                            it->second.done = out.inserted == PULSE_RESP_INSERTED;
+                           if (out.inserted == PULSE_RESP_LEAF_FULL) it->second.leaf = out.leaf;
                          });
 }
 
@@ -370,16 +374,16 @@ Status Keyspace::Settle() {
   in_flight_.clear();
   std::sort(redo.begin(), redo.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   // Record writes first, then the index inserts that were not done in place
-  // (full leaves: BTree::Insert splits them, now that no insert is in flight).
+  // (full leaves, split now that no insert is in flight), one at a time.
   std::stable_partition(redo.begin(), redo.end(), [](const auto& r) { return !r.second.image.empty(); });
   for (auto& [ticket, p] : redo) {
     Status s;
-    ++(p.image.empty() ? stats_.cpu_inserts : stats_.redone);
     if (!p.image.empty()) {
+      ++stats_.redone;
       s = client_->Write(p.addr, p.image.data(), p.image.size());
-    } else if (auto inserted = index_->Insert(p.hash, p.addr); !inserted.ok()) {
-      s = inserted.status();
-    }  // false: it was entered after all (an answer that came too late)
+    } else {
+      s = InsertAtSettle(p.hash, p.addr, p.leaf, waited.ok());
+    }
     if (!s.ok()) {
       failed_tickets_.push_back(ticket);
       if (first.ok()) first = waited.ok() ? s : waited;
@@ -389,6 +393,23 @@ Status Keyspace::Settle() {
   // not so: forget it all.
   if (!first.ok()) DropCaches();
   return first;
+}
+
+Status Keyspace::InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight) {
+  // The split near memory needs the tree to itself: no traversal of this
+  // batch may still be running (WaitAll gave up on one: BTree::Insert, as
+  // before).  A false result: the hash was entered after all (an answer
+  // that came too late).
+  if (!nothing_in_flight) {
+    ++stats_.cpu_inserts;
+    return index_->Insert(hash, record).status();
+  }
+  if (spares_ == nullptr) spares_ = std::make_unique<ds::internal::SpareNodes>(client_);
+  ds::internal::OffloadInsertStats tally;
+  Status s = ds::internal::InsertNearMemory(client_, *index_, *spares_, hash, record, leaf, &tally).status();
+  stats_.near_memory_splits += tally.splits;
+  stats_.cpu_inserts += tally.at_cpu;
+  return s;
 }
 
 Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, std::string_view key) {
@@ -490,6 +511,8 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
             return;
           }
           if (fresh != 0 && out.inserted != PULSE_RESP_INSERTED) ReleaseRecord(fresh, fresh_bytes);
+          // The SET runs as usual; its index insert waits for Settle.
+          if (out.inserted == PULSE_RESP_LEAF_FULL) full_leaves_[h] = out.leaf;
           if (out.found == 0) {
             heads_[h] = std::nullopt;
             return;
@@ -626,7 +649,12 @@ Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::s
   PULSE_ASSIGN_OR_RETURN(auto head, IndexFind(hash));
   if (!head) {
     PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, 0));
-    InsertAsync(hash, addr);
+    uint64_t full_leaf = 0;
+    if (auto it = full_leaves_.find(hash); it != full_leaves_.end()) {
+      full_leaf = it->second;
+      full_leaves_.erase(it);
+    }
+    InsertAsync(hash, addr, full_leaf);
     heads_[hash] = addr;
     ++count_;
     return Status::Ok();

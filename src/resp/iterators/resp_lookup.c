@@ -8,9 +8,10 @@
  * absent and its leaf has room, the leaf's iteration enters (hash, insert)
  * in place (keys and slots after it shift up by one; the count word is
  * written last), so a SET of a new key needs no descent by one-sided reads.
- * A full leaf is left alone (PULSE_RESP_LEAF_FULL): the CPU node splits it
- * with BTree::Insert.  The tree header's size is not changed (it is a hint,
- * recounted by BTree::Repair). */
+ * A full leaf is left alone (PULSE_RESP_LEAF_FULL, with the leaf's
+ * address): the keyspace's Settle splits it once nothing else is in flight,
+ * near memory too (src/ds/btree_offload.h) or with BTree::Insert.  The tree
+ * header's size is not changed (it is a hint, recounted by BTree::Repair). */
 #include "resp_lookup.h"
 
 /* The fused SET at the chain's first record `w` (its words): the record
@@ -94,6 +95,7 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   if (st->insert == 0) return true;
   if (n >= PULSE_DS_BTREE_MAX_KEYS) {
     st->inserted = PULSE_RESP_LEAF_FULL;
+    st->leaf = cur_addr;
     return true;
   }
 #pragma unroll
