@@ -250,6 +250,8 @@ class Keyspace {
   Keyspace(Client* client, uint64_t directory, const KeyspaceOptions& options);
   Status LoadDirectory();
   Status StoreDirectory();
+  // The directory's first kDirectoryCore bytes as StoreDirectory writes them.
+  std::vector<uint8_t> DirectoryCore() const;
   // A record of a chain as WalkChain read it.
   struct ChainRecord {
     uint64_t addr = 0;
@@ -278,8 +280,12 @@ class Keyspace {
   // Takes the lock, saying so in `wanted` while waiting for it.
   Status Acquire();
   // Whether another server has asked for the lock (read at most every
-  // options_.yield_check).
+  // options_.yield_check): the answer of PeekWanted's traversal if one was
+  // sent, else one read.
   bool OtherWants();
+  // Sends an asynchronous read of the `wanted` word (resp_peek) if
+  // OtherWants will read it, so it travels with the batch's writes.
+  void PeekWanted();
   Status WriteWanted(uint64_t v);
   void DropCaches();
   static bool Fits(const RecordHeader& h, std::string_view key, std::string_view value);
@@ -294,9 +300,18 @@ class Keyspace {
   // An asynchronous index insert of hash -> record (resp_lookup with
   // `insert`); a full leaf, or a failure, is inserted in Settle (the leaf
   // split near memory, or BTree::Insert), after every other asynchronous
-  // operation has completed.  `full_leaf`: this batch's prefetch found the
+  // operation has completed.  `full`: this batch's prefetch found the
   // hash's leaf full, so no traversal is sent now.
-  void InsertAsync(uint64_t hash, uint64_t record, uint64_t full_leaf = 0);
+  // A leaf a traversal found full, and the index's shape then (index_epoch_).
+  struct FullLeaf {
+    uint64_t leaf = 0;
+    uint64_t epoch = 0;
+  };
+  void InsertAsync(uint64_t hash, uint64_t record, FullLeaf full);
+  // Sends the split of each full leaf an index insert of this batch waits
+  // for, in flight with the batch's writes, when that is safe (see the
+  // definition); what it leaves or declines Settle does one at a time.
+  void IssueSplits();
   // An index insert left to Settle: the leaf split near memory if it can
   // be, else BTree::Insert.  `leaf`: the full leaf, if known.
   Status InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight);
@@ -312,7 +327,11 @@ class Keyspace {
   std::unordered_map<uint64_t, std::vector<uint8_t>> windows_;
   std::unordered_set<uint64_t> fused_done_;  // hashes of fused SETs written
   // Hashes whose leaf this batch's prefetch found full: the leaf.
-  std::unordered_map<uint64_t, uint64_t> full_leaves_;
+  std::unordered_map<uint64_t, FullLeaf> full_leaves_;
+  // Bumped whenever the index may have changed shape (a split).
+  uint64_t index_epoch_ = 0;
+  bool prefetch_settled_ = false;  // every lookup of the batch answered
+  std::unordered_set<uint64_t> inserts_in_flight_;  // tickets of insert traversals running
   uint64_t generation_ = 0;  // bumped whenever they are dropped
   KeyspaceOptions options_;
   uint64_t index_header_ = 0;
@@ -330,6 +349,9 @@ class Keyspace {
   bool has_wanted_ = false;
   bool asked_ = false;  // this server wrote `wanted` while waiting
   std::chrono::steady_clock::time_point last_wanted_check_{};
+  bool peek_in_flight_ = false;
+  uint64_t peek_id_ = 0;             // the peek whose answer counts
+  std::optional<uint64_t> peeked_;   // its answer
   std::chrono::steady_clock::time_point yielded_at_{};
   bool yielded_ = false;
   // Asynchronous writes in flight: ticket -> (record, image); the records.
@@ -338,7 +360,7 @@ class Keyspace {
     uint64_t addr;
     std::vector<uint8_t> image;
     uint64_t hash = 0;
-    uint64_t leaf = 0;  // an index insert whose leaf was full: the leaf
+    FullLeaf full{};  // an index insert whose leaf was found full
     bool done = false;
   };
   std::unordered_map<uint64_t, PendingStore> pending_stores_;
