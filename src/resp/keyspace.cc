@@ -409,7 +409,7 @@ void Keyspace::InsertAsync(uint64_t hash, uint64_t record, FullLeaf full) {
                            std::memcpy(&out, t.scratch.data(), sizeof out);
                            it->second.done = out.inserted == PULSE_RESP_INSERTED;
                            if (out.inserted == PULSE_RESP_LEAF_FULL)
-                             it->second.full = FullLeaf{out.leaf, index_epoch_};
+                             it->second.full = FullLeaf{out.leaf, out.parent, index_epoch_};
                          });
 }
 
@@ -433,7 +433,9 @@ void Keyspace::IssueSplits() {
     auto spare = node ? spares_->Take(*node) : Result<uint64_t>(uint64_t{0});
     if (!spare.ok() || *spare == 0) continue;
     p.full.epoch = ~uint64_t{0};  // sent: not again
-    client_->TraverseAsync(*program, index_->root(),
+    // From the leaf's parent (still its parent: the index kept its shape),
+    // which saves the descent from the root.
+    client_->TraverseAsync(*program, p.full.parent != 0 ? p.full.parent : index_->root(),
                            ds::internal::BTreeInsertScratch(*program, p.hash, p.addr, *spare), offload,
                            [this, ticket, spare = *spare](Result<TraversalResult> r) {
                              auto it = pending_stores_.find(ticket);
@@ -610,7 +612,7 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
           }
           if (fresh != 0 && out.inserted != PULSE_RESP_INSERTED) ReleaseRecord(fresh, fresh_bytes);
           // The SET runs as usual; its index insert waits for Settle.
-          if (out.inserted == PULSE_RESP_LEAF_FULL) full_leaves_[h] = FullLeaf{out.leaf, index_epoch_};
+          if (out.inserted == PULSE_RESP_LEAF_FULL) full_leaves_[h] = FullLeaf{out.leaf, out.parent, index_epoch_};
           if (out.found == 0) {
             heads_[h] = std::nullopt;
             return;
@@ -863,6 +865,8 @@ Status Keyspace::Flush() {
   PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(0, ~uint64_t{0}));
   heads_.clear();
   windows_.clear();
+  full_leaves_.clear();  // leaves of the old index
+  ++index_epoch_;
   ++generation_;
   PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_, IndexOptions()));
   index_header_ = fresh->header_address();

@@ -305,6 +305,7 @@ class Keyspace {
   // A leaf a traversal found full, and the index's shape then (index_epoch_).
   struct FullLeaf {
     uint64_t leaf = 0;
+    uint64_t parent = 0;  // its parent then (0: the root is the leaf)
     uint64_t epoch = 0;
   };
   void InsertAsync(uint64_t hash, uint64_t record, FullLeaf full);

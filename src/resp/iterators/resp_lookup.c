@@ -77,6 +77,7 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
     for (int k = 0; k < PULSE_DS_BTREE_MAX_KEYS; ++k)
       if (k < n && cur_ptr->keys[k] <= key) i = k + 1;
     st->next_pos = i;
+    st->parent = cur_addr;
     return false;
   }
   pulse_u64 i = 0;
