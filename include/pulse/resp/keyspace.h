@@ -153,8 +153,9 @@ class Keyspace {
   // still held from the last batch (End(true)), renews the lease if due and
   // returns at once.  Errors: Timeout (lock), those of Read/BTree::Open.
   Status Begin();
-  // Settles the batch's writes, writes the key count back if it changed,
-  // and releases the lock, unless `keep` and no other server has asked for
+  // Settles the batch's writes, writes the key count back if it changed
+  // (in flight with the writes; so is the read of `wanted` that decides
+  // whether to keep the lock), and releases the lock, unless `keep` and no other server has asked for
   // it (then the hold lasts until the next Begin/End or Release()).
   // Errors: Settle()'s, FailedPrecondition if the lease had run out (see
   // FarLock::Unlock).
