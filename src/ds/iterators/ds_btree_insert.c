@@ -28,7 +28,7 @@
  * The tree header (root, height, size) is never written: a split here never
  * changes the root or the height; the size is not counted (BTree::Repair
  * recounts it). */
-#include "ds_nodes.h"
+#include "ds_btree_search.h"
 
 /* Entry m (0..15) of the leaf's 15 entries with (key, value) inserted at
  * position i. */
@@ -75,16 +75,6 @@ PULSE_INLINE void shrink_left(const struct pulse_ds_btree_node *n, pulse_addr_t 
   pulse_store_u64(at, ((pulse_u64)1 << 32) | HALF);
 }
 
-/* The number of keys of a leaf smaller than key. */
-PULSE_INLINE pulse_u64 leaf_position(const struct pulse_ds_btree_node *n, pulse_u64 key) {
-  pulse_u64 count = n->count;
-  pulse_u64 i = 0;
-#pragma unroll
-  for (int k = 0; k < PULSE_DS_BTREE_MAX_KEYS; ++k)
-    if (k < count && n->keys[k] < key) i = k + 1;
-  return i;
-}
-
 PULSE_END(ds_btree_insert, struct pulse_ds_btree_node) {
   struct pulse_ds_btree_insert_state *st = PULSE_STATE(struct pulse_ds_btree_insert_state);
   pulse_u64 key = st->key;
@@ -114,22 +104,18 @@ PULSE_END(ds_btree_insert, struct pulse_ds_btree_node) {
     return false;
   }
   if (st->phase == PULSE_DS_BTREE_INS_SHRINKING) {
-    shrink_left(cur_ptr, cur_addr, leaf_position(cur_ptr, key), st);
+    shrink_left(cur_ptr, cur_addr, pulse_ds_btree_position(cur_ptr, key), st);
     st->result = PULSE_DS_BTREE_INS_SPLIT;
     return true;
   }
   if (!cur_ptr->leaf) {
-    pulse_u64 i = 0;
-#pragma unroll
-    for (int k = 0; k < PULSE_DS_BTREE_MAX_KEYS; ++k)
-      if (k < n && cur_ptr->keys[k] <= key) i = k + 1;
-    st->next_pos = i;
+    st->next_pos = pulse_ds_btree_child(cur_ptr, key);
     st->parent = cur_addr;
     st->parent_count = n;
     return false;
   }
   st->leaf = cur_addr;
-  pulse_u64 i = leaf_position(cur_ptr, key);
+  pulse_u64 i = pulse_ds_btree_position(cur_ptr, key);
   if (i < n && cur_ptr->keys[i & 15] == key) {
     st->result = PULSE_DS_BTREE_INS_PRESENT;
     st->old_value = (pulse_u64)cur_ptr->slot[i & 15];
