@@ -48,11 +48,14 @@ Result<ProgramRef> BTreeInsertProgram() {
   return program;
 }
 
-std::vector<uint8_t> BTreeInsertScratch(const ProgramRef& program, uint64_t key, uint64_t value, uint64_t spare) {
+std::vector<uint8_t> BTreeInsertScratch(const ProgramRef& program, uint64_t key, uint64_t value, uint64_t spare,
+                                        uint64_t parent) {
   pulse_ds_btree_insert_state st{};
   st.key = key;
   st.value = value;
   st.spare = spare;
+  st.parent = parent;  // its count is checked when the split gets there
+
   std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, program->info().scratch_bytes), 0);
   std::memcpy(scratch.data(), &st, sizeof st);
   return scratch;

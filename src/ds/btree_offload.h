@@ -63,10 +63,15 @@ class SpareNodes {
 // The traversal's program (embedded in the library).
 Result<ProgramRef> BTreeInsertProgram();
 
-// The scratch pad of an insert of key -> value with `spare` (0: none) from
-// the tree's root, and the final state of a finished traversal (Internal if
-// the scratch pad came back short; the traversal's own fault as its error).
-std::vector<uint8_t> BTreeInsertScratch(const ProgramRef& program, uint64_t key, uint64_t value, uint64_t spare);
+// The scratch pad of an insert of key -> value with `spare` (0: none), and
+// the final state of a finished traversal (Internal if the scratch pad came
+// back short; the traversal's own fault as its error).  The traversal starts
+// at the tree's root (parent 0), at any inner node on the key's path, or,
+// with `parent` the leaf's parent, at the key's leaf itself (one iteration
+// less; only if the caller knows the tree has not changed shape since it
+// learnt the leaf and parent, e.g. from a traversal's `leaf` and `parent`).
+std::vector<uint8_t> BTreeInsertScratch(const ProgramRef& program, uint64_t key, uint64_t value, uint64_t spare,
+                                        uint64_t parent = 0);
 Result<pulse_ds_btree_insert_state> BTreeInsertState(const TraversalResult& result);
 
 // Counts of how InsertNearMemory's inserts went.

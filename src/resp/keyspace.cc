@@ -433,10 +433,12 @@ void Keyspace::IssueSplits() {
     auto spare = node ? spares_->Take(*node) : Result<uint64_t>(uint64_t{0});
     if (!spare.ok() || *spare == 0) continue;
     p.full.epoch = ~uint64_t{0};  // sent: not again
-    // From the leaf's parent (still its parent: the index kept its shape),
-    // which saves the descent from the root.
-    client_->TraverseAsync(*program, p.full.parent != 0 ? p.full.parent : index_->root(),
-                           ds::internal::BTreeInsertScratch(*program, p.hash, p.addr, *spare), offload,
+    // From the leaf itself (still the key's leaf, under the same parent:
+    // the index kept its shape), which saves the descent from the root.
+    const bool at_leaf = p.full.parent != 0;
+    client_->TraverseAsync(*program, at_leaf ? p.full.leaf : index_->root(),
+                           ds::internal::BTreeInsertScratch(*program, p.hash, p.addr, *spare, p.full.parent),
+                           offload,
                            [this, ticket, spare = *spare](Result<TraversalResult> r) {
                              auto it = pending_stores_.find(ticket);
                              if (!r.ok() || it == pending_stores_.end()) return;

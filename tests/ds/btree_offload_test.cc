@@ -108,6 +108,51 @@ TEST_F(DsBTreeOffload, AscendingAndDescendingKeys) {
   }
 }
 
+// A split started at the full leaf itself with its parent given (what the
+// keyspace does with the leaf and parent a lookup found): a first traversal
+// without a spare learns them, a second from the leaf splits it.
+TEST_F(DsBTreeOffload, SplitsStartedAtTheLeaf) {
+  auto tree = OffloadedTree(client_.get());
+  ASSERT_NE(tree, nullptr);
+  auto program = internal::BTreeInsertProgram();
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  SpareNodes spares(client_.get());
+  std::map<uint64_t, uint64_t> native;
+  std::mt19937_64 rng(29);
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  auto run = [&](uint64_t start, uint64_t key, uint64_t spare, uint64_t parent) {
+    auto r = client_->Traverse(*program, start, internal::BTreeInsertScratch(*program, key, 7, spare, parent), offload);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    auto st = internal::BTreeInsertState(*r);
+    EXPECT_TRUE(st.ok()) << st.status().ToString();
+    return *st;
+  };
+  uint64_t splits = 0;
+  const uint64_t n = ScaledOps(3000);
+  for (uint64_t op = 0; op < n; ++op) {
+    const uint64_t key = rng() % (4 * n) * 0x9e3779b97f4a7c15ull;
+    const bool absent = native.emplace(key, 7).second;
+    pulse_ds_btree_insert_state st = run(tree->root(), key, 0, 0);
+    if (st.result == PULSE_DS_BTREE_INS_DECLINED && st.parent != 0 && st.parent_count < PULSE_DS_BTREE_MAX_KEYS) {
+      auto spare = spares.Take(*client_->NodeOf(st.leaf));
+      ASSERT_TRUE(spare.ok() && *spare != 0);
+      st = run(st.leaf, key, *spare, st.parent);
+      ASSERT_EQ(st.result, uint64_t{PULSE_DS_BTREE_INS_SPLIT}) << "op " << op;
+      ++splits;
+    } else if (st.result == PULSE_DS_BTREE_INS_DECLINED) {
+      auto r = tree->Insert(key, 7);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_TRUE(*r);
+    } else {
+      ASSERT_EQ(st.result, uint64_t{absent ? PULSE_DS_BTREE_INS_INSERTED : PULSE_DS_BTREE_INS_PRESENT}) << "op " << op;
+    }
+    if (op % 200 == 0) ASSERT_TRUE(tree->Repair().ok());  // BTree::Insert counts from a right size
+  }
+  ExpectSame(*tree, native, rng);
+  EXPECT_GT(splits, native.size() / 30);
+}
+
 // Offloaded inserts, CPU-node inserts and erases on one tree; leaf hints
 // that are right (from a first offloaded insert's path), stale or absent.
 TEST_F(DsBTreeOffload, MixedWithEraseAndCpuInserts) {

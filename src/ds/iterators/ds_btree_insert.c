@@ -2,7 +2,8 @@
  * near memory (src/ds/btree_offload.h says when a caller may run it).
  *
  * The descent is ds_btree_lower_bound's (one iteration per inner node),
- * remembering the last inner node passed: the leaf's parent.  At the leaf:
+ * remembering the last inner node passed: the leaf's parent (a traversal
+ * may also start at the leaf with its parent given).  At the leaf:
  *  - the key is there: nothing is written (PRESENT, its value returned);
  *  - the leaf has room: (key, value) goes in place, keys and slots after it
  *    shift up, the count word is written last (INSERTED);
