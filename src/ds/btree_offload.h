@@ -10,8 +10,11 @@
 //  - the writer holds the tree exclusively and nothing else traverses the
 //    tree while it runs (not even a lookup: a descent that read the parent
 //    before the split and reaches the leaf after it would miss a moved
-//    key), so one at a time, or several only on leaves with distinct
-//    parents;
+//    key), so one at a time, or several together only for distinct leaves
+//    each known to be its key's leaf (learnt since the tree last changed
+//    shape) and started there: two splits then never meet at a leaf, and
+//    at a shared parent each links its node in its own iteration (the
+//    memory node runs STORE-bearing iterations one at a time);
 //  - the tree handle's root and height stay right (a split here changes
 //    neither), but its size() does not count these inserts, nor does the far
 //    header: BTree::Repair() recounts it (the `pulse kv serve` index keeps
