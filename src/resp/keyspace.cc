@@ -15,12 +15,15 @@
 
 #include <fmt/format.h>
 
+#include "ds/btree_offload.h"
 #include "pulse/ds/btree.h"
 #include "pulse/ds/lock.h"
 #include "pulse/iterators/resp_lookup.h"
 #include "pulse/typed_traversal.h"
+#include "pulse/iterators/resp_peek.h"
 #include "pulse/iterators/resp_store.h"
 #include "resp/iterators/resp_lookup.h"
+#include "resp/iterators/resp_peek.h"
 #include "resp/iterators/resp_store.h"
 
 namespace pulse::resp {
@@ -153,9 +156,15 @@ Status Keyspace::LoadDirectory() {
   return Status::Ok();
 }
 
+std::vector<uint8_t> Keyspace::DirectoryCore() const {
+  const Directory d{kMagic, has_wanted_ ? kVersion : 1, index_header_, count_, lock_->address(), 0};
+  const auto* bytes = reinterpret_cast<const uint8_t*>(&d);
+  return std::vector<uint8_t>(bytes, bytes + kDirectoryCore);
+}
+
 Status Keyspace::StoreDirectory() {
-  Directory d{kMagic, has_wanted_ ? kVersion : 1, index_header_, count_, lock_->address(), 0};
-  PULSE_RETURN_IF_ERROR(client_->Write(directory_, &d, kDirectoryCore));
+  const std::vector<uint8_t> core = DirectoryCore();
+  PULSE_RETURN_IF_ERROR(client_->Write(directory_, core.data(), core.size()));
   stored_count_ = count_;
   return Status::Ok();
 }
@@ -164,6 +173,7 @@ bool Keyspace::TakeFusedSet(std::string_view key) { return fused_done_.erase(Key
 
 void Keyspace::DropCaches() {
   fused_done_.clear();
+  full_leaves_.clear();
   heads_.clear();
   windows_.clear();
   ++generation_;
@@ -173,8 +183,42 @@ Status Keyspace::WriteWanted(uint64_t v) {
   return client_->Write(directory_ + offsetof(Directory, wanted), &v, sizeof v);
 }
 
+void Keyspace::PeekWanted() {
+  if (!has_wanted_ || peek_in_flight_) return;
+  if (std::chrono::steady_clock::now() - last_wanted_check_ < options_.yield_check) return;
+  auto peek = EmbeddedProgram<iterators::resp_peek>("resp_peek");
+  if (!peek.ok()) return;  // OtherWants reads it
+  pulse_resp_peek_state st{};
+  std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*peek)->info().scratch_bytes), 0);
+  std::memcpy(scratch.data(), &st, sizeof st);
+  const uint64_t id = ++peek_id_;
+  peeked_.reset();
+  peek_in_flight_ = true;
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  client_->TraverseAsync(*peek, directory_, std::move(scratch), offload, [this, id](Result<TraversalResult> r) {
+    if (id != peek_id_ || !r.ok() || r->status != TraversalStatus::kDone) return;
+    pulse_resp_peek_state out{};
+    if (r->scratch.size() < sizeof out) return;
+    std::memcpy(&out, r->scratch.data(), sizeof out);
+    if (out.read == 1) peeked_ = out.wanted;
+  });
+}
+
 bool Keyspace::OtherWants() {
   if (!has_wanted_) return true;  // a version 1 keyspace: release after every batch
+  if (peek_in_flight_) {
+    // Normally answered during Settle's wait; a failed peek: read it below.
+    peek_in_flight_ = false;
+    if (!peeked_) (void)client_->WaitAll(options_.lock_timeout);
+    if (peeked_) {
+      last_wanted_check_ = std::chrono::steady_clock::now();
+      const uint64_t wanted = *peeked_;
+      peeked_.reset();
+      return wanted != 0 && wanted != lock_->holder();
+    }
+    ++peek_id_;  // a late answer is dropped
+  }
   const auto now = std::chrono::steady_clock::now();
   if (now - last_wanted_check_ < options_.yield_check) return false;
   last_wanted_check_ = now;
@@ -261,8 +305,15 @@ Status Keyspace::Begin() {
 Status Keyspace::End(bool keep) {
   // Callbacks of this batch's prefetch that come late are dropped.
   ++generation_;
+  // In flight with the batch's other writes: the key count (written again
+  // synchronously by Settle if its traversal fails), and whether another
+  // server asks for the lock.
+  const uint64_t count = count_;
+  const bool count_changed = count != stored_count_ && !lease_lost_;
+  if (count_changed) StoreAsync(directory_, DirectoryCore());
+  if (keep && !lease_lost_) PeekWanted();
   Status s = Settle();
-  if (s.ok() && count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
+  if (s.ok() && count_changed) stored_count_ = count;
   if (s.ok() && keep && !lease_lost_ && !OtherWants()) {
     ++stats_.lock_kept;
     return Status::Ok();
@@ -332,10 +383,11 @@ void Keyspace::StoreAsync(uint64_t addr, std::vector<uint8_t> image) {
   });
 }
 
-void Keyspace::InsertAsync(uint64_t hash, uint64_t record) {
+void Keyspace::InsertAsync(uint64_t hash, uint64_t record, FullLeaf full) {
   const uint64_t ticket = tickets_++;
   ++stats_.async_inserts;
-  pending_stores_.emplace(ticket, PendingStore{record, {}, hash});
+  pending_stores_.emplace(ticket, PendingStore{record, {}, hash, full});
+  if (full.leaf != 0) return;  // the traversal would find it full again: Settle splits it
   auto lookup = EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
   if (!lookup.ok()) return;  // Settle inserts it
   pulse_resp_lookup_state st{};
@@ -345,8 +397,10 @@ void Keyspace::InsertAsync(uint64_t hash, uint64_t record) {
   std::memcpy(scratch.data(), &st, sizeof st);
   TraverseOptions offload;
   offload.mode = ExecutionMode::kOffload;
+  inserts_in_flight_.insert(ticket);
   client_->TraverseAsync(*lookup, index_->root(), std::move(scratch), offload,
                          [this, ticket](Result<TraversalResult> r) {
+                           inserts_in_flight_.erase(ticket);
                            auto it = pending_stores_.find(ticket);
                            if (it == pending_stores_.end() || !r.ok()) return;
                            const TraversalResult& t = *r;
@@ -354,11 +408,61 @@ void Keyspace::InsertAsync(uint64_t hash, uint64_t record) {
                            if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof out) return;
                            std::memcpy(&out, t.scratch.data(), sizeof out);
                            it->second.done = out.inserted == PULSE_RESP_INSERTED;
+                           if (out.inserted == PULSE_RESP_LEAF_FULL)
+                             it->second.full = FullLeaf{out.leaf, out.parent, index_epoch_};
                          });
+}
+
+void Keyspace::IssueSplits() {
+  // Only when no traversal that may change the index is running (this
+  // batch's lookups and insert traversals have all answered), and only for
+  // leaves found full since the index last changed shape, one per leaf: two
+  // splits in flight then never meet at a leaf, and at a shared parent each
+  // links its node in its own iteration (src/ds/btree_offload.h).
+  if (!prefetch_settled_ || !inserts_in_flight_.empty() || index_ == nullptr) return;
+  auto program = ds::internal::BTreeInsertProgram();
+  if (!program.ok()) return;
+  if (spares_ == nullptr) spares_ = std::make_unique<ds::internal::SpareNodes>(client_);
+  std::unordered_set<uint64_t> leaves;
+  TraverseOptions offload;
+  offload.mode = ExecutionMode::kOffload;
+  for (auto& [ticket, p] : pending_stores_) {
+    if (!p.image.empty() || p.done || p.full.leaf == 0 || p.full.epoch != index_epoch_) continue;
+    if (!leaves.insert(p.full.leaf).second) continue;
+    const std::optional<uint32_t> node = client_->NodeOf(p.full.leaf);
+    auto spare = node ? spares_->Take(*node) : Result<uint64_t>(uint64_t{0});
+    if (!spare.ok() || *spare == 0) continue;
+    p.full.epoch = ~uint64_t{0};  // sent: not again
+    // From the leaf itself (still the key's leaf, under the same parent:
+    // the index kept its shape), which saves the descent from the root.
+    const bool at_leaf = p.full.parent != 0;
+    client_->TraverseAsync(*program, at_leaf ? p.full.leaf : index_->root(),
+                           ds::internal::BTreeInsertScratch(*program, p.hash, p.addr, *spare, p.full.parent),
+                           offload,
+                           [this, ticket, spare = *spare](Result<TraversalResult> r) {
+                             auto it = pending_stores_.find(ticket);
+                             if (!r.ok() || it == pending_stores_.end()) return;
+                             auto st = ds::internal::BTreeInsertState(*r);
+                             if (!st.ok()) {
+                               // A spare on another node than the leaf: nothing written.
+                               if (r->status == TraversalStatus::kFaultInvalidPointer && r->fault_addr == spare)
+                                 spares_->Give(spare);
+                               return;
+                             }
+                             if (st->result == PULSE_DS_BTREE_INS_DECLINED) {
+                               if (st->phase != PULSE_DS_BTREE_INS_LINKING) spares_->Give(spare);
+                               return;  // Settle inserts it
+                             }
+                             if (st->result == PULSE_DS_BTREE_INS_SPLIT) ++stats_.near_memory_splits;
+                             it->second.done = true;
+                           });
+  }
+  if (!leaves.empty()) ++index_epoch_;  // the shape may change
 }
 
 Status Keyspace::Settle() {
   if (pending_stores_.empty()) return Status::Ok();
+  IssueSplits();
   Status waited = client_->WaitAll(options_.lock_timeout);
   Status first = Status::Ok();
   // A write whose traversal failed (or did not answer in time) is written
@@ -368,18 +472,19 @@ Status Keyspace::Settle() {
     if (!p.done) redo.emplace_back(ticket, std::move(p));
   pending_stores_.clear();
   in_flight_.clear();
+  inserts_in_flight_.clear();
   std::sort(redo.begin(), redo.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   // Record writes first, then the index inserts that were not done in place
-  // (full leaves: BTree::Insert splits them, now that no insert is in flight).
+  // (full leaves, split now that no insert is in flight), one at a time.
   std::stable_partition(redo.begin(), redo.end(), [](const auto& r) { return !r.second.image.empty(); });
   for (auto& [ticket, p] : redo) {
     Status s;
-    ++(p.image.empty() ? stats_.cpu_inserts : stats_.redone);
     if (!p.image.empty()) {
+      ++stats_.redone;
       s = client_->Write(p.addr, p.image.data(), p.image.size());
-    } else if (auto inserted = index_->Insert(p.hash, p.addr); !inserted.ok()) {
-      s = inserted.status();
-    }  // false: it was entered after all (an answer that came too late)
+    } else {
+      s = InsertAtSettle(p.hash, p.addr, p.full.leaf, waited.ok());
+    }
     if (!s.ok()) {
       failed_tickets_.push_back(ticket);
       if (first.ok()) first = waited.ok() ? s : waited;
@@ -389,6 +494,24 @@ Status Keyspace::Settle() {
   // not so: forget it all.
   if (!first.ok()) DropCaches();
   return first;
+}
+
+Status Keyspace::InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight) {
+  ++index_epoch_;  // leaves found full before may have split
+  // The split near memory needs the tree to itself: no traversal of this
+  // batch may still be running (WaitAll gave up on one: BTree::Insert, as
+  // before).  A false result: the hash was entered after all (an answer
+  // that came too late).
+  if (!nothing_in_flight) {
+    ++stats_.cpu_inserts;
+    return index_->Insert(hash, record).status();
+  }
+  if (spares_ == nullptr) spares_ = std::make_unique<ds::internal::SpareNodes>(client_);
+  ds::internal::OffloadInsertStats tally;
+  Status s = ds::internal::InsertNearMemory(client_, *index_, *spares_, hash, record, leaf, &tally).status();
+  stats_.near_memory_splits += tally.splits;
+  stats_.cpu_inserts += tally.at_cpu;
+  return s;
 }
 
 Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, std::string_view key) {
@@ -490,6 +613,8 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
             return;
           }
           if (fresh != 0 && out.inserted != PULSE_RESP_INSERTED) ReleaseRecord(fresh, fresh_bytes);
+          // The SET runs as usual; its index insert waits for Settle.
+          if (out.inserted == PULSE_RESP_LEAF_FULL) full_leaves_[h] = FullLeaf{out.leaf, out.parent, index_epoch_};
           if (out.found == 0) {
             heads_[h] = std::nullopt;
             return;
@@ -506,7 +631,9 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
           windows_[out.record].assign(bytes, bytes + sizeof out.window);
         });
   }
-  (void)client_->WaitAll(options_.lock_timeout);
+  // A lookup still running (it may insert) keeps this batch's leaf splits
+  // out of flight with other traversals (IssueSplits).
+  prefetch_settled_ = client_->WaitAll(options_.lock_timeout).ok();
 }
 
 Result<std::optional<Entry>> Keyspace::Find(std::string_view key, int64_t now_ms) {
@@ -626,7 +753,12 @@ Status Keyspace::Put(std::string_view key, const std::optional<Entry>& e, std::s
   PULSE_ASSIGN_OR_RETURN(auto head, IndexFind(hash));
   if (!head) {
     PULSE_ASSIGN_OR_RETURN(uint64_t addr, NewRecord(key, value, type, expire_ms, 0));
-    InsertAsync(hash, addr);
+    FullLeaf full{};
+    if (auto it = full_leaves_.find(hash); it != full_leaves_.end()) {
+      full = it->second;
+      full_leaves_.erase(it);
+    }
+    InsertAsync(hash, addr, full);
     heads_[hash] = addr;
     ++count_;
     return Status::Ok();
@@ -735,6 +867,8 @@ Status Keyspace::Flush() {
   PULSE_ASSIGN_OR_RETURN(auto entries, index_->Scan(0, ~uint64_t{0}));
   heads_.clear();
   windows_.clear();
+  full_leaves_.clear();  // leaves of the old index
+  ++index_epoch_;
   ++generation_;
   PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_, IndexOptions()));
   index_header_ = fresh->header_address();

@@ -185,14 +185,16 @@ struct Server::Impl {
         "pulse_batch_requests:{}\r\npulse_phase_lock_us:{}\r\npulse_phase_prefetch_us:{}\r\n"
         "pulse_phase_run_us:{}\r\npulse_phase_settle_us:{}\r\npulse_phase_reply_us:{}\r\n"
         "pulse_lock_acquisitions:{}\r\npulse_lock_kept:{}\r\npulse_lock_yields:{}\r\npulse_async_writes:{}\r\n"
-        "pulse_async_inserts:{}\r\npulse_cpu_inserts:{}\r\npulse_writes_redone:{}\r\npulse_fused_sets:{}\r\n",
+        "pulse_async_inserts:{}\r\npulse_cpu_inserts:{}\r\npulse_near_memory_splits:{}\r\n"
+        "pulse_writes_redone:{}\r\npulse_fused_sets:{}\r\n",
         getpid(), impl->port, uptime, impl->counters.connections_open, impl->counters.connections_accepted,
         impl->counters.commands, impl->client->memory_nodes(), impl->keyspace->directory(),
         impl->counters.batches, impl->counters.protocol_errors, impl->counters.far_errors, cc.traversals,
         cc.offloaded, cc.executed_locally, cc.remote_reads, cc.remote_writes, cc.timeouts,
         impl->counters.batch_requests, impl->counters.us_lock, impl->counters.us_prefetch, impl->counters.us_run,
         impl->counters.us_settle, impl->counters.us_reply, ks.lock_acquisitions, ks.lock_kept, ks.lock_yields,
-        ks.async_writes, ks.async_inserts, ks.cpu_inserts, ks.redone, ks.fused_sets);
+        ks.async_writes, ks.async_inserts, ks.cpu_inserts, ks.near_memory_splits, ks.redone,
+        ks.fused_sets);
   }
 
   // Runs up to max_batch pending requests, round robin over connections.

@@ -2,7 +2,8 @@
 throughput") against a plain dict as the reference:
  - SETs fused with their lookup (same-size overwrite in place), asynchronous
    record writes and offloaded index inserts of new keys (enough keys that
-   leaves fill and are split at the CPU node), values that change size
+   leaves fill and are split, near memory or at the CPU node; a full SCAN
+   then visits every key once), values that change size
    (outgrow the inline room, pass the 256-byte asynchronous-write limit,
    shrink back), read back within the same pipeline (a batch reads its own
    writes) and from a second server;
@@ -59,6 +60,12 @@ def fast_paths_and_restart(c):
         if not all(pipe.execute()):
             harness.fail("a SET of a new key was refused")
         check_all(s2.client(), model, "new keys, read by the second server")
+        # The index's leaf chain after the splits (near memory and at the CPU
+        # node): a full SCAN visits every key exactly once.
+        scanned = list(s2.client().scan_iter(count=97))
+        if sorted(k.decode() for k in scanned) != sorted(model):
+            harness.fail(f"SCAN after the new keys: {len(scanned)} keys ({len(set(scanned))} distinct), "
+                         f"expected {len(model)}")
         # Overwrites (same size: fused; other sizes: moved or rewritten), each
         # read back in the same pipeline, and an APPEND after them.
         for round_ in (1, 2, 3):
@@ -92,8 +99,10 @@ def fast_paths_and_restart(c):
         check_all(s2.client(), model, "after plain SETs, read by the second server")
         info = a.info()
         print(f"fused sets {info.get('pulse_fused_sets')}, async writes {info.get('pulse_async_writes')}, "
-              f"async inserts {info.get('pulse_async_inserts')}, cpu inserts {info.get('pulse_cpu_inserts')}")
-        for field in ("pulse_fused_sets", "pulse_async_writes", "pulse_async_inserts", "pulse_cpu_inserts"):
+              f"async inserts {info.get('pulse_async_inserts')}, cpu inserts {info.get('pulse_cpu_inserts')}, "
+              f"near-memory splits {info.get('pulse_near_memory_splits')}")
+        for field in ("pulse_fused_sets", "pulse_async_writes", "pulse_async_inserts", "pulse_cpu_inserts",
+                      "pulse_near_memory_splits"):
             if not info.get(field):
                 harness.fail(f"{field} is {info.get(field)}: the path under test was not taken")
         # Killed, not stopped: what was acknowledged is in far memory.

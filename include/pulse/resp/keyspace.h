@@ -51,8 +51,11 @@
 // fails too its ticket is reported (FailedStores()) so the server replaces
 // the reply of the command that issued it with an error.  A new key's index
 // entry is entered the same way: resp_lookup's descent with `insert` writes
-// it into its leaf in one iteration (a full leaf is split by BTree::Insert
-// at Settle).  New records come
+// it into its leaf in one iteration.  A full leaf is split at Settle, once
+// every other traversal of the batch has landed: by one more offloaded
+// traversal that splits it near memory into a spare node and links that in
+// the leaf's parent (src/ds/btree_offload.h), or, when the parent is full
+// too (or the leaf is the root), by BTree::Insert.  New records come
 // from slabs this server allocates (one Allocate per 64 KiB), so a SET of a
 // new key costs no allocation round trip.
 //
@@ -83,6 +86,9 @@
 namespace pulse::ds {
 class BTree;
 class FarLock;
+namespace internal {
+class SpareNodes;
+}  // namespace internal
 }  // namespace pulse::ds
 
 namespace pulse::resp {
@@ -147,8 +153,9 @@ class Keyspace {
   // still held from the last batch (End(true)), renews the lease if due and
   // returns at once.  Errors: Timeout (lock), those of Read/BTree::Open.
   Status Begin();
-  // Settles the batch's writes, writes the key count back if it changed,
-  // and releases the lock, unless `keep` and no other server has asked for
+  // Settles the batch's writes, writes the key count back if it changed
+  // (in flight with the writes; so is the read of `wanted` that decides
+  // whether to keep the lock), and releases the lock, unless `keep` and no other server has asked for
   // it (then the hold lasts until the next Begin/End or Release()).
   // Errors: Settle()'s, FailedPrecondition if the lease had run out (see
   // FarLock::Unlock).
@@ -222,12 +229,14 @@ class Keyspace {
 
   // How often the lock was taken, kept for the next batch, and given up to
   // another server that asked; asynchronous writes and index inserts issued;
-  // index inserts done by BTree::Insert (a full leaf, or the traversal
-  // failed); record writes redone
-  // synchronously (their traversal failed).  For INFO.
+  // index inserts done by BTree::Insert (a full leaf that could not be
+  // split near memory, or the traversal failed); full leaves split near
+  // memory at Settle; record writes redone synchronously (their traversal
+  // failed).  For INFO.
   struct Stats {
     uint64_t lock_acquisitions = 0, lock_kept = 0, lock_yields = 0;
     uint64_t async_writes = 0, async_inserts = 0, cpu_inserts = 0, redone = 0;
+    uint64_t near_memory_splits = 0;
     uint64_t fused_sets = 0;  // SETs written by their lookup traversal
   };
   const Stats& stats() const { return stats_; }
@@ -242,6 +251,8 @@ class Keyspace {
   Keyspace(Client* client, uint64_t directory, const KeyspaceOptions& options);
   Status LoadDirectory();
   Status StoreDirectory();
+  // The directory's first kDirectoryCore bytes as StoreDirectory writes them.
+  std::vector<uint8_t> DirectoryCore() const;
   // A record of a chain as WalkChain read it.
   struct ChainRecord {
     uint64_t addr = 0;
@@ -270,8 +281,12 @@ class Keyspace {
   // Takes the lock, saying so in `wanted` while waiting for it.
   Status Acquire();
   // Whether another server has asked for the lock (read at most every
-  // options_.yield_check).
+  // options_.yield_check): the answer of PeekWanted's traversal if one was
+  // sent, else one read.
   bool OtherWants();
+  // Sends an asynchronous read of the `wanted` word (resp_peek) if
+  // OtherWants will read it, so it travels with the batch's writes.
+  void PeekWanted();
   Status WriteWanted(uint64_t v);
   void DropCaches();
   static bool Fits(const RecordHeader& h, std::string_view key, std::string_view value);
@@ -284,9 +299,24 @@ class Keyspace {
   // An asynchronous write of `image` (<= 256 bytes) at the record `addr`.
   void StoreAsync(uint64_t addr, std::vector<uint8_t> image);
   // An asynchronous index insert of hash -> record (resp_lookup with
-  // `insert`); a full leaf, or a failure, is inserted by BTree::Insert in
-  // Settle, after every other asynchronous operation has completed.
-  void InsertAsync(uint64_t hash, uint64_t record);
+  // `insert`); a full leaf, or a failure, is inserted in Settle (the leaf
+  // split near memory, or BTree::Insert), after every other asynchronous
+  // operation has completed.  `full`: this batch's prefetch found the
+  // hash's leaf full, so no traversal is sent now.
+  // A leaf a traversal found full, and the index's shape then (index_epoch_).
+  struct FullLeaf {
+    uint64_t leaf = 0;
+    uint64_t parent = 0;  // its parent then (0: the root is the leaf)
+    uint64_t epoch = 0;
+  };
+  void InsertAsync(uint64_t hash, uint64_t record, FullLeaf full);
+  // Sends the split of each full leaf an index insert of this batch waits
+  // for, in flight with the batch's writes, when that is safe (see the
+  // definition); what it leaves or declines Settle does one at a time.
+  void IssueSplits();
+  // An index insert left to Settle: the leaf split near memory if it can
+  // be, else BTree::Insert.  `leaf`: the full leaf, if known.
+  Status InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight);
   // The index entry of hash (prefetched, or a traversal).
   Result<std::optional<uint64_t>> IndexFind(uint64_t hash);
   void Forget(uint64_t record) { windows_.erase(record); }
@@ -298,10 +328,18 @@ class Keyspace {
   std::unordered_map<uint64_t, std::optional<uint64_t>> heads_;
   std::unordered_map<uint64_t, std::vector<uint8_t>> windows_;
   std::unordered_set<uint64_t> fused_done_;  // hashes of fused SETs written
+  // Hashes whose leaf this batch's prefetch found full: the leaf.
+  std::unordered_map<uint64_t, FullLeaf> full_leaves_;
+  // Bumped whenever the index may have changed shape (a split).
+  uint64_t index_epoch_ = 0;
+  bool prefetch_settled_ = false;  // every lookup of the batch answered
+  std::unordered_set<uint64_t> inserts_in_flight_;  // tickets of insert traversals running
   uint64_t generation_ = 0;  // bumped whenever they are dropped
   KeyspaceOptions options_;
   uint64_t index_header_ = 0;
   std::unique_ptr<ds::BTree> index_;
+  // Fresh index nodes by memory node for leaf splits near memory.
+  std::unique_ptr<ds::internal::SpareNodes> spares_;
   std::unique_ptr<ds::FarLock> lock_;
   uint64_t count_ = 0;
   uint64_t stored_count_ = 0;
@@ -313,6 +351,9 @@ class Keyspace {
   bool has_wanted_ = false;
   bool asked_ = false;  // this server wrote `wanted` while waiting
   std::chrono::steady_clock::time_point last_wanted_check_{};
+  bool peek_in_flight_ = false;
+  uint64_t peek_id_ = 0;             // the peek whose answer counts
+  std::optional<uint64_t> peeked_;   // its answer
   std::chrono::steady_clock::time_point yielded_at_{};
   bool yielded_ = false;
   // Asynchronous writes in flight: ticket -> (record, image); the records.
@@ -321,6 +362,7 @@ class Keyspace {
     uint64_t addr;
     std::vector<uint8_t> image;
     uint64_t hash = 0;
+    FullLeaf full{};  // an index insert whose leaf was found full
     bool done = false;
   };
   std::unordered_map<uint64_t, PendingStore> pending_stores_;

@@ -73,6 +73,28 @@ struct pulse_ds_btree_lb_state {
   PULSE_DS_U64 rvalue;    /* out: its value */
   PULSE_DS_U64 next_pos;  /* end() -> next(): the child to descend into */
 };
+/* An insert with the split of a full leaf offloaded (ds_btree_insert.c,
+ * src/ds/btree_offload.h).  in: key, value, spare (a fresh 256-byte node on
+ * the memory node of the key's leaf, 0: none); the rest 0. */
+#define PULSE_DS_BTREE_INS_INSERTED 1 /* entered in its leaf in place */
+#define PULSE_DS_BTREE_INS_SPLIT 2    /* entered; the leaf split into `spare` */
+#define PULSE_DS_BTREE_INS_PRESENT 3  /* the key was there (old_value): nothing written */
+#define PULSE_DS_BTREE_INS_DECLINED 4 /* nothing reachable written: insert at the CPU node */
+#define PULSE_DS_BTREE_INS_LINKING 1   /* phase: on the way to the parent */
+#define PULSE_DS_BTREE_INS_SHRINKING 2 /* phase: back to the leaf */
+struct pulse_ds_btree_insert_state {
+  PULSE_DS_U64 key;          /* in */
+  PULSE_DS_U64 value;        /* in */
+  PULSE_DS_U64 spare;        /* in */
+  PULSE_DS_U64 result;       /* out: PULSE_DS_BTREE_INS_* */
+  PULSE_DS_U64 old_value;    /* out: PRESENT's value */
+  PULSE_DS_U64 leaf;         /* out: the key's leaf */
+  PULSE_DS_U64 parent;       /* out: its parent (0: the root is a leaf) */
+  PULSE_DS_U64 parent_count; /* the parent's key count on the way down */
+  PULSE_DS_U64 sep;          /* out (SPLIT): the spare's first key */
+  PULSE_DS_U64 phase;        /* 0 descending, then _LINKING, _SHRINKING */
+  PULSE_DS_U64 next_pos;     /* end() -> next(): the child to descend into */
+};
 /* Range aggregation over keys in [lo, hi] of the values (agg fields as
  * pulse_ds_agg_state). */
 struct pulse_ds_btree_agg_state {

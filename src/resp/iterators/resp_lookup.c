@@ -8,10 +8,12 @@
  * absent and its leaf has room, the leaf's iteration enters (hash, insert)
  * in place (keys and slots after it shift up by one; the count word is
  * written last), so a SET of a new key needs no descent by one-sided reads.
- * A full leaf is left alone (PULSE_RESP_LEAF_FULL): the CPU node splits it
- * with BTree::Insert.  The tree header's size is not changed (it is a hint,
- * recounted by BTree::Repair). */
+ * A full leaf is left alone (PULSE_RESP_LEAF_FULL, with the leaf's
+ * address): the keyspace's Settle splits it once nothing else is in flight,
+ * near memory too (src/ds/btree_offload.h) or with BTree::Insert.  The tree
+ * header's size is not changed (it is a hint, recounted by BTree::Repair). */
 #include "resp_lookup.h"
+#include "../../ds/iterators/ds_btree_search.h"
 
 /* The fused SET at the chain's first record `w` (its words): the record
  * header is {next, expire_ms, type | key_len << 32, val_len, room}, then the
@@ -71,17 +73,11 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   pulse_u64 key = st->hash;
   pulse_u64 n = cur_ptr->count;
   if (!cur_ptr->leaf) {
-    pulse_u64 i = 0;
-#pragma unroll
-    for (int k = 0; k < PULSE_DS_BTREE_MAX_KEYS; ++k)
-      if (k < n && cur_ptr->keys[k] <= key) i = k + 1;
-    st->next_pos = i;
+    st->next_pos = pulse_ds_btree_child(cur_ptr, key);
+    st->parent = cur_addr;
     return false;
   }
-  pulse_u64 i = 0;
-#pragma unroll
-  for (int k = 0; k < PULSE_DS_BTREE_MAX_KEYS; ++k)
-    if (k < n && cur_ptr->keys[k] < key) i = k + 1;
+  pulse_u64 i = pulse_ds_btree_position(cur_ptr, key);
   if (i < n && cur_ptr->keys[i & 15] == key) {
     st->found = 1;
     st->record = (pulse_u64)cur_ptr->slot[i & 15];
@@ -94,6 +90,7 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   if (st->insert == 0) return true;
   if (n >= PULSE_DS_BTREE_MAX_KEYS) {
     st->inserted = PULSE_RESP_LEAF_FULL;
+    st->leaf = cur_addr;
     return true;
   }
 #pragma unroll

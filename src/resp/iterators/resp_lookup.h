@@ -28,6 +28,8 @@ struct pulse_resp_lookup_state {
   PULSE_DS_U64 key[PULSE_RESP_SET_WORDS];    /* in: zero padded */
   PULSE_DS_U64 value[PULSE_RESP_SET_WORDS];  /* in: zero padded */
   PULSE_DS_U64 set_done;  /* out */
+  PULSE_DS_U64 leaf;      /* out (PULSE_RESP_LEAF_FULL): the full leaf, whose memory node gets the split's spare */
+  PULSE_DS_U64 parent;    /* out: the last inner node passed (0: the root is a leaf), where the split starts */
 };
 #define PULSE_RESP_INSERTED 1
 #define PULSE_RESP_LEAF_FULL 2
