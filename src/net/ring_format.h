@@ -113,7 +113,7 @@ enum class EntryState {
 };
 // Examines the entry for `seq` in `slot` (which a peer may be writing at
 // the same time) and returns its state; if kComplete, `*payload` and
-// `*code` are set.  The bytes are copied out first and the copy is
+// `*code` are set (otherwise `*payload` holds scratch bytes).  The bytes are copied out first and the copy is
 // checked, never the live slot, so what it returns is what one consistent
 // entry said, and the caller acts on bytes that cannot change under it.
 EntryState CopyEntry(std::span<const uint8_t> slot, uint64_t seq, std::vector<uint8_t>* payload,

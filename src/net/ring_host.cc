@@ -240,7 +240,7 @@ size_t RingHost::Serve(Ring& r, size_t budget, Clock::time_point now) {
   size_t taken = 0;
   const EndpointId ep = r.ep;
   const uint32_t index = r.index;
-  std::vector<uint8_t> payload;
+  std::vector<uint8_t>& payload = entry_;
   while (taken < budget) {
     const uint32_t tail = std::atomic_ref<uint32_t>(*r.tail).load(std::memory_order_acquire);
     const uint32_t announced = tail - static_cast<uint32_t>(r.head);

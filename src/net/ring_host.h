@@ -165,6 +165,7 @@ class RingHost {
   std::vector<uint32_t> free_indices_;
   // Closed rings whose response puts have not completed.
   std::deque<std::unique_ptr<Ring>> closing_;
+  std::vector<uint8_t> entry_;  // the entry being served, copied out (CopyEntry); reused
   std::vector<Ring*> rang_;  // FlushDoorbells' rings that rang (kept for its capacity)
   Clock::time_point last_entry_;
   bool polled_empty_ = false;  // an empty scan since the last entry taken
