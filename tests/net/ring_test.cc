@@ -635,6 +635,15 @@ TEST(RingPath, EachWakeUpHalvesThePollWindowDownToItsMinimum) {
 
 // ---- the client's wait word (kTailBytes, kAmRingAnswered) --------------------
 
+// Workers that sleep until an event or the wait's own deadline: a Worker
+// otherwise wakes every 100 ms (max_sleep_us), which would hide a lost
+// wake-up behind a late but successful wait.
+WorkerOptions SleepsUntilWoken() {
+  WorkerOptions o;
+  o.max_sleep_us = 60'000'000;
+  return o;
+}
+
 // A host whose handler holds every request until the test answers it
 // (Respond, then Poll to ring the doorbell), so the order of the client's
 // wait and the node's doorbell is the test's.
@@ -662,7 +671,7 @@ struct HeldRequests {
 TEST(RingWait, AClientBlockedAfterPublishingItsWaitIsWokenByTheAnswer) {
   HeldRequests requests;
   HostThread host({}, requests.Handler());
-  ClientSide c(host.port(), Geometry{8, 128}, {}, /*require_native_rma=*/true, /*busy=*/false);
+  ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), /*require_native_rma=*/true, /*busy=*/false);
   ASSERT_TRUE(c.ok()) << "no one-sided ring on this host";
   for (uint64_t round = 0; round < 3; ++round) {
     ASSERT_TRUE(c.ring->Post(Pattern(9, round)).ok());
@@ -687,8 +696,8 @@ TEST(RingWait, AClientBlockedAfterPublishingItsWaitIsWokenByTheAnswer) {
 TEST(RingWait, AnAnswerBeforeTheWaitIsSeenWithoutAMessage) {
   HeldRequests requests;
   HostThread host({}, requests.Handler());
-  ClientSide c(host.port(), Geometry{8, 128}, {}, true, false);
-  ClientSide other(host.port(), Geometry{8, 128}, {}, true, false);
+  ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
+  ClientSide other(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
   ASSERT_TRUE(c.ok() && other.ok());
   ASSERT_TRUE(c.ring->Post(Pattern(9, 1)).ok());
   c.Take();
@@ -728,14 +737,14 @@ TEST(RingWait, ManyBlockingClientsAndASleepyNodeLoseNoWakeUp) {
   RingHostOptions options;
   options.poll_window_us = 1;
   options.min_poll_window_us = 1;
-  HostThread host(options, ReverseHandler, {}, /*idle_wait=*/60s);
+  HostThread host(options, ReverseHandler, SleepsUntilWoken(), /*idle_wait=*/60s);
   constexpr int kClients = 6;
   constexpr int kRounds = 150;
   std::vector<std::thread> clients;
   std::atomic<int> timeouts{0}, answered{0}, failures{0};
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&, i] {
-      ClientSide c(host.port(), Geometry{8, 128}, {}, true, false);
+      ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
       if (!c.ok()) {
         ++failures;
         return;
