@@ -1,7 +1,8 @@
 // The ring request path (src/net/ring_*.h): the entry format against its
 // rules, and a RingHost on its own thread serving RingClients over the
 // real fabric: wrap-around, credits at exactly full, torn and malformed
-// entries, a client that dies mid-write, two tenants, sleep and wake-up.
+// entries, a client that dies mid-write, two tenants, sleep and wake-up,
+// and the client's wait word (a blocked client is woken by its answers).
 #include <algorithm>
 #include <future>
 #include <map>
