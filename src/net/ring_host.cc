@@ -296,28 +296,23 @@ Status RingHost::Respond(uint32_t index, uint64_t seq, const Status& status,
       reinterpret_cast<const uint8_t*>(status.message().data()),
       std::min(status.message().size(), r.geometry.max_payload()));
   const size_t offset = r.geometry.slot_offset(seq);
-  if (r.response_memory != nullptr) {
-    // Straight into the client's slot (the open checked that its key
-    // covers the status block and the whole ring).
-    std::span<uint8_t> out(r.response_memory + kStatusBytes + offset, r.geometry.slot_bytes);
-    PULSE_RETURN_IF_ERROR(EncodeEntry(out, seq, StatusCodeToWire(status.code()), body));
-    r.waiting[slot] = 0;
-    ++r.responses;
-    r.doorbell_due = true;
-    ++counters_.responses;
-    return Status::Ok();
-  }
-  std::span<uint8_t> out(r.staging.data() + offset, r.geometry.slot_bytes);
+  // Straight into the client's slot where its ring is mapped here (the open
+  // checked that the key covers the status block and the whole ring), else
+  // into the staging copy its put reads.
+  const bool mapped = r.response_memory != nullptr;
+  std::span<uint8_t> out((mapped ? r.response_memory + kStatusBytes : r.staging.data()) + offset, r.geometry.slot_bytes);
   PULSE_RETURN_IF_ERROR(EncodeEntry(out, seq, StatusCodeToWire(status.code()), body));
   r.waiting[slot] = 0;
-  const size_t used = kHeaderBytes + ((body.size() + 7) & ~size_t{7}) + kTrailerBytes;
-  Ring* ring = &r;
-  ++ring->puts_in_flight;
-  Status s = worker_->PutAsync(r.response_key, r.response_base + kStatusBytes + offset, out.data(), used,
-                               [ring](const Status&) { --ring->puts_in_flight; });
-  if (!s.ok()) {
-    --ring->puts_in_flight;
-    return s;
+  if (!mapped) {
+    const size_t used = kHeaderBytes + ((body.size() + 7) & ~size_t{7}) + kTrailerBytes;
+    Ring* ring = &r;
+    ++ring->puts_in_flight;
+    Status s = worker_->PutAsync(r.response_key, r.response_base + kStatusBytes + offset, out.data(), used,
+                                 [ring](const Status&) { --ring->puts_in_flight; });
+    if (!s.ok()) {
+      --ring->puts_in_flight;
+      return s;
+    }
   }
   ++r.responses;
   r.doorbell_due = true;
