@@ -355,10 +355,19 @@ class RemoteKey {
   uint64_t size() const { return size_; }
   // True if Get/Put with this key use UCX RMA, false for pulse messages.
   bool uses_ucx_rma() const { return rkey_ != nullptr; }
+  // Where the peer's region [base, base + size) is mapped into this
+  // process, or nullptr: non-null only for memory the peer allocated with
+  // Worker::AllocateMemory on this host, which UCX maps here (ucp_rkey_ptr)
+  // and which a Put with this key writes with plain stores anyway.  Plain
+  // loads and stores through it are then the same one-sided access without
+  // a request per operation (the ring path, docs/ring.md).  Valid while
+  // the key lives; the caller keeps within [base, base + size).
+  uint8_t* mapped() const { return mapped_; }
 
  private:
   friend class Worker;
   ucp_rkey* rkey_ = nullptr;
+  uint8_t* mapped_ = nullptr;
   EndpointId ep_ = kInvalidEndpoint;
   uint64_t region_id_ = 0;
   uint64_t base_ = 0;

@@ -7,7 +7,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <iterator>
 #include <random>
+
+#include <sys/resource.h>
 
 #include <fmt/format.h>
 
@@ -29,7 +32,7 @@ constexpr double kZipfTheta = 0.9;
 // The ring counters of the memory nodes (`stats`.ring, RingServer::Stats)
 // that say where the ring path's CPU goes, summed over the nodes.
 constexpr const char* kRingCounterNames[] = {"entries", "scans", "empty_scans", "sleeps", "wakes", "doorbells",
-                                             "responses", "window_us"};
+                                             "responses", "answered_wakes", "window_us"};
 
 // The memory nodes' CPU time so far (their `cpu_us` counters) and ring
 // counters, summed.
@@ -72,7 +75,33 @@ nlohmann::json RingNodeCounters(const NodeSample& a, const NodeSample& b) {
           {"sleeps_per_entry", per_entry(delta("sleeps"))},
           {"wakes_per_entry", per_entry(delta("wakes"))},
           {"doorbells_per_entry", per_entry(delta("doorbells"))},
+          {"answered_wakes_per_entry", per_entry(delta("answered_wakes"))},
           {"window_us_at_end", b.ring.count("window_us") != 0 ? b.ring.at("window_us") : 0}};
+}
+
+// This process's CPU time (user and system) so far: the bench is the
+// client, so its CPU per request is the client's.
+uint64_t ClientCpuUs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<uint64_t>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000 + u.ru_utime.tv_usec + u.ru_stime.tv_usec;
+}
+
+// Requests per latency band (upper bounds in us, powers of 4 from 16 us,
+// the last open-ended): where the slow ones wait (issue 15's p99).
+nlohmann::json LatencyHistogram(const std::vector<double>& latencies_us) {
+  constexpr double kBounds[] = {16, 64, 256, 1024, 4096, 16384};
+  std::vector<uint64_t> counts(std::size(kBounds) + 1, 0);
+  for (double l : latencies_us) {
+    size_t i = 0;
+    while (i < std::size(kBounds) && l > kBounds[i]) ++i;
+    ++counts[i];
+  }
+  nlohmann::json h = nlohmann::json::object();
+  for (size_t i = 0; i < counts.size(); ++i) {
+    h[i < std::size(kBounds) ? fmt::format("le_{}", kBounds[i]) : std::string("more")] = counts[i];
+  }
+  return h;
 }
 
 std::string KeyOf(uint64_t i) { return fmt::format("k{:015d}", i); }
@@ -207,6 +236,7 @@ Result<KvPathResult> AtSaturation(const KvBenchOptions& o, Measure measure) {
                      {"p50_us", r.latency.p50_us},
                      {"p99_us", r.latency.p99_us},
                      {"mn_cpu_us_per_op", r.mn_cpu_us_per_op},
+                     {"client_cpu_us_per_op", r.client_cpu_us_per_op},
                      {"ring_node", r.ring_node}});
     SayResult(o, r);
     if (!best || r.throughput_ops > best->throughput_ops) best = std::move(r);
@@ -230,6 +260,7 @@ Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& pat
   const ClientCounters c0 = client->counters();
   PULSE_ASSIGN_OR_RETURN(NodeSample n0, SampleMemNodes(session, switch_address));
   std::vector<double> latencies, batch_lat;
+  const uint64_t client_cpu0 = ClientCpuUs();
   const auto t0 = Clock::now();
   const auto end = EndOf(o, t0);
   auto last_say = t0;
@@ -268,10 +299,13 @@ Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& pat
     SayProgress(o, path, r.gets + r.puts, t0, &last_say);
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const uint64_t client_cpu = ClientCpuUs() - client_cpu0;
   PULSE_ASSIGN_OR_RETURN(NodeSample n1, SampleMemNodes(session, switch_address));
   r.ops = r.gets + r.puts;
   r.throughput_ops = r.ops / r.seconds;
+  r.latency_histogram = LatencyHistogram(latencies);
   r.latency = Summarize(std::move(latencies));
+  r.client_cpu_us_per_op = static_cast<double>(client_cpu) / std::max<uint64_t>(r.ops, 1);
   r.mn_cpu_us_per_op = static_cast<double>(n1.cpu_us - n0.cpu_us) / std::max<uint64_t>(r.ops, 1);
   if (path == "ring") r.ring_node = RingNodeCounters(n0, n1);
   r.accesses_per_get = store->stats().accesses_per_get();
@@ -356,6 +390,8 @@ nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
                      {"p99_us", p.latency.p99_us},
                      {"mean_us", p.latency.mean_us},
                      {"mn_cpu_us_per_op", p.mn_cpu_us_per_op},
+                     {"client_cpu_us_per_op", p.client_cpu_us_per_op},
+                     {"latency_histogram_us", p.latency_histogram},
                      {"accesses_per_get", p.accesses_per_get},
                      {"accesses_per_put", p.accesses_per_put},
                      {"ring_requests", p.ring_requests},

@@ -53,6 +53,8 @@ struct KvPathResult {
   double throughput_ops = 0;
   LatencyStats latency;
   double mn_cpu_us_per_op = 0;
+  double client_cpu_us_per_op = 0;    // the bench process (the client), user + system
+  nlohmann::json latency_histogram;   // requests per latency band (LatencyHistogram in kv_bench.cc)
   double accesses_per_get = 0, accesses_per_put = 0;
   uint64_t ring_requests = 0, ring_fallbacks = 0;
   uint64_t verified = 0;              // GET answers checked against the values loaded

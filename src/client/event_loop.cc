@@ -58,6 +58,7 @@ Status EventLoop::DriveUntil(const std::function<bool()>& pred, std::chrono::mil
     }
     auto slice = std::min<Clock::duration>(end - now, next - std::min(next, now));
     slice = std::max<Clock::duration>(slice, std::chrono::microseconds(100));
+    for (EventSource* s : sources) s->BeforeWait();
     // A slice that times out is the normal case; a connection that fails
     // reaches its callers through the disconnect handler.
     // Flushing at each check sends what handlers queued (a re-issue after a

@@ -32,6 +32,10 @@ class EventSource {
   virtual bool RunReady() = 0;
   // Whether callbacks wait to run (a wait wakes for them).
   virtual bool has_ready() const = 0;
+  // The loop is about to block in the fabric (has_ready() is asked once
+  // more first): a source whose completions raise no event of their own
+  // arranges here to be woken (RingSender).
+  virtual void BeforeWait() {}
 };
 
 class EventLoop {

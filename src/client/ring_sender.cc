@@ -21,7 +21,9 @@ Result<RequestPath> EffectiveRequestPath(const ClientOptions& options) {
 RingSender::RingSender(Connections* connections, ClientCounters* counters, DeliverFn deliver)
     : connections_(connections), counters_(counters), deliver_(std::move(deliver)) {}
 
-RingSender::~RingSender() = default;
+RingSender::~RingSender() {
+  if (!rings_.empty()) connections_->worker->SetHandler(net::ring::kAmRingAnswered, {});
+}
 
 void RingSender::Open(RequestPath path, uint32_t slots, uint32_t slot_bytes) {
   for (const MemNode& n : connections_->nodes) {
@@ -43,6 +45,17 @@ void RingSender::Open(RequestPath path, uint32_t slots, uint32_t slot_bytes) {
       continue;
     }
     rings_[n.id] = NodeRing{n.ep, std::move(ring).value()};
+  }
+  // kAmRingAnswered only ends a wait (its arrival is progress); the
+  // answers are taken from the rings.
+  if (!rings_.empty()) {
+    connections_->worker->SetHandler(net::ring::kAmRingAnswered, [](net::EndpointId, std::span<const uint8_t>) {});
+  }
+}
+
+void RingSender::BeforeWait() {
+  for (auto& [node, r] : rings_) {
+    if (r.ring->in_flight() > 0) (void)r.ring->PrepareToWait();
   }
 }
 
@@ -123,6 +136,7 @@ bool RingSender::RunReady() {
   bool news = false;
   wakeups_ = connections_->worker->counters().wakeups;
   for (auto& [node, r] : rings_) {
+    r.ring->DoneWaiting();
     ++ring_polls_;
     const uint32_t doorbell = r.ring->doorbell();
     news = news || doorbell != r.doorbell;

@@ -106,6 +106,11 @@ class RingSender final : public EventSource {
   time_point NextDeadline() const override;
   bool RunReady() override;
   bool has_ready() const override;
+  // Asks every node with entries of ours in flight to send one
+  // kAmRingAnswered with its next doorbell (RingClient::PrepareToWait):
+  // the client's wait then ends when the answers land, not at its next
+  // scheduled poll.
+  void BeforeWait() override;
 
  private:
   bool AnyInFlight() const;

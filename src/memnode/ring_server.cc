@@ -82,6 +82,7 @@ nlohmann::json RingServer::Stats(const net::Worker& worker) const {
                         {"entries", c.entries},            {"malformed", c.malformed + decode_errors_},
                         {"responses", c.responses},        {"doorbells", c.doorbells},
                         {"sleeps", c.sleeps},              {"wakes", c.wakes},
+                        {"answered_wakes", c.answered_wakes},
                         {"scans", c.scans},                {"empty_scans", c.empty_scans},
                         {"window_us", host_->window_us()},
                         {"forwarded", forwarded_},         {"superseded", superseded_},

@@ -55,6 +55,7 @@ struct RingClientCounters {
   uint64_t refused_full = 0;  // Post() without a free slot
   uint64_t wakes_sent = 0;
   uint64_t polls = 0;
+  uint64_t waits = 0;  // PrepareToWait() calls that published a wait epoch
 };
 
 class RingClient {
@@ -97,6 +98,17 @@ class RingClient {
   // (wraps).  A change means news from the node even when Poll() found no
   // complete entry yet (the doorbell may land first).
   uint32_t doorbell() const;
+  // Before the caller blocks in its Worker with entries in flight: stores a
+  // new wait epoch into the node's wait word (kTailBytes in ring_format.h)
+  // and fences, so that the node's next doorbell on this ring comes with a
+  // kAmRingAnswered message, whose arrival ends the wait.  The caller must
+  // look at has_responses() after this call and block only if it says no.
+  // Returns false (and does nothing) where the node's tail is not mapped
+  // here (puts carried by messages, RDMA): the caller polls as before.
+  bool PrepareToWait();
+  // The caller no longer blocks: clears the wait word (a later doorbell
+  // then sends no message).
+  void DoneWaiting();
   // Whether the next Post() has a slot.
   bool has_credit() const { return slot_seq_[next_seq_ % geometry_.slots] == kFree; }
   const Geometry& geometry() const { return geometry_; }
@@ -134,6 +146,14 @@ class RingClient {
   PageMemory staging_;     // entries as written, the source of their puts
   RemoteKey ring_key_;
   RemoteKey tail_key_;
+  // The node's request ring and tail mapped here (on one host,
+  // RemoteKey::mapped), or nullptr: Post() then writes them with plain
+  // stores, no put request, completion or staging copy per entry.
+  uint8_t* ring_memory_ = nullptr;
+  uint32_t* tail_memory_ = nullptr;
+  uint32_t* wait_word_ = nullptr;  // tail_memory_ + 1, if the node's tail allocation has one
+  uint32_t wait_epoch_ = 0;
+  bool waiting_ = false;  // the wait word holds wait_epoch_
   uint32_t ring_id_ = 0;
   uint64_t ring_base_ = 0;
   uint64_t tail_address_ = 0;

@@ -104,9 +104,12 @@ EntryState CopyEntry(std::span<const uint8_t> slot, uint64_t seq, std::vector<ui
   const uint32_t length = Load<uint32_t>(header + 8);
   const uint32_t entry_code = Load<uint32_t>(header + 12);
   if (length > slot.size() - kHeaderBytes - kTrailerBytes) return EntryState::kMalformed;
-  // One copy of payload and trailer; everything below checks the copy.
+  // One copy of payload and trailer, into the caller's buffer (its
+  // capacity is reused: no allocation per entry once it has grown);
+  // everything below checks the copy.
   const size_t body = Align8(length) + kTrailerBytes;
-  std::vector<uint8_t> copy(body);
+  std::vector<uint8_t>& copy = *payload;
+  copy.resize(body);
   std::memcpy(copy.data(), slot.data() + kHeaderBytes, body);
   // The header may have changed while we copied: it must still be ours.
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -117,7 +120,6 @@ EntryState CopyEntry(std::span<const uint8_t> slot, uint64_t seq, std::vector<ui
     return EntryState::kTorn;
   }
   copy.resize(length);
-  *payload = std::move(copy);
   *code = entry_code;
   return EntryState::kComplete;
 }

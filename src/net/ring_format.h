@@ -48,6 +48,9 @@ namespace pulse::net::ring {
 inline constexpr uint16_t kAmRingOpen = 40;       // client -> node: OpenRequest
 inline constexpr uint16_t kAmRingOpenReply = 41;  // node -> client: OpenReply
 inline constexpr uint16_t kAmRingWake = 42;       // client -> node: u32 sleep epoch seen asleep
+// node -> client, empty: answers were written into the ring of a client
+// whose wait word says it may be blocked in its Worker (see kTailBytes).
+inline constexpr uint16_t kAmRingAnswered = 43;
 
 inline constexpr uint32_t kDefaultSlots = 1024;
 inline constexpr uint32_t kDefaultSlotBytes = 512;
@@ -79,6 +82,18 @@ struct ResponseStatus {
   uint32_t responses = 0;    // responses written so far (wraps)
   uint32_t sleep_epoch = 0;  // != 0: the node went to sleep in this epoch
 };
+// The tail allocation at the memory node (one per request ring, written by
+// the client only): the u32 tail, then the client's u32 wait word.  A
+// client about to block in its Worker with entries in flight stores a new
+// nonzero wait epoch there (then a full fence, then reads its doorbell); a
+// node that rang the doorbell (then a full fence) and finds an epoch it has
+// not answered yet sends one kAmRingAnswered, whose arrival ends the
+// client's wait.  Either the client sees the doorbell or the node sees the
+// epoch, so no answer waits for a timer.  0: the client is not waiting.
+inline constexpr size_t kTailBytes = 8;
+
+// Written as one 8-byte word where the node stores it directly (RingHost).
+static_assert(sizeof(ResponseStatus) == 8);
 inline constexpr size_t kStatusBytes = 64;  // one cache line; the response ring follows
 
 // Entry codes: 0 for a request; a response carries the wire form of its
@@ -98,7 +113,7 @@ enum class EntryState {
 };
 // Examines the entry for `seq` in `slot` (which a peer may be writing at
 // the same time) and returns its state; if kComplete, `*payload` and
-// `*code` are set.  The bytes are copied out first and the copy is
+// `*code` are set (otherwise `*payload` holds scratch bytes).  The bytes are copied out first and the copy is
 // checked, never the live slot, so what it returns is what one consistent
 // entry said, and the caller acts on bytes that cannot change under it.
 EntryState CopyEntry(std::span<const uint8_t> slot, uint64_t seq, std::vector<uint8_t>* payload,

@@ -19,11 +19,19 @@ struct RingHost::Ring {
   // them and write with plain stores (docs/ring.md, "Transports").  Each is
   // an allocation of its own, so each key reaches its own bytes only.
   MemoryRegion ring_region;      // the request ring
-  MemoryRegion tail_region;      // its 4-byte tail (on a page of its own)
+  MemoryRegion tail_region;      // its tail and the client's wait word (kTailBytes, on a page of its own)
   uint32_t* tail = nullptr;      // tail_region's bytes
+  uint32_t* wait_word = nullptr;  // tail + 1
+  uint32_t answered_wait = 0;     // the last wait epoch answered with kAmRingAnswered
   uint8_t* requests = nullptr;   // ring_region's bytes
   RemoteKey response_key;        // the client's status block and response ring
   uint64_t response_base = 0;
+  // The client's status block and response ring mapped here (on one host,
+  // RemoteKey::mapped), or nullptr: responses and doorbells are then plain
+  // stores, the same one-sided writes as a put without a request, a
+  // completion and a staging copy each (issue 15: the puts were a fifth of
+  // the node's CPU per ring GET).
+  uint8_t* response_memory = nullptr;
   std::vector<uint8_t> staging;  // responses as written, the source of their puts
   uint64_t head = 0;             // next seq to take
   std::vector<uint8_t> waiting;  // per slot: taken, not answered yet
@@ -133,7 +141,6 @@ Result<std::vector<uint8_t>> RingHost::Open(EndpointId from, std::span<const uin
   auto ring = std::make_unique<Ring>();
   ring->ep = from;
   ring->geometry = request.geometry;
-  ring->staging.assign(request.geometry.ring_bytes(), 0);
   ring->waiting.assign(request.geometry.slots, 0);
   PULSE_ASSIGN_OR_RETURN(ring->response_key, worker_->ImportRkey(from, request.response_rkey));
   const uint64_t needed = kStatusBytes + request.geometry.ring_bytes();
@@ -142,11 +149,15 @@ Result<std::vector<uint8_t>> RingHost::Open(EndpointId from, std::span<const uin
                                    std::to_string(request.geometry.ring_bytes()) + " bytes at response_base");
   }
   ring->response_base = request.response_base;
+  ring->response_memory = ring->response_key.mapped();
+  // Responses are staged for their puts only where they are puts.
+  if (ring->response_memory == nullptr) ring->staging.assign(request.geometry.ring_bytes(), 0);
   ring->index = free_indices_.back();
   PULSE_ASSIGN_OR_RETURN(ring->ring_region, worker_->AllocateMemory(request.geometry.ring_bytes()));
-  PULSE_ASSIGN_OR_RETURN(ring->tail_region, worker_->AllocateMemory(sizeof(uint32_t)));
+  PULSE_ASSIGN_OR_RETURN(ring->tail_region, worker_->AllocateMemory(kTailBytes));
   ring->requests = static_cast<uint8_t*>(ring->ring_region.data());
   ring->tail = static_cast<uint32_t*>(ring->tail_region.data());
+  ring->wait_word = ring->tail + 1;
   free_indices_.pop_back();
 
   OpenReply reply;
@@ -173,6 +184,7 @@ void RingHost::Close(EndpointId ep) {
   ring->tail_region = MemoryRegion();
   ring->requests = nullptr;
   ring->tail = nullptr;
+  ring->wait_word = nullptr;
   free_indices_.push_back(ring->index);
   ++counters_.rings_closed;
   closing_.push_back(std::move(ring));
@@ -228,7 +240,7 @@ size_t RingHost::Serve(Ring& r, size_t budget, Clock::time_point now) {
   size_t taken = 0;
   const EndpointId ep = r.ep;
   const uint32_t index = r.index;
-  std::vector<uint8_t> payload;
+  std::vector<uint8_t>& payload = entry_;
   while (taken < budget) {
     const uint32_t tail = std::atomic_ref<uint32_t>(*r.tail).load(std::memory_order_acquire);
     const uint32_t announced = tail - static_cast<uint32_t>(r.head);
@@ -284,17 +296,23 @@ Status RingHost::Respond(uint32_t index, uint64_t seq, const Status& status,
       reinterpret_cast<const uint8_t*>(status.message().data()),
       std::min(status.message().size(), r.geometry.max_payload()));
   const size_t offset = r.geometry.slot_offset(seq);
-  std::span<uint8_t> out(r.staging.data() + offset, r.geometry.slot_bytes);
+  // Straight into the client's slot where its ring is mapped here (the open
+  // checked that the key covers the status block and the whole ring), else
+  // into the staging copy its put reads.
+  const bool mapped = r.response_memory != nullptr;
+  std::span<uint8_t> out((mapped ? r.response_memory + kStatusBytes : r.staging.data()) + offset, r.geometry.slot_bytes);
   PULSE_RETURN_IF_ERROR(EncodeEntry(out, seq, StatusCodeToWire(status.code()), body));
   r.waiting[slot] = 0;
-  const size_t used = kHeaderBytes + ((body.size() + 7) & ~size_t{7}) + kTrailerBytes;
-  Ring* ring = &r;
-  ++ring->puts_in_flight;
-  Status s = worker_->PutAsync(r.response_key, r.response_base + kStatusBytes + offset, out.data(), used,
-                               [ring](const Status&) { --ring->puts_in_flight; });
-  if (!s.ok()) {
-    --ring->puts_in_flight;
-    return s;
+  if (!mapped) {
+    const size_t used = kHeaderBytes + ((body.size() + 7) & ~size_t{7}) + kTrailerBytes;
+    Ring* ring = &r;
+    ++ring->puts_in_flight;
+    Status s = worker_->PutAsync(r.response_key, r.response_base + kStatusBytes + offset, out.data(), used,
+                                 [ring](const Status&) { --ring->puts_in_flight; });
+    if (!s.ok()) {
+      --ring->puts_in_flight;
+      return s;
+    }
   }
   ++r.responses;
   r.doorbell_due = true;
@@ -303,6 +321,15 @@ Status RingHost::Respond(uint32_t index, uint64_t seq, const Status& status,
 }
 
 Status RingHost::WriteStatus(Ring& r, uint32_t sleep_epoch) {
+  if (r.response_memory != nullptr) {
+    // One 8-byte store: the client never sees half a status block.
+    ResponseStatus block{r.responses, sleep_epoch};
+    uint64_t word = 0;
+    std::memcpy(&word, &block, sizeof(word));
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(r.response_memory)).store(word, std::memory_order_release);
+    ++counters_.doorbells;
+    return Status::Ok();
+  }
   // A buffer per put: the status changes while an earlier put may still
   // read the previous one.
   auto block = std::make_shared<ResponseStatus>();
@@ -321,12 +348,26 @@ Status RingHost::WriteStatus(Ring& r, uint32_t sleep_epoch) {
 }
 
 void RingHost::FlushDoorbells() {
+  rang_.clear();
   for (auto& [index, ring] : rings_) {
     if (!ring->doorbell_due) continue;
     ring->doorbell_due = false;
     // A failed put means the client's connection failed; its disconnect
     // closes the ring.
     (void)WriteStatus(*ring, sleep_epoch_);
+    rang_.push_back(ring.get());
+  }
+  if (rang_.empty()) return;
+  // The doorbells' stores before the wait words' loads, as the client
+  // orders its wait word before its doorbell load (kTailBytes in
+  // ring_format.h): a client that may be blocked is told, once per wait
+  // and only by a doorbell of its own.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (Ring* ring : rang_) {
+    const uint32_t wait = std::atomic_ref<uint32_t>(*ring->wait_word).load(std::memory_order_relaxed);
+    if (wait == 0 || wait == ring->answered_wait) continue;
+    ring->answered_wait = wait;
+    if (worker_->Send(ring->ep, kAmRingAnswered, std::span<const uint8_t>()).ok()) ++counters_.answered_wakes;
   }
 }
 

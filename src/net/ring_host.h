@@ -83,6 +83,7 @@ struct RingHostCounters {
   uint64_t empty_scans = 0;  // Poll() calls that took no entry
   uint64_t sleeps = 0;       // sleep epochs published
   uint64_t wakes = 0;        // kAmRingWake messages received
+  uint64_t answered_wakes = 0;  // kAmRingAnswered messages sent (clients that may be blocked)
 };
 
 class RingHost {
@@ -164,6 +165,8 @@ class RingHost {
   std::vector<uint32_t> free_indices_;
   // Closed rings whose response puts have not completed.
   std::deque<std::unique_ptr<Ring>> closing_;
+  std::vector<uint8_t> entry_;  // the entry being served, copied out (CopyEntry); reused
+  std::vector<Ring*> rang_;  // FlushDoorbells' rings that rang (kept for its capacity)
   Clock::time_point last_entry_;
   bool polled_empty_ = false;  // an empty scan since the last entry taken
   uint32_t window_us_;         // the adaptive poll window (RingHostOptions)

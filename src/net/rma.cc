@@ -106,11 +106,13 @@ RemoteKey& RemoteKey::operator=(RemoteKey&& o) noexcept {
   if (this != &o) {
     if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
     rkey_ = o.rkey_;
+    mapped_ = o.mapped_;
     ep_ = o.ep_;
     region_id_ = o.region_id_;
     base_ = o.base_;
     size_ = o.size_;
     o.rkey_ = nullptr;
+    o.mapped_ = nullptr;
     o.ep_ = kInvalidEndpoint;
   }
   return *this;
@@ -223,6 +225,7 @@ Result<RemoteKey> Worker::ImportRkey(EndpointId id, std::span<const uint8_t> pac
     if (ucp_ep_rkey_unpack(e->ep, copy.data(), &rkey) == UCS_OK) {
       if (ucp_rkey_ptr(rkey, key.base_, &mapped) == UCS_OK) {
         key.rkey_ = rkey;
+        key.mapped_ = static_cast<uint8_t*>(mapped);
       } else {
         ucp_rkey_destroy(rkey);
       }

@@ -1,7 +1,8 @@
 // The ring request path (src/net/ring_*.h): the entry format against its
 // rules, and a RingHost on its own thread serving RingClients over the
 // real fabric: wrap-around, credits at exactly full, torn and malformed
-// entries, a client that dies mid-write, two tenants, sleep and wake-up.
+// entries, a client that dies mid-write, two tenants, sleep and wake-up,
+// and the client's wait word (a blocked client is woken by its answers).
 #include <algorithm>
 #include <future>
 #include <map>
@@ -112,8 +113,13 @@ TEST(RingFormat, SetupMessagesRoundTripAndRejectTruncation) {
 class HostThread {
  public:
   using Handler = std::function<void(RingHost&, Worker&, const RingHost::Request&)>;
-  HostThread(RingHostOptions options, Handler handler, WorkerOptions worker_options = {})
-      : thread_([this, options, handler, worker_options] { Run(options, handler, worker_options); }) {
+  // `idle_wait`: how long the node sleeps on its Worker at most when the
+  // RingHost allows it (a test of lost wake-ups makes it longer than any
+  // wait of its clients, so that a missed wake-up shows as a timeout).
+  HostThread(RingHostOptions options, Handler handler, WorkerOptions worker_options = {},
+             std::chrono::milliseconds idle_wait = 100ms)
+      : idle_wait_(idle_wait),
+        thread_([this, options, handler, worker_options] { Run(options, handler, worker_options); }) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, 20s, [this] { return ready_; });
   }
@@ -198,7 +204,7 @@ class HostThread {
       }
       worker->Progress();
       host->Poll();
-      if (host->MaySleep()) (void)worker->WaitForEvent(Clock::now() + 100ms);
+      if (host->MaySleep()) (void)worker->WaitForEvent(Clock::now() + idle_wait_);
     }
     std::lock_guard<std::mutex> lock(mu_);
     worker_ = nullptr;
@@ -214,6 +220,7 @@ class HostThread {
   Worker* worker_ = nullptr;
   uint16_t port_ = 0;
   std::unique_ptr<RingHost*> owned_self_;
+  std::chrono::milliseconds idle_wait_;
   std::thread thread_;
 };
 
@@ -242,8 +249,11 @@ struct ClientSide {
   std::unique_ptr<RingClient> ring;
   std::map<uint64_t, Answer> answers;
 
-  ClientSide(uint16_t port, Geometry geometry, WorkerOptions options = {}, bool require_native_rma = false) {
-    options.poll_mode = PollMode::kBusy;
+  // `busy`: the Worker busy-polls; else it sleeps in its waits (the tests
+  // of the wait word, where only a message may end a wait).
+  ClientSide(uint16_t port, Geometry geometry, WorkerOptions options = {}, bool require_native_rma = false,
+             bool busy = true) {
+    options.poll_mode = busy ? PollMode::kBusy : PollMode::kSleep;
     w = MakeWorker(options);
     if (w == nullptr) return;
     auto r = w->Connect("127.0.0.1", port, 10s);
@@ -542,7 +552,7 @@ TEST(RingPath, TwoTenantsReachOnlyTheirOwnRingsAndAreServedAsThemselves) {
   std::vector<uint8_t> junk(64, 0xee);
   EXPECT_FALSE(one.w->Put(one.ring->TestRingKey(), two.ring->TestSlotAddress(1), junk.data(), junk.size(), 10s).ok());
   EXPECT_FALSE(one.w->Put(one.ring->TestTailKey(), two.ring->TestTailAddress(), junk.data(), 4, 10s).ok());
-  EXPECT_FALSE(one.w->Put(one.ring->TestTailKey(), one.ring->TestTailAddress() + 4, junk.data(), 4, 10s).ok());
+  EXPECT_FALSE(one.w->Put(one.ring->TestTailKey(), one.ring->TestTailAddress() + kTailBytes, junk.data(), 4, 10s).ok());
   EXPECT_FALSE(one.w->Put(one.ring->TestRingKey(), one.ring->TestSlotAddress(0) + 8 * 128, junk.data(), 8, 10s).ok());
   // Tenant 2 is still served as before.
   std::optional<Answer> again = two.RoundTrip(Pattern(4, 2));
@@ -624,6 +634,154 @@ TEST(RingPath, EachWakeUpHalvesThePollWindowDownToItsMinimum) {
   EXPECT_EQ(window, std::max<uint32_t>(100, 500u >> std::min<uint64_t>(wakes, 31)));
 }
 
+// ---- the client's wait word (kTailBytes, kAmRingAnswered) --------------------
+
+// Workers that sleep until an event or the wait's own deadline: a Worker
+// otherwise wakes every 100 ms (max_sleep_us), which would hide a lost
+// wake-up behind a late but successful wait.
+WorkerOptions SleepsUntilWoken() {
+  WorkerOptions o;
+  o.max_sleep_us = 60'000'000;
+  return o;
+}
+
+// A host whose handler holds every request until the test answers it
+// (Respond, then Poll to ring the doorbell), so the order of the client's
+// wait and the node's doorbell is the test's.
+struct HeldRequests {
+  std::mutex mu;
+  std::vector<RingHost::Request> held;  // payloads not kept
+  HostThread::Handler Handler() {
+    return [this](RingHost&, Worker&, const RingHost::Request& r) {
+      std::lock_guard<std::mutex> lock(mu);
+      held.push_back(RingHost::Request{r.ring, r.ep, r.seq, {}});
+    };
+  }
+  // On the host's thread: answers every held request and rings the doorbells.
+  void AnswerAll(RingHost& h) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const RingHost::Request& r : held) EXPECT_TRUE(h.Respond(r.ring, r.seq, Status::Ok(), Pattern(5, 1)).ok());
+    held.clear();
+    h.Poll();
+  }
+};
+
+// The client publishes its wait, then the node answers: the node's doorbell
+// comes with one message, which ends the client's blocking wait at once
+// (the wait's deadline is 10 s: a timeout is the lost wake-up).
+TEST(RingWait, AClientBlockedAfterPublishingItsWaitIsWokenByTheAnswer) {
+  HeldRequests requests;
+  HostThread host({}, requests.Handler());
+  ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), /*require_native_rma=*/true, /*busy=*/false);
+  ASSERT_TRUE(c.ok()) << "no one-sided ring on this host";
+  for (uint64_t round = 0; round < 3; ++round) {
+    ASSERT_TRUE(c.ring->Post(Pattern(9, round)).ok());
+    c.Take();  // wakes the node if it sleeps
+    ASSERT_TRUE(host.WaitFor([&](RingHost& h) { return h.counters().entries == round + 1; }));
+    ASSERT_TRUE(c.ring->PrepareToWait());
+    ASSERT_FALSE(c.ring->has_responses());
+    ASSERT_TRUE(host.Call([&](RingHost& h, Worker&) { requests.AnswerAll(h); }));
+    Status woke = c.w->WaitForEvent(Clock::now() + 10s);
+    ASSERT_TRUE(woke.ok()) << "round " << round << ": " << woke.ToString();
+    ASSERT_TRUE(c.ring->has_responses());
+    c.ring->DoneWaiting();
+    EXPECT_EQ(c.Take(), 1u);
+    EXPECT_EQ(host.counters().answered_wakes, round + 1);
+  }
+  EXPECT_EQ(c.ring->counters().waits, 3u);
+}
+
+// The node answers first, with no wait published (no message); a wait
+// published after that sees the doorbell and must not block.  A doorbell
+// on another client's ring sends this one nothing.
+TEST(RingWait, AnAnswerBeforeTheWaitIsSeenWithoutAMessage) {
+  HeldRequests requests;
+  HostThread host({}, requests.Handler());
+  ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
+  ClientSide other(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
+  ASSERT_TRUE(c.ok() && other.ok());
+  ASSERT_TRUE(c.ring->Post(Pattern(9, 1)).ok());
+  c.Take();
+  ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.counters().entries == 1; }));
+  ASSERT_TRUE(c.ring->PrepareToWait());  // waits ...
+  ASSERT_TRUE(other.ring->Post(Pattern(9, 2)).ok());
+  other.Take();
+  ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.counters().entries == 2; }));
+  // ... but only `other` is answered, which had published no wait.
+  ASSERT_TRUE(host.Call([&](RingHost& h, Worker&) {
+    std::lock_guard<std::mutex> lock(requests.mu);
+    ASSERT_EQ(requests.held.size(), 2u);
+    const RingHost::Request second = requests.held[1];  // other's entry (taken second)
+    EXPECT_TRUE(h.Respond(second.ring, second.seq, Status::Ok(), Pattern(5, 2)).ok());
+    requests.held.pop_back();
+    h.Poll();
+  }));
+  EXPECT_EQ(host.counters().answered_wakes, 0u);
+  ASSERT_TRUE(other.ring->PrepareToWait());
+  EXPECT_TRUE(other.ring->has_responses());  // no need to block
+  other.ring->DoneWaiting();
+  EXPECT_EQ(other.Take(), 1u);
+  // Now c's entry: its wait was published before, so this doorbell sends one.
+  ASSERT_TRUE(host.Call([&](RingHost& h, Worker&) { requests.AnswerAll(h); }));
+  EXPECT_TRUE(c.w->WaitForEvent(Clock::now() + 10s).ok());
+  EXPECT_EQ(c.Take(), 1u);
+  EXPECT_EQ(host.counters().answered_wakes, 1u);
+}
+
+// Both halves of the protocol under races: a node whose poll window is
+// 1 us (it sleeps between nearly every batch, and its own idle wait is
+// longer than any client wait) and clients on their own threads that block
+// in their Workers whenever no answer is there.  Every request is answered
+// and no wait on either side ends by its timeout: a wake-up lost in
+// either direction would leave a client waiting its full 10 s.
+TEST(RingWait, ManyBlockingClientsAndASleepyNodeLoseNoWakeUp) {
+  RingHostOptions options;
+  options.poll_window_us = 1;
+  options.min_poll_window_us = 1;
+  HostThread host(options, ReverseHandler, SleepsUntilWoken(), /*idle_wait=*/60s);
+  constexpr int kClients = 6;
+  constexpr int kRounds = 150;
+  std::vector<std::thread> clients;
+  std::atomic<int> timeouts{0}, answered{0}, failures{0};
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
+      if (!c.ok()) {
+        ++failures;
+        return;
+      }
+      std::mt19937 rng(i);
+      for (int round = 0; round < kRounds; ++round) {
+        const int batch = 1 + static_cast<int>(rng() % 4);
+        for (int k = 0; k < batch; ++k) {
+          if (!c.ring->Post(Pattern(24, round * 8 + k)).ok()) ++failures;
+        }
+        while (c.ring->in_flight() > 0) {
+          c.w->Progress();
+          c.Take();  // also sends the wake-up to a sleeping node
+          if (c.ring->in_flight() == 0) break;
+          if (!c.ring->PrepareToWait()) {
+            ++failures;
+            return;
+          }
+          if (c.ring->has_responses()) continue;
+          if (c.w->WaitForEvent(Clock::now() + 10s).code() == Status::Code::kTimeout) ++timeouts;
+          c.ring->DoneWaiting();
+        }
+      }
+      answered += static_cast<int>(c.answers.size());
+      for (const auto& [seq, a] : c.answers) {
+        if (!a.status.ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(timeouts.load(), 0) << "a wait ended by its timeout: a wake-up was lost";
+  RingHostCounters hc = host.counters();
+  EXPECT_EQ(static_cast<uint64_t>(answered.load()), hc.responses);
+  EXPECT_GE(hc.sleeps, 1u);
+}
 
 // ---- the client's idle rule (RingPollSchedule, RingSender) -----------------
 
