@@ -439,7 +439,7 @@ void Keyspace::IssueSplits() {
     client_->TraverseAsync(*program, at_leaf ? p.full.leaf : index_->root(),
                            ds::internal::BTreeInsertScratch(*program, p.hash, p.addr, *spare, p.full.parent),
                            offload,
-                           [this, ticket, spare = *spare](Result<TraversalResult> r) {
+                           [this, ticket = ticket, spare = *spare](Result<TraversalResult> r) {
                              auto it = pending_stores_.find(ticket);
                              if (!r.ok() || it == pending_stores_.end()) return;
                              auto st = ds::internal::BTreeInsertState(*r);
