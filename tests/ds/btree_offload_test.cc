@@ -145,7 +145,7 @@ TEST_F(DsBTreeOffload, SplitsStartedAtTheLeaf) {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       ASSERT_TRUE(*r);
     } else {
-      ASSERT_EQ(st.result, uint64_t{absent ? PULSE_DS_BTREE_INS_INSERTED : PULSE_DS_BTREE_INS_PRESENT}) << "op " << op;
+      ASSERT_EQ(st.result, static_cast<uint64_t>(absent ? PULSE_DS_BTREE_INS_INSERTED : PULSE_DS_BTREE_INS_PRESENT)) << "op " << op;
     }
     if (op % 200 == 0) ASSERT_TRUE(tree->Repair().ok());  // BTree::Insert counts from a right size
   }
