@@ -82,40 +82,27 @@ Status OneSidedAccess::WriteUnderLock(uint64_t addr, const void* src, size_t len
 }
 
 bool OneSidedAccess::Writable(uint64_t addr, size_t len) {
-  MemNode* n = connections_->NodeFor(addr);
-  if (n == nullptr || len > n->size - (addr - n->base) || !EnsureNode(*n).ok()) return false;
-  for (uint64_t a = addr; a < addr + len;) {
-    Result<const std::pair<const uint64_t, AllocationKey>*> k = KeyFor(*n, a);
-    if (!k.ok()) return false;
-    a = (*k)->first + (*k)->second.length;
-  }
-  return true;
+  Result<MemNode*> n = NodeSpanning(addr, len);
+  return n.ok() && ForEachPiece(**n, addr, len, [](const KeyedAllocation&, uint64_t, size_t, size_t) {
+                     return Status::Ok();
+                   }).ok();
 }
 
 Status OneSidedAccess::PostWrite(uint64_t addr, const void* src, size_t len, std::shared_ptr<const void> keep) {
-  MemNode* n = connections_->NodeFor(addr);
-  if (n == nullptr || len > n->size - (addr - n->base))
-    return Status::InvalidArgument(fmt::format("far address {:#x} (+{}) is outside every memory node", addr, len));
-  PULSE_RETURN_IF_ERROR(EnsureNode(*n));
+  PULSE_ASSIGN_OR_RETURN(MemNode * n, NodeSpanning(addr, len));
   ++counters_->remote_writes;
   const auto* bytes = static_cast<const uint8_t*>(src);
-  while (len > 0) {
-    PULSE_ASSIGN_OR_RETURN(auto* k, KeyFor(*n, addr));
-    const size_t piece = std::min<uint64_t>(len, k->second.length - (addr - k->first));
-    const uint64_t remote = k->second.remote_base + (addr - k->first);
+  return ForEachPiece(*n, addr, len, [&](const KeyedAllocation& k, uint64_t remote, size_t done, size_t piece) {
     std::shared_ptr<Posted> posted = posted_;
-    PULSE_RETURN_IF_ERROR(connections_->worker->PutAsync(k->second.key, remote, bytes, piece,
+    PULSE_RETURN_IF_ERROR(connections_->worker->PutAsync(k.second.key, remote, bytes + done, piece,
                                                          [posted, keep](const Status& s) {
                                                            --posted->outstanding;
                                                            if (!s.ok() && posted->error.ok()) posted->error = s;
                                                          }));
     ++posted_->outstanding;
-    posted_->endpoints.insert(k->second.ep);
-    addr += piece;
-    bytes += piece;
-    len -= piece;
-  }
-  return Status::Ok();
+    posted_->endpoints.insert(k.second.ep);
+    return Status::Ok();
+  });
 }
 
 Status OneSidedAccess::WaitPosted() {
@@ -256,11 +243,28 @@ Result<const std::pair<const uint64_t, OneSidedAccess::AllocationKey>*> OneSided
   return Status::Internal(fmt::format("memory node {} answered the key of another allocation than {:#x}'s", n.id, addr));
 }
 
-Status OneSidedAccess::Rma(bool write, uint64_t addr, void* buf, size_t len) {
+Result<MemNode*> OneSidedAccess::NodeSpanning(uint64_t addr, size_t len) {
   MemNode* n = connections_->NodeFor(addr);
   if (n == nullptr || len > n->size - (addr - n->base))
     return Status::InvalidArgument(fmt::format("far address {:#x} (+{}) is outside every memory node", addr, len));
   PULSE_RETURN_IF_ERROR(EnsureNode(*n));
+  return n;
+}
+
+template <typename Piece>
+Status OneSidedAccess::ForEachPiece(MemNode& n, uint64_t addr, size_t len, Piece&& piece) {
+  for (size_t done = 0; done < len;) {
+    PULSE_ASSIGN_OR_RETURN(const KeyedAllocation* k, KeyFor(n, addr + done));
+    const uint64_t at = addr + done - k->first;
+    const size_t bytes = std::min<uint64_t>(len - done, k->second.length - at);
+    PULSE_RETURN_IF_ERROR(piece(*k, k->second.remote_base + at, done, bytes));
+    done += bytes;
+  }
+  return Status::Ok();
+}
+
+Status OneSidedAccess::Rma(bool write, uint64_t addr, void* buf, size_t len) {
+  PULSE_ASSIGN_OR_RETURN(MemNode * n, NodeSpanning(addr, len));
   if (write) {
     ++counters_->remote_writes;
   } else {
@@ -269,23 +273,14 @@ Status OneSidedAccess::Rma(bool write, uint64_t addr, void* buf, size_t len) {
   }
   auto* bytes = static_cast<uint8_t*>(buf);
   // One operation per allocation touched.
-  while (len > 0) {
-    PULSE_ASSIGN_OR_RETURN(auto* k, KeyFor(*n, addr));
-    const size_t piece = std::min<uint64_t>(len, k->second.length - (addr - k->first));
-    const uint64_t remote = k->second.remote_base + (addr - k->first);
-    Status s = write ? connections_->worker->Put(k->second.key, remote, bytes, piece, connections_->rma_timeout())
-                     : connections_->worker->Get(k->second.key, remote, bytes, piece, connections_->rma_timeout());
-    if (!s.ok()) {
-      // A key the node no longer honours (the allocation was reclaimed or
-      // dropped): forget it, so the next access asks again.
-      if (s.code() == Status::Code::kPermissionDenied) keys_.erase(k->first);
-      return s;
-    }
-    addr += piece;
-    bytes += piece;
-    len -= piece;
-  }
-  return Status::Ok();
+  return ForEachPiece(*n, addr, len, [&](const KeyedAllocation& k, uint64_t remote, size_t done, size_t piece) {
+    Status s = write ? connections_->worker->Put(k.second.key, remote, bytes + done, piece, connections_->rma_timeout())
+                     : connections_->worker->Get(k.second.key, remote, bytes + done, piece, connections_->rma_timeout());
+    // A key the node no longer honours (the allocation was reclaimed or
+    // dropped): forget it, so the next access asks again.
+    if (s.code() == Status::Code::kPermissionDenied) keys_.erase(k.first);
+    return s;
+  });
 }
 
 }  // namespace pulse

@@ -118,6 +118,17 @@ class OneSidedAccess {
   bool Writable(uint64_t addr, size_t len);
   // The key of the allocation holding addr, asked for if unknown.
   Result<const std::pair<const uint64_t, AllocationKey>*> KeyFor(MemNode& n, uint64_t addr);
+  using KeyedAllocation = std::pair<const uint64_t, AllocationKey>;
+  // The memory node holding all of [addr, addr + len), connected.  Errors:
+  // InvalidArgument (outside every node), those of EnsureNode.
+  Result<MemNode*> NodeSpanning(uint64_t addr, size_t len);
+  // Calls piece(k, remote, done, bytes) for each allocation of `n` that
+  // [addr, addr + len) touches, in address order: k its key, remote the
+  // remote address of the piece, done the bytes before it.  Errors: those
+  // of KeyFor, or the first error `piece` returns (later pieces are not
+  // visited).
+  template <typename Piece>
+  Status ForEachPiece(MemNode& n, uint64_t addr, size_t len, Piece&& piece);
 
   // The mapping of node n's offered pool, made on first use; nullptr if
   // mapping failed (not retried until the node offers another pool).
