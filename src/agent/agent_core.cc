@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "common/elapsed.h"
+
 namespace pulse::agent {
 
 using core_detail::Delivery;
@@ -34,11 +36,6 @@ struct AgentCore::Region {
 };
 
 namespace {
-
-uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
-}
 
 uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 

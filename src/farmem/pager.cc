@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "common/elapsed.h"
+
 namespace pulse::farmem {
 namespace {
 
@@ -24,11 +26,6 @@ constexpr auto kIdleWait = 1s;
 // slot stuck in a fetch or eviction means the backend hangs past its own
 // timeouts.
 constexpr auto kRoomDeadline = 120s;
-
-uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
-}
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "node/node_tenant.h"
 #include "protocol/control_reply.h"
 #include "pulse/cluster.h"
+#include "common/elapsed.h"
 
 namespace pulse::memnode {
 
@@ -30,10 +31,6 @@ constexpr milliseconds kReconnectAttempt{1000};
 // Longest wait for the network when idle: bounds how late a reconnection
 // attempt starts (the Worker wakes at once for traffic and RequestStop()).
 constexpr milliseconds kIdleWait{1000};
-
-uint64_t NanosSince(Clock::time_point t0) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-}
 
 // `stats`: each engine pipeline's traversals in flight and served.
 json PipelineLoadsJson(const std::vector<PipelineLoad>& loads) {

@@ -20,6 +20,7 @@
 #include "tx/tx_log.h"
 #include "tx/tx_stages.h"
 #include "tx/tx_wire.h"
+#include "common/elapsed.h"
 
 namespace pulse::tx {
 namespace {
@@ -27,10 +28,6 @@ namespace {
 constexpr uint64_t kLockBlock = 64;  // a key: one 64-byte block of the region
 
 using SteadyClock = std::chrono::steady_clock;
-uint64_t MicrosSince(SteadyClock::time_point t) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t).count());
-}
 
 // Where a transaction's time goes here (stats "stages"; docs/tx.md).
 struct Stages {
