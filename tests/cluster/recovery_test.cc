@@ -27,6 +27,7 @@
 #include "cluster/pools.h"
 #include "cluster/process.h"
 #include "pulse/client.h"
+#include "support/environment_snapshot.h"
 
 namespace pulse::cluster {
 namespace {
@@ -139,6 +140,9 @@ pool_mib = 8
     return c.ok() ? std::move(*c) : nullptr;
   }
 
+  // Connect() makes this process speak the cluster's secret; the next
+  // test's commands would inherit it and refuse their own cluster.
+  pulse::testing::EnvironmentSnapshot environment_;
   std::string dir_, name_, config_;
   std::vector<std::string> pools_;
   int commands_ = 0;

@@ -43,16 +43,10 @@ LocalRack::LocalRack()
   // environment, this process's Workers (the CPU node, Clients) through its
   // own, restored when the rack goes.
   if (Status s = cluster::EnsureClusterKeys(config_); !s.ok()) ADD_FAILURE() << s.ToString();
-  if (const char* old = std::getenv(net::kSecretFileEnvironmentVariable)) saved_secret_env_ = old;
   setenv(net::kSecretFileEnvironmentVariable, config_.SecretFile().c_str(), /*overwrite=*/1);
 }
 
 LocalRack::~LocalRack() {
-  if (saved_secret_env_) {
-    setenv(net::kSecretFileEnvironmentVariable, saved_secret_env_->c_str(), 1);
-  } else {
-    unsetenv(net::kSecretFileEnvironmentVariable);
-  }
   cpu_.reset();
   for (auto& [id, p] : memnodes_) p.reset();
   switch_.reset();

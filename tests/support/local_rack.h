@@ -24,6 +24,7 @@
 #include "cluster/config.h"
 #include "pulse/net.h"
 #include "support/cpu_node.h"
+#include "support/environment_snapshot.h"
 #include "support/node_process.h"
 
 namespace pulse::testing {
@@ -138,7 +139,7 @@ class LocalRack {
   uint16_t switch_port_ = 0;
   net::EndpointId switch_ep_ = net::kInvalidEndpoint;
   uint32_t cpu_node_ = 0;
-  std::optional<std::string> saved_secret_env_;  // $PULSE_CLUSTER_SECRET_FILE before the rack
+  EnvironmentSnapshot environment_;  // put back when the rack goes: its secret stays with it
 };
 
 }  // namespace pulse::testing
