@@ -1,6 +1,8 @@
 #include "compiler/interval.h"
 
 #include <algorithm>
+#include <optional>
+#include <type_traits>
 
 #include "compiler/bpf_insn.h"
 
@@ -182,47 +184,46 @@ Interval Interval::Unsigned(int bytes) {
 
 Interval Join(Interval a, Interval b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
 
-std::optional<int64_t> EvalAlu(uint8_t op, bool alu32, int64_t dst, int64_t src) {
-  if (alu32) {
-    const uint32_t a = static_cast<uint32_t>(dst), b = static_cast<uint32_t>(src);
-    uint32_t r = 0;
-    switch (op) {
-      case kBpfAdd: r = a + b; break;
-      case kBpfSub: r = a - b; break;
-      case kBpfMul: r = a * b; break;
-      case kBpfDiv: if (b == 0) return std::nullopt; r = a / b; break;
-      case kBpfMod: if (b == 0) return std::nullopt; r = a % b; break;
-      case kBpfOr: r = a | b; break;
-      case kBpfAnd: r = a & b; break;
-      case kBpfXor: r = a ^ b; break;
-      case kBpfLsh: r = a << (b & 31); break;
-      case kBpfRsh: r = a >> (b & 31); break;
-      case kBpfArsh: r = static_cast<uint32_t>(static_cast<int32_t>(a) >> (b & 31)); break;
-      case kBpfNeg: r = 0u - a; break;
-      case kBpfMov: r = b; break;
-      default: return std::nullopt;
-    }
-    return static_cast<int64_t>(uint64_t{r});
-  }
-  const uint64_t a = static_cast<uint64_t>(dst), b = static_cast<uint64_t>(src);
-  uint64_t r = 0;
+namespace {
+
+// One BPF ALU operation at the width of U (uint32_t for the 32-bit ops,
+// uint64_t otherwise): unsigned wrap-around, shift counts masked to the
+// width, arithmetic shift on the signed view.  Nothing for a division by
+// zero (BPF defines it; the translator never folds it) or an unknown op.
+template <typename U>
+std::optional<U> EvalAluAt(uint8_t op, U a, U b) {
+  using S = std::make_signed_t<U>;
+  constexpr U kShiftMask = sizeof(U) * 8 - 1;
   switch (op) {
-    case kBpfAdd: r = a + b; break;
-    case kBpfSub: r = a - b; break;
-    case kBpfMul: r = a * b; break;
-    case kBpfDiv: if (b == 0) return std::nullopt; r = a / b; break;
-    case kBpfMod: if (b == 0) return std::nullopt; r = a % b; break;
-    case kBpfOr: r = a | b; break;
-    case kBpfAnd: r = a & b; break;
-    case kBpfXor: r = a ^ b; break;
-    case kBpfLsh: r = a << (b & 63); break;
-    case kBpfRsh: r = a >> (b & 63); break;
-    case kBpfArsh: r = static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63)); break;
-    case kBpfNeg: r = 0 - a; break;
-    case kBpfMov: r = b; break;
+    case kBpfAdd: return static_cast<U>(a + b);
+    case kBpfSub: return static_cast<U>(a - b);
+    case kBpfMul: return static_cast<U>(a * b);
+    case kBpfDiv: if (b == 0) return std::nullopt; return static_cast<U>(a / b);
+    case kBpfMod: if (b == 0) return std::nullopt; return static_cast<U>(a % b);
+    case kBpfOr: return static_cast<U>(a | b);
+    case kBpfAnd: return static_cast<U>(a & b);
+    case kBpfXor: return static_cast<U>(a ^ b);
+    case kBpfLsh: return static_cast<U>(a << (b & kShiftMask));
+    case kBpfRsh: return static_cast<U>(a >> (b & kShiftMask));
+    case kBpfArsh: return static_cast<U>(static_cast<S>(a) >> (b & kShiftMask));
+    case kBpfNeg: return static_cast<U>(U{0} - a);
+    case kBpfMov: return b;
     default: return std::nullopt;
   }
-  return static_cast<int64_t>(r);
+}
+
+}  // namespace
+
+std::optional<int64_t> EvalAlu(uint8_t op, bool alu32, int64_t dst, int64_t src) {
+  if (alu32) {
+    // The 32-bit result is zero-extended into the 64-bit register.
+    auto r = EvalAluAt<uint32_t>(op, static_cast<uint32_t>(dst), static_cast<uint32_t>(src));
+    if (!r) return std::nullopt;
+    return static_cast<int64_t>(uint64_t{*r});
+  }
+  auto r = EvalAluAt<uint64_t>(op, static_cast<uint64_t>(dst), static_cast<uint64_t>(src));
+  if (!r) return std::nullopt;
+  return static_cast<int64_t>(*r);
 }
 
 Interval AluRange(uint8_t op, bool alu32, Interval dst, Interval src) {
