@@ -40,6 +40,8 @@ json CxlBenchResult::ToJson(const CxlBenchOptions& o) const {
            {"kind", "model"},
            {"note", "a trace-driven model (docs/cxl.md), not a measurement"},
            {"ops", o.ops},
+           {"chain_length", o.chain_length},
+           {"slab_kib", o.slab_kib},
            {"warmup_ops", o.warmup_ops},
            {"params", ParamsJson(o.params)},
            {"rows", json::array()}};
@@ -61,6 +63,8 @@ json CxlBenchResult::ToJson(const CxlBenchOptions& o) const {
                                {"cxl_pulse_ns_per_op", m.pulse_ns_per_op()},
                                {"cxl_slowdown", m.cxl_slowdown()},
                                {"cxl_pulse_slowdown", m.pulse_slowdown()},
+                               {"cxl_pulse_native_ns_per_op", r.native.pulse_ns_per_op()},
+                               {"cxl_pulse_native_slowdown", r.native.pulse_slowdown()},
                                {"local", ConfigJson(m.local, m.ops)},
                                {"cxl", ConfigJson(m.cxl, m.ops)},
                                {"cxl_pulse", ConfigJson(m.pulse, m.ops)}});
@@ -79,6 +83,7 @@ Result<CxlBenchResult> RunCxlBench(const CxlBenchOptions& o) {
     return Status::InvalidArgument(fmt::format("bench cxl: --cache-mib {}, --l3-kib {} must be >= 0 and "
                                                "--cache-fraction {} in (0, 1]",
                                                o.cache_mib, o.l3_kib, o.cache_fraction));
+  if (o.slab_kib == 0) return Status::InvalidArgument("bench cxl: --slab-kib must be at least 1");
   CxlBenchResult res;
   const uint32_t capture_nodes = *std::max_element(o.nodes.begin(), o.nodes.end());
   for (const std::string& app : o.apps) {
@@ -86,6 +91,8 @@ Result<CxlBenchResult> RunCxlBench(const CxlBenchOptions& o) {
     c.app = app;
     c.memory_nodes = capture_nodes;
     c.size = o.size;
+    c.chain_length = o.chain_length;
+    c.slab_bytes = o.slab_kib * 1024;
     c.ops = o.ops;
     c.seed = o.seed;
     c.binary = o.binary;
@@ -109,11 +116,15 @@ Result<CxlBenchResult> RunCxlBench(const CxlBenchOptions& o) {
       row.params.l3_bytes =
           LinesBytes(o.l3_kib > 0 ? o.l3_kib * 1024 : static_cast<double>(row.params.cache_bytes) / 32, line);
       row.model = RunCxlModel(*trace, row.params);
+      CxlParams native = row.params;
+      native.pulse_stack_ns = 0;
+      row.native = RunCxlModel(*trace, native);
       if (o.progress)
         o.progress(fmt::format("{} on {} node(s): local {:.0f} ns/op, cxl {:.0f} ns/op ({:.2f}x), cxl+pulse {:.0f} "
-                               "ns/op ({:.2f}x) [model]",
+                               "ns/op ({:.2f}x; CXL-native request path {:.2f}x) [model]",
                                app, nodes, row.model.local_ns_per_op(), row.model.cxl_ns_per_op(),
-                               row.model.cxl_slowdown(), row.model.pulse_ns_per_op(), row.model.pulse_slowdown()));
+                               row.model.cxl_slowdown(), row.model.pulse_ns_per_op(), row.model.pulse_slowdown(),
+                               row.native.pulse_slowdown()));
       res.rows.push_back(std::move(row));
     }
   }

@@ -27,6 +27,8 @@ struct CxlBenchOptions {
   // on max(nodes) memory nodes.
   std::vector<uint32_t> nodes = {1, 4};
   uint64_t size = 0;         // data-set size per app (cxl_trace.h); 0: quick default
+  uint32_t chain_length = 0; // webservice: > 0 for the high-load-factor variant
+  uint64_t slab_kib = 64;    // the capture's allocation granularity (CxlCaptureOptions::slab_bytes)
   uint64_t ops = 2000;       // operations captured per app
   uint64_t warmup_ops = 1000;  // of those, the first fill the caches unpriced
   // The CPU-attached DRAM cache: cache_mib MiB, or 0: cache_fraction of the
@@ -48,6 +50,10 @@ struct CxlBenchRow {
   uint64_t footprint_bytes = 0;  // distinct lines the trace touches, in bytes
   CxlParams params;              // as priced (cache sizes, nodes)
   CxlModelResult model;
+  // The same trace with pulse_stack_ns = 0: a request path native to CXL,
+  // where the accelerator parses no network packet (the link's crossing is
+  // still paid).  The bound on what the conservative default leaves out.
+  CxlModelResult native;
 };
 
 struct CxlBenchResult {
@@ -56,8 +62,8 @@ struct CxlBenchResult {
 };
 
 // Captures and prices every app.  Errors: InvalidArgument (unknown app,
-// a node count other than 1 or 4, warmup_ops >= ops, a bad parameter:
-// ValidateCxlParams), those of CaptureAppTrace.
+// a node count other than 1 or 4, warmup_ops >= ops, slab_kib == 0, a bad
+// parameter: ValidateCxlParams), those of CaptureAppTrace.
 Result<CxlBenchResult> RunCxlBench(const CxlBenchOptions& options);
 
 }  // namespace pulse::bench

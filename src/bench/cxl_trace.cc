@@ -89,6 +89,7 @@ Result<OpFn> LoadTracedApp(const CxlCaptureOptions& o, TracingSystem* system) {
     apps::WebServiceOptions wo;
     wo.users = o.size ? o.size : 2000;
     wo.seed = o.seed;  // workload C (reads), zipfian: the application's defaults
+    wo.chain_length = o.chain_length;
     auto app = apps::WebService::Load(system, wo);
     if (!app.ok()) return app.status();
     std::shared_ptr<apps::WebService> ws = std::move(*app);

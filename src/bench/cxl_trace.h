@@ -64,6 +64,7 @@ struct CxlCaptureOptions {
   // Data-set size in `pulse bench app --size` units (users, records,
   // seconds of readings); 0: a quick default.
   uint64_t size = 0;
+  uint32_t chain_length = 0;       // webservice: > 0 for the high-load-factor variant (bench app's flag)
   uint64_t ops = 2000;             // operations captured (after loading)
   uint64_t seed = 42;
   // Allocation granularity: small enough that the data spreads over every

@@ -200,6 +200,12 @@ void AddCxlBench(CLI::App& bench) {
   cmd->add_option("--size", opts->size, "Data-set size (users, records, seconds of readings); 0: quick default")
       ->capture_default_str()
       ->check(Within(0, kMaxCount));
+  cmd->add_option("--chain-length", opts->chain_length, "webservice: users per bucket (0: one bucket per user)")
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
+  cmd->add_option("--slab-kib", opts->slab_kib, "The capture's allocation granularity (spreads data over the nodes)")
+      ->capture_default_str()
+      ->check(Within(1, 1 << 20));
   cmd->add_option("--ops", opts->ops, "Operations captured per application")->capture_default_str()->check(Within(2, 1e7));
   cmd->add_option("--warmup-ops", opts->warmup_ops, "Of those, the first ones only warm the caches")
       ->capture_default_str()
@@ -246,12 +252,13 @@ void AddCxlBench(CLI::App& bench) {
       return;
     }
     std::cout << "A model, not a measurement (docs/cxl.md).\n";
-    std::cout << fmt::format("{:<11} {:>5} {:>10} {:>10} {:>12} {:>9} {:>11}\n", "app", "nodes", "local ns", "cxl ns",
-                             "cxl+pulse ns", "cxl slow", "pulse slow");
+    std::cout << fmt::format("{:<11} {:>5} {:>10} {:>10} {:>12} {:>9} {:>11} {:>12}\n", "app", "nodes", "local ns",
+                             "cxl ns", "cxl+pulse ns", "cxl slow", "pulse slow", "native slow");
     for (const auto& row : r->rows)
-      std::cout << fmt::format("{:<11} {:>5} {:>10.0f} {:>10.0f} {:>12.0f} {:>8.2f}x {:>10.2f}x\n", row.app, row.nodes,
-                               row.model.local_ns_per_op(), row.model.cxl_ns_per_op(), row.model.pulse_ns_per_op(),
-                               row.model.cxl_slowdown(), row.model.pulse_slowdown());
+      std::cout << fmt::format("{:<11} {:>5} {:>10.0f} {:>10.0f} {:>12.0f} {:>8.2f}x {:>10.2f}x {:>11.2f}x\n", row.app,
+                               row.nodes, row.model.local_ns_per_op(), row.model.cxl_ns_per_op(),
+                               row.model.pulse_ns_per_op(), row.model.cxl_slowdown(), row.model.pulse_slowdown(),
+                               row.native.pulse_slowdown());
   });
 }
 
