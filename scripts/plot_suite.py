@@ -231,6 +231,7 @@ def plot_cxl(out, study):
     fig, axes = plt.subplots(1, len(nodes), figsize=(5.5 * len(nodes), 3.8), squeeze=False)
     for ax, n in zip(axes[0], nodes):
         rs = [r for r in rows if r["nodes"] == n]
+        # A group per (app, variant): "apps cache=1%" -> "cache=1%", "webservice chain=100" -> "chain=100".
         groups = [r["app"] if r["label"] == "apps" else f'{r["app"]}\n{r["label"].split(" ", 1)[-1]}' for r in rs]
         by_group = dict(zip(groups, rs))
         bars(ax, groups, list(series), lambda g, s: by_group[g].get(series[s]),

@@ -41,6 +41,9 @@ json CxlBenchResult::ToJson(const CxlBenchOptions& o) const {
            {"note", "a trace-driven model (docs/cxl.md), not a measurement"},
            {"ops", o.ops},
            {"chain_length", o.chain_length},
+           {"cache_fraction", o.cache_fraction},
+           {"cache_mib", o.cache_mib},
+           {"l3_kib", o.l3_kib},
            {"slab_kib", o.slab_kib},
            {"warmup_ops", o.warmup_ops},
            {"params", ParamsJson(o.params)},
@@ -114,7 +117,7 @@ Result<CxlBenchResult> RunCxlBench(const CxlBenchOptions& o) {
       row.params.cache_bytes =
           LinesBytes(o.cache_mib > 0 ? o.cache_mib * (1 << 20) : o.cache_fraction * static_cast<double>(footprint), line);
       row.params.l3_bytes =
-          LinesBytes(o.l3_kib > 0 ? o.l3_kib * 1024 : static_cast<double>(row.params.cache_bytes) / 32, line);
+          LinesBytes(o.l3_kib > 0 ? o.l3_kib * 1024 : static_cast<double>(row.params.cache_bytes) * CxlBenchOptions::kL3PerCache, line);
       row.model = RunCxlModel(*trace, row.params);
       CxlParams native = row.params;
       native.pulse_stack_ns = 0;

@@ -32,10 +32,12 @@ struct CxlBenchOptions {
   uint64_t ops = 2000;       // operations captured per app
   uint64_t warmup_ops = 1000;  // of those, the first fill the caches unpriced
   // The CPU-attached DRAM cache: cache_mib MiB, or 0: cache_fraction of the
-  // trace's footprint (the paper's cache of some GB, scaled to the trace).
+  // trace's footprint (the paper's cache of some GB, scaled to the trace;
+  // 0.10 as `pulse bench app --system cache` sizes its cache).
   double cache_mib = 0;
-  double cache_fraction = 0.25;
-  // L3: l3_kib KiB, or 0: 1/32 of the DRAM cache.
+  double cache_fraction = 0.10;
+  // L3: l3_kib KiB, or 0: kL3PerCache of the DRAM cache.
+  static constexpr double kL3PerCache = 1.0 / 64;  // ~32 MiB of L3 beside a 2 GiB DRAM cache
   double l3_kib = 0;
   CxlParams params;          // the latencies (cache sizes and nodes are set per run)
   uint64_t seed = 42;

@@ -216,7 +216,7 @@ void AddCxlBench(CLI::App& bench) {
   cmd->add_option("--cache-fraction", opts->cache_fraction, "The DRAM cache as a fraction of the trace's footprint")
       ->capture_default_str()
       ->check(Within(1e-6, 1));
-  cmd->add_option("--l3-kib", opts->l3_kib, "L3 in KiB (0: 1/32 of the DRAM cache)")->capture_default_str()->check(Within(0, 1 << 30));
+  cmd->add_option("--l3-kib", opts->l3_kib, "L3 in KiB (0: 1/64 of the DRAM cache)")->capture_default_str()->check(Within(0, 1 << 30));
   cmd->add_option("--line-bytes", p.line_bytes, "Access granularity")->capture_default_str()->check(Within(8, 4096));
   cmd->add_option("--l3-ns", p.l3_ns, "L3 hit latency")->capture_default_str()->check(Within(0, 1e6));
   cmd->add_option("--dram-ns", p.dram_ns, "Local DRAM latency (CPU and memory node)")->capture_default_str()->check(Within(0, 1e6));
