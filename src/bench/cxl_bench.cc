@@ -21,7 +21,6 @@ json ParamsJson(const CxlParams& p) {
               {"dram_ns", p.dram_ns},             {"cxl_ns", p.cxl_ns},
               {"cxl_switch_ns", p.cxl_switch_ns}, {"pulse_stack_ns", p.pulse_stack_ns},
               {"pulse_scheduler_ns", p.pulse_scheduler_ns}, {"pulse_logic_ns", p.pulse_logic_ns},
-              {"cxl_far_ns", CxlFarNs(p)},        {"pulse_request_ns", PulseRequestNs(p)},
               {"pulse_continuation_ns", PulseContinuationNs(p)}, {"pulse_iteration_ns", PulseIterationNs(p)}};
 }
 
@@ -56,6 +55,8 @@ json CxlBenchResult::ToJson(const CxlBenchOptions& o) const {
                                {"footprint_bytes", r.footprint_bytes},
                                {"cache_bytes", r.params.cache_bytes},
                                {"l3_bytes", r.params.l3_bytes},
+                               {"cxl_far_ns", CxlFarNs(r.params)},
+                               {"pulse_request_ns", PulseRequestNs(r.params)},
                                {"priced_ops", m.ops},
                                {"accesses_per_op", m.accesses / ops},
                                {"traversal_accesses_per_op", m.traversal_accesses / ops},
@@ -77,6 +78,10 @@ json CxlBenchResult::ToJson(const CxlBenchOptions& o) const {
 
 Result<CxlBenchResult> RunCxlBench(const CxlBenchOptions& o) {
   PULSE_RETURN_IF_ERROR(ValidateCxlParams(o.params));
+  if (o.apps.empty()) return Status::InvalidArgument("bench cxl: no --app");
+  for (const std::string& app : o.apps)
+    if (app != "webservice" && app != "wiredtiger" && app != "btrdb")
+      return Status::InvalidArgument(fmt::format("bench cxl: --app '{}' (webservice, wiredtiger, btrdb)", app));
   if (o.nodes.empty()) return Status::InvalidArgument("bench cxl: no --nodes");
   for (uint32_t n : o.nodes)
     if (n != 1 && n != 4) return Status::InvalidArgument(fmt::format("bench cxl: --nodes {} (1 or 4)", n));
