@@ -12,6 +12,7 @@ graph_traffic.png     graph study: memory-node bytes by class per system and app
 kv.png                kv study: throughput, p99 and memory-node CPU per request of each path/system per mix
 dlrm.png              dlrm study: throughput and p99 of the offloaded reduction and the one-sided gather
 tx.png                tx study: mean and p99 latency and memory-node CPU of the chain against HyperLoop-like
+cxl.png               cxl study (a model, seed 000 Fig. 12): slowdown vs local DRAM on CXL memory, with and without pulse
 """
 import json
 import os
@@ -216,6 +217,32 @@ def plot_app_study(out, study, name, each, systems_key, figures):
     plt.close(fig)
 
 
+def plot_cxl(out, study):
+    """The CXL model (issue 16, seed 000 Fig. 12): per node count, a group per
+    application (and variant), bars for CXL, CXL+pulse and CXL+pulse with a
+    CXL-native request path; slowdown versus local DRAM (the line at 1)."""
+    rows = [dict(row, label=run.get("label", "")) for run in (study or {}).get("runs") or []
+            for row in run.get("rows", [])]
+    if not rows:
+        return
+    nodes = sorted(unique(r["nodes"] for r in rows))
+    series = {"CXL": "cxl_slowdown", "CXL + pulse": "cxl_pulse_slowdown",
+              "CXL + pulse, CXL-native requests": "cxl_pulse_native_slowdown"}
+    fig, axes = plt.subplots(1, len(nodes), figsize=(5.5 * len(nodes), 3.8), squeeze=False)
+    for ax, n in zip(axes[0], nodes):
+        rs = [r for r in rows if r["nodes"] == n]
+        # A group per (app, variant): "apps cache=1%" -> "cache=1%", "webservice chain=100" -> "chain=100".
+        groups = [r["app"] if r["label"] == "apps" else f'{r["app"]}\n{r["label"].split(" ", 1)[-1]}' for r in rs]
+        by_group = dict(zip(groups, rs))
+        bars(ax, groups, list(series), lambda g, s: by_group[g].get(series[s]),
+             "slowdown vs local DRAM", f"CXL model, {n} memory node(s) (a model)")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "cxl.png"), dpi=110)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -238,6 +265,7 @@ def main():
     plot_app_study(out, results.get("tx"), "tx", "tx.png", "systems",
                    [("mean_us", "mean us", False), ("p99_us", "p99 us", True),
                     ("mn_cpu_us_per_tx", "memory-node CPU us/tx", False)])
+    plot_cxl(out, results.get("cxl"))
     return 0
 
 

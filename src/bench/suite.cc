@@ -13,6 +13,7 @@
 
 #include "bench/app_systems.h"
 #include "bench/suite_apps.h"
+#include "bench/suite_cxl.h"
 #include "bench/suite_graph.h"
 
 namespace pulse::bench {
@@ -182,7 +183,7 @@ Result<SuiteRegime> SuiteRegimeNamed(const std::string& name) {
 const std::vector<std::string>& SuiteStudyNames() {
   static const std::vector<std::string> names = {"traversal_length", "allocation", "distribution", "writes",
                                                  "saturation", "pipelines", "pulse_vs_acc", "graph",
-                                                 "switch_routing", "kv", "dlrm", "tx"};
+                                                 "switch_routing", "kv", "dlrm", "tx", "cxl"};
   return names;
 }
 
@@ -344,7 +345,7 @@ Result<SuiteResult> RunSuite(const SuiteOptions& o) {
   const SuiteAppStudyOptions apps{o.quick, o.binary, o.run_dir, say};
   const bool no_studies = std::find(o.studies.begin(), o.studies.end(), "none") != o.studies.end();
   for (const auto& [name, run] : {std::pair{"kv", &RunSuiteKvStudy}, std::pair{"dlrm", &RunSuiteDlrmStudy},
-                                  std::pair{"tx", &RunSuiteTxStudy}}) {
+                                  std::pair{"tx", &RunSuiteTxStudy}, std::pair{"cxl", &RunSuiteCxlStudy}}) {
     if (no_studies || !(o.studies.empty() || Contains(o.studies, name))) continue;
     res.app_studies[name] = run(apps);
   }

@@ -108,7 +108,8 @@ struct SuiteResult {
   std::shared_ptr<SuiteGraphStudy> graph;      // the graph study (issue 17), when it ran
   std::optional<EngineBenchResult> pipelines;  // the memory-pipelines study
   std::string pipelines_note;                  // why it is absent, or how to read it
-  // Issue 15's application studies by name (kv, dlrm, tx; suite_apps.h),
+  // Issue 15's application studies by name (kv, dlrm, tx; suite_apps.h) and
+  // issue 16's CXL model (cxl; suite_cxl.h),
   // each as results.json carries it.
   std::map<std::string, nlohmann::json> app_studies;
   std::vector<TargetCheck> targets;

@@ -13,6 +13,7 @@
 
 #include "bench/suite.h"
 #include "bench/suite_apps.h"
+#include "bench/suite_cxl.h"
 #include "bench/suite_graph.h"
 
 namespace pulse::bench {
@@ -378,7 +379,8 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
   TargetsTable(&md, res.targets, true);
 
   if (res.graph) md += GraphStudyMarkdown(*res.graph);
-  for (const auto& [name, study] : res.app_studies) md += SuiteAppStudyMarkdown(name, study);
+  for (const auto& [name, study] : res.app_studies)
+    md += name == "cxl" ? SuiteCxlStudyMarkdown(study) : SuiteAppStudyMarkdown(name, study);
 
   md += "\n## Skipped, failed and repeated runs\n\nA run that fails (not one a system rejects) is run once "
         "more; its first error is kept.\n\n";

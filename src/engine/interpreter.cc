@@ -4,6 +4,7 @@
 
 #include "engine/access.h"
 #include "engine/alu.h"
+#include "engine/traversal_observer.h"
 #include "pulse/traversal.h"
 
 namespace pulse {
@@ -164,7 +165,36 @@ class Interpreter {
   uint8_t data_[isa::kMaxWindowBytes];
 };
 
+// The thread's observer (traversal_observer.h); nullptr almost always.
+thread_local TraversalObserver* observer = nullptr;
+
+// FarMemory that reports each access that took effect to an observer.
+class ObservedMemory : public FarMemory {
+ public:
+  ObservedMemory(FarMemory& memory, TraversalObserver& observer) : memory_(memory), observer_(observer) {}
+  TraversalStatus ReadWindow(uint64_t addr, uint32_t len, uint8_t* dst) override {
+    const TraversalStatus st = memory_.ReadWindow(addr, len, dst);
+    if (st == TraversalStatus::kDone) observer_.OnWindow(addr, len);
+    return st;
+  }
+  TraversalStatus Store(uint64_t addr, const uint8_t* src, uint32_t len) override {
+    const TraversalStatus st = memory_.Store(addr, src, len);
+    if (st == TraversalStatus::kDone) observer_.OnStore(addr, len);
+    return st;
+  }
+
+ private:
+  FarMemory& memory_;
+  TraversalObserver& observer_;
+};
+
 }  // namespace
+
+TraversalObserver* SetThreadTraversalObserver(TraversalObserver* next) {
+  TraversalObserver* previous = observer;
+  observer = next;
+  return previous;
+}
 
 TraversalStatus RangeTableMemory::ReadWindow(uint64_t addr, uint32_t len, uint8_t* dst) {
   const Range* range = table_.Find(addr);
@@ -183,6 +213,13 @@ TraversalStatus RangeTableMemory::Store(uint64_t addr, const uint8_t* src, uint3
 
 TraversalOutcome InterpretTraversal(const VerifiedProgram& program, FarMemory& memory,
                                     uint32_t max_iterations, TraversalState* state) {
+  if (observer != nullptr) {
+    observer->OnRun();
+    ObservedMemory observed(memory, *observer);
+    TraversalOutcome out = Interpreter(program, observed, state).Run(max_iterations);
+    state->iterations += out.iterations;
+    return out;
+  }
   TraversalOutcome out = Interpreter(program, memory, state).Run(max_iterations);
   state->iterations += out.iterations;
   return out;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/cxl_bench.h"
 #include "bench/engine_bench.h"
 #include "bench/net_bench.h"
 #include "pulse/calibration.h"
@@ -180,6 +181,87 @@ void AddNetBench(CLI::App& bench) {
   });
 }
 
+// pulse bench cxl: the CXL model (src/bench/cxl_bench.h, docs/cxl.md).
+void AddCxlBench(CLI::App& bench) {
+  auto opts = std::make_shared<bench::CxlBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = bench.add_subcommand(
+      "cxl",
+      "pulse's CXL study, a model (seed 000 section 7; docs/cxl.md): captures each application's far\n"
+      "accesses on a local cluster and prices them on local DRAM, CXL memory, and CXL memory with pulse\n"
+      "(time per operation, slowdown vs local DRAM)");
+  bench::CxlParams& p = opts->params;
+  cmd->add_option("--app", opts->apps, "Applications: webservice, wiredtiger, btrdb (repeat or comma-separate)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--nodes", opts->nodes, "Memory nodes to price: 1 (no switch) and/or 4 (behind a CXL switch)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--size", opts->size, "Data-set size (users, records, seconds of readings); 0: quick default")
+      ->capture_default_str()
+      ->check(Within(0, kMaxCount));
+  cmd->add_option("--chain-length", opts->chain_length, "webservice: users per bucket (0: one bucket per user)")
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
+  cmd->add_option("--slab-kib", opts->slab_kib, "The capture's allocation granularity (spreads data over the nodes)")
+      ->capture_default_str()
+      ->check(Within(1, 1 << 20));
+  cmd->add_option("--ops", opts->ops, "Operations captured per application")->capture_default_str()->check(Within(2, 1e7));
+  cmd->add_option("--warmup-ops", opts->warmup_ops, "Of those, the first ones only warm the caches")
+      ->capture_default_str()
+      ->check(Within(0, 1e7));
+  cmd->add_option("--cache-mib", opts->cache_mib, "CPU-attached DRAM cache in MiB (0: --cache-fraction of the footprint)")
+      ->capture_default_str()
+      ->check(Within(0, 1 << 20));
+  cmd->add_option("--cache-fraction", opts->cache_fraction, "The DRAM cache as a fraction of the trace's footprint")
+      ->capture_default_str()
+      ->check(Within(1e-6, 1));
+  cmd->add_option("--l3-kib", opts->l3_kib, "L3 in KiB (0: 1/64 of the DRAM cache)")->capture_default_str()->check(Within(0, 1 << 30));
+  cmd->add_option("--line-bytes", p.line_bytes, "Access granularity")->capture_default_str()->check(Within(8, 4096));
+  cmd->add_option("--l3-ns", p.l3_ns, "L3 hit latency")->capture_default_str()->check(Within(0, 1e6));
+  cmd->add_option("--dram-ns", p.dram_ns, "Local DRAM latency (CPU and memory node)")->capture_default_str()->check(Within(0, 1e6));
+  cmd->add_option("--cxl-ns", p.cxl_ns, "CXL memory load latency without a switch")->capture_default_str()->check(Within(0, 1e6));
+  cmd->add_option("--cxl-switch-ns", p.cxl_switch_ns, "Added by the CXL switch per round trip")
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
+  cmd->add_option("--pulse-stack-ns", p.pulse_stack_ns, "The accelerator's handling of one message")
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
+  cmd->add_option("--pulse-scheduler-ns", p.pulse_scheduler_ns, "The accelerator's scheduler per request")
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
+  cmd->add_option("--pulse-logic-ns", p.pulse_logic_ns, "Logic per iteration at the memory node")
+      ->capture_default_str()
+      ->check(Within(0, 1e6));
+  cmd->add_option("--seed", opts->seed, "Seed of the applications' data and requests")->capture_default_str();
+  cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the capture's cluster (default: UCX_TLS)");
+  cmd->add_option("--run-dir", opts->run_dir, "Where the cluster writes its logs (default: $PULSE_RUN_DIR or run)");
+  cmd->add_flag("--json", *json, "Print one JSON object");
+  cmd->callback([opts, json] {
+    opts->progress = [](const std::string& line) { std::cerr << "[bench cxl] " << line << std::endl; };
+    auto r = bench::RunCxlBench(*opts);
+    if (!r.ok()) {
+      std::cerr << "bench cxl: " << r.status().ToString() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+    uint64_t priced = 0;
+    for (const auto& row : r->rows) priced += row.model.ops;
+    RequireWorkDone("bench cxl", priced, "the number of priced operations");
+    if (*json) {
+      std::cout << r->ToJson(*opts).dump(2) << std::endl;
+      return;
+    }
+    std::cout << "A model, not a measurement (docs/cxl.md).\n";
+    std::cout << fmt::format("{:<11} {:>5} {:>10} {:>10} {:>12} {:>9} {:>11} {:>12}\n", "app", "nodes", "local ns",
+                             "cxl ns", "cxl+pulse ns", "cxl slow", "pulse slow", "native slow");
+    for (const auto& row : r->rows)
+      std::cout << fmt::format("{:<11} {:>5} {:>10.0f} {:>10.0f} {:>12.0f} {:>8.2f}x {:>10.2f}x {:>11.2f}x\n", row.app,
+                               row.nodes, row.model.local_ns_per_op(), row.model.cxl_ns_per_op(),
+                               row.model.pulse_ns_per_op(), row.model.cxl_slowdown(), row.model.pulse_slowdown(),
+                               row.native.pulse_slowdown());
+  });
+}
+
 }  // namespace
 
 void AddBenchCommands(CLI::App& bench) {
@@ -200,6 +282,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddSoakBench(bench);
   AddRespBench(bench);
   AddGraphBench(bench);
+  AddCxlBench(bench);
 }
 
 }  // namespace pulse::tools
