@@ -249,9 +249,7 @@ Result<std::unique_ptr<AgentBackend>> AgentBackend::Connect(const AgentBackendOp
     raw->FailAll(why);
   });
   if (options.lanes > 0) {
-    net::WorkerOptions lane_worker = wo;
-    SendPagesEagerly(&lane_worker);  // write-backs
-    auto lanes = AgentLanes::Open(options.lanes, lane_worker, options.agent_address.substr(0, colon),
+    auto lanes = AgentLanes::Open(options.lanes, wo, options.agent_address.substr(0, colon),
                                   static_cast<uint16_t>(port), options.connect_timeout);
     if (!lanes.ok()) return lanes.status();
     impl->lanes = std::move(*lanes);

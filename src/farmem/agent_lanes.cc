@@ -38,17 +38,9 @@ Result<std::unique_ptr<AgentLanes>> AgentLanes::Open(uint32_t count, const net::
       Result<AgentReplyView> v = DecodeAgentReplyView(p);
       if (!v.ok() || raw->waiting_id == 0 || v->request_id != raw->waiting_id) return;
       raw->answered_ns = AgentClockNanos();
-      AgentReply a;
-      a.request_id = v->request_id;
-      a.status = std::move(v->status);
-      a.value = v->value;
-      a.stamps = v->stamps;
-      raw->delivered = a.status.ok() && !raw->read_into.empty() && v->data.size() == raw->read_into.size();
-      if (raw->delivered)
-        std::memcpy(raw->read_into.data(), v->data.data(), v->data.size());
-      else
-        a.data.assign(v->data.begin(), v->data.end());
-      raw->reply = std::move(a);
+      raw->delivered = v->status.ok() && !raw->read_into.empty() && v->data.size() == raw->read_into.size();
+      if (raw->delivered) std::memcpy(raw->read_into.data(), v->data.data(), v->data.size());
+      raw->reply = ReplyOf(std::move(*v), /*with_data=*/!raw->delivered);
     });
     lane->worker->SetDisconnectHandler([raw](net::EndpointId, const Status& why) {
       if (raw->failed.ok()) raw->failed = Status::Unavailable(fmt::format("the agent is unreachable ({})", why.message()));

@@ -121,15 +121,19 @@ Result<AgentReplyView> DecodeAgentReplyView(std::span<const uint8_t> bytes) {
   return a;
 }
 
+AgentReply ReplyOf(AgentReplyView view, bool with_data) {
+  AgentReply a;
+  a.request_id = view.request_id;
+  a.status = std::move(view.status);
+  a.value = view.value;
+  a.stamps = view.stamps;
+  if (with_data) a.data.assign(view.data.begin(), view.data.end());
+  return a;
+}
+
 Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes) {
   PULSE_ASSIGN_OR_RETURN(AgentReplyView v, DecodeAgentReplyView(bytes));
-  AgentReply a;
-  a.request_id = v.request_id;
-  a.status = std::move(v.status);
-  a.value = v.value;
-  a.stamps = v.stamps;
-  a.data.assign(v.data.begin(), v.data.end());
-  return a;
+  return ReplyOf(std::move(v));
 }
 
 void SendPagesEagerly(net::WorkerOptions* worker) {

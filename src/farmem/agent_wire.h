@@ -101,21 +101,27 @@ std::vector<uint8_t> EncodeAgentReply(const AgentReply& reply);
 Result<AgentRequest> DecodeAgentRequest(std::span<const uint8_t> bytes);
 Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes);
 Result<AgentReplyView> DecodeAgentReplyView(std::span<const uint8_t> bytes);
+// The reply a view shows, with a copy of its data or (with_data false)
+// without it.
+AgentReply ReplyOf(AgentReplyView view, bool with_data = true);
 
 // The largest message of the host<->agent hop that goes eagerly: UCX copies
-// it through the receiver's shared-memory FIFO at once, instead of its
-// rendezvous (a request to send, the receiver's fetch of the data, an
-// acknowledgement), whose later steps wait for the other process to wake
-// up.  Two pages of 64 KiB and their headers fit; on this machine a 64 KiB
-// reply took ~60 us less that way (docs/farmem_agent.md, "Where a fault's
+// it through the receiver's shared-memory FIFO at once.  Above UCX's default
+// (8256 bytes here) it went by rendezvous, which between these processes
+// has no zero-copy lane and runs as messages: the receiver's
+// ready-to-receive has to wake the sender before the data moves.  Two pages
+// of 64 KiB and their headers fit (docs/farmem_agent.md, "Where a fault's
 // time goes").
 inline constexpr uint64_t kAgentEagerBytes = 128 << 10;
 
 // Sets `worker`'s UCX rendezvous threshold (RNDV_THRESH) to
 // kAgentEagerBytes, unless UCX_RNDV_THRESH is in the environment or the
-// worker's ucx_config already has one.  For the workers of the hop only
-// (the agent's request thread, the host's lanes): each lane has one request
-// outstanding, so the eager messages fit the receivers' FIFOs.
+// worker's ucx_config already has one.  For the agent's request thread,
+// whose replies go to lanes that each await one answer, so that a reply
+// always fits the lane's FIFO.  Not for the lanes: the agent's FIFO is
+// shared by every lane of every host on the machine, and an eager message
+// that does not fit waits in its sender until progress retries it, while
+// a rendezvous' small request always fits.
 void SendPagesEagerly(net::WorkerOptions* worker);
 
 // "on_demand", "prefetch", "write_back", "static_load".
