@@ -120,8 +120,8 @@ inline constexpr uint64_t kAgentEagerBytes = 128 << 10;
 // whose replies go to lanes that each await one answer, so that a reply
 // always fits the lane's FIFO.  Not for the lanes: the agent's FIFO is
 // shared by every lane of every host on the machine, and an eager message
-// that does not fit waits in its sender until progress retries it, while
-// a rendezvous' small request always fits.
+// that does not fit would wait in its sender until progress retries it,
+// while a rendezvous' small request fits.
 void SendPagesEagerly(net::WorkerOptions* worker);
 
 // "on_demand", "prefetch", "write_back", "static_load".
