@@ -365,6 +365,7 @@ uint64_t AgentCore::NewPending(uint64_t host, const AgentRequest& q, uint64_t re
   p.region = q.region;
   p.data.assign(reply_bytes, 0);
   p.arrived = std::chrono::steady_clock::now();
+  p.arrived_ns = farmem::AgentClockNanos();
   return id;
 }
 
@@ -404,13 +405,15 @@ void AgentCore::Finish(uint64_t pending, Status status, uint64_t value) {
     }
   }
   if (!status.ok()) ++counters_.host_errors;
-  Reply(p.host, p.request_id, std::move(status), value, std::move(p.data));
+  Reply(p.host, p.request_id, std::move(status), value, std::move(p.data), p.arrived_ns);
 }
 
-void AgentCore::Reply(uint64_t host, uint64_t request_id, Status status, uint64_t value, std::vector<uint8_t> data) {
+void AgentCore::Reply(uint64_t host, uint64_t request_id, Status status, uint64_t value, std::vector<uint8_t> data,
+                      uint64_t received_ns) {
   if (host == 0) return;
   AgentReply a;
   a.request_id = request_id;
+  a.stamps.received_ns = received_ns;
   a.status = std::move(status);
   a.value = value;
   if (a.status.ok()) a.data = std::move(data);

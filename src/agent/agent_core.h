@@ -182,6 +182,7 @@ struct Pending {
   std::vector<uint8_t> data; // a read's reply
   uint64_t value = 0;
   std::chrono::steady_clock::time_point arrived;
+  uint64_t arrived_ns = 0;  // the same on the clock of farmem::AgentStamps
 };
 
 // Where a read operation's bytes go: `length` bytes at `src_offset` of the
@@ -275,7 +276,10 @@ class AgentCore {
   // Pending host requests.
   uint64_t NewPending(uint64_t host, const AgentRequest& q, uint64_t reply_bytes);
   void Finish(uint64_t pending, Status status = Status::Ok(), uint64_t value = 0);
-  void Reply(uint64_t host, uint64_t request_id, Status status, uint64_t value = 0, std::vector<uint8_t> data = {});
+  // `received_ns`: the request's arrival (AgentStamps::received_ns; 0: not
+  // stamped).
+  void Reply(uint64_t host, uint64_t request_id, Status status, uint64_t value = 0, std::vector<uint8_t> data = {},
+             uint64_t received_ns = 0);
   void Deliver(uint64_t pending, uint64_t dst_offset, const uint8_t* src, uint64_t length);
   void PartDone(uint64_t pending, const Status& status);
 

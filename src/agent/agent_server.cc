@@ -149,6 +149,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(const AgentServerOptions
   impl->log = node::NodeLog("agent", level);
   net::WorkerOptions wo = options.worker;
   if (wo.name == "pulse") wo.name = "agent";
+  farmem::SendPagesEagerly(&wo);  // the replies to the hosts' lanes
   PULSE_ASSIGN_OR_RETURN(impl->worker, net::Worker::Create(wo));
   ForwarderOptions fo;
   fo.max_message_bytes = options.max_message_bytes;
@@ -157,6 +158,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(const AgentServerOptions
   impl->forwarder = std::make_unique<ClientForwarder>(fo, [raw](ForwardResult r) { raw->Deliver(std::move(r)); });
   impl->core = std::make_unique<AgentCore>(options.agent, impl->forwarder.get(),
                                            [raw](uint64_t host, farmem::AgentReply a) {
+                                             if (a.stamps.received_ns != 0) a.stamps.replied_ns = farmem::AgentClockNanos();
                                              (void)raw->worker->Send(host, farmem::kAmAgentReply,
                                                                      farmem::EncodeAgentReply(a));
                                            });

@@ -74,6 +74,13 @@ nlohmann::json DerivedFigures(const NamedCounters& changes) {
           c["agent_forward_timed"]);
   for (const std::string& k : TrafficClasses())
     ratio("agent_us_per_" + k + "_op", c["agent_memory_op_micros_" + k], c["agent_memory_ops_" + k]);
+  // The host<->agent hop of a page read (farmem::AgentHopStats), per read.
+  for (const char* stage : {"send", "to_agent", "agent", "from_agent", "deliver"})
+    ratio(fmt::format("hop_us_{}", stage), c[fmt::format("hop_{}_ns", stage)] / 1000.0, c["hop_reads_timed"]);
+  ratio("hop_slept_share", c["hop_reads_slept"], c["hop_reads_timed"]);
+  ratio("hop_us_from_agent_slept", c["hop_from_agent_slept_ns"] / 1000.0, c["hop_reads_slept"]);
+  ratio("hop_us_from_agent_polled", (c["hop_from_agent_ns"] - c["hop_from_agent_slept_ns"]) / 1000.0,
+        c["hop_reads_timed"] - c["hop_reads_slept"]);
   return out;
 }
 

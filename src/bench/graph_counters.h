@@ -40,8 +40,10 @@ NamedCounters OffloadAgentCounters(const nlohmann::json& counters);
 // Ratios derived from counter changes over one run (names as above, plus
 // the host agent's): static and dynamic hit rates, microseconds per fetch
 // and per write-back at the host, per host read in the agent and per
-// memory operation of each class.  A ratio whose denominator is 0 is left
-// out.
+// memory operation of each class, and the host<->agent hop of a page read
+// (hop_us_<stage>, hop_slept_share, hop_us_from_agent_{slept,polled}: the
+// host's hop_* counters, farmem::AgentHopStats).  A ratio whose
+// denominator is 0 is left out.
 nlohmann::json DerivedFigures(const NamedCounters& changes);
 
 // Reads the counters of a running cluster: the memory nodes the switch

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/graph_counters.h"
+#include "pulse/farmem/agent_backend.h"
 #include "pulse/farmem/host_agent.h"
 
 namespace pulse::bench {
@@ -29,8 +30,11 @@ class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
  public:
   // `probe` (may be null: no cluster) adds the memory nodes' and the
   // offload agent's counters to the host agent's.
-  FarGraphSpace(std::unique_ptr<farmem::HostAgent> agent, std::unique_ptr<ClusterCounterProbe> probe)
-      : agent_(std::move(agent)), probe_(std::move(probe)) {}
+  // `hops` (may be null): the host agent's AgentBackend, whose lanes time
+  // the hop to the offload agent.
+  FarGraphSpace(std::unique_ptr<farmem::HostAgent> agent, std::unique_ptr<ClusterCounterProbe> probe,
+                const farmem::AgentBackend* hops)
+      : agent_(std::move(agent)), probe_(std::move(probe)), hops_(hops) {}
 
   graph::ArraySpace& space() override { return *this; }
 
@@ -47,6 +51,17 @@ class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
             {"host_bytes_write_back", s.bytes_write_back},
             {"host_fetch_micros", s.fetch_micros},
             {"host_write_back_micros", s.write_back_micros}};
+    if (hops_ != nullptr) {
+      const farmem::AgentHopStats h = hops_->hop_stats();
+      out.insert(out.end(), {{"hop_reads_timed", h.reads_timed},
+                             {"hop_send_ns", h.send_ns},
+                             {"hop_to_agent_ns", h.to_agent_ns},
+                             {"hop_agent_ns", h.agent_ns},
+                             {"hop_from_agent_ns", h.from_agent_ns},
+                             {"hop_deliver_ns", h.deliver_ns},
+                             {"hop_reads_slept", h.reads_slept},
+                             {"hop_from_agent_slept_ns", h.from_agent_slept_ns}});
+    }
     if (probe_ != nullptr) {
       // A cluster that stops answering shows as a missing figure, not a
       // failed run (the run's own errors say why).
@@ -79,6 +94,7 @@ class FarGraphSpace : public GraphSpace, public graph::ArraySpace {
  private:
   std::unique_ptr<farmem::HostAgent> agent_;
   std::unique_ptr<ClusterCounterProbe> probe_;
+  const farmem::AgentBackend* hops_ = nullptr;  // owned by agent_
   uint64_t next_id_ = 0;
 };
 
@@ -106,13 +122,24 @@ Result<std::unique_ptr<GraphSpace>> MakeGraphSpace(const std::string& system, co
   o.client.switch_address = options.switch_address;
   o.agent_address = options.agent_address;
   o.ssd_directory = options.ssd_directory;
-  PULSE_ASSIGN_OR_RETURN(auto agent, farmem::HostAgent::Create(o));
+  // Proxy and agent: the backend made here, so that its hop figures can be
+  // read (MakeBackend's choice otherwise).
+  std::unique_ptr<farmem::PageBackend> backend;
+  const farmem::AgentBackend* hops = nullptr;
+  if (GraphSystemNeedsAgent(system) && !options.agent_address.empty()) {
+    farmem::AgentBackendOptions ao;
+    ao.agent_address = options.agent_address;
+    PULSE_ASSIGN_OR_RETURN(auto b, farmem::AgentBackend::Connect(ao));
+    hops = b.get();
+    backend = std::move(b);
+  }
+  PULSE_ASSIGN_OR_RETURN(auto agent, farmem::HostAgent::Create(o, std::move(backend)));
   std::unique_ptr<ClusterCounterProbe> probe;
   if (GraphSystemNeedsCluster(system)) {
     PULSE_ASSIGN_OR_RETURN(probe, ClusterCounterProbe::Create(options.switch_address,
                                                               GraphSystemNeedsAgent(system) ? options.agent_address : ""));
   }
-  return std::unique_ptr<GraphSpace>(std::make_unique<FarGraphSpace>(std::move(agent), std::move(probe)));
+  return std::unique_ptr<GraphSpace>(std::make_unique<FarGraphSpace>(std::move(agent), std::move(probe), hops));
 }
 
 }  // namespace pulse::bench

@@ -86,13 +86,16 @@ struct AgentBackend::Impl {
   // Page reads and write-backs (null: lanes = 0).
   std::unique_ptr<AgentLanes> lanes;
 
-  // A page request: on a lane when there are lanes.
-  Result<AgentReply> CallPages(AgentRequest request) {
+  // A page request: on a lane when there are lanes.  A read's data goes
+  // straight to `read_into` when it fits (AgentLanes::Call): `delivered`.
+  Result<AgentReply> CallPages(AgentRequest request, std::span<uint8_t> read_into = {}, bool* delivered = nullptr) {
     if (lanes == nullptr) return Call(std::move(request), options.request_timeout);
     const Sent s{request.op, request.region, request.first, request.count, options.request_timeout};
-    PULSE_ASSIGN_OR_RETURN(AgentReply a, lanes->Call(std::move(request), options.request_timeout, Describe(s)));
-    if (!a.status.ok()) return a.status;
-    return a;
+    PULSE_ASSIGN_OR_RETURN(AgentLanes::Answer a,
+                           lanes->Call(std::move(request), options.request_timeout, Describe(s), read_into));
+    if (!a.reply.status.ok()) return a.reply.status;
+    if (delivered != nullptr) *delivered = a.delivered;
+    return std::move(a.reply);
   }
 
   std::string Describe(const Sent& s) const {
@@ -271,8 +274,11 @@ Status AgentBackend::ReadPages(uint64_t id, uint64_t first, uint32_t count, uint
                                PageClass cls) {
   AgentRequest q = RegionRequest(AgentOp::kReadPages, id, first, count, page_bytes);
   q.cls = cls;
-  PULSE_ASSIGN_OR_RETURN(AgentReply a, impl_->CallPages(std::move(q)));
   const uint64_t want = uint64_t{count} * page_bytes;
+  bool delivered = false;
+  PULSE_ASSIGN_OR_RETURN(AgentReply a,
+                         impl_->CallPages(std::move(q), {static_cast<uint8_t*>(dst), want}, &delivered));
+  if (delivered) return Status::Ok();
   if (a.data.size() != want)
     return Status::Internal(fmt::format("pulse agent at {}: read of region {} pages [{}, {}) answered {} bytes, not {}",
                                         impl_->options.agent_address, id, first, first + count, a.data.size(), want));
@@ -299,6 +305,10 @@ Status AgentBackend::DestroyRegion(uint64_t id) {
 Result<std::string> AgentBackend::AgentStats() {
   PULSE_ASSIGN_OR_RETURN(AgentReply a, impl_->Call(RegionRequest(AgentOp::kStats, 0), impl_->options.request_timeout));
   return std::string(a.data.begin(), a.data.end());
+}
+
+AgentHopStats AgentBackend::hop_stats() const {
+  return impl_->lanes != nullptr ? impl_->lanes->hop_stats() : AgentHopStats{};
 }
 
 }  // namespace pulse::farmem

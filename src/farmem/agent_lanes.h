@@ -11,7 +11,9 @@
 // Thread-safe: lanes are handed out under a mutex, one caller each.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <span>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "farmem/agent_wire.h"
+#include "pulse/farmem/agent_backend.h"
 #include "pulse/net.h"
 #include "pulse/status.h"
 
@@ -35,12 +38,26 @@ class AgentLanes {
                                                   std::chrono::milliseconds connect_timeout);
   ~AgentLanes();
 
+  // A reply, and whether its data went to the caller's buffer.
+  struct Answer {
+    AgentReply reply;
+    bool delivered = false;  // reply.data (then empty) was copied to `read_into`
+  };
+
   // Sends `request` on a free lane (waiting for one at most `timeout`) and
   // waits for its reply, at most `timeout`.  Returns the reply (its own
   // status not examined), or Unavailable (the lane's connection failed,
   // with why), Timeout (no answer, or no free lane), the send's error.
-  // `what` names the request in those messages.
-  Result<AgentReply> Call(AgentRequest request, std::chrono::milliseconds timeout, const std::string& what);
+  // `what` names the request in those messages.  A successful reply whose
+  // data is exactly `read_into.size()` bytes (non-zero) is copied there
+  // from the message itself (no copy in between) and returned without
+  // data, `delivered`; any other keeps its data.  Page reads with the
+  // agent's stamps are timed into hop_stats().
+  Result<Answer> Call(AgentRequest request, std::chrono::milliseconds timeout, const std::string& what,
+                      std::span<uint8_t> read_into = {});
+
+  // The timed page reads' hop figures since Open (AgentHopStats).
+  AgentHopStats hop_stats() const;
 
   struct Lane;
 
@@ -55,6 +72,9 @@ class AgentLanes {
   std::condition_variable freed_;
   std::vector<Lane*> free_;  // guarded by mu_
   uint64_t next_id_ = 1;     // guarded by mu_
+  // AgentHopStats, summed by the calling threads.
+  std::atomic<uint64_t> reads_timed_{0}, send_ns_{0}, to_agent_ns_{0}, agent_ns_{0}, from_agent_ns_{0},
+      deliver_ns_{0}, reads_slept_{0}, from_agent_slept_ns_{0};
 };
 
 }  // namespace pulse::farmem

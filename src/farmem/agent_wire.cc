@@ -1,5 +1,7 @@
 #include "farmem/agent_wire.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -14,7 +16,7 @@ using protocol::ByteWriter;
 
 constexpr uint8_t kRequestMagic = 0x46;  // 'F'
 constexpr uint8_t kReplyMagic = 0x66;    // 'f'
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;  // 2: replies carry AgentStamps
 
 bool KnownOp(uint8_t op) {
   return (op >= static_cast<uint8_t>(AgentOp::kCreateRegion) && op <= static_cast<uint8_t>(AgentOp::kStats)) ||
@@ -92,25 +94,58 @@ std::vector<uint8_t> EncodeAgentReply(const AgentReply& a) {
   w.Put<uint64_t>(a.request_id);
   w.Put<uint32_t>(StatusCodeToWire(a.status.code()));
   w.Put<uint64_t>(a.value);
+  w.Put<uint64_t>(a.stamps.received_ns);
+  w.Put<uint64_t>(a.stamps.replied_ns);
   w.PutString(a.status.message());
   w.PutBytes(a.data);
   return w.Take();
 }
 
-Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes) {
+Result<AgentReplyView> DecodeAgentReplyView(std::span<const uint8_t> bytes) {
   ByteReader r(bytes);
   PULSE_RETURN_IF_ERROR(CheckHeader(r, kReplyMagic, "reply"));
-  AgentReply a;
+  AgentReplyView a;
   a.request_id = r.Get<uint64_t>();
   const uint32_t code = r.Get<uint32_t>();
   a.value = r.Get<uint64_t>();
+  a.stamps.received_ns = r.Get<uint64_t>();
+  a.stamps.replied_ns = r.Get<uint64_t>();
   std::string message = r.GetString(kMaxAgentStringBytes);
-  a.data = r.GetBytes(UINT32_MAX);
-  if (!r.ok()) return Malformed("reply", fmt::format("truncated or oversized field in {} bytes", bytes.size()));
-  if (!r.at_end()) return Malformed("reply", "trailing bytes");
+  const uint32_t length = r.Get<uint32_t>();
+  if (!r.ok() || r.remaining() < length)
+    return Malformed("reply", fmt::format("truncated or oversized field in {} bytes", bytes.size()));
+  if (r.remaining() > length) return Malformed("reply", "trailing bytes");
+  a.data = bytes.subspan(bytes.size() - length);
   // Code 0 is success; StatusFromWire rebuilds errors only.
   a.status = code == 0 ? Status::Ok() : StatusFromWire(code, std::move(message));
   return a;
+}
+
+AgentReply ReplyOf(AgentReplyView view, bool with_data) {
+  AgentReply a;
+  a.request_id = view.request_id;
+  a.status = std::move(view.status);
+  a.value = view.value;
+  a.stamps = view.stamps;
+  if (with_data) a.data.assign(view.data.begin(), view.data.end());
+  return a;
+}
+
+Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes) {
+  PULSE_ASSIGN_OR_RETURN(AgentReplyView v, DecodeAgentReplyView(bytes));
+  return ReplyOf(std::move(v));
+}
+
+void SendPagesEagerly(net::WorkerOptions* worker) {
+  if (getenv("UCX_RNDV_THRESH") != nullptr) return;
+  for (const auto& [name, value] : worker->ucx_config)
+    if (name == "RNDV_THRESH") return;
+  worker->ucx_config.emplace_back("RNDV_THRESH", std::to_string(kAgentEagerBytes));
+}
+
+uint64_t AgentClockNanos() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
 const char* PageClassName(PageClass cls) {

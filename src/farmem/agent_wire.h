@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pulse/farmem/page_backend.h"
+#include "pulse/net.h"
 #include "pulse/status.h"
 
 namespace pulse::farmem {
@@ -57,12 +58,38 @@ struct AgentRequest {
   std::vector<uint8_t> data;
 };
 
+// The offload agent's stamps on a reply to a host, in nanoseconds of the
+// steady clock (CLOCK_MONOTONIC: one clock for every process of the
+// machine, so the host can subtract its own stamps): when the request
+// reached the agent's core and when the agent began sending the reply.
+// 0 when not stamped (the memory agent's replies, refusals).  They split a
+// host's request into its hop to the agent, the agent's part and the hop
+// back (AgentHopStats, include/pulse/farmem/agent_backend.h).
+struct AgentStamps {
+  uint64_t received_ns = 0;
+  uint64_t replied_ns = 0;
+};
+
 struct AgentReply {
   uint64_t request_id = 0;
   Status status;
   uint64_t value = 0;
+  AgentStamps stamps;
   std::vector<uint8_t> data;
 };
+
+// A decoded reply whose bytes stay in the message (valid while it is): a
+// page read's receiver copies them once, straight to their destination.
+struct AgentReplyView {
+  uint64_t request_id = 0;
+  Status status;
+  uint64_t value = 0;
+  AgentStamps stamps;
+  std::span<const uint8_t> data;
+};
+
+// Now on the clock of AgentStamps.
+uint64_t AgentClockNanos();
 
 // The longest name or file path a request may carry.
 inline constexpr uint32_t kMaxAgentStringBytes = 4096;
@@ -73,6 +100,29 @@ std::vector<uint8_t> EncodeAgentReply(const AgentReply& reply);
 // version, an unknown op, a length past the end).
 Result<AgentRequest> DecodeAgentRequest(std::span<const uint8_t> bytes);
 Result<AgentReply> DecodeAgentReply(std::span<const uint8_t> bytes);
+Result<AgentReplyView> DecodeAgentReplyView(std::span<const uint8_t> bytes);
+// The reply a view shows, with a copy of its data or (with_data false)
+// without it.
+AgentReply ReplyOf(AgentReplyView view, bool with_data = true);
+
+// The largest message of the host<->agent hop that goes eagerly: UCX copies
+// it through the receiver's shared-memory FIFO at once.  Above UCX's default
+// (8256 bytes here) it went by rendezvous, which between these processes
+// has no zero-copy lane and runs as messages: the receiver's
+// ready-to-receive has to wake the sender before the data moves.  Two pages
+// of 64 KiB and their headers fit (docs/farmem_agent.md, "Where a fault's
+// time goes").
+inline constexpr uint64_t kAgentEagerBytes = 128 << 10;
+
+// Sets `worker`'s UCX rendezvous threshold (RNDV_THRESH) to
+// kAgentEagerBytes, unless UCX_RNDV_THRESH is in the environment or the
+// worker's ucx_config already has one.  For the agent's request thread,
+// whose replies go to lanes that each await one answer, so that a reply
+// always fits the lane's FIFO.  Not for the lanes: the agent's FIFO is
+// shared by every lane of every host on the machine, and an eager message
+// that does not fit would wait in its sender until progress retries it,
+// while a rendezvous' small request fits.
+void SendPagesEagerly(net::WorkerOptions* worker);
 
 // "on_demand", "prefetch", "write_back", "static_load".
 const char* PageClassName(PageClass cls);

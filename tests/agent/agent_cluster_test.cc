@@ -138,6 +138,13 @@ TEST_F(AgentCluster, DataRoundTripsByteForByteFromManyThreads) {
   auto j = nlohmann::json::parse(*stats);
   EXPECT_EQ(j["host_pages_read"].get<uint64_t>(), 8 * kPages);
   EXPECT_GT(j["cpu_seconds"].get<double>(), 0.0);
+  // Every read went on a lane, straight into its page, and was timed by
+  // the agent's stamps.
+  const AgentHopStats hops = backend->hop_stats();
+  EXPECT_EQ(hops.reads_timed, 8 * kPages);
+  EXPECT_LE(hops.reads_slept, hops.reads_timed);
+  EXPECT_LE(hops.from_agent_slept_ns, hops.from_agent_ns);
+  EXPECT_GT(hops.agent_ns, 0u) << "the agent's part spans its memory operations";
   ASSERT_TRUE(backend->DestroyRegion(*id).ok());
 }
 

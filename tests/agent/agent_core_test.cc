@@ -519,6 +519,24 @@ TEST(AgentCore, BadRequestsGetErrorsNamingTheRegion) {
   EXPECT_EQ(h.Take(none).status.code(), Status::Code::kNotFound);
 }
 
+TEST(AgentCore, RepliesToAcceptedRequestsCarryTheirArrivalStamp) {
+  Harness h(Plain());
+  auto id = h.Create("stamped", kEntry);
+  ASSERT_TRUE(id.ok());
+  const uint64_t before = farmem::AgentClockNanos();
+  const uint64_t read = h.ReadAsync(*id, 0, 1);
+  h.far.Drain(h.core);
+  AgentReply a = h.Take(read);
+  ASSERT_TRUE(a.status.ok()) << a.status.ToString();
+  EXPECT_GE(a.stamps.received_ns, before) << "the core stamps a read when it takes it";
+  EXPECT_LE(a.stamps.received_ns, farmem::AgentClockNanos());
+  EXPECT_EQ(a.stamps.replied_ns, 0u) << "the server stamps the reply as it sends it";
+  const uint64_t refused = h.ReadAsync(*id, kEntry / kPage, 1);  // past the region
+  AgentReply r = h.Take(refused);
+  EXPECT_EQ(r.status.code(), Status::Code::kOutOfRange);
+  EXPECT_EQ(r.stamps.received_ns, 0u) << "a refusal is not timed";
+}
+
 // The switch itself with a scripted hit rate: windows of 10 lookups.
 TEST(AdaptiveSwitch, FollowsAScriptedHitRate) {
   AdaptiveSwitch s(0.5, 10, true);

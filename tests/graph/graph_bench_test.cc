@@ -68,6 +68,26 @@ TEST_F(GraphBenchTest, FarSystemsAnswerAsInMemory) {
   }
 }
 
+TEST_F(GraphBenchTest, EveryFetchThroughTheAgentIsTimedOnItsHop) {
+  GraphBenchOptions o = Options({"proxy"});
+  o.apps = {"bfs"};
+  o.agent_flags = "--no-static-cache --no-dynamic-cache";
+  auto r = RunGraphBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& results = (*r)["results"];
+  ASSERT_EQ(results.size(), 1u);
+  const auto& x = results[0];
+  SCOPED_TRACE(x.dump());
+  ASSERT_FALSE(x.contains("error"));
+  EXPECT_TRUE(x["verified"].get<bool>());
+  const auto& c = x["counters"];
+  EXPECT_GT(c["pages_fetched"].get<double>(), 0);
+  EXPECT_EQ(c["hop_reads_timed"].get<double>(), c["pages_fetched"].get<double>())
+      << "each fetch is one lane read the agent stamped";
+  EXPECT_LE(c["hop_reads_slept"].get<double>(), c["hop_reads_timed"].get<double>());
+  EXPECT_TRUE(x["derived"].contains("hop_us_from_agent"));
+}
+
 TEST_F(GraphBenchTest, SystemsThatCannotRunAreReportedNotFaked) {
   auto r = RunGraphBench(Options({"proxy"}));  // no `pulse agent` given
   ASSERT_TRUE(r.ok()) << r.status().ToString();

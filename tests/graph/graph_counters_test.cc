@@ -70,6 +70,28 @@ TEST(GraphCounters, OffloadAgentCountersAndDerivedRatios) {
   EXPECT_FALSE(d.contains("agent_us_per_write_back_op"));
 }
 
+TEST(GraphCounters, HopStagesPerTimedRead) {
+  nlohmann::json d = DerivedFigures({{"hop_reads_timed", 4},
+                                     {"hop_send_ns", 40000},
+                                     {"hop_to_agent_ns", 400000},
+                                     {"hop_agent_ns", 800000},
+                                     {"hop_from_agent_ns", 600000},
+                                     {"hop_deliver_ns", 8000},
+                                     {"hop_reads_slept", 3},
+                                     {"hop_from_agent_slept_ns", 540000}});
+  EXPECT_DOUBLE_EQ(d["hop_us_send"].get<double>(), 10);
+  EXPECT_DOUBLE_EQ(d["hop_us_to_agent"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(d["hop_us_agent"].get<double>(), 200);
+  EXPECT_DOUBLE_EQ(d["hop_us_from_agent"].get<double>(), 150);
+  EXPECT_DOUBLE_EQ(d["hop_us_deliver"].get<double>(), 2);
+  EXPECT_DOUBLE_EQ(d["hop_slept_share"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(d["hop_us_from_agent_slept"].get<double>(), 180);
+  EXPECT_DOUBLE_EQ(d["hop_us_from_agent_polled"].get<double>(), 60);
+  nlohmann::json all_slept = DerivedFigures({{"hop_reads_timed", 2}, {"hop_reads_slept", 2}, {"hop_from_agent_ns", 10},
+                                             {"hop_from_agent_slept_ns", 10}});
+  EXPECT_FALSE(all_slept.contains("hop_us_from_agent_polled")) << "no read polled its answer";
+}
+
 TEST(GraphCounters, NoAgentNoHitRates) {
   nlohmann::json d = DerivedFigures({{"pages_fetched", 0}, {"host_fetch_micros", 0}});
   EXPECT_TRUE(d.empty()) << d.dump();

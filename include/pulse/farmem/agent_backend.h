@@ -43,6 +43,35 @@ struct AgentBackendOptions {
   net::WorkerOptions worker;
 };
 
+// Where a page read's time on a lane goes, summed over the reads whose
+// reply carried the agent's stamps (AgentStamps in src/farmem/agent_wire.h:
+// one steady clock for the machine's processes), in
+// nanoseconds.  Per read, the stages follow each other:
+//   send_ns        the lane's Send call (encoding, handing the request to UCX)
+//   to_agent_ns    from before that Send to the agent's core taking the request:
+//                  the request on the wire plus the wake-up of the agent's
+//                  request thread (and its decoding)
+//   agent_ns       the agent's part, its core to its reply (caches,
+//                  forwarding, the memory node)
+//   from_agent_ns  from the agent starting its reply to the lane's handler
+//                  taking it: encoding and sending 64 KiB, the transfer and
+//                  the wake-up of the waiting thread
+//   deliver_ns     from the handler to the call's return (the copy to the
+//                  page is in the handler, so in from_agent_ns)
+// reads_slept counts the reads during which the lane slept on its event fd
+// (its answer came after the worker's poll window), from_agent_slept_ns their
+// from_agent_ns: the others' mean is the reply without a wake-up.
+struct AgentHopStats {
+  uint64_t reads_timed = 0;
+  uint64_t send_ns = 0;
+  uint64_t to_agent_ns = 0;
+  uint64_t agent_ns = 0;
+  uint64_t from_agent_ns = 0;
+  uint64_t deliver_ns = 0;
+  uint64_t reads_slept = 0;
+  uint64_t from_agent_slept_ns = 0;
+};
+
 class AgentBackend : public PageBackend {
  public:
   // Connects to the agent.  Errors: InvalidArgument (bad address),
@@ -70,6 +99,9 @@ class AgentBackend : public PageBackend {
   // The agent's counters as JSON text (cache hits, traffic by class, batches,
   // its CPU seconds); the same errors.
   Result<std::string> AgentStats();
+
+  // The page reads' hop figures since Connect (all zero without lanes).
+  AgentHopStats hop_stats() const;
 
   struct Impl;
 
