@@ -55,7 +55,21 @@
 // every other traversal of the batch has landed: by one more offloaded
 // traversal that splits it near memory into a spare node and links that in
 // the leaf's parent (src/ds/btree_offload.h), or, when the parent is full
-// too (or the leaf is the root), by BTree::Insert.  New records come
+// too (or the leaf is the root), by BTree::Insert.
+//
+// Deferred index entries: a fused SET of a new key whose leaf is full has
+// its record written by its lookup traversal all the same; only its index
+// entry (the leaf's split) is left.  When that, the key count and the read
+// of `wanted` are all a batch still has in flight, End(true) returns without
+// waiting for them, so the batch's replies go out first.  The next batch's
+// Prefetch sends the lookups that cannot meet those splits (their hash is
+// outside every splitting leaf's key range) in flight with them, takes the
+// deferred keys' heads from what it wrote, then settles (a split that was
+// declined or failed is done there, by BTree::Insert) and only then sends
+// the lookups it held back.  Release() (and so every hand-over of the lock)
+// settles first, so another server never sees the index half-entered.  The
+// price: a deferred entry that fails even when redone is reported on stderr
+// and in Stats::lost_after_reply, since its SET was already answered.  New records come
 // from slabs this server allocates (one Allocate per 64 KiB), so a SET of a
 // new key costs no allocation round trip.
 //
@@ -196,7 +210,10 @@ class Keyspace {
   // whether the write was done (else it runs the SET as usual).
   using KeyValue = std::pair<std::string_view, std::string_view>;
   void Prefetch(const std::vector<std::string_view>& keys, const std::vector<KeyValue>& sets = {});
-  // Whether Prefetch wrote `key`'s fused SET (answered once per key).
+  // Whether Prefetch wrote `key`'s fused SET (answered once per key).  A
+  // written record whose leaf was full gets its index entry here (an index
+  // insert of this command, left to the leaf's split; see "Deferred index
+  // entries").
   bool TakeFusedSet(std::string_view key);
 
   // The record of `key`, or nullopt if there is none or it expired at
@@ -238,6 +255,10 @@ class Keyspace {
     uint64_t async_writes = 0, async_inserts = 0, cpu_inserts = 0, redone = 0;
     uint64_t near_memory_splits = 0;
     uint64_t fused_sets = 0;  // SETs written by their lookup traversal
+    // Batches answered with index entries or the key count still in flight
+    // (End(true) did not wait); deferred entries that failed after their
+    // replies went out.
+    uint64_t deferred_batches = 0, lost_after_reply = 0;
   };
   const Stats& stats() const { return stats_; }
 
@@ -308,6 +329,7 @@ class Keyspace {
     uint64_t leaf = 0;
     uint64_t parent = 0;  // its parent then (0: the root is the leaf)
     uint64_t epoch = 0;
+    uint64_t lo = 0, hi = ~uint64_t{0};  // the keys it may hold, [lo, hi)
   };
   void InsertAsync(uint64_t hash, uint64_t record, FullLeaf full);
   // Sends the split of each full leaf an index insert of this batch waits
@@ -319,6 +341,12 @@ class Keyspace {
   Status InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight);
   // The index entry of hash (prefetched, or a traversal).
   Result<std::optional<uint64_t>> IndexFind(uint64_t hash);
+  // Whether everything in flight may outlive the batch's replies (End):
+  // deferred index entries, the key count, nothing else.
+  bool OnlyDeferrable() const;
+  // Settle() if the last batch left writes in flight (End deferred them);
+  // a failure is counted in stats_.lost_after_reply (its replies went out).
+  void SettleDeferred();
   void Forget(uint64_t record) { windows_.erase(record); }
 
   Client* client_;
@@ -328,6 +356,9 @@ class Keyspace {
   std::unordered_map<uint64_t, std::optional<uint64_t>> heads_;
   std::unordered_map<uint64_t, std::vector<uint8_t>> windows_;
   std::unordered_set<uint64_t> fused_done_;  // hashes of fused SETs written
+  // Fused SETs of new keys whose leaf was full: the record written, the leaf.
+  std::unordered_map<uint64_t, std::pair<uint64_t, FullLeaf>> fused_unlinked_;
+  bool deferred_ = false;  // End(true) returned with writes in flight
   // Hashes whose leaf this batch's prefetch found full: the leaf.
   std::unordered_map<uint64_t, FullLeaf> full_leaves_;
   // Bumped whenever the index may have changed shape (a split).
@@ -352,6 +383,7 @@ class Keyspace {
   bool asked_ = false;  // this server wrote `wanted` while waiting
   std::chrono::steady_clock::time_point last_wanted_check_{};
   bool peek_in_flight_ = false;
+  bool peek_answered_ = false;       // the peek in flight answered (peeked_ unset: it failed)
   uint64_t peek_id_ = 0;             // the peek whose answer counts
   std::optional<uint64_t> peeked_;   // its answer
   std::chrono::steady_clock::time_point yielded_at_{};
@@ -364,6 +396,7 @@ class Keyspace {
     uint64_t hash = 0;
     FullLeaf full{};  // an index insert whose leaf was found full
     bool done = false;
+    bool deferrable = false;  // may outlive the batch's replies (a deferred index entry, the key count)
   };
   std::unordered_map<uint64_t, PendingStore> pending_stores_;
   std::unordered_map<uint64_t, uint32_t> in_flight_;
