@@ -746,6 +746,7 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
   // lookups.
   SettleDeferred();
   if (held.empty()) return;
+  stats_.held_lookups += held.size();
   for (uint64_t h : held) send(h);
   prefetch_settled_ = client_->WaitAll(options_.lock_timeout).ok() && prefetch_settled_;
 }

@@ -259,6 +259,9 @@ class Keyspace {
     // (End(true) did not wait); deferred entries that failed after their
     // replies went out.
     uint64_t deferred_batches = 0, lost_after_reply = 0;
+    // Lookups Prefetch held back until those entries landed (their hash in
+    // the key range of a leaf being split).
+    uint64_t held_lookups = 0;
   };
   const Stats& stats() const { return stats_; }
 
