@@ -295,6 +295,7 @@ Status Keyspace::Acquire() {
   }
   asked_ = false;
   holding_ = true;
+  ForgetLeaf(0);  // another server may have changed the index
   ++stats_.lock_acquisitions;
   lease_start_ = std::chrono::steady_clock::now();
   lease_lost_ = false;
@@ -380,6 +381,18 @@ Status Keyspace::End(bool keep) {
   return s.ok() ? r : s;
 }
 
+const Keyspace::KnownLeaf* Keyspace::KnownLeafOf(uint64_t hash) const {
+  auto it = known_leaves_.upper_bound(hash);
+  if (it == known_leaves_.begin()) return nullptr;
+  --it;
+  return hash < it->second.hi ? &it->second : nullptr;
+}
+
+void Keyspace::ForgetLeaf(uint64_t leaf) {
+  if (leaf == 0) return known_leaves_.clear();
+  std::erase_if(known_leaves_, [leaf](const auto& e) { return e.second.leaf == leaf; });
+}
+
 bool Keyspace::OnlyDeferrable() const {
   if (!prefetch_settled_ || !inserts_in_flight_.empty()) return false;
   for (const auto& [ticket, p] : pending_stores_)
@@ -404,6 +417,7 @@ Status Keyspace::Release() {
   Status s = Settle();
   if (s.ok() && count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
   DropCaches();
+  ForgetLeaf(0);
   // A peek sent for a kept hold (End) says nothing about the next one.
   peek_in_flight_ = false;
   ++peek_id_;
@@ -509,6 +523,7 @@ void Keyspace::IssueSplits() {
     auto spare = node ? spares_->Take(*node) : Result<uint64_t>(uint64_t{0});
     if (!spare.ok() || *spare == 0) continue;
     p.full.epoch = ~uint64_t{0};  // sent: not again
+    ForgetLeaf(p.full.leaf);
     // From the leaf itself (still the key's leaf, under the same parent:
     // the index kept its shape), which saves the descent from the root.
     const bool at_leaf = p.full.parent != 0;
@@ -570,12 +585,16 @@ Status Keyspace::Settle() {
   }
   // What this server believed of a lost write's record or index entry is
   // not so: forget it all.
-  if (!first.ok()) DropCaches();
+  if (!first.ok()) {
+    DropCaches();
+    ForgetLeaf(0);
+  }
   return first;
 }
 
 Status Keyspace::InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight) {
   ++index_epoch_;  // leaves found full before may have split
+  ForgetLeaf(0);   // and BTree::Insert may split parents too
   // The split near memory needs the tree to itself: no traversal of this
   // batch may still be running (WaitAll gave up on one: BTree::Insert, as
   // before).  A false result: the hash was entered after all (an answer
@@ -677,6 +696,14 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
     pulse_resp_lookup_state st{};
     st.hash = h;
     st.hi = ~uint64_t{0};
+    uint64_t start = index_->root();
+    if (const KnownLeaf* known = KnownLeafOf(h)) {
+      start = known->leaf;
+      st.parent = known->parent;
+      st.lo = known->lo;
+      st.hi = known->hi;
+      ++stats_.leaf_starts;
+    }
     uint64_t fresh = 0, fresh_bytes = 0;
     if (auto f = fused.find(h); f != fused.end()) {
       st.set = 1;
@@ -692,8 +719,8 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
     std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lookup)->info().scratch_bytes), 0);
     std::memcpy(scratch.data(), &st, sizeof st);
     client_->TraverseAsync(
-        *lookup, index_->root(), std::move(scratch), offload,
-        [this, h, fresh, fresh_bytes, gen = generation_](Result<TraversalResult> r) {
+        *lookup, start, std::move(scratch), offload,
+        [this, h, fresh, fresh_bytes, gen = generation_, epoch = index_epoch_](Result<TraversalResult> r) {
           // Answered after its batch (WaitAll timed out), failed, or a
           // record whose window crosses its range's end: Find looks it up.
           // (An unused fresh record is then not reused: it may be written.)
@@ -702,6 +729,9 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
           if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof(pulse_resp_lookup_state)) return;
           pulse_resp_lookup_state out;
           std::memcpy(&out, t.scratch.data(), sizeof out);
+          // The leaf and its range, for later lookups (the index kept its
+          // shape while this one ran: splits in flight were of other leaves).
+          if (epoch == index_epoch_ && out.leaf != 0) known_leaves_[out.lo] = KnownLeaf{out.leaf, out.parent, out.lo, out.hi};
           if (out.set_done == 2 && out.inserted == PULSE_RESP_LEAF_FULL) {
             // A new key whose record the traversal wrote, but whose leaf is
             // full: TakeFusedSet enters it (a deferred index entry).
@@ -983,6 +1013,7 @@ Status Keyspace::Flush() {
   heads_.clear();
   windows_.clear();
   full_leaves_.clear();  // leaves of the old index
+  ForgetLeaf(0);
   ++index_epoch_;
   ++generation_;
   PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_, IndexOptions()));

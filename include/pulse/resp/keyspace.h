@@ -69,7 +69,15 @@
 // the lookups it held back.  Release() (and so every hand-over of the lock)
 // settles first, so another server never sees the index half-entered.  The
 // price: a deferred entry that fails even when redone is reported on stderr
-// and in Stats::lost_after_reply, since its SET was already answered.  New records come
+// and in Stats::lost_after_reply, since its SET was already answered.
+//
+// Known leaves: while it holds the lock without a break, the keyspace keeps
+// what its lookups learnt of the index's shape — each leaf reached, its
+// parent and its key range — and starts later lookups of a hash in that
+// range at the leaf instead of the root (the leaf and the record are still
+// read, every batch).  Nobody else changes the index meanwhile; its own
+// splits forget the leaves they split (a split by BTree::Insert, which may
+// change parents, forgets them all), and so does every release of the lock.  New records come
 // from slabs this server allocates (one Allocate per 64 KiB), so a SET of a
 // new key costs no allocation round trip.
 //
@@ -262,6 +270,7 @@ class Keyspace {
     // Lookups Prefetch held back until those entries landed (their hash in
     // the key range of a leaf being split).
     uint64_t held_lookups = 0;
+    uint64_t leaf_starts = 0;  // lookups started at a known leaf
   };
   const Stats& stats() const { return stats_; }
 
@@ -344,6 +353,13 @@ class Keyspace {
   Status InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight);
   // The index entry of hash (prefetched, or a traversal).
   Result<std::optional<uint64_t>> IndexFind(uint64_t hash);
+  // A leaf known to hold `hash` (see "Known leaves"), nullptr if none.
+  struct KnownLeaf {
+    uint64_t leaf = 0, parent = 0, lo = 0, hi = 0;
+  };
+  const KnownLeaf* KnownLeafOf(uint64_t hash) const;
+  // Forgets the known leaf `leaf` (0: all of them).
+  void ForgetLeaf(uint64_t leaf);
   // Whether everything in flight may outlive the batch's replies (End):
   // deferred index entries, the key count, nothing else.
   bool OnlyDeferrable() const;
@@ -362,6 +378,7 @@ class Keyspace {
   // Fused SETs of new keys whose leaf was full: the record written, the leaf.
   std::unordered_map<uint64_t, std::pair<uint64_t, FullLeaf>> fused_unlinked_;
   bool deferred_ = false;  // End(true) returned with writes in flight
+  std::map<uint64_t, KnownLeaf> known_leaves_;  // by lo
   // Hashes whose leaf this batch's prefetch found full: the leaf.
   std::unordered_map<uint64_t, FullLeaf> full_leaves_;
   // Bumped whenever the index may have changed shape (a split).

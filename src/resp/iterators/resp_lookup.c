@@ -12,7 +12,11 @@
  * address and key range): the keyspace splits it once nothing else that
  * could meet it is in flight, near memory too (src/ds/btree_offload.h) or
  * with BTree::Insert; a fused SET's fresh record is written all the same.  The tree
- * header's size is not changed (it is a hint, recounted by BTree::Repair). */
+ * header's size is not changed (it is a hint, recounted by BTree::Repair).
+ *
+ * It may start at a leaf instead of the root (a leaf the keyspace knows
+ * holds the hash, with that leaf's parent and key range as inputs): the
+ * first iteration is then the leaf's. */
 #include "resp_lookup.h"
 #include "../../ds/iterators/ds_btree_search.h"
 
@@ -82,6 +86,7 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
     st->parent = cur_addr;
     return false;
   }
+  st->leaf = cur_addr;
   pulse_u64 i = pulse_ds_btree_position(cur_ptr, key);
   if (i < n && cur_ptr->keys[i & 15] == key) {
     st->found = 1;
@@ -95,7 +100,6 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   if (st->insert == 0) return true;
   if (n >= PULSE_DS_BTREE_MAX_KEYS) {
     st->inserted = PULSE_RESP_LEAF_FULL;
-    st->leaf = cur_addr;
     if (st->set == 0) return true;
     /* A fused SET of a new key: its record is written all the same (the
      * SET is answered from it); the keyspace enters it in the index by a
