@@ -594,7 +594,11 @@ Status Keyspace::Settle() {
 
 Status Keyspace::InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight) {
   ++index_epoch_;  // leaves found full before may have split
-  ForgetLeaf(0);   // and BTree::Insert may split parents too
+  // The hash's leaf may split, and so may its parents (BTree::Insert only
+  // splits: every other leaf keeps its range, but maybe not its parent).
+  if (leaf != 0) ForgetLeaf(leaf);
+  if (const KnownLeaf* known = KnownLeafOf(hash)) known_leaves_.erase(known->lo);
+  for (auto& [lo, known] : known_leaves_) known.parent = 0;
   // The split near memory needs the tree to itself: no traversal of this
   // batch may still be running (WaitAll gave up on one: BTree::Insert, as
   // before).  A false result: the hash was entered after all (an answer

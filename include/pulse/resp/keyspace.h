@@ -76,8 +76,10 @@
 // parent and its key range — and starts later lookups of a hash in that
 // range at the leaf instead of the root (the leaf and the record are still
 // read, every batch).  Nobody else changes the index meanwhile; its own
-// splits forget the leaves they split (a split by BTree::Insert, which may
-// change parents, forgets them all), and so does every release of the lock.  New records come
+// splits forget the leaves they split (after a split by BTree::Insert,
+// which may split parents too, the other leaves are kept without their
+// parent: a split of theirs then starts at the root), and every release of
+// the lock forgets them all.  New records come
 // from slabs this server allocates (one Allocate per 64 KiB), so a SET of a
 // new key costs no allocation round trip.
 //
