@@ -359,6 +359,9 @@ Status Keyspace::End(bool keep) {
       if (count_changed) stored_count_ = count;  // Settle rewrites it if the store is lost
       deferred_ = !pending_stores_.empty();
       if (deferred_) ++stats_.deferred_batches;
+      // Sent now, before the replies (an offloaded request leaves when the
+      // client's event loop next runs): they land while the replies travel.
+      client_->Poll();
       ++stats_.lock_kept;
       return Status::Ok();
     }
