@@ -359,9 +359,10 @@ Status Keyspace::End(bool keep) {
       if (count_changed) stored_count_ = count;  // Settle rewrites it if the store is lost
       deferred_ = !pending_stores_.empty();
       if (deferred_) ++stats_.deferred_batches;
-      // Sent now, before the replies (an offloaded request leaves when the
-      // client's event loop next runs): they land while the replies travel.
-      client_->Poll();
+      // Not sent yet: an offloaded request leaves when the client's event
+      // loop next runs, so these go out with the next batch's lookups (one
+      // message per memory node; a Poll() here, sending them on their own,
+      // measured slower), or when Release() settles them.
       ++stats_.lock_kept;
       return Status::Ok();
     }
