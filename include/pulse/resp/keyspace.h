@@ -180,7 +180,11 @@ class Keyspace {
   // Settles the batch's writes, writes the key count back if it changed
   // (in flight with the writes; so is the read of `wanted` that decides
   // whether to keep the lock), and releases the lock, unless `keep` and no other server has asked for
-  // it (then the hold lasts until the next Begin/End or Release()).
+  // it (then the hold lasts until the next Begin/End or Release()).  With
+  // `keep`, when all that is in flight is deferred index entries and the
+  // key count, it returns without waiting for them (see "Deferred index
+  // entries"; the next Prefetch or Release settles them), and a `wanted`
+  // word read since the last batch decides.
   // Errors: Settle()'s, FailedPrecondition if the lease had run out (see
   // FarLock::Unlock).
   Status End(bool keep = false);
@@ -204,7 +208,9 @@ class Keyspace {
 
   // Looks up the index entries and first records of `keys` with
   // asynchronous traversals all in flight together (offloaded index
-  // descents, then one window read per record), so the batch's commands
+  // descents, from a known leaf where there is one, then one window read
+  // per record; the last batch's deferred index entries are settled here,
+  // and lookups that could meet their splits sent after), so the batch's commands
   // find them here instead of waiting for one round trip after another.
   // What it learns is valid until End(): the commands' own writes update or
   // drop it.  Failures are not errors: a key it could not prefetch is looked
