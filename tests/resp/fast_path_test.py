@@ -98,6 +98,24 @@ def fast_paths_and_restart(c):
         if not all(pipe.execute()):
             harness.fail("a plain SET was refused")
         check_all(s2.client(), model, "after plain SETs, read by the second server")
+        # Plain small SETs of new keys only, in pipelines of 200: fused, and
+        # those whose leaf is full are answered before their split lands
+        # (deferred index entries); each next pipeline also reads the keys
+        # of the one before, and the second server reads them all.
+        prev = []
+        for start in range(0, KEYS, 200):
+            pipe = a.pipeline(transaction=False)
+            batch = [f"fd:{i}" for i in range(start, min(start + 200, KEYS))]
+            for k in batch:
+                pipe.set(k, k[-6:])
+                model[k] = k[-6:]
+            for k in prev:
+                pipe.get(k)
+            got = pipe.execute()
+            if got != [True] * len(batch) + [model[k].encode() for k in prev]:
+                harness.fail(f"new plain SETs from fd:{start}: {got[:3]}...")
+            prev = batch
+        check_all(s2.client(), model, "after new plain SETs, read by the second server")
         info = a.info()
         print(f"fused sets {info.get('pulse_fused_sets')}, async writes {info.get('pulse_async_writes')}, "
               f"async inserts {info.get('pulse_async_inserts')}, cpu inserts {info.get('pulse_cpu_inserts')}, "
