@@ -169,10 +169,26 @@ Status Keyspace::StoreDirectory() {
   return Status::Ok();
 }
 
-bool Keyspace::TakeFusedSet(std::string_view key) { return fused_done_.erase(KeyHash(key)) > 0; }
+bool Keyspace::TakeFusedSet(std::string_view key) {
+  const uint64_t h = KeyHash(key);
+  if (fused_done_.erase(h) == 0) return false;
+  if (auto it = fused_unlinked_.find(h); it != fused_unlinked_.end()) {
+    // The record is written; its index entry is this command's insert,
+    // which the batch's replies need not wait for (End).
+    const auto [record, full] = it->second;
+    fused_unlinked_.erase(it);
+    heads_[h] = record;
+    ++count_;
+    const uint64_t ticket = tickets_;
+    InsertAsync(h, record, full);
+    pending_stores_.at(ticket).deferrable = true;
+  }
+  return true;
+}
 
 void Keyspace::DropCaches() {
   fused_done_.clear();
+  fused_unlinked_.clear();
   full_leaves_.clear();
   heads_.clear();
   windows_.clear();
@@ -194,10 +210,13 @@ void Keyspace::PeekWanted() {
   const uint64_t id = ++peek_id_;
   peeked_.reset();
   peek_in_flight_ = true;
+  peek_answered_ = false;
   TraverseOptions offload;
   offload.mode = ExecutionMode::kOffload;
   client_->TraverseAsync(*peek, directory_, std::move(scratch), offload, [this, id](Result<TraversalResult> r) {
-    if (id != peek_id_ || !r.ok() || r->status != TraversalStatus::kDone) return;
+    if (id != peek_id_) return;
+    peek_answered_ = true;
+    if (!r.ok() || r->status != TraversalStatus::kDone) return;
     pulse_resp_peek_state out{};
     if (r->scratch.size() < sizeof out) return;
     std::memcpy(&out, r->scratch.data(), sizeof out);
@@ -276,6 +295,7 @@ Status Keyspace::Acquire() {
   }
   asked_ = false;
   holding_ = true;
+  ForgetLeaf(0);  // another server may have changed the index
   ++stats_.lock_acquisitions;
   lease_start_ = std::chrono::steady_clock::now();
   lease_lost_ = false;
@@ -288,8 +308,11 @@ Status Keyspace::Begin() {
   // an error, not an answer from memory).
   DropCaches();
   if (holding_) {
+    // Writes the last batch left in flight (End) stay in flight: Prefetch
+    // sends what cannot meet them alongside.
     if (KeepAlive().ok()) return Status::Ok();
     // The lease ran out between batches: start over.
+    SettleDeferred();
     (void)lock_->Unlock();
     holding_ = false;
   }
@@ -310,11 +333,46 @@ Status Keyspace::End(bool keep) {
   // server asks for the lock.
   const uint64_t count = count_;
   const bool count_changed = count != stored_count_ && !lease_lost_;
-  if (count_changed) StoreAsync(directory_, DirectoryCore());
-  if (keep && !lease_lost_) PeekWanted();
+  if (count_changed) {
+    const uint64_t ticket = tickets_;
+    StoreAsync(directory_, DirectoryCore());
+    pending_stores_.at(ticket).deferrable = true;
+  }
+  // Whether another server asked: from a peek answered since it was sent
+  // (nullopt: none answered; then the next batch's End looks again).
+  std::optional<bool> asked;
+  auto answered_peek = [&] {
+    if (!peek_in_flight_ || !peek_answered_) return;
+    peek_in_flight_ = false;
+    if (!peeked_) return;  // it failed: the next peek asks again
+    last_wanted_check_ = std::chrono::steady_clock::now();
+    asked = *peeked_ != 0 && *peeked_ != lock_->holder();
+    peeked_.reset();
+  };
+  if (keep && !lease_lost_ && has_wanted_ && OnlyDeferrable()) {
+    // The replies need none of what is in flight: they go out now, and the
+    // next batch (or Release) waits for it (see "Deferred index entries").
+    answered_peek();
+    if (asked != true) {
+      IssueSplits();
+      PeekWanted();
+      if (count_changed) stored_count_ = count;  // Settle rewrites it if the store is lost
+      deferred_ = !pending_stores_.empty();
+      if (deferred_) ++stats_.deferred_batches;
+      // Not sent yet: an offloaded request leaves when the client's event
+      // loop next runs, so these go out with the next batch's lookups (one
+      // message per memory node; a Poll() here, sending them on their own,
+      // measured slower), or when Release() settles them.
+      ++stats_.lock_kept;
+      return Status::Ok();
+    }
+  } else if (keep && !lease_lost_) {
+    PeekWanted();
+  }
   Status s = Settle();
   if (s.ok() && count_changed) stored_count_ = count;
-  if (s.ok() && keep && !lease_lost_ && !OtherWants()) {
+  if (!asked) answered_peek();
+  if (s.ok() && keep && !lease_lost_ && !(asked ? *asked : OtherWants())) {
     ++stats_.lock_kept;
     return Status::Ok();
   }
@@ -327,11 +385,46 @@ Status Keyspace::End(bool keep) {
   return s.ok() ? r : s;
 }
 
+const Keyspace::KnownLeaf* Keyspace::KnownLeafOf(uint64_t hash) const {
+  auto it = known_leaves_.upper_bound(hash);
+  if (it == known_leaves_.begin()) return nullptr;
+  --it;
+  return hash < it->second.hi ? &it->second : nullptr;
+}
+
+void Keyspace::ForgetLeaf(uint64_t leaf) {
+  if (leaf == 0) return known_leaves_.clear();
+  std::erase_if(known_leaves_, [leaf](const auto& e) { return e.second.leaf == leaf; });
+}
+
+bool Keyspace::OnlyDeferrable() const {
+  if (!prefetch_settled_ || !inserts_in_flight_.empty()) return false;
+  for (const auto& [ticket, p] : pending_stores_)
+    if (!p.done && !p.deferrable) return false;
+  return true;
+}
+
+void Keyspace::SettleDeferred() {
+  if (!deferred_) return;
+  const size_t failed_before = failed_tickets_.size();
+  Status s = Settle();
+  if (s.ok()) return;
+  // The SETs these writes belong to were answered already (End).
+  stats_.lost_after_reply += failed_tickets_.size() - failed_before;
+  failed_tickets_.resize(failed_before);
+  std::cerr << fmt::format("[kv] an index entry or key count written after its batch's replies was lost: {}\n",
+                           s.ToString());
+}
+
 Status Keyspace::Release() {
   if (!holding_) return Status::Ok();
   Status s = Settle();
   if (s.ok() && count_ != stored_count_ && !lease_lost_) s = StoreDirectory();
   DropCaches();
+  ForgetLeaf(0);
+  // A peek sent for a kept hold (End) says nothing about the next one.
+  peek_in_flight_ = false;
+  ++peek_id_;
   holding_ = false;
   Status u = lock_->Unlock();
   return s.ok() ? u : s;
@@ -384,6 +477,7 @@ void Keyspace::StoreAsync(uint64_t addr, std::vector<uint8_t> image) {
 }
 
 void Keyspace::InsertAsync(uint64_t hash, uint64_t record, FullLeaf full) {
+  SettleDeferred();  // (Prefetch did; only if this batch had none)
   const uint64_t ticket = tickets_++;
   ++stats_.async_inserts;
   pending_stores_.emplace(ticket, PendingStore{record, {}, hash, full});
@@ -433,6 +527,7 @@ void Keyspace::IssueSplits() {
     auto spare = node ? spares_->Take(*node) : Result<uint64_t>(uint64_t{0});
     if (!spare.ok() || *spare == 0) continue;
     p.full.epoch = ~uint64_t{0};  // sent: not again
+    ForgetLeaf(p.full.leaf);
     // From the leaf itself (still the key's leaf, under the same parent:
     // the index kept its shape), which saves the descent from the root.
     const bool at_leaf = p.full.parent != 0;
@@ -461,6 +556,7 @@ void Keyspace::IssueSplits() {
 }
 
 Status Keyspace::Settle() {
+  deferred_ = false;
   if (pending_stores_.empty()) return Status::Ok();
   IssueSplits();
   Status waited = client_->WaitAll(options_.lock_timeout);
@@ -488,16 +584,25 @@ Status Keyspace::Settle() {
     if (!s.ok()) {
       failed_tickets_.push_back(ticket);
       if (first.ok()) first = waited.ok() ? s : waited;
+      if (p.addr == directory_ && !p.image.empty()) stored_count_ = ~uint64_t{0};  // End writes it again
     }
   }
   // What this server believed of a lost write's record or index entry is
   // not so: forget it all.
-  if (!first.ok()) DropCaches();
+  if (!first.ok()) {
+    DropCaches();
+    ForgetLeaf(0);
+  }
   return first;
 }
 
 Status Keyspace::InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight) {
   ++index_epoch_;  // leaves found full before may have split
+  // The hash's leaf may split, and so may its parents (BTree::Insert only
+  // splits: every other leaf keeps its range, but maybe not its parent).
+  if (leaf != 0) ForgetLeaf(leaf);
+  if (const KnownLeaf* known = KnownLeafOf(hash)) known_leaves_.erase(known->lo);
+  for (auto& [lo, known] : known_leaves_) known.parent = 0;
   // The split near memory needs the tree to itself: no traversal of this
   // batch may still be running (WaitAll gave up on one: BTree::Insert, as
   // before).  A false result: the hash was entered after all (an answer
@@ -548,6 +653,7 @@ Result<std::vector<Keyspace::ChainRecord>> Keyspace::WalkChain(uint64_t head, st
 
 Result<std::optional<uint64_t>> Keyspace::IndexFind(uint64_t hash) {
   if (auto it = heads_.find(hash); it != heads_.end()) return it->second;
+  SettleDeferred();  // (Prefetch did; only if this batch had none)
   return index_->Find(hash);
 }
 
@@ -562,13 +668,31 @@ Status Keyspace::ReadRecordPrefix(uint64_t addr, void* dst, size_t length) {
 
 void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::vector<KeyValue>& sets) {
   auto lookup = EmbeddedProgram<iterators::resp_lookup>("resp_lookup");
-  if (!lookup.ok() || index_ == nullptr) return;
+  if (!lookup.ok() || index_ == nullptr) return SettleDeferred();
   TraverseOptions offload;
   offload.mode = ExecutionMode::kOffload;
-  std::vector<uint64_t> hashes;
+  // The last batch's deferred index entries (End): their heads are the
+  // records written for them, and a lookup whose hash a leaf split in
+  // flight may move waits until they have landed.
+  std::vector<std::pair<uint64_t, uint64_t>> splitting;  // [lo, hi) of leaves with a split in flight or due
+  if (deferred_) {
+    for (const auto& [ticket, p] : pending_stores_) {
+      if (!p.image.empty()) continue;  // the key count
+      heads_[p.hash] = p.addr;
+      if (!p.done) splitting.emplace_back(p.full.lo, p.full.hi);
+    }
+  }
+  auto meets_split = [&](uint64_t h) {
+    return std::any_of(splitting.begin(), splitting.end(),
+                       [h](const auto& r) { return h >= r.first && h < r.second; });
+  };
+  std::vector<uint64_t> hashes, held;
   for (std::string_view k : keys) {
     const uint64_t h = KeyHash(k);
-    if (!heads_.count(h) && std::find(hashes.begin(), hashes.end(), h) == hashes.end()) hashes.push_back(h);
+    if (heads_.count(h) || std::find(hashes.begin(), hashes.end(), h) != hashes.end() ||
+        std::find(held.begin(), held.end(), h) != held.end())
+      continue;
+    (meets_split(h) ? held : hashes).push_back(h);
   }
   std::unordered_map<uint64_t, KeyValue> fused;
   constexpr size_t kFusedBytes = 8 * PULSE_RESP_SET_WORDS;
@@ -576,9 +700,18 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
     if (kv.first.size() <= kFusedBytes && kv.second.size() <= kFusedBytes) fused.emplace(KeyHash(kv.first), kv);
   // One traversal per distinct hash, all in flight together: the index
   // descent and the first record's window (src/resp/iterators/resp_lookup.c).
-  for (uint64_t h : hashes) {
+  auto send = [&](uint64_t h) {
     pulse_resp_lookup_state st{};
     st.hash = h;
+    st.hi = ~uint64_t{0};
+    uint64_t start = index_->root();
+    if (const KnownLeaf* known = KnownLeafOf(h)) {
+      start = known->leaf;
+      st.parent = known->parent;
+      st.lo = known->lo;
+      st.hi = known->hi;
+      ++stats_.leaf_starts;
+    }
     uint64_t fresh = 0, fresh_bytes = 0;
     if (auto f = fused.find(h); f != fused.end()) {
       st.set = 1;
@@ -594,8 +727,8 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
     std::vector<uint8_t> scratch(std::max<size_t>(sizeof st, (*lookup)->info().scratch_bytes), 0);
     std::memcpy(scratch.data(), &st, sizeof st);
     client_->TraverseAsync(
-        *lookup, index_->root(), std::move(scratch), offload,
-        [this, h, fresh, fresh_bytes, gen = generation_](Result<TraversalResult> r) {
+        *lookup, start, std::move(scratch), offload,
+        [this, h, fresh, fresh_bytes, gen = generation_, epoch = index_epoch_](Result<TraversalResult> r) {
           // Answered after its batch (WaitAll timed out), failed, or a
           // record whose window crosses its range's end: Find looks it up.
           // (An unused fresh record is then not reused: it may be written.)
@@ -604,6 +737,17 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
           if (t.status != TraversalStatus::kDone || t.scratch.size() < sizeof(pulse_resp_lookup_state)) return;
           pulse_resp_lookup_state out;
           std::memcpy(&out, t.scratch.data(), sizeof out);
+          // The leaf and its range, for later lookups (the index kept its
+          // shape while this one ran: splits in flight were of other leaves).
+          if (epoch == index_epoch_ && out.leaf != 0) known_leaves_[out.lo] = KnownLeaf{out.leaf, out.parent, out.lo, out.hi};
+          if (out.set_done == 2 && out.inserted == PULSE_RESP_LEAF_FULL) {
+            // A new key whose record the traversal wrote, but whose leaf is
+            // full: TakeFusedSet enters it (a deferred index entry).
+            fused_unlinked_[h] = {fresh, FullLeaf{out.leaf, out.parent, index_epoch_, out.lo, out.hi}};
+            fused_done_.insert(h);
+            ++stats_.fused_sets;
+            return;
+          }
           if (out.set_done == 2) {
             // A new key, entered and written by the traversal.
             heads_[h] = fresh;
@@ -614,7 +758,8 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
           }
           if (fresh != 0 && out.inserted != PULSE_RESP_INSERTED) ReleaseRecord(fresh, fresh_bytes);
           // The SET runs as usual; its index insert waits for Settle.
-          if (out.inserted == PULSE_RESP_LEAF_FULL) full_leaves_[h] = FullLeaf{out.leaf, out.parent, index_epoch_};
+          if (out.inserted == PULSE_RESP_LEAF_FULL)
+            full_leaves_[h] = FullLeaf{out.leaf, out.parent, index_epoch_, out.lo, out.hi};
           if (out.found == 0) {
             heads_[h] = std::nullopt;
             return;
@@ -630,10 +775,18 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
           const auto* bytes = reinterpret_cast<const uint8_t*>(out.window);
           windows_[out.record].assign(bytes, bytes + sizeof out.window);
         });
-  }
+  };
+  for (uint64_t h : hashes) send(h);
   // A lookup still running (it may insert) keeps this batch's leaf splits
   // out of flight with other traversals (IssueSplits).
   prefetch_settled_ = client_->WaitAll(options_.lock_timeout).ok();
+  // The deferred entries have landed (or are redone now); then the held
+  // lookups.
+  SettleDeferred();
+  if (held.empty()) return;
+  stats_.held_lookups += held.size();
+  for (uint64_t h : held) send(h);
+  prefetch_settled_ = client_->WaitAll(options_.lock_timeout).ok() && prefetch_settled_;
 }
 
 Result<std::optional<Entry>> Keyspace::Find(std::string_view key, int64_t now_ms) {
@@ -868,6 +1021,7 @@ Status Keyspace::Flush() {
   heads_.clear();
   windows_.clear();
   full_leaves_.clear();  // leaves of the old index
+  ForgetLeaf(0);
   ++index_epoch_;
   ++generation_;
   PULSE_ASSIGN_OR_RETURN(auto fresh, ds::BTree::Create(client_, IndexOptions()));

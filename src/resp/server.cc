@@ -186,7 +186,8 @@ struct Server::Impl {
         "pulse_phase_run_us:{}\r\npulse_phase_settle_us:{}\r\npulse_phase_reply_us:{}\r\n"
         "pulse_lock_acquisitions:{}\r\npulse_lock_kept:{}\r\npulse_lock_yields:{}\r\npulse_async_writes:{}\r\n"
         "pulse_async_inserts:{}\r\npulse_cpu_inserts:{}\r\npulse_near_memory_splits:{}\r\n"
-        "pulse_writes_redone:{}\r\npulse_fused_sets:{}\r\n",
+        "pulse_writes_redone:{}\r\npulse_fused_sets:{}\r\npulse_deferred_batches:{}\r\n"
+        "pulse_lost_after_reply:{}\r\npulse_held_lookups:{}\r\npulse_leaf_starts:{}\r\n",
         getpid(), impl->port, uptime, impl->counters.connections_open, impl->counters.connections_accepted,
         impl->counters.commands, impl->client->memory_nodes(), impl->keyspace->directory(),
         impl->counters.batches, impl->counters.protocol_errors, impl->counters.far_errors, cc.traversals,
@@ -194,7 +195,7 @@ struct Server::Impl {
         impl->counters.batch_requests, impl->counters.us_lock, impl->counters.us_prefetch, impl->counters.us_run,
         impl->counters.us_settle, impl->counters.us_reply, ks.lock_acquisitions, ks.lock_kept, ks.lock_yields,
         ks.async_writes, ks.async_inserts, ks.cpu_inserts, ks.near_memory_splits, ks.redone,
-        ks.fused_sets);
+        ks.fused_sets, ks.deferred_batches, ks.lost_after_reply, ks.held_lookups, ks.leaf_starts);
   }
 
   // Runs up to max_batch pending requests, round robin over connections.

@@ -1,6 +1,7 @@
 """The fast paths of `pulse kv serve` (docs/resp.md "Batching and
 throughput") against a plain dict as the reference:
- - SETs fused with their lookup (same-size overwrite in place), asynchronous
+ - SETs fused with their lookup (same-size overwrite in place; new keys,
+   answered with their leaf's split still in flight), asynchronous
    record writes and offloaded index inserts of new keys (enough keys that
    leaves fill and are split, near memory or at the CPU node; a full SCAN
    then visits every key once), values that change size
@@ -97,14 +98,39 @@ def fast_paths_and_restart(c):
         if not all(pipe.execute()):
             harness.fail("a plain SET was refused")
         check_all(s2.client(), model, "after plain SETs, read by the second server")
+        # Plain small SETs of new keys only, in pipelines of 200: fused, and
+        # those whose leaf is full are answered before their split lands
+        # (deferred index entries); each next pipeline also reads the keys
+        # of the one before, and the second server reads them all.
+        prev = []
+        for start in range(0, KEYS, 200):
+            pipe = a.pipeline(transaction=False)
+            batch = [f"fd:{i}" for i in range(start, min(start + 200, KEYS))]
+            for k in batch:
+                pipe.set(k, k[-6:])
+                model[k] = k[-6:]
+            for k in prev:
+                pipe.get(k)
+            got = pipe.execute()
+            if got != [True] * len(batch) + [model[k].encode() for k in prev]:
+                harness.fail(f"new plain SETs from fd:{start}: {got[:3]}...")
+            prev = batch
+        check_all(s2.client(), model, "after new plain SETs, read by the second server")
         info = a.info()
         print(f"fused sets {info.get('pulse_fused_sets')}, async writes {info.get('pulse_async_writes')}, "
               f"async inserts {info.get('pulse_async_inserts')}, cpu inserts {info.get('pulse_cpu_inserts')}, "
-              f"near-memory splits {info.get('pulse_near_memory_splits')}")
+              f"near-memory splits {info.get('pulse_near_memory_splits')}, "
+              f"deferred batches {info.get('pulse_deferred_batches')}, leaf starts {info.get('pulse_leaf_starts')}")
+        # pulse_deferred_batches: batches of new keys answered with their
+        # leaves' splits in flight, which the next batches and the second
+        # server must not miss (check_all above); pulse_leaf_starts: lookups
+        # started at a leaf learnt earlier in the same hold of the lock.
         for field in ("pulse_fused_sets", "pulse_async_writes", "pulse_async_inserts", "pulse_cpu_inserts",
-                      "pulse_near_memory_splits"):
+                      "pulse_near_memory_splits", "pulse_deferred_batches", "pulse_leaf_starts"):
             if not info.get(field):
                 harness.fail(f"{field} is {info.get(field)}: the path under test was not taken")
+        if info.get("pulse_lost_after_reply"):
+            harness.fail(f"{info['pulse_lost_after_reply']} index entries were lost after their replies")
         # Killed, not stopped: what was acknowledged is in far memory.
         s1.proc.kill()
         s1.proc.wait(timeout=10)

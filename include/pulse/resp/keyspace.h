@@ -55,7 +55,31 @@
 // every other traversal of the batch has landed: by one more offloaded
 // traversal that splits it near memory into a spare node and links that in
 // the leaf's parent (src/ds/btree_offload.h), or, when the parent is full
-// too (or the leaf is the root), by BTree::Insert.  New records come
+// too (or the leaf is the root), by BTree::Insert.
+//
+// Deferred index entries: a fused SET of a new key whose leaf is full has
+// its record written by its lookup traversal all the same; only its index
+// entry (the leaf's split) is left.  When that, the key count and the read
+// of `wanted` are all a batch still has in flight, End(true) returns without
+// waiting for them, so the batch's replies go out first.  The next batch's
+// Prefetch sends the lookups that cannot meet those splits (their hash is
+// outside every splitting leaf's key range) in flight with them, takes the
+// deferred keys' heads from what it wrote, then settles (a split that was
+// declined or failed is done there, by BTree::Insert) and only then sends
+// the lookups it held back.  Release() (and so every hand-over of the lock)
+// settles first, so another server never sees the index half-entered.  The
+// price: a deferred entry that fails even when redone is reported on stderr
+// and in Stats::lost_after_reply, since its SET was already answered.
+//
+// Known leaves: while it holds the lock without a break, the keyspace keeps
+// what its lookups learnt of the index's shape — each leaf reached, its
+// parent and its key range — and starts later lookups of a hash in that
+// range at the leaf instead of the root (the leaf and the record are still
+// read, every batch).  Nobody else changes the index meanwhile; its own
+// splits forget the leaves they split (after a split by BTree::Insert,
+// which may split parents too, the other leaves are kept without their
+// parent: a split of theirs then starts at the root), and every release of
+// the lock forgets them all.  New records come
 // from slabs this server allocates (one Allocate per 64 KiB), so a SET of a
 // new key costs no allocation round trip.
 //
@@ -156,7 +180,11 @@ class Keyspace {
   // Settles the batch's writes, writes the key count back if it changed
   // (in flight with the writes; so is the read of `wanted` that decides
   // whether to keep the lock), and releases the lock, unless `keep` and no other server has asked for
-  // it (then the hold lasts until the next Begin/End or Release()).
+  // it (then the hold lasts until the next Begin/End or Release()).  With
+  // `keep`, when all that is in flight is deferred index entries and the
+  // key count, it returns without waiting for them (see "Deferred index
+  // entries"; the next Prefetch or Release settles them), and a `wanted`
+  // word read since the last batch decides.
   // Errors: Settle()'s, FailedPrecondition if the lease had run out (see
   // FarLock::Unlock).
   Status End(bool keep = false);
@@ -180,7 +208,9 @@ class Keyspace {
 
   // Looks up the index entries and first records of `keys` with
   // asynchronous traversals all in flight together (offloaded index
-  // descents, then one window read per record), so the batch's commands
+  // descents, from a known leaf where there is one, then one window read
+  // per record; the last batch's deferred index entries are settled here,
+  // and lookups that could meet their splits sent after), so the batch's commands
   // find them here instead of waiting for one round trip after another.
   // What it learns is valid until End(): the commands' own writes update or
   // drop it.  Failures are not errors: a key it could not prefetch is looked
@@ -196,7 +226,10 @@ class Keyspace {
   // whether the write was done (else it runs the SET as usual).
   using KeyValue = std::pair<std::string_view, std::string_view>;
   void Prefetch(const std::vector<std::string_view>& keys, const std::vector<KeyValue>& sets = {});
-  // Whether Prefetch wrote `key`'s fused SET (answered once per key).
+  // Whether Prefetch wrote `key`'s fused SET (answered once per key).  A
+  // written record whose leaf was full gets its index entry here (an index
+  // insert of this command, left to the leaf's split; see "Deferred index
+  // entries").
   bool TakeFusedSet(std::string_view key);
 
   // The record of `key`, or nullopt if there is none or it expired at
@@ -238,6 +271,14 @@ class Keyspace {
     uint64_t async_writes = 0, async_inserts = 0, cpu_inserts = 0, redone = 0;
     uint64_t near_memory_splits = 0;
     uint64_t fused_sets = 0;  // SETs written by their lookup traversal
+    // Batches answered with index entries or the key count still in flight
+    // (End(true) did not wait); deferred entries that failed after their
+    // replies went out.
+    uint64_t deferred_batches = 0, lost_after_reply = 0;
+    // Lookups Prefetch held back until those entries landed (their hash in
+    // the key range of a leaf being split).
+    uint64_t held_lookups = 0;
+    uint64_t leaf_starts = 0;  // lookups started at a known leaf
   };
   const Stats& stats() const { return stats_; }
 
@@ -308,6 +349,7 @@ class Keyspace {
     uint64_t leaf = 0;
     uint64_t parent = 0;  // its parent then (0: the root is the leaf)
     uint64_t epoch = 0;
+    uint64_t lo = 0, hi = ~uint64_t{0};  // the keys it may hold, [lo, hi)
   };
   void InsertAsync(uint64_t hash, uint64_t record, FullLeaf full);
   // Sends the split of each full leaf an index insert of this batch waits
@@ -319,6 +361,19 @@ class Keyspace {
   Status InsertAtSettle(uint64_t hash, uint64_t record, uint64_t leaf, bool nothing_in_flight);
   // The index entry of hash (prefetched, or a traversal).
   Result<std::optional<uint64_t>> IndexFind(uint64_t hash);
+  // A leaf known to hold `hash` (see "Known leaves"), nullptr if none.
+  struct KnownLeaf {
+    uint64_t leaf = 0, parent = 0, lo = 0, hi = 0;
+  };
+  const KnownLeaf* KnownLeafOf(uint64_t hash) const;
+  // Forgets the known leaf `leaf` (0: all of them).
+  void ForgetLeaf(uint64_t leaf);
+  // Whether everything in flight may outlive the batch's replies (End):
+  // deferred index entries, the key count, nothing else.
+  bool OnlyDeferrable() const;
+  // Settle() if the last batch left writes in flight (End deferred them);
+  // a failure is counted in stats_.lost_after_reply (its replies went out).
+  void SettleDeferred();
   void Forget(uint64_t record) { windows_.erase(record); }
 
   Client* client_;
@@ -328,6 +383,10 @@ class Keyspace {
   std::unordered_map<uint64_t, std::optional<uint64_t>> heads_;
   std::unordered_map<uint64_t, std::vector<uint8_t>> windows_;
   std::unordered_set<uint64_t> fused_done_;  // hashes of fused SETs written
+  // Fused SETs of new keys whose leaf was full: the record written, the leaf.
+  std::unordered_map<uint64_t, std::pair<uint64_t, FullLeaf>> fused_unlinked_;
+  bool deferred_ = false;  // End(true) returned with writes in flight
+  std::map<uint64_t, KnownLeaf> known_leaves_;  // by lo
   // Hashes whose leaf this batch's prefetch found full: the leaf.
   std::unordered_map<uint64_t, FullLeaf> full_leaves_;
   // Bumped whenever the index may have changed shape (a split).
@@ -352,6 +411,7 @@ class Keyspace {
   bool asked_ = false;  // this server wrote `wanted` while waiting
   std::chrono::steady_clock::time_point last_wanted_check_{};
   bool peek_in_flight_ = false;
+  bool peek_answered_ = false;       // the peek in flight answered (peeked_ unset: it failed)
   uint64_t peek_id_ = 0;             // the peek whose answer counts
   std::optional<uint64_t> peeked_;   // its answer
   std::chrono::steady_clock::time_point yielded_at_{};
@@ -364,6 +424,7 @@ class Keyspace {
     uint64_t hash = 0;
     FullLeaf full{};  // an index insert whose leaf was found full
     bool done = false;
+    bool deferrable = false;  // may outlive the batch's replies (a deferred index entry, the key count)
   };
   std::unordered_map<uint64_t, PendingStore> pending_stores_;
   std::unordered_map<uint64_t, uint32_t> in_flight_;

@@ -9,9 +9,14 @@
  * in place (keys and slots after it shift up by one; the count word is
  * written last), so a SET of a new key needs no descent by one-sided reads.
  * A full leaf is left alone (PULSE_RESP_LEAF_FULL, with the leaf's
- * address): the keyspace's Settle splits it once nothing else is in flight,
- * near memory too (src/ds/btree_offload.h) or with BTree::Insert.  The tree
- * header's size is not changed (it is a hint, recounted by BTree::Repair). */
+ * address and key range): the keyspace splits it once nothing else that
+ * could meet it is in flight, near memory too (src/ds/btree_offload.h) or
+ * with BTree::Insert; a fused SET's fresh record is written all the same.  The tree
+ * header's size is not changed (it is a hint, recounted by BTree::Repair).
+ *
+ * It may start at a leaf instead of the root (a leaf the keyspace knows
+ * holds the hash, with that leaf's parent and key range as inputs): the
+ * first iteration is then the leaf's. */
 #include "resp_lookup.h"
 #include "../../ds/iterators/ds_btree_search.h"
 
@@ -73,10 +78,15 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   pulse_u64 key = st->hash;
   pulse_u64 n = cur_ptr->count;
   if (!cur_ptr->leaf) {
-    st->next_pos = pulse_ds_btree_child(cur_ptr, key);
+    pulse_u64 c = pulse_ds_btree_child(cur_ptr, key);
+    /* Child c holds the keys in [keys[c - 1], keys[c]). */
+    if (c > 0) st->lo = cur_ptr->keys[(c - 1) & 15];
+    if (c < n) st->hi = cur_ptr->keys[c & 15];
+    st->next_pos = c;
     st->parent = cur_addr;
     return false;
   }
+  st->leaf = cur_addr;
   pulse_u64 i = pulse_ds_btree_position(cur_ptr, key);
   if (i < n && cur_ptr->keys[i & 15] == key) {
     st->found = 1;
@@ -90,8 +100,12 @@ PULSE_END(resp_lookup, struct pulse_ds_btree_node) {
   if (st->insert == 0) return true;
   if (n >= PULSE_DS_BTREE_MAX_KEYS) {
     st->inserted = PULSE_RESP_LEAF_FULL;
-    st->leaf = cur_addr;
-    return true;
+    if (st->set == 0) return true;
+    /* A fused SET of a new key: its record is written all the same (the
+     * SET is answered from it); the keyspace enters it in the index by a
+     * split of this leaf, which the batch's replies need not wait for. */
+    st->phase = 2;
+    return false;
   }
 #pragma unroll
   for (int k = PULSE_DS_BTREE_MAX_KEYS - 1; k > 0; --k)

@@ -28,10 +28,16 @@ struct pulse_resp_lookup_state {
   PULSE_DS_U64 key[PULSE_RESP_SET_WORDS];    /* in: zero padded */
   PULSE_DS_U64 value[PULSE_RESP_SET_WORDS];  /* in: zero padded */
   PULSE_DS_U64 set_done;  /* out */
-  PULSE_DS_U64 leaf;      /* out (PULSE_RESP_LEAF_FULL): the full leaf, whose memory node gets the split's spare */
-  PULSE_DS_U64 parent;    /* out: the last inner node passed (0: the root is a leaf), where the split starts */
+  PULSE_DS_U64 leaf;      /* out: the leaf reached (if full, the split's spare goes to its memory node) */
+  PULSE_DS_U64 parent;    /* in/out: the last inner node passed (0: the root is a leaf, or unknown), where a split starts */
+  /* in: 0 and ~0 (from the root; from a leaf, its range); out: the keys
+   * the leaf reached may hold, [lo, hi) (the separators around it in the
+   * inner nodes passed).  A split of that leaf
+   * in flight changes where only these keys are found. */
+  PULSE_DS_U64 lo;
+  PULSE_DS_U64 hi;
 };
 #define PULSE_RESP_INSERTED 1
-#define PULSE_RESP_LEAF_FULL 2
+#define PULSE_RESP_LEAF_FULL 2 /* with `set`, the fresh record is written all the same (set_done 2) */
 
 #endif
