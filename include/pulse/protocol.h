@@ -81,6 +81,13 @@ inline void AddLeg(TraversalMessage* message) {
 
 // Serializes a message.
 std::vector<uint8_t> EncodeMessage(const TraversalMessage& message);
+// The number of bytes EncodeMessage(message) has.
+size_t EncodedMessageBytes(const TraversalMessage& message);
+// Serializes `message` into the first EncodedMessageBytes(message) bytes of
+// `out`, the same bytes as EncodeMessage, without allocating (the ring path
+// encodes an answer straight into its slot).  Returns the bytes written, or
+// 0 (nothing written) if `out` is too short.
+size_t EncodeMessageTo(const TraversalMessage& message, std::span<uint8_t> out);
 
 // Parses a message.  InvalidArgument naming the field on malformed or
 // truncated input; scratch pads over max_scratch_bytes are rejected.

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -65,6 +66,7 @@ class RingServer {
   MemNodeService* service_;
   const MemNodeService::SendFn* send_;
   std::unordered_map<uint64_t, Slot> slots_;  // ring requests in the service, by request id
+  std::vector<uint8_t> answer_;  // Route's encoded answer (kept for its capacity)
   uint64_t decode_errors_ = 0;
   uint64_t forwarded_ = 0;   // "not local" continuations sent to the switch
   uint64_t superseded_ = 0;  // a re-sent request took the place of its earlier entry

@@ -204,7 +204,8 @@ size_t RingHost::Poll() {
   // The tails, ring by ring: a tail that differs from the
   // ring's head means entries to take.  Handlers may close rings (or open
   // none: opens come as messages), so the indices are collected first.
-  std::vector<uint32_t> moved;
+  std::vector<uint32_t>& moved = moved_;
+  moved.clear();
   for (const auto& [index, ring] : rings_) {
     const uint32_t tail = std::atomic_ref<uint32_t>(*ring->tail).load(std::memory_order_acquire);
     if (tail != static_cast<uint32_t>(ring->head)) moved.push_back(index);
