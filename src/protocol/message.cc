@@ -60,14 +60,14 @@ std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
   return out;
 }
 
-Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes) {
+Status DecodeMessageInto(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes, TraversalMessage* out) {
   if (bytes.size() < kMessageHeaderBytes)
     return Bad(fmt::format("{} bytes is shorter than the {}-byte header", bytes.size(), kMessageHeaderBytes));
   ByteReader r(bytes);
   if (r.Get<uint8_t>() != kMagic) return Bad("bad magic (not a pulse traversal message)");
   const uint8_t version = r.Get<uint8_t>();
   if (version != kVersion) return Bad(fmt::format("unsupported version {} (this build speaks {})", version, kVersion));
-  TraversalMessage m;
+  TraversalMessage& m = *out;
   const uint8_t kind = r.Get<uint8_t>();
   if (kind != static_cast<uint8_t>(MessageKind::kRequest) && kind != static_cast<uint8_t>(MessageKind::kResponse))
     return Bad(fmt::format("unknown kind {}", kind));
@@ -101,8 +101,17 @@ Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t 
   if (r.remaining() != uint64_t{program_bytes} + scratch_bytes)
     return Bad(fmt::format("header announces {} + {} payload bytes but {} follow", program_bytes, scratch_bytes,
                            r.remaining()));
-  m.program = r.Raw(program_bytes);
-  m.scratch = r.Raw(scratch_bytes);
+  // The vectors' capacity is reused (the header's 72 bytes were read).
+  const std::span<const uint8_t> program = bytes.subspan(kMessageHeaderBytes, program_bytes);
+  const std::span<const uint8_t> scratch = bytes.subspan(kMessageHeaderBytes + program_bytes, scratch_bytes);
+  m.program.assign(program.begin(), program.end());
+  m.scratch.assign(scratch.begin(), scratch.end());
+  return Status::Ok();
+}
+
+Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes) {
+  TraversalMessage m;
+  PULSE_RETURN_IF_ERROR(DecodeMessageInto(bytes, max_scratch_bytes, &m));
   return m;
 }
 
