@@ -81,9 +81,20 @@ inline void AddLeg(TraversalMessage* message) {
 
 // Serializes a message.
 std::vector<uint8_t> EncodeMessage(const TraversalMessage& message);
+// The number of bytes EncodeMessage(message) has.
+size_t EncodedMessageBytes(const TraversalMessage& message);
+// Serializes `message` into the first EncodedMessageBytes(message) bytes of
+// `out`, the same bytes as EncodeMessage, without allocating (the ring path
+// encodes an answer straight into its slot).  Returns the bytes written, or
+// 0 (nothing written) if `out` is too short.
+size_t EncodeMessageTo(const TraversalMessage& message, std::span<uint8_t> out);
 
 // Parses a message.  InvalidArgument naming the field on malformed or
 // truncated input; scratch pads over max_scratch_bytes are rejected.
 Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes);
+// The same into `*out`, whose program and scratch vectors keep their
+// capacity (no allocation when it suffices: the ring path decodes into
+// recycled messages).  On error `*out` holds a partial message.
+Status DecodeMessageInto(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes, TraversalMessage* out);
 
 }  // namespace pulse

@@ -21,43 +21,65 @@ Result<std::unique_ptr<RingServer>> RingServer::Create(net::Worker* worker, cons
 }
 
 void RingServer::OnEntry(net::Worker& worker, const net::ring::RingHost::Request& r) {
-  Result<TraversalMessage> m = DecodeMessage(r.payload, max_scratch_bytes_);
-  if (!m.ok() || m->kind != MessageKind::kRequest) {
+  // Decoded into a scratch pad an earlier answer left (Route): no
+  // allocation per entry once the ring is warm.
+  TraversalMessage m;
+  if (!spare_scratch_.empty()) {
+    m.scratch = std::move(spare_scratch_.back());
+    spare_scratch_.pop_back();
+  }
+  Status decoded = DecodeMessageInto(r.payload, max_scratch_bytes_, &m);
+  if (!decoded.ok() || m.kind != MessageKind::kRequest) {
     ++decode_errors_;
     (void)host_->Respond(r.ring, r.seq,
-                         m.ok() ? Status::InvalidArgument("ring entry is not a traversal request") : m.status(), {});
+                         decoded.ok() ? Status::InvalidArgument("ring entry is not a traversal request") : decoded, {});
     return;
   }
   // A tenant's connection runs as its proven tenant, whatever it claims.
-  if (auto who = node::TenantOf(worker, r.ep); who.ok() && !who->any) m->tenant = who->tenant;
+  if (auto who = node::TenantOf(worker, r.ep); who.ok() && !who->any) m.tenant = who->tenant;
   // A re-sent request (the client's timer) frees the slot of the earlier one.
-  auto [it, fresh] = slots_.try_emplace(m->request_id, Slot{r.ring, r.seq});
-  if (!fresh) {
+  if (auto it = slots_.find(m.request_id); it != slots_.end()) {
     ++superseded_;
     (void)host_->Respond(it->second.ring, it->second.seq, Status::Ok(), {});
     it->second = Slot{r.ring, r.seq};
+  } else if (!spare_slots_.empty()) {
+    auto node = std::move(spare_slots_.back());
+    spare_slots_.pop_back();
+    node.key() = m.request_id;
+    node.mapped() = Slot{r.ring, r.seq};
+    slots_.insert(std::move(node));
+  } else {
+    slots_.emplace(m.request_id, Slot{r.ring, r.seq});
   }
-  service_->Handle(std::move(m).value(), *send_);
+  service_->Handle(std::move(m), *send_);
 }
 
-bool RingServer::Route(const TraversalMessage& m) {
+bool RingServer::Route(TraversalMessage& m) {
   auto it = slots_.find(m.request_id);
   if (it == slots_.end()) return false;
-  const Slot slot = it->second;
-  slots_.erase(it);
+  auto node = slots_.extract(it);
+  const Slot slot = node.mapped();
+  if (spare_slots_.size() < kMaxSpares) spare_slots_.push_back(std::move(node));
   if (m.status == TraversalStatus::kNotLocal) {
     ++forwarded_;
     (void)host_->Respond(slot.ring, slot.seq, Status::Ok(), {});
     return false;
   }
-  std::vector<uint8_t> bytes = EncodeMessage(m);
-  Status s = host_->Respond(slot.ring, slot.seq, Status::Ok(), bytes);
+  // Encoded into a buffer reused from answer to answer (no allocation per
+  // answer; the entry's check is computed over it, not over the client's
+  // slot, EncodeEntry).
+  const size_t bytes = EncodedMessageBytes(m);
+  if (answer_.size() < bytes) answer_.resize(bytes);
+  EncodeMessageTo(m, answer_);
+  Status s = host_->Respond(slot.ring, slot.seq, Status::Ok(), std::span<const uint8_t>(answer_.data(), bytes));
   if (s.code() == Status::Code::kInvalidArgument) {
     // Larger than a slot: the answer goes by the switch, the slot is freed.
     (void)host_->Respond(slot.ring, slot.seq, Status::Ok(), {});
     return false;
   }
   // NotFound: the ring closed (its client is gone); nobody to answer.
+  // The answer is out: its scratch pad serves a later entry (OnEntry).
+  if (spare_scratch_.size() < kMaxSpares) spare_scratch_.push_back(std::move(m.scratch));
   return true;
 }
 

@@ -204,7 +204,10 @@ size_t RingHost::Poll() {
   // The tails, ring by ring: a tail that differs from the
   // ring's head means entries to take.  Handlers may close rings (or open
   // none: opens come as messages), so the indices are collected first.
-  std::vector<uint32_t> moved;
+  // moved_'s capacity is reused; a Poll() re-entered from a handler
+  // (OnWake inside the Worker's progress) finds it empty and uses its own.
+  std::vector<uint32_t> moved = std::move(moved_);
+  moved.clear();
   for (const auto& [index, ring] : rings_) {
     const uint32_t tail = std::atomic_ref<uint32_t>(*ring->tail).load(std::memory_order_acquire);
     if (tail != static_cast<uint32_t>(ring->head)) moved.push_back(index);
@@ -215,6 +218,7 @@ size_t RingHost::Poll() {
     if (it == rings_.end()) continue;
     taken += Serve(*it->second, options_.max_batch - taken, now);
   }
+  moved_ = std::move(moved);
   if (taken == 0) {
     ++counters_.empty_scans;
     polled_empty_ = true;

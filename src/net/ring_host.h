@@ -62,9 +62,12 @@ struct RingHostOptions {
   // (see "Idle" above and docs/ring.md for why this length).  The window
   // in use adapts between min_poll_window_us and this: halved by every
   // wake-up (the gap outlasted the window: its polling was wasted), raised
-  // to twice a gap that polling caught.
-  uint32_t poll_window_us = 200;
-  uint32_t min_poll_window_us = 20;
+  // to twice a gap that polling caught.  At most about twice what one sleep
+  // and wake-up cost the node (~10 us of CPU on the development host,
+  // docs/ring.md "Idle"): polling a longer gap costs more CPU than the
+  // sleep it saves.
+  uint32_t poll_window_us = 20;
+  uint32_t min_poll_window_us = 5;
   // A torn entry still torn after this long is answered as malformed.
   uint32_t torn_timeout_us = 100000;
   // Entries taken per Poll() at most (RAMBDA's accelerator batch).
@@ -167,6 +170,7 @@ class RingHost {
   std::deque<std::unique_ptr<Ring>> closing_;
   std::vector<uint8_t> entry_;  // the entry being served, copied out (CopyEntry); reused
   std::vector<Ring*> rang_;  // FlushDoorbells' rings that rang (kept for its capacity)
+  std::vector<uint32_t> moved_;  // Poll()'s rings whose tails moved (kept for its capacity)
   Clock::time_point last_entry_;
   bool polled_empty_ = false;  // an empty scan since the last entry taken
   uint32_t window_us_;         // the adaptive poll window (RingHostOptions)

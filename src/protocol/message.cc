@@ -10,7 +10,6 @@ namespace pulse {
 namespace {
 
 using protocol::ByteReader;
-using protocol::ByteWriter;
 
 constexpr uint8_t kMagic = 0x70;
 constexpr uint8_t kVersion = 3;
@@ -19,40 +18,56 @@ Status Bad(const std::string& what) { return Status::InvalidArgument("message: "
 
 }  // namespace
 
-std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
-  ByteWriter w(kMessageHeaderBytes + m.program.size() + m.scratch.size());
-  w.Put<uint8_t>(kMagic);
-  w.Put<uint8_t>(kVersion);
-  w.Put<uint8_t>(static_cast<uint8_t>(m.kind));
-  w.Put<uint8_t>(static_cast<uint8_t>(m.status));
-  const uint16_t flags = m.program.empty() ? m.flags & ~kFlagHasProgram : m.flags | kFlagHasProgram;
-  w.Put<uint16_t>(flags);
-  w.Put<uint16_t>(m.legs);
-  w.Put<uint64_t>(m.request_id);
-  w.Put<uint32_t>(m.cpu_node);
-  w.Put<uint32_t>(m.tenant);
-  w.Put<uint64_t>(m.program_hash);
-  w.Put<uint32_t>(m.max_iterations);
-  w.Put<uint32_t>(m.iterations);
-  w.Put<uint64_t>(m.cur_ptr);
-  w.Put<uint32_t>(m.fault_pc);
-  w.Put<uint32_t>(m.routing_version);
-  w.Put<uint64_t>(m.fault_addr);
-  w.Put<uint32_t>(static_cast<uint32_t>(m.program.size()));
-  w.Put<uint32_t>(static_cast<uint32_t>(m.scratch.size()));
-  w.Append(m.program);
-  w.Append(m.scratch);
-  return w.Take();
+size_t EncodedMessageBytes(const TraversalMessage& m) {
+  return kMessageHeaderBytes + m.program.size() + m.scratch.size();
 }
 
-Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes) {
+size_t EncodeMessageTo(const TraversalMessage& m, std::span<uint8_t> out) {
+  const size_t bytes = EncodedMessageBytes(m);
+  if (out.size() < bytes) return 0;
+  uint8_t* at = out.data();
+  auto put = [&at](auto v) {
+    std::memcpy(at, &v, sizeof(v));
+    at += sizeof(v);
+  };
+  put(kMagic);
+  put(kVersion);
+  put(static_cast<uint8_t>(m.kind));
+  put(static_cast<uint8_t>(m.status));
+  put(static_cast<uint16_t>(m.program.empty() ? m.flags & ~kFlagHasProgram : m.flags | kFlagHasProgram));
+  put(m.legs);
+  put(m.request_id);
+  put(m.cpu_node);
+  put(m.tenant);
+  put(m.program_hash);
+  put(m.max_iterations);
+  put(m.iterations);
+  put(m.cur_ptr);
+  put(m.fault_pc);
+  put(m.routing_version);
+  put(m.fault_addr);
+  put(static_cast<uint32_t>(m.program.size()));
+  put(static_cast<uint32_t>(m.scratch.size()));
+  if (!m.program.empty()) std::memcpy(at, m.program.data(), m.program.size());
+  at += m.program.size();
+  if (!m.scratch.empty()) std::memcpy(at, m.scratch.data(), m.scratch.size());
+  return bytes;
+}
+
+std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
+  std::vector<uint8_t> out(EncodedMessageBytes(m));
+  EncodeMessageTo(m, out);
+  return out;
+}
+
+Status DecodeMessageInto(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes, TraversalMessage* out) {
   if (bytes.size() < kMessageHeaderBytes)
     return Bad(fmt::format("{} bytes is shorter than the {}-byte header", bytes.size(), kMessageHeaderBytes));
   ByteReader r(bytes);
   if (r.Get<uint8_t>() != kMagic) return Bad("bad magic (not a pulse traversal message)");
   const uint8_t version = r.Get<uint8_t>();
   if (version != kVersion) return Bad(fmt::format("unsupported version {} (this build speaks {})", version, kVersion));
-  TraversalMessage m;
+  TraversalMessage& m = *out;
   const uint8_t kind = r.Get<uint8_t>();
   if (kind != static_cast<uint8_t>(MessageKind::kRequest) && kind != static_cast<uint8_t>(MessageKind::kResponse))
     return Bad(fmt::format("unknown kind {}", kind));
@@ -86,8 +101,17 @@ Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t 
   if (r.remaining() != uint64_t{program_bytes} + scratch_bytes)
     return Bad(fmt::format("header announces {} + {} payload bytes but {} follow", program_bytes, scratch_bytes,
                            r.remaining()));
-  m.program = r.Raw(program_bytes);
-  m.scratch = r.Raw(scratch_bytes);
+  // The vectors' capacity is reused (the header's 72 bytes were read).
+  const std::span<const uint8_t> program = bytes.subspan(kMessageHeaderBytes, program_bytes);
+  const std::span<const uint8_t> scratch = bytes.subspan(kMessageHeaderBytes + program_bytes, scratch_bytes);
+  m.program.assign(program.begin(), program.end());
+  m.scratch.assign(scratch.begin(), scratch.end());
+  return Status::Ok();
+}
+
+Result<TraversalMessage> DecodeMessage(std::span<const uint8_t> bytes, uint32_t max_scratch_bytes) {
+  TraversalMessage m;
+  PULSE_RETURN_IF_ERROR(DecodeMessageInto(bytes, max_scratch_bytes, &m));
   return m;
 }
 

@@ -73,6 +73,49 @@ TEST(RingFormat, TornEntriesAreNeverComplete) {
   EXPECT_TRUE(EncodeEntry(full, 3, 0, Pattern(g.max_payload(), 3)).ok());
 }
 
+// The check folds four lanes (word i into lane i % 4): a KV-sized entry
+// (the ring's common case, payload longer than the lanes' 32-byte blocks
+// and not a multiple of 8) whose payload is the next lap's only in part,
+// or has one bit or one byte of another lane's word changed, or two words
+// swapped, is never complete.
+TEST(RingFormat, TornKvSizedPayloadIsNeverCompleteInAnyLane) {
+  Geometry g{8, 512};
+  const size_t n = 301;
+  const std::vector<uint8_t> old_payload = Pattern(n, 4);
+  const std::vector<uint8_t> new_payload = Pattern(n, 5);
+  std::vector<uint8_t> old_slot(g.slot_bytes), new_slot(g.slot_bytes);
+  ASSERT_TRUE(EncodeEntry(old_slot, 2, 0, old_payload).ok());
+  ASSERT_TRUE(EncodeEntry(new_slot, 2 + g.slots, 0, new_payload).ok());
+  std::vector<uint8_t> got;
+  uint32_t code = 0;
+  ASSERT_EQ(CopyEntry(new_slot, 2 + g.slots, &got, &code), EntryState::kComplete);
+  EXPECT_EQ(got, new_payload);
+  // The new lap's header and trailer over a payload written up to byte k.
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<uint8_t> slot = new_slot;
+    std::copy(old_slot.begin() + kHeaderBytes + k, old_slot.begin() + kHeaderBytes + n, slot.begin() + kHeaderBytes + k);
+    if (old_payload[k] == new_payload[k]) continue;  // byte k agrees: not torn at k
+    EXPECT_EQ(CopyEntry(slot, 2 + g.slots, &got, &code), EntryState::kTorn) << "written up to byte " << k;
+  }
+  // Every single bit of the payload flipped.
+  for (size_t bit = 0; bit < n * 8; ++bit) {
+    std::vector<uint8_t> slot = new_slot;
+    slot[kHeaderBytes + bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    ASSERT_EQ(CopyEntry(slot, 2 + g.slots, &got, &code), EntryState::kTorn) << "bit " << bit;
+  }
+  // Two different words swapped, within a lane (i, i + 4) and across lanes.
+  for (size_t i = 0; i + 1 < n / 8; ++i) {
+    for (size_t j : {i + 1, i + 4}) {
+      if (j >= n / 8) continue;
+      std::vector<uint8_t> slot = new_slot;
+      std::swap_ranges(slot.begin() + kHeaderBytes + 8 * i, slot.begin() + kHeaderBytes + 8 * i + 8,
+                       slot.begin() + kHeaderBytes + 8 * j);
+      if (slot == new_slot) continue;
+      EXPECT_EQ(CopyEntry(slot, 2 + g.slots, &got, &code), EntryState::kTorn) << "words " << i << ", " << j;
+    }
+  }
+}
+
 TEST(RingFormat, SetupMessagesRoundTripAndRejectTruncation) {
   OpenRequest req;
   req.geometry = {64, 256};
