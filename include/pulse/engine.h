@@ -9,8 +9,8 @@
 // then moves on to the next workspace, whose window was prefetched a round
 // earlier.  With enough workspaces the memory latency of one hides behind the
 // computation of the others (the software form of Fig. 3(c)).  The cycle
-// can be limited to an active set (EngineOptions::active_workspaces; by
-// default every workspace, as measured best so far): admitted traversals
+// is limited to an active set (EngineOptions::active_workspaces; by default
+// 32 for the JIT, every workspace for the interpreter): admitted traversals
 // beyond it wait in a FIFO ready queue and take turns, so that one round's
 // data stays in L1D however many workspaces are configured.
 //
@@ -68,10 +68,21 @@ inline constexpr uint32_t kMaxPipelinesPerNode = 64;
 // finishes, or every `turn_rounds` rounds (one iteration of each active
 // traversal per round) while some wait: the first min(K, waiting) slots then
 // change hands, and the traversals leaving them go to the back of the queue.
-// A traversal thus waits at most ceil(waiting / K) turns.  One round of the active set
-// must fit in L1D for a window prefetched a round earlier to be there when
-// its iteration runs (docs/engine.md, "The active set").
+// A traversal thus waits at most ceil(waiting / K) turns.  One round of the
+// active set must fit in L1D (and its windows' pages in the L1 DTLB) for a
+// window prefetched a round earlier to be there when its iteration runs
+// (docs/engine.md, "The active set").
 inline constexpr uint32_t kAutoActiveWorkspaces = 0;
+
+// The active set kAutoActiveWorkspaces gives the JIT.  A round of K JIT
+// iterations (~20 ns each) must last longer than a miss with its page walk
+// (the interleaved limit is flat from 16 chains: ~300 ns) and stay small:
+// 32 iterations x 4 lines is 8 KiB of L1D and 32 window pages, half of the
+// L1 DTLB; at 64 and 128 a round's windows no longer fit in it and the JIT
+// measured 6-14% slower (docs/engine.md, "The active set").  The
+// interpreter's iteration is 2-4x longer, so its round hides the miss with
+// room to spare however many it interleaves, and it measured best with no limit.
+inline constexpr uint32_t kJitActiveWorkspaces = 32;
 
 struct EngineOptions {
   EngineKind engine = DefaultEngineKind();  // kJit without a backend interprets
@@ -86,8 +97,9 @@ struct EngineOptions {
 
 // The active-set size a pipeline with these options runs: the explicit
 // `active_workspaces` (capped at `workspaces`), or for kAutoActiveWorkspaces
-// `workspaces`: no limit, measured no slower than any K tried so far
-// (docs/engine.md, "The active set").  Never 0.
+// the engine's measured value: kJitActiveWorkspaces for the JIT (where this
+// host has a backend, else the pipeline interprets), no limit (`workspaces`)
+// for the interpreter.  Never 0.
 uint32_t ActiveWorkspacesFor(const EngineOptions& options);
 
 // One request to the engine.  The engine owns it while it runs and hands it
