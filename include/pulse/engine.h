@@ -74,14 +74,16 @@ inline constexpr uint32_t kMaxPipelinesPerNode = 64;
 // (docs/engine.md, "The active set").
 inline constexpr uint32_t kAutoActiveWorkspaces = 0;
 
-// The active set kAutoActiveWorkspaces gives the JIT.  A round of K JIT
-// iterations (~20 ns each) must last longer than a miss with its page walk
-// (the interleaved limit is flat from 16 chains: ~300 ns) and stay small:
-// 32 iterations x 4 lines is 8 KiB of L1D and 32 window pages, half of the
-// L1 DTLB; at 64 and 128 a round's windows no longer fit in it and the JIT
-// measured 6-14% slower (docs/engine.md, "The active set").  The
-// interpreter's iteration is 2-4x longer, so its round hides the miss with
-// room to spare however many it interleaves, and it measured best with no limit.
+// The active set kAutoActiveWorkspaces gives the JIT.  A window is
+// prefetched one round (K iterations) before its iteration reads it, so a
+// round must outlast a miss with its page walk (~300 ns: the interleaved
+// limit is already flat from 16 chains; 16 JIT iterations of ~20 ns) and its
+// data must survive the round: 32 iterations touch ~4 lines each (8 KiB of
+// L1D) on ~36 pages, within the first-level DTLB; 64 or 128 touch 2-4x that
+// and the JIT measured 6-14% slower with all 128 interleaved.  The
+// interpreter's iteration is 2-4x longer, its round hides the miss whatever
+// K is, and it measured flat with no limit (docs/engine.md, "The default
+// active set, per engine").
 inline constexpr uint32_t kJitActiveWorkspaces = 32;
 
 struct EngineOptions {
