@@ -9,8 +9,8 @@
 // then moves on to the next workspace, whose window was prefetched a round
 // earlier.  With enough workspaces the memory latency of one hides behind the
 // computation of the others (the software form of Fig. 3(c)).  The cycle
-// can be limited to an active set (EngineOptions::active_workspaces; by
-// default every workspace, as measured best so far): admitted traversals
+// is limited to an active set (EngineOptions::active_workspaces; by default
+// 32 for the JIT, every workspace for the interpreter): admitted traversals
 // beyond it wait in a FIFO ready queue and take turns, so that one round's
 // data stays in L1D however many workspaces are configured.
 //
@@ -68,10 +68,23 @@ inline constexpr uint32_t kMaxPipelinesPerNode = 64;
 // finishes, or every `turn_rounds` rounds (one iteration of each active
 // traversal per round) while some wait: the first min(K, waiting) slots then
 // change hands, and the traversals leaving them go to the back of the queue.
-// A traversal thus waits at most ceil(waiting / K) turns.  One round of the active set
-// must fit in L1D for a window prefetched a round earlier to be there when
-// its iteration runs (docs/engine.md, "The active set").
+// A traversal thus waits at most ceil(waiting / K) turns.  One round of the
+// active set must fit in L1D (and its windows' pages in the L1 DTLB) for a
+// window prefetched a round earlier to be there when its iteration runs
+// (docs/engine.md, "The active set").
 inline constexpr uint32_t kAutoActiveWorkspaces = 0;
+
+// The active set kAutoActiveWorkspaces gives the JIT.  A window is
+// prefetched one round (K iterations) before its iteration reads it, so a
+// round must outlast a miss with its page walk (~300 ns: the interleaved
+// limit is already flat from 16 chains; 16 JIT iterations of ~20 ns) and its
+// data must survive the round: 32 iterations touch ~4 lines each (8 KiB of
+// L1D) on ~36 pages, within the first-level DTLB; 64 or 128 touch 2-4x that
+// and the JIT measured 6-14% slower with all 128 interleaved.  The
+// interpreter's iteration is 2-4x longer, its round hides the miss whatever
+// K is, and it measured flat with no limit (docs/engine.md, "The default
+// active set, per engine").
+inline constexpr uint32_t kJitActiveWorkspaces = 32;
 
 struct EngineOptions {
   EngineKind engine = DefaultEngineKind();  // kJit without a backend interprets
@@ -86,8 +99,9 @@ struct EngineOptions {
 
 // The active-set size a pipeline with these options runs: the explicit
 // `active_workspaces` (capped at `workspaces`), or for kAutoActiveWorkspaces
-// `workspaces`: no limit, measured no slower than any K tried so far
-// (docs/engine.md, "The active set").  Never 0.
+// the engine's measured value: kJitActiveWorkspaces for the JIT (where this
+// host has a backend, else the pipeline interprets), no limit (`workspaces`)
+// for the interpreter.  Never 0.
 uint32_t ActiveWorkspacesFor(const EngineOptions& options);
 
 // One request to the engine.  The engine owns it while it runs and hands it

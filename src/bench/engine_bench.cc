@@ -372,6 +372,7 @@ struct EngineRun {
   double hops_per_sec = 0;
   uint64_t requests = 0;
   uint64_t iterations = 0;
+  uint32_t active_workspaces = 0;  // the active set the pipeline ran
 };
 
 Result<EngineRun> MeasureEngine(const RangeTable& table, const ProgramRef& program, const Workload& w,
@@ -387,6 +388,7 @@ Result<EngineRun> MeasureEngine(const RangeTable& table, const ProgramRef& progr
   bool admitting = true;
   Status check = Status::Ok();
   EngineRun run;
+  run.active_workspaces = pipeline.active_limit();
   auto make = [&] {
     TraversalRequest req = w.make(rng);
     req.program = program;
@@ -476,6 +478,7 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
   const Timing timing{o.seconds, o.thread_cpu_clock};
   std::vector<double> native;
   std::vector<std::vector<double>> engine(counts.size()), mlp(counts.size()), interp(counts.size());
+  std::vector<uint32_t> engine_active(counts.size()), interp_active(counts.size());  // as the pipelines ran
   const bool with_interp = kind == EngineKind::kJit && o.compare_interpreter;
   uint64_t requests = 0, iterations = 0;
   for (uint32_t round = 0; round < std::max<uint32_t>(o.rounds, 1); ++round) {
@@ -489,6 +492,7 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
                              MeasureEngine(table, *program, w, kind, counts[c], o.active_workspaces, max_iterations,
                                            timing, o.seed + 7 * round + c, &r.checked_requests));
       engine[c].push_back(run.hops_per_sec);
+      engine_active[c] = run.active_workspaces;
       requests += run.requests;
       iterations += run.iterations;
       if (with_interp) {
@@ -497,6 +501,7 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
                                              o.active_workspaces, max_iterations, timing,
                                              o.seed + 1000 + 7 * round + c, &r.checked_requests));
         interp[c].push_back(i.hops_per_sec);
+        interp_active[c] = i.active_workspaces;
       }
     }
   }
@@ -505,10 +510,8 @@ Result<EngineBenchResult> RunEngineBench(const EngineBenchOptions& o) {
   for (size_t c = 0; c < counts.size(); ++c) {
     EngineSweepPoint p;
     p.workspaces = counts[c];
-    EngineOptions eo;
-    eo.workspaces = counts[c];
-    eo.active_workspaces = o.active_workspaces;
-    p.active_workspaces = ActiveWorkspacesFor(eo);
+    p.active_workspaces = engine_active[c];
+    p.interpreter_active_workspaces = interp_active[c];
     p.engine_hops_per_sec = Median(engine[c]);
     p.mlp_limit_hops_per_sec = list ? Median(mlp[c]) : 0;
     p.interpreter_hops_per_sec = with_interp ? Median(interp[c]) : 0;

@@ -37,6 +37,7 @@ struct EngineBenchOptions {
 struct EngineSweepPoint {
   uint32_t workspaces = 0;
   uint32_t active_workspaces = 0;     // the active set the engine ran at this count
+  uint32_t interpreter_active_workspaces = 0;  // and the interpreter's (0: not measured)
   double engine_hops_per_sec = 0;
   double mlp_limit_hops_per_sec = 0;  // list only
   double interpreter_hops_per_sec = 0;  // with the JIT and compare_interpreter

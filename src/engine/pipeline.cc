@@ -138,10 +138,11 @@ std::optional<EngineKind> EngineKindFromName(std::string_view name) {
 }
 
 uint32_t ActiveWorkspacesFor(const EngineOptions& options) {
-  constexpr uint32_t kAutoLimit = UINT32_MAX;  // measured: docs/engine.md, "The active set"
   const uint32_t n = options.workspaces == 0 ? 1 : options.workspaces;
-  const uint32_t k = options.active_workspaces == kAutoActiveWorkspaces ? kAutoLimit : options.active_workspaces;
-  return std::min(n, k);
+  if (options.active_workspaces != kAutoActiveWorkspaces) return std::min(n, options.active_workspaces);
+  // The engine that will run (a JIT request on a host without a backend interprets).
+  const bool jit = options.engine == EngineKind::kJit && engine::JitAvailable();
+  return jit ? std::min(n, kJitActiveWorkspaces) : n;  // measured: docs/engine.md, "The active set"
 }
 
 struct Pipeline::Impl {

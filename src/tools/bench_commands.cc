@@ -42,7 +42,9 @@ void AddEngineBench(CLI::App& bench) {
       ->excludes(workspaces)
       ->check(Within(1, 4096));
   cmd->add_option("--active-workspaces", opts->active_workspaces,
-                  "Traversals the engine interleaves at once (its active set; the rest wait); 0: auto")
+                  fmt::format("Traversals the engine interleaves at once (its active set; the rest wait); "
+                              "0: auto ({} for the JIT, every workspace for the interpreter)",
+                              kJitActiveWorkspaces))
       ->capture_default_str()
       ->check(Within(0, 4096));
   cmd->add_option("--engine", *engine_name, "interp or jit (jit: the interpreter is measured too, at every count)")
@@ -85,7 +87,10 @@ void AddEngineBench(CLI::App& bench) {
                                                                                : nlohmann::json(nullptr)},
                        {"interpreter_hops_per_sec", p.interpreter_hops_per_sec > 0
                                                         ? nlohmann::json(p.interpreter_hops_per_sec)
-                                                        : nlohmann::json(nullptr)}});
+                                                        : nlohmann::json(nullptr)},
+                       {"interpreter_active_workspaces", p.interpreter_active_workspaces > 0
+                                                             ? nlohmann::json(p.interpreter_active_workspaces)
+                                                             : nlohmann::json(nullptr)}});
     nlohmann::json j = {
         {"engine_hops_per_sec", r->engine_hops_per_sec},
         {"native_hops_per_sec", r->native_hops_per_sec},

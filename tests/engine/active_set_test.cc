@@ -5,6 +5,7 @@
 // scheduler rounds).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,17 +46,89 @@ void AdmitWalk(Pipeline* pipeline, const ProgramRef& program, uint64_t id, uint6
 }
 
 TEST(EngineActiveSet, SizeIsCappedByWorkspacesAndNeverZero) {
-  EngineOptions o;
-  o.workspaces = 128;
-  EXPECT_EQ(ActiveWorkspacesFor(o), 128u);  // auto: no limit
-  o.active_workspaces = 8;
-  EXPECT_EQ(ActiveWorkspacesFor(o), 8u);
-  o.workspaces = 4;
-  EXPECT_EQ(ActiveWorkspacesFor(o), 4u);
-  o.active_workspaces = kAutoActiveWorkspaces;
-  EXPECT_EQ(ActiveWorkspacesFor(o), 4u);
-  o.workspaces = 0;
-  EXPECT_EQ(ActiveWorkspacesFor(o), 1u);
+  for (EngineKind kind : {EngineKind::kInterpreter, EngineKind::kJit}) {
+    SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
+    EngineOptions o;
+    o.engine = kind;
+    o.workspaces = 128;
+    o.active_workspaces = 8;
+    EXPECT_EQ(ActiveWorkspacesFor(o), 8u);
+    o.active_workspaces = 200;
+    EXPECT_EQ(ActiveWorkspacesFor(o), 128u);
+    o.workspaces = 4;
+    o.active_workspaces = 8;
+    EXPECT_EQ(ActiveWorkspacesFor(o), 4u);
+    o.active_workspaces = kAutoActiveWorkspaces;
+    EXPECT_EQ(ActiveWorkspacesFor(o), 4u);
+    o.workspaces = 0;
+    EXPECT_EQ(ActiveWorkspacesFor(o), 1u);
+  }
+}
+
+// Auto is per engine: the JIT interleaves at most kJitActiveWorkspaces, the
+// interpreter every workspace; a JIT request on a host without a backend is
+// interpreted and gets the interpreter's value.  The pipeline runs what
+// ActiveWorkspacesFor says.
+TEST(EngineActiveSet, AutoResolvesToTheEnginesMeasuredValue) {
+  const bool has_jit = DefaultEngineKind() == EngineKind::kJit;
+  const RangeTable table;
+  for (uint32_t workspaces : {1u, 16u, 31u, 32u, 33u, 64u, 128u, 1000u}) {
+    SCOPED_TRACE("workspaces " + std::to_string(workspaces));
+    EngineOptions o;
+    o.workspaces = workspaces;
+    o.engine = EngineKind::kInterpreter;
+    EXPECT_EQ(ActiveWorkspacesFor(o), workspaces);
+    EXPECT_EQ(Pipeline(&table, o).active_limit(), workspaces);
+    o.engine = EngineKind::kJit;
+    const uint32_t jit = has_jit ? std::min(workspaces, kJitActiveWorkspaces) : workspaces;
+    EXPECT_EQ(ActiveWorkspacesFor(o), jit);
+    Pipeline pipeline(&table, o);
+    EXPECT_EQ(pipeline.active_limit(), jit);
+    EXPECT_EQ(pipeline.capacity(), workspaces);  // admission is about workspaces, not the active set
+  }
+  EXPECT_EQ(kAutoActiveWorkspaces, EngineOptions{}.active_workspaces);  // auto is the default
+}
+
+// With the defaults (auto) and more workspaces than the JIT's active set,
+// every workspace still admits and every traversal ends as the reference
+// interpreter ends it, on both engines.
+TEST(EngineActiveSet, DefaultScheduleAdmitsEveryWorkspace) {
+  FarHeap heap(kBase, 8 << 20);
+  std::mt19937_64 rng(21);
+  auto program = MustBuild(testing::kSumListProgram);
+  ASSERT_NE(program, nullptr);
+  constexpr uint32_t kWorkspaces = 3 * kJitActiveWorkspaces;
+  std::vector<uint64_t> heads;
+  for (uint32_t t = 0; t < kWorkspaces; ++t) heads.push_back(BuildList(&heap, 1 + static_cast<uint32_t>(rng() % 200), &rng));
+  RangeTable table;
+  ASSERT_TRUE(table.Add(heap.range()).ok());
+  constexpr uint32_t kMaxIterations = 1000;
+  std::vector<std::pair<TraversalState, TraversalOutcome>> expected;
+  for (uint64_t head : heads) {
+    TraversalState s = StateAt(head, 8);
+    TraversalOutcome out = InterpretTraversal(*program, table, 1, kMaxIterations, &s);
+    expected.push_back({s, out});
+  }
+  for (EngineKind kind : testing::EnginesToTest()) {
+    SCOPED_TRACE(std::string("engine ") + std::string(EngineKindName(kind)));
+    Pipeline pipeline(&table, testing::PipelineOptions(kind, kWorkspaces, kMaxIterations));
+    for (uint32_t t = 0; t < kWorkspaces; ++t) {
+      ASSERT_TRUE(pipeline.HasFreeWorkspace());
+      AdmitWalk(&pipeline, program, t, heads[t]);
+    }
+    EXPECT_FALSE(pipeline.HasFreeWorkspace());
+    std::vector<int> completions(kWorkspaces, 0);
+    pipeline.Run([&](TraversalRequest&& req, const TraversalOutcome& out) {
+      ++completions[req.id];
+      const auto& [es, eo] = expected[req.id];
+      EXPECT_EQ(out.status, eo.status) << "traversal " << req.id;
+      EXPECT_EQ(out.iterations, eo.iterations) << "traversal " << req.id;
+      EXPECT_EQ(req.state.cur_ptr, es.cur_ptr) << "traversal " << req.id;
+      EXPECT_EQ(SpGet<uint64_t>(req.state, 0), SpGet<uint64_t>(es, 0)) << "traversal " << req.id;
+    });
+    EXPECT_EQ(pipeline.active(), 0u);
+    for (uint32_t t = 0; t < kWorkspaces; ++t) EXPECT_EQ(completions[t], 1) << "traversal " << t;
+  }
 }
 
 // 128 traversals of lengths 1 to ~3000 (some starting nowhere, some cut by
