@@ -284,6 +284,7 @@ json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
       {"system", o.system},
       {"memory_nodes", o.memory_nodes},
       {"pipelines", o.pipelines},
+      {"engine", o.engine.empty() ? "default" : o.engine},
       {"throughput_ops", tput},
       {"lat_mean_us", r.closed.latency.mean_us},
       {"lat_p50_us", r.closed.latency.p50_us},
@@ -376,6 +377,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   c.memory_nodes = o.memory_nodes;
   c.routing = o.routing;
   c.pipelines = o.pipelines;
+  c.engine = o.engine;
   c.poll_window_us = o.node_poll_window_us;
   c.pool_mib = static_cast<uint32_t>(
       std::max<uint64_t>(64, 2 * working_set * o.concurrency / o.memory_nodes / (1 << 20) + 32));

@@ -26,6 +26,9 @@ struct AppBenchOptions {
   // Engine pipelines (threads) per memory node of a started cluster; 0:
   // the node's default ($PULSE_PIPELINES, else 1).
   uint32_t pipelines = 0;
+  // The started cluster's engine, "interp" or "jit"; empty: the node's
+  // default ($PULSE_ENGINE, else the JIT where the host has one).
+  std::string engine;
   std::string switch_address;      // join this cluster; empty: start one
   // The started cluster's routing: "direct" or "switch" (every traversal
   // message through the switch, the paper's topology); empty: the cluster's

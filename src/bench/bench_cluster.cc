@@ -14,7 +14,10 @@ cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& o) {
   c.poll.window_us = o.poll_window_us;
   c.poll.busy = o.busy_poll;
   if (!o.routing.empty()) c.routing = o.routing;
-  for (cluster::NodeConfig& n : c.memnodes) n.pipelines = o.pipelines;
+  for (cluster::NodeConfig& n : c.memnodes) {
+    n.pipelines = o.pipelines;
+    n.engine = o.engine;
+  }
   if (o.agent_flags) {
     cluster::NodeConfig a;
     a.role = cluster::Role::kAgent;

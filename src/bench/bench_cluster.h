@@ -28,6 +28,7 @@ struct BenchClusterOptions {
   uint32_t pool_mib = 64;
   std::string routing;          // "direct" or "switch"; empty: the cluster's default
   uint32_t pipelines = 0;       // engine pipelines per memory node; 0: the node's default
+  std::string engine;           // "interp" or "jit" on every memory node; empty: the node's default
   // Set: the cluster also runs the offload agent (`pulse agent`, on a free
   // port) with these flags, e.g. "--mode proxy" (`pulse bench graph`).
   std::optional<std::string> agent_flags;

@@ -183,6 +183,7 @@ Status ReadMemNode(TableReader& r, NodeConfig* n) {
   PULSE_RETURN_IF_ERROR(r.GetInt("granularity_kib", 4, int64_t{1} << 30, &n->granularity_kib));
   PULSE_RETURN_IF_ERROR(r.GetInt("workspaces", 1, 4096, &n->workspaces));
   PULSE_RETURN_IF_ERROR(r.GetInt("pipelines", 1, kMaxPipelinesPerNode, &n->pipelines));
+  PULSE_RETURN_IF_ERROR(r.GetString("engine", &n->engine));
   PULSE_RETURN_IF_ERROR(r.GetInt("max_iterations", 1, UINT32_MAX, &n->max_iterations));
   PULSE_RETURN_IF_ERROR(r.GetString("shm_name", &n->shm_name));
   PULSE_RETURN_IF_ERROR(r.GetString("rack", &n->rack));
@@ -347,6 +348,8 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
     if (!n.shm_name.empty() &&
         (n.shm_name.size() < 2 || n.shm_name[0] != '/' || n.shm_name.find('/', 1) != std::string::npos))
       return ConfigError(key + ".shm_name", "must be '/' followed by a name without '/'");
+    if (!n.engine.empty() && n.engine != "interp" && n.engine != "jit")
+      return ConfigError(key + ".engine", fmt::format("'{}' is not interp or jit", n.engine));
     if (n.rack.empty() && !n.rack_tenants.empty()) return ConfigError(key + ".rack_tenants", "needs rack");
     if (n.rack.find_first_of(" \t,") != std::string::npos)
       return ConfigError(key + ".rack", fmt::format("'{}' must not contain blanks or ','", n.rack));

@@ -39,6 +39,7 @@ struct NodeConfig {
   uint64_t granularity_kib = 64;
   uint32_t workspaces = 0;      // 0: the engine's default
   uint32_t pipelines = 0;       // engine pipeline threads; 0: the node's default (1)
+  std::string engine;           // "interp" or "jit"; empty: $PULSE_ENGINE, else the node's default
   uint32_t max_iterations = 0;  // 0: the engine's default
   std::string shm_name;         // empty: a name unique to each start of the cluster
   // memnode: the rack whose shared pool it is (docs/racks.md; empty: no

@@ -86,6 +86,7 @@ std::vector<std::string> MemNodeArgs(const std::string& binary, const ClusterCon
   if (!n.rack_tenants.empty()) a.insert(a.end(), {"--rack-tenants", fmt::format("{}", fmt::join(n.rack_tenants, ","))});
   if (n.workspaces != 0) a.insert(a.end(), {"--workspaces", std::to_string(n.workspaces)});
   if (n.pipelines != 0) a.insert(a.end(), {"--pipelines", std::to_string(n.pipelines)});
+  if (!n.engine.empty()) a.insert(a.end(), {"--engine", n.engine});
   if (n.max_iterations != 0) a.insert(a.end(), {"--max-iterations", std::to_string(n.max_iterations)});
   for (auto& s : PollArgs(c, n)) a.push_back(std::move(s));
   return a;

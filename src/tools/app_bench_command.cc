@@ -43,6 +43,10 @@ void AddAppBench(CLI::App& bench) {
                   "Engine pipelines (threads) per memory node of the started cluster (default: the node's,\n"
                   "$PULSE_PIPELINES else 1)")
       ->check(Within(1, kMaxPipelinesPerNode));
+  cmd->add_option("--engine", opts->engine,
+                  "interp or jit on every memory node of the started cluster (default: the node's,\n"
+                  "$PULSE_ENGINE else jit on x86-64)")
+      ->check(CLI::IsMember({"interp", "jit"}));
   cmd->add_option("--switch", opts->switch_address, "Join the cluster at this switch instead of starting one");
   cmd->add_option("--size", opts->size,
                   "Data-set size: users (webservice, default 10000), records (wiredtiger, default 20000),\n"

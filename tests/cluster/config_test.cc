@@ -116,6 +116,16 @@ TEST_F(ClusterConfigTest, EnginePipelinesPerMemoryNode) {
             std::string::npos);
 }
 
+TEST_F(ClusterConfigTest, EnginePerMemoryNode) {
+  auto c = ParseClusterConfig("[[memnode]]\nengine = \"interp\"\n[[memnode]]\n", "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->memnodes[0].engine, "interp");
+  EXPECT_EQ(c->memnodes[1].engine, "") << "not given: $PULSE_ENGINE, else the node's default";
+  EXPECT_NE(ErrorOf("[[memnode]]\nengine = \"llvm\"\n").find("memnode[0].engine: 'llvm' is not interp or jit"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[[memnode]]\nengine = 1\n").find("memnode[0].engine: expected a string"), std::string::npos);
+}
+
 // [tx]: the transactions' replicas, carried to the memory nodes as
 // $PULSE_TX_*; absent, nothing is passed (the nodes' defaults).
 TEST_F(ClusterConfigTest, TxSectionReachesTheMemoryNodesEnvironment) {
