@@ -117,15 +117,15 @@ enum class RmaPath {
 inline constexpr uint32_t kDefaultPollWindowUs = 50;
 
 // The default adaptive poll window while the Worker's owner awaits replies
-// (Worker::SetAwaitingReplies).  A traversal that crosses memory nodes
-// waits for two or more of their wake-ups (~30-40 us each on the 2-core
-// test machine under load), which outlasts kDefaultPollWindowUs, so a
-// client waiting for one slept on nearly every request while an RPC round
-// trip fitted the window.  Polling yields the core between polls, so the
-// memory nodes it waits for still run.  An owner with nothing outstanding
-// keeps poll_window_us, and sleeps at once when that has passed.  Figures
-// in docs/evaluation.md (issue 14, the client's wait).
-inline constexpr uint32_t kDefaultAwaitingPollWindowUs = 300;
+// (Worker::SetAwaitingReplies): 0, off (the base window throughout).  A
+// traversal that crosses memory nodes waits for two or more of their
+// wake-ups, which outlasts kDefaultPollWindowUs, so a client waiting for
+// one sleeps often; a longer window while awaiting (300 us) cut that, but
+// on the 2-core test machine the polling client takes the core from the
+// memory nodes of a long multi-node scan (wiredtiger, 2 nodes: p50 +45 %)
+// while btrdb gained only under heavy load, where rpc gained as much.
+// Figures in docs/evaluation.md (issue 14, the client's wait).
+inline constexpr uint32_t kDefaultAwaitingPollWindowUs = 0;
 // Worker::Create rejects a longer awaiting window: polling is bounded.
 inline constexpr uint32_t kMaxAwaitingPollWindowUs = 10000;
 

@@ -4,7 +4,8 @@
 // that any wait (a synchronous call, WaitAll, Poll) makes progress for all
 // of them.  Nothing spins when idle: a wait sleeps in the fabric until a
 // message, a source's next deadline or the caller's timeout, after polling
-// a while (longer while a source awaits replies; see EventSource).
+// for the worker's window (its awaiting window while a source awaits
+// replies; see EventSource).
 //
 // Thread-safety: none; it belongs to its Client's thread.
 #pragma once
@@ -34,8 +35,9 @@ class EventSource {
   // Whether callbacks wait to run (a wait wakes for them).
   virtual bool has_ready() const = 0;
   // Whether requests it sent still await their answers: a wait then polls
-  // longer before sleeping (net::Worker::SetAwaitingReplies); a loop whose
-  // sources await nothing is idle and sleeps at once.
+  // for the worker's awaiting_poll_window_us (off by default) before it
+  // sleeps (net::Worker::SetAwaitingReplies); a loop whose sources await
+  // nothing is idle and keeps the base window.
   virtual bool awaiting_replies() const { return false; }
   // The loop is about to block in the fabric (has_ready() is asked once
   // more first): a source whose completions raise no event of their own
