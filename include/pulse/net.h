@@ -116,6 +116,19 @@ enum class RmaPath {
 // per isolated message) and little speed.  Table in src/bench/net_bench.h.
 inline constexpr uint32_t kDefaultPollWindowUs = 50;
 
+// The default adaptive poll window while the Worker's owner awaits replies
+// (Worker::SetAwaitingReplies): 0, off (the base window throughout).  A
+// traversal that crosses memory nodes waits for two or more of their
+// wake-ups, which outlasts kDefaultPollWindowUs, so a client waiting for
+// one sleeps often; a longer window while awaiting (300 us) cut that, but
+// on the 2-core test machine the polling client takes the core from the
+// memory nodes of a long multi-node scan (wiredtiger, 2 nodes: p50 +45 %)
+// while btrdb gained only under heavy load, where rpc gained as much.
+// Figures in docs/evaluation.md (issue 14, the client's wait).
+inline constexpr uint32_t kDefaultAwaitingPollWindowUs = 0;
+// Worker::Create rejects a longer awaiting window: polling is bounded.
+inline constexpr uint32_t kMaxAwaitingPollWindowUs = 10000;
+
 // TEST HOOK, not for production: faults injected at the transport boundary
 // so that the layers above (retransmission, duplicate suppression) can be
 // tested against a real cluster.  Applies to this Worker's outgoing active
@@ -215,6 +228,11 @@ struct WorkerOptions {
   PollMode poll_mode = PollMode::kAdaptive;
   // kAdaptive only: how long to keep polling after the last traffic.
   uint32_t poll_window_us = kDefaultPollWindowUs;
+  // kAdaptive only: the window, also counted from the last traffic, while
+  // the owner awaits replies (SetAwaitingReplies(true)); the longer of the
+  // two applies then.  0: no longer window.  At most
+  // kMaxAwaitingPollWindowUs (Create: kInvalidArgument).
+  uint32_t awaiting_poll_window_us = kDefaultAwaitingPollWindowUs;
   // kAdaptive only: after 5 us of polling, call sched_yield() between
   // polls, so that a peer queued behind this thread on the same core (more
   // runnable threads than cores, as on a small shared machine) can run and
@@ -274,6 +292,9 @@ struct Counters {
   uint64_t poll_iterations = 0;    // ucp_worker_progress() calls
   uint64_t sleeps = 0;             // waits on the event fd
   uint64_t wakeups = 0;            // ... that ended because the fd fired
+  // Waits that polled with awaiting_poll_window_us (the owner awaited
+  // replies and that window was the longer).
+  uint64_t awaiting_polls = 0;
   uint64_t wake_calls = 0;         // Wake() requests seen by the worker thread
   uint64_t endpoints_failed = 0;   // peers that died, closed or timed out
   // FaultInjection (a test hook): messages dropped, sent twice, held back.
@@ -529,6 +550,12 @@ class Worker {
   const WorkerOptions& options() const;
   // Changes the poll mode and window from now on.
   void SetPollMode(PollMode mode, uint32_t poll_window_us);
+  // Whether the owner has sent requests whose replies it awaits: while
+  // true, kAdaptive waits poll for awaiting_poll_window_us after the last
+  // traffic instead of poll_window_us (the longer of the two).  Not
+  // awaiting (the default) keeps the idle rule: sleep once poll_window_us
+  // has passed.  Worker thread only (EventLoop sets it before each wait).
+  void SetAwaitingReplies(bool awaiting);
   // Number of endpoints that are known (connected or failed, not closed).
   size_t endpoint_count() const;
   // UCX's description of the endpoint's transports and thresholds

@@ -390,6 +390,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   sc.client.switch_address = res.switch_address;
   sc.client.worker.transports = o.ucx_tls;  // the client runs over the regime's transport too
   sc.client.worker.poll_window_us = o.client_poll_window_us;
+  sc.client.worker.awaiting_poll_window_us = o.client_awaiting_poll_window_us;
   if (o.allocation == "partitioned") sc.client.policy = AllocationPolicy::kPartitioned;
   sc.mode = o.mode;
   sc.working_set_bytes = working_set;

@@ -61,6 +61,7 @@ struct AppBenchOptions {
   // started cluster's nodes and of the clients (issue 14's wake-up study).
   uint32_t node_poll_window_us = 0;
   uint32_t client_poll_window_us = net::kDefaultPollWindowUs;
+  uint32_t client_awaiting_poll_window_us = net::kDefaultAwaitingPollWindowUs;
   // Sensitivity knobs of seed 000 appendix C (`pulse bench suite`).
   uint32_t scan_length = 0;              // wiredtiger: every scan reads this many records (0: YCSB E's 1..100)
   std::string allocation = "uniform";    // wiredtiger: uniform (round robin) | partitioned (needs >= 2 nodes)

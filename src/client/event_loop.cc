@@ -25,6 +25,11 @@ bool EventLoop::AnyReady() const {
   return std::any_of(sources_.begin(), sources_.end(), [](const EventSource* s) { return s->has_ready(); });
 }
 
+bool EventLoop::AnyAwaitingReplies() const {
+  return std::any_of(sources_.begin(), sources_.end(),
+                     [](const EventSource* s) { return s->awaiting_replies(); });
+}
+
 void EventLoop::Poll() {
   Flush();
   worker_->Progress();
@@ -63,12 +68,14 @@ Status EventLoop::DriveUntil(const std::function<bool()>& pred, std::chrono::mil
     // reaches its callers through the disconnect handler.
     // Flushing at each check sends what handlers queued (a re-issue after a
     // "continue" or a redirect) right after the progress that ran them.
+    worker_->SetAwaitingReplies(AnyAwaitingReplies());
     IgnoreError(worker_->RunUntil(
         [&] {
           Flush();
           return AnyReady() || pred();
         },
         slice));
+    worker_->SetAwaitingReplies(false);
   }
 }
 

@@ -2,8 +2,10 @@
 // every registered source of timers and completions (the client's
 // traversals, and layers above the client such as pulse::RpcClient) so
 // that any wait (a synchronous call, WaitAll, Poll) makes progress for all
-// of them.  Nothing spins: a wait sleeps in the fabric until a message, a
-// source's next deadline or the caller's timeout.
+// of them.  Nothing spins when idle: a wait sleeps in the fabric until a
+// message, a source's next deadline or the caller's timeout, after polling
+// for the worker's window (its awaiting window while a source awaits
+// replies; see EventSource).
 //
 // Thread-safety: none; it belongs to its Client's thread.
 #pragma once
@@ -32,6 +34,11 @@ class EventSource {
   virtual bool RunReady() = 0;
   // Whether callbacks wait to run (a wait wakes for them).
   virtual bool has_ready() const = 0;
+  // Whether requests it sent still await their answers: a wait then polls
+  // for the worker's awaiting_poll_window_us (off by default) before it
+  // sleeps (net::Worker::SetAwaitingReplies); a loop whose sources await
+  // nothing is idle and keeps the base window.
+  virtual bool awaiting_replies() const { return false; }
   // The loop is about to block in the fabric (has_ready() is asked once
   // more first): a source whose completions raise no event of their own
   // arranges here to be woken (RingSender).
@@ -61,6 +68,7 @@ class EventLoop {
  private:
   bool RunAllReady();
   bool AnyReady() const;
+  bool AnyAwaitingReplies() const;
   void Flush() {
     if (flush_) flush_();
   }

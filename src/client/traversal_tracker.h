@@ -90,6 +90,7 @@ class TraversalTracker final : public EventSource {
   time_point NextDeadline() const override { return tracker_.NextDeadline(); }
   bool RunReady() override { return tracker_.RunReady() > 0; }
   bool has_ready() const override { return tracker_.has_ready(); }
+  bool awaiting_replies() const override { return !tracker_.empty(); }
 
  private:
   struct Pending {

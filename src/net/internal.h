@@ -199,6 +199,7 @@ struct Worker::Impl {
   Counters counters;
   std::atomic<bool> wake_pending{false};
   Clock::time_point last_activity{};
+  bool awaiting_replies = false;  // Worker::SetAwaitingReplies
   int callback_depth = 0;  // > 0 while a user handler runs
   // FaultInjection (faults.cc); `faults` is set iff enabled.
   std::optional<FaultInjection> faults;

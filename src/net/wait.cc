@@ -1,7 +1,8 @@
 // Driving the worker: progress, the three poll modes, RunUntil.
 //
 // Adaptive mode: after traffic the thread keeps calling ucp_worker_progress
-// for poll_window_us (waking a sleeping process costs tens of microseconds
+// for poll_window_us (awaiting_poll_window_us while its owner awaits
+// replies) (waking a sleeping process costs tens of microseconds
 // on a small VM, so a reply that comes soon is caught while polling); after
 // that it arms the worker (ucp_worker_arm) and sleeps in ppoll on the
 // worker's event fd until traffic, a Wake() or the deadline.
@@ -132,9 +133,15 @@ Status Worker::Impl::WaitOnce(Clock::time_point deadline) {
         if (Clock::now() >= deadline) return Status::Timeout("deadline passed");
       }
     case PollMode::kAdaptive: {
-      if (options.poll_window_us == 0) break;
-      Clock::time_point spin_end = std::min(
-          deadline, last_activity + std::chrono::microseconds(options.poll_window_us));
+      // Awaiting replies, the longer window; idle, the base one (an idle
+      // owner's wait sleeps as soon as that has passed).
+      uint32_t window_us = options.poll_window_us;
+      if (awaiting_replies && options.awaiting_poll_window_us > window_us) {
+        window_us = options.awaiting_poll_window_us;
+        ++counters.awaiting_polls;
+      }
+      if (window_us == 0) break;
+      Clock::time_point spin_end = std::min(deadline, last_activity + std::chrono::microseconds(window_us));
       // On a machine with more runnable threads than cores the peer we wait
       // for may be queued behind us on this core: after a short pure spin
       // (enough for a reply over shared memory), yield between polls.

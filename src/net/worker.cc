@@ -76,6 +76,11 @@ Status Worker::Impl::CheckBlockingAllowed(const char* what) const {
 }
 
 Result<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
+  if (options.awaiting_poll_window_us > kMaxAwaitingPollWindowUs) {
+    return Status::InvalidArgument("WorkerOptions::awaiting_poll_window_us " +
+                                   std::to_string(options.awaiting_poll_window_us) + " exceeds " +
+                                   std::to_string(kMaxAwaitingPollWindowUs));
+  }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->regions = std::make_shared<RegionTable>();
@@ -224,6 +229,8 @@ void Worker::SetPollMode(PollMode mode, uint32_t poll_window_us) {
   impl_->options.poll_mode = mode;
   impl_->options.poll_window_us = poll_window_us;
 }
+
+void Worker::SetAwaitingReplies(bool awaiting) { impl_->awaiting_replies = awaiting; }
 
 size_t Worker::endpoint_count() const { return impl_->eps.size(); }
 

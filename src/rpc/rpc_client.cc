@@ -153,6 +153,7 @@ struct RpcClient::Impl final : EventSource {
   time_point NextDeadline() const override { return tracker.NextDeadline(); }
   bool RunReady() override { return tracker.RunReady() > 0; }
   bool has_ready() const override { return tracker.has_ready(); }
+  bool awaiting_replies() const override { return !tracker.empty(); }
 };
 
 RpcClient::RpcClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -107,6 +107,10 @@ void AddAppBench(CLI::App& bench) {
   cmd->add_option("--client-poll-window-us", opts->client_poll_window_us,
                   "Adaptive polling window of the clients after traffic")
       ->capture_default_str();
+  cmd->add_option("--client-awaiting-poll-window-us", opts->client_awaiting_poll_window_us,
+                  "The clients' window while they await replies (0: the window above throughout)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, net::kMaxAwaitingPollWindowUs));
   cmd->add_option("--rpc-core-ghz", opts->rpc_core_ghz, "rpc-wimpy: the emulated wimpy core's clock (GHz)")
       ->capture_default_str()
       ->check(Within(0.001, 65));

@@ -193,6 +193,18 @@ TEST_F(TraversalTrackerTest, ARedirectIsResentThroughTheSwitchUnderTheSameId) {
   EXPECT_EQ(path.direct.size(), 1u);
 }
 
+// The client's wait polls longer while a traversal awaits its answer and
+// sleeps at once when none does (EventSource::awaiting_replies).
+TEST_F(TraversalTrackerTest, AwaitsRepliesExactlyWhileATraversalIsOutstanding) {
+  EXPECT_FALSE(tracker.awaiting_replies());
+  Start(read, 0x1008);
+  EXPECT_TRUE(tracker.awaiting_replies());
+  ASSERT_EQ(path.sent.size(), 1u);
+  Deliver(AnswerTo(path.sent[0], TraversalStatus::kDone));
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_FALSE(tracker.awaiting_replies());
+}
+
 TEST_F(TraversalTrackerTest, DoneCompletesWithTheNodesState) {
   Start(read, 0x1008);
   ASSERT_EQ(path.sent.size(), 1u);

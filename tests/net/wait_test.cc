@@ -86,6 +86,44 @@ TEST(NetWait, IdleAdaptiveWorkerSleepsInsteadOfSpinning) {
   EXPECT_LT(k.poll_iterations, 20000u);
 }
 
+// The longer window applies only while the owner says it awaits replies:
+// an idle owner's wait sleeps at once (base window 0), one awaiting replies
+// polls with the awaiting window.  Asserted with counters, not time.
+TEST(NetWait, OnlyAnOwnerAwaitingRepliesPollsTheLongerWindow) {
+  WorkerOptions o;
+  o.poll_mode = PollMode::kAdaptive;
+  o.poll_window_us = 0;
+  o.awaiting_poll_window_us = kMaxAwaitingPollWindowUs;
+  auto w = MakeWorker(o);
+  ASSERT_NE(w, nullptr);
+  const Counters& k = w->counters();
+
+  const uint64_t polls_before = k.poll_iterations;
+  EXPECT_EQ(w->RunUntil([] { return false; }, 2ms).code(), Status::Code::kTimeout);
+  EXPECT_EQ(k.awaiting_polls, 0u);
+  EXPECT_GE(k.sleeps, 1u) << "nothing outstanding: the wait sleeps";
+  // Each wait progresses once or twice before it sleeps; polling through
+  // the 2 ms would take far more.
+  EXPECT_LE(k.poll_iterations - polls_before, 4 * k.sleeps) << "... at once, without polling";
+
+  w->SetAwaitingReplies(true);
+  (void)w->RunUntil([] { return false; }, 2ms);
+  EXPECT_GE(k.awaiting_polls, 1u);
+
+  w->SetAwaitingReplies(false);
+  const uint64_t awaiting = k.awaiting_polls;
+  (void)w->RunUntil([] { return false; }, 2ms);
+  EXPECT_EQ(k.awaiting_polls, awaiting) << "idle again: the base window";
+}
+
+TEST(NetWait, AnAwaitingWindowBeyondTheBoundIsRejected) {
+  WorkerOptions o;
+  o.awaiting_poll_window_us = kMaxAwaitingPollWindowUs + 1;
+  auto w = Worker::Create(o);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), Status::Code::kInvalidArgument);
+}
+
 TEST(NetWait, PingPongInEveryPollMode) {
   struct Mode {
     PollMode mode;
