@@ -100,7 +100,10 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
     json table = json::parse(p.begin(), p.end(), nullptr, /*allow_exceptions=*/false);
     if (!AdoptRouting(table)) log_->Warn("malformed routing table pushed by the switch");
   });
-  ExtensionContext context{&table_, far_base_, options.pool_bytes};
+  ExtensionContext context;
+  context.table = &table_;
+  context.span_base = far_base_;
+  context.span_size = options.pool_bytes;
   context.worker = worker_.get();
   context.node = options.node;
   context.peer = [this](uint32_t node) -> Result<net::EndpointId> {
