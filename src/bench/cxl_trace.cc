@@ -1,13 +1,10 @@
 #include "bench/cxl_trace.h"
 
-#include <cmath>
-#include <random>
-
 #include <fmt/format.h>
 
+#include "bench/app_driver.h"
 #include "bench/bench_cluster.h"
 #include "pulse/apps/btrdb.h"
-#include "pulse/apps/webservice.h"
 #include "pulse/apps/wiredtiger.h"
 
 namespace pulse::bench {
@@ -80,66 +77,6 @@ class TracingSystem : public apps::AppSystem {
   CxlRecorder recorder_;
 };
 
-// One operation of an application; checks its answer where it has a
-// native one.  Internal on a wrong answer.
-using OpFn = std::function<Status()>;
-
-Result<OpFn> LoadTracedApp(const CxlCaptureOptions& o, TracingSystem* system) {
-  if (o.app == "webservice") {
-    apps::WebServiceOptions wo;
-    wo.users = o.size ? o.size : 2000;
-    wo.seed = o.seed;  // workload C (reads), zipfian: the application's defaults
-    wo.chain_length = o.chain_length;
-    auto app = apps::WebService::Load(system, wo);
-    if (!app.ok()) return app.status();
-    std::shared_ptr<apps::WebService> ws = std::move(*app);
-    return OpFn([ws]() -> Status {
-      const apps::ycsb::Operation op = ws->NextOperation();
-      auto r = ws->Serve(op);
-      if (!r.ok()) return r.status();
-      if (!r->found) return Status::Internal(fmt::format("cxl trace: webservice user {} not found", op.key));
-      return Status::Ok();
-    });
-  }
-  if (o.app == "wiredtiger") {
-    apps::WiredTigerOptions wo;
-    wo.records = o.size ? o.size : 5000;
-    wo.seed = o.seed;
-    auto app = apps::WiredTiger::Load(system, wo);
-    if (!app.ok()) return app.status();
-    std::shared_ptr<apps::WiredTiger> wt = std::move(*app);
-    return OpFn([wt]() -> Status {
-      const apps::ycsb::Operation op = wt->NextOperation();
-      auto r = wt->Serve(op);
-      if (!r.ok()) return r.status();
-      if (op.op == apps::ycsb::Op::kScan &&
-          *r != wt->NativeScan(op.key, std::min(op.scan_length, apps::kWiredTigerMaxScan)))
-        return Status::Internal(fmt::format("cxl trace: wiredtiger scan from key {} is wrong", op.key));
-      return Status::Ok();
-    });
-  }
-  if (o.app == "btrdb") {
-    apps::BtrdbOptions bo;
-    bo.seconds = static_cast<double>(o.size ? o.size : 180);
-    bo.seed = o.seed;
-    auto app = apps::Btrdb::Load(system, bo);
-    if (!app.ok()) return app.status();
-    std::shared_ptr<apps::Btrdb> bt = std::move(*app);
-    auto rng = std::make_shared<std::mt19937_64>(o.seed);
-    return OpFn([bt, rng]() -> Status {
-      const apps::TsvQuery q = bt->NextQuery(*rng);
-      auto r = bt->Run(q);
-      if (!r.ok()) return r.status();
-      const double want = bt->Native(q);
-      if (std::fabs(*r - want) > 1e-9 * std::max(1.0, std::fabs(want)))
-        return Status::Internal(fmt::format("cxl trace: btrdb {} over [{}, {}] = {}, expected {}",
-                                            apps::TsvStatName(q.stat), q.lo, q.hi, *r, want));
-      return Status::Ok();
-    });
-  }
-  return Status::InvalidArgument(fmt::format("cxl trace: unknown app '{}' (webservice, wiredtiger, btrdb)", o.app));
-}
-
 }  // namespace
 
 Result<CxlTrace> CaptureAppTrace(const CxlCaptureOptions& o) {
@@ -166,15 +103,21 @@ Result<CxlTrace> CaptureAppTrace(const CxlCaptureOptions& o) {
     if (!client.ok()) return client.status();
     TracingSystem system(std::move(*client));
     if (o.progress) o.progress(fmt::format("loading {} on {} memory node(s)", o.app, o.memory_nodes));
-    auto run = LoadTracedApp(o, &system);
-    if (!run.ok()) return run.status();
+    // bench app's drivers on their defaults (workload C, zipfian, no
+    // inserts), which check each answer against the native computation.
+    AppBenchOptions app;
+    app.app = o.app;
+    app.chain_length = o.chain_length;
+    const uint64_t size = o.size ? o.size : o.app == "webservice" ? 2000 : o.app == "wiredtiger" ? 5000 : 180;
+    auto driver = LoadApp(app, size, o.seed, &system);
+    if (!driver.ok()) return driver.status();
     if (o.progress) o.progress(fmt::format("capturing {} operations of {}", o.ops, o.app));
     trace.ops.reserve(o.ops);
     for (uint64_t i = 0; i < o.ops; ++i) {
       system.recorder().BeginOp();
-      const Status s = (*run)();
+      const Result<bool> r = (*driver)->Request();
       trace.ops.push_back(system.recorder().EndOp());
-      PULSE_RETURN_IF_ERROR(s);
+      PULSE_RETURN_IF_ERROR(r.status());
     }
   }
   PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));

@@ -1,6 +1,8 @@
 // The byte-level codec of pulse's binary wire formats (the traversal
 // message, the far-memory agent's requests): fixed-size values in host byte
 // order appended one after another, and byte strings with a u32 length.
+// ByteWriter grows a vector; SpanWriter fills a buffer the caller sized
+// (for encoders that reuse one buffer per message instead of allocating).
 // ByteReader never reads past its input: the first read that would makes it
 // !ok(), and every read after that returns a zero value, so a decoder reads
 // all its fields and checks ok() once.
@@ -8,6 +10,7 @@
 // Not thread-safe; each is used by one encoder or decoder call.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -38,6 +41,32 @@ class ByteWriter {
 
  private:
   std::vector<uint8_t> out_;
+};
+
+// Writes into `out`, which the caller sized for everything it will write:
+// writing past the end is a programming error (checked by assert), since
+// encoders compute their size before they write.
+class SpanWriter {
+ public:
+  explicit SpanWriter(std::span<uint8_t> out) : out_(out) {}
+
+  template <typename T>
+  void Put(T v) {
+    assert(at_ + sizeof(T) <= out_.size());
+    std::memcpy(out_.data() + at_, &v, sizeof(T));
+    at_ += sizeof(T);
+  }
+  // The bytes as they are, with no length.
+  void Append(std::span<const uint8_t> b) {
+    assert(at_ + b.size() <= out_.size());
+    if (!b.empty()) std::memcpy(out_.data() + at_, b.data(), b.size());
+    at_ += b.size();
+  }
+  size_t written() const { return at_; }
+
+ private:
+  std::span<uint8_t> out_;
+  size_t at_ = 0;
 };
 
 class ByteReader {

@@ -1,3 +1,4 @@
+#include <cassert>
 #include <cstring>
 #include <string>
 
@@ -25,32 +26,30 @@ size_t EncodedMessageBytes(const TraversalMessage& m) {
 size_t EncodeMessageTo(const TraversalMessage& m, std::span<uint8_t> out) {
   const size_t bytes = EncodedMessageBytes(m);
   if (out.size() < bytes) return 0;
-  uint8_t* at = out.data();
-  auto put = [&at](auto v) {
-    std::memcpy(at, &v, sizeof(v));
-    at += sizeof(v);
-  };
-  put(kMagic);
-  put(kVersion);
-  put(static_cast<uint8_t>(m.kind));
-  put(static_cast<uint8_t>(m.status));
-  put(static_cast<uint16_t>(m.program.empty() ? m.flags & ~kFlagHasProgram : m.flags | kFlagHasProgram));
-  put(m.legs);
-  put(m.request_id);
-  put(m.cpu_node);
-  put(m.tenant);
-  put(m.program_hash);
-  put(m.max_iterations);
-  put(m.iterations);
-  put(m.cur_ptr);
-  put(m.fault_pc);
-  put(m.routing_version);
-  put(m.fault_addr);
-  put(static_cast<uint32_t>(m.program.size()));
-  put(static_cast<uint32_t>(m.scratch.size()));
-  if (!m.program.empty()) std::memcpy(at, m.program.data(), m.program.size());
-  at += m.program.size();
-  if (!m.scratch.empty()) std::memcpy(at, m.scratch.data(), m.scratch.size());
+  // Field widths are the decoder's, written out so that a change of a
+  // member's C++ type cannot change the wire.
+  protocol::SpanWriter w(out);
+  w.Put<uint8_t>(kMagic);
+  w.Put<uint8_t>(kVersion);
+  w.Put<uint8_t>(static_cast<uint8_t>(m.kind));
+  w.Put<uint8_t>(static_cast<uint8_t>(m.status));
+  w.Put<uint16_t>(static_cast<uint16_t>(m.program.empty() ? m.flags & ~kFlagHasProgram : m.flags | kFlagHasProgram));
+  w.Put<uint16_t>(m.legs);
+  w.Put<uint64_t>(m.request_id);
+  w.Put<uint32_t>(m.cpu_node);
+  w.Put<uint32_t>(m.tenant);
+  w.Put<uint64_t>(m.program_hash);
+  w.Put<uint32_t>(m.max_iterations);
+  w.Put<uint32_t>(m.iterations);
+  w.Put<uint64_t>(m.cur_ptr);
+  w.Put<uint32_t>(m.fault_pc);
+  w.Put<uint32_t>(m.routing_version);
+  w.Put<uint64_t>(m.fault_addr);
+  w.Put<uint32_t>(static_cast<uint32_t>(m.program.size()));
+  w.Put<uint32_t>(static_cast<uint32_t>(m.scratch.size()));
+  w.Append(m.program);
+  w.Append(m.scratch);
+  assert(w.written() == bytes);
   return bytes;
 }
 

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -687,11 +688,10 @@ void Keyspace::Prefetch(const std::vector<std::string_view>& keys, const std::ve
                        [h](const auto& r) { return h >= r.first && h < r.second; });
   };
   std::vector<uint64_t> hashes, held;
+  std::unordered_set<uint64_t> seen;  // a key twice in the batch is looked up once
   for (std::string_view k : keys) {
     const uint64_t h = KeyHash(k);
-    if (heads_.count(h) || std::find(hashes.begin(), hashes.end(), h) != hashes.end() ||
-        std::find(held.begin(), held.end(), h) != held.end())
-      continue;
+    if (heads_.count(h) || !seen.insert(h).second) continue;
     (meets_split(h) ? held : hashes).push_back(h);
   }
   std::unordered_map<uint64_t, KeyValue> fused;

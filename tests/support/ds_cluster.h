@@ -70,7 +70,9 @@ class DsCluster : public ::testing::Test {
     EXPECT_GT(client_->counters().offloaded, 0u);
     EXPECT_GT(client_->counters().executed_locally, 0u);
     EXPECT_GT(rack_.Continuations(), 0u) << "should cross memory nodes";
-    if (Racked()) EXPECT_GT(client_->counters().rack_reads, 0u) << "rack a's objects are read by loads";
+    if (Racked()) {
+      EXPECT_GT(client_->counters().rack_reads, 0u) << "rack a's objects are read by loads";
+    }
   }
   // $PULSE_RACK is set: the memory nodes run as two racks.
   static bool Racked() {

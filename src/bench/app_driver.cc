@@ -1,0 +1,138 @@
+#include "bench/app_driver.h"
+
+#include <cctype>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "pulse/apps/btrdb.h"
+#include "pulse/apps/webservice.h"
+#include "pulse/apps/wiredtiger.h"
+
+namespace pulse::bench {
+namespace {
+
+using nlohmann::json;
+
+class WebServiceDriver : public AppDriver {
+ public:
+  explicit WebServiceDriver(std::unique_ptr<apps::WebService> app) : app_(std::move(app)) {}
+  Result<bool> Request() override {
+    const apps::ycsb::Operation op = app_->NextOperation();
+    auto r = app_->Serve(op);
+    if (!r.ok()) return r.status();
+    if (!r->found) return Status::Internal(fmt::format("webservice: user {} not found", op.key));
+    // Open one response in 64: decrypting is part of the client's work, not the service's.
+    if (op.op == apps::ycsb::Op::kRead && ++reads_ % 64 == 0) {
+      auto obj = app_->Open(*r);
+      if (!obj.ok()) return obj.status();
+      if (*obj != app_->Expected(op.key)) return Status::Internal(fmt::format("webservice: wrong object for user {}", op.key));
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  std::unique_ptr<apps::WebService> app_;
+  uint64_t reads_ = 0;
+};
+
+class WiredTigerDriver : public AppDriver {
+ public:
+  WiredTigerDriver(std::unique_ptr<apps::WiredTiger> app, uint32_t scan_length)
+      : app_(std::move(app)), scan_length_(scan_length) {}
+  Result<bool> Request() override {
+    apps::ycsb::Operation op = app_->NextOperation();
+    if (scan_length_ != 0 && op.op == apps::ycsb::Op::kScan) op.scan_length = scan_length_;
+    auto r = app_->Serve(op);
+    if (!r.ok()) return r.status();
+    if (op.op != apps::ycsb::Op::kScan) return false;
+    if (*r != app_->NativeScan(op.key, std::min(op.scan_length, apps::kWiredTigerMaxScan)))
+      return Status::Internal(fmt::format("wiredtiger: wrong scan from key {} ({} records)", op.key, op.scan_length));
+    return true;
+  }
+
+ private:
+  std::unique_ptr<apps::WiredTiger> app_;
+  uint32_t scan_length_;
+};
+
+class BtrdbDriver : public AppDriver {
+ public:
+  BtrdbDriver(std::unique_ptr<apps::Btrdb> app, uint64_t seed) : app_(std::move(app)), rng_(seed) {}
+  Result<bool> Request() override {
+    const apps::TsvQuery q = app_->NextQuery(rng_);
+    auto r = app_->Run(q);
+    if (!r.ok()) return r.status();
+    const double want = app_->Native(q);
+    if (std::fabs(*r - want) > 1e-9 * std::max(1.0, std::fabs(want)))
+      return Status::Internal(fmt::format("btrdb: {} over [{}, {}] = {}, expected {}", apps::TsvStatName(q.stat), q.lo,
+                                          q.hi, *r, want));
+    return true;
+  }
+  // Iterations of the pulse iterator per query, by window (the figures of
+  // CHASE Table 2), over 50 random queries each.
+  Result<json> Extra() override {
+    json by_window = json::object();
+    for (double w : apps::Btrdb::kWindowsSeconds) {
+      const uint64_t ticks = static_cast<uint64_t>(w * apps::UpmuGenerator::kReadingsPerSecond);
+      uint64_t total = 0;
+      constexpr int kQueries = 50;
+      for (int i = 0; i < kQueries; ++i) {
+        const uint64_t lo = rng_() % (app_->values().size() - ticks + 1);
+        uint32_t iterations = 0;
+        auto a = app_->tree().Aggregate(lo, lo + ticks - 1, &iterations);
+        if (!a.ok()) return a.status();
+        total += iterations;
+      }
+      by_window[fmt::format("{}", w)] = static_cast<double>(total) / kQueries;
+    }
+    return json{{"iterations_by_window_s", by_window}, {"tree_height", app_->tree().height()}};
+  }
+
+ private:
+  std::unique_ptr<apps::Btrdb> app_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<AppDriver>> LoadApp(const AppBenchOptions& o, uint64_t size, uint64_t seed,
+                                           apps::AppSystem* system) {
+  if (o.app == "webservice") {
+    apps::WebServiceOptions wo;
+    wo.users = size;
+    wo.workload = static_cast<char>(std::toupper(static_cast<unsigned char>(o.workload)));
+    if (o.distribution == "uniform") {
+      wo.distribution = apps::ycsb::Distribution::kUniform;
+    } else if (o.distribution != "zipfian") {
+      return Status::InvalidArgument(fmt::format("bench app: --distribution '{}' (zipfian or uniform)", o.distribution));
+    }
+    wo.chain_length = o.chain_length;
+    wo.seed = seed;
+    wo.insert_fraction = o.insert_fraction;
+    wo.regions_per_request = o.offload_alloc ? 1 : 0;
+    auto app = apps::WebService::Load(system, wo);
+    if (!app.ok()) return app.status();
+    return std::unique_ptr<AppDriver>(new WebServiceDriver(std::move(*app)));
+  } else if (o.app == "wiredtiger") {
+    apps::WiredTigerOptions wo;
+    wo.records = size;
+    wo.seed = seed;
+    if (o.allocation == "partitioned") wo.partition = ds::BTreePartition{};  // halves of the hashed key space
+    auto app = apps::WiredTiger::Load(system, wo);
+    if (!app.ok()) return app.status();
+    return std::unique_ptr<AppDriver>(new WiredTigerDriver(std::move(*app), o.scan_length));
+  } else if (o.app == "btrdb") {
+    apps::BtrdbOptions bo;
+    bo.seconds = static_cast<double>(size);
+    bo.seed = seed;
+    auto app = apps::Btrdb::Load(system, bo);
+    if (!app.ok()) return app.status();
+    return std::unique_ptr<AppDriver>(new BtrdbDriver(std::move(*app), seed));
+  }
+  return Status::InvalidArgument(fmt::format("bench: unknown app '{}' (webservice, wiredtiger, btrdb)", o.app));
+}
+
+}  // namespace pulse::bench
