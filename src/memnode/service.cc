@@ -157,7 +157,7 @@ ProgramRef MemNodeService::FindProgram(uint64_t hash) {
 }
 
 void MemNodeService::PopQueueFront() {
-  queue_[queue_head_] = Pending{};  // its program reference goes now
+  // Admit() moved the entry's program and message out: nothing to release.
   if (++queue_head_ == queue_.size()) {
     queue_.clear();  // capacity kept
     queue_head_ = 0;
