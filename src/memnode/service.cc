@@ -172,9 +172,11 @@ void MemNodeService::Admit() {
   if (!CanAdmitNext()) return;
   const Clock::time_point now = Now();
   do {
-    Pending& p = QueueFront();
     // Every admitted traversal holds a workspace, and running_ has one
-    // entry per workspace: a free index exists.
+    // entry per workspace, freed (Finish) before the workspace is reused:
+    // a free index exists whenever a workspace does.  Defensive only.
+    if (free_running_.empty()) break;
+    Pending& p = QueueFront();
     const uint32_t index = free_running_.back();
     free_running_.pop_back();
     TraversalRequest req;
