@@ -165,6 +165,9 @@ struct Pipeline::Impl {
   uint64_t rounds = 0;
   const Range* last_range = nullptr;  // one-entry translation cache
   std::unordered_map<const VerifiedProgram*, std::unique_ptr<DecodedProgram>> decoded;
+  // Decode()'s last answer: admissions in a row mostly run one program, and
+  // the map's lookup was a visible part of the per-request cost.
+  DecodedProgram* last_decoded = nullptr;
   uint64_t jit_programs = 0, jit_nanos = 0;
 
   const Range* Find(uint64_t addr) {
@@ -204,9 +207,13 @@ struct Pipeline::Impl {
   }
 
   DecodedProgram* Decode(const ProgramRef& program) {
+    // The entry holds a reference to its program: a pointer that matches is
+    // that program, never a new one at a reused address.
+    if (last_decoded != nullptr && last_decoded->program.get() == program.get()) return last_decoded;
     auto it = decoded.find(program.get());
-    if (it != decoded.end()) return it->second.get();
+    if (it != decoded.end()) return last_decoded = it->second.get();
     if (decoded.size() >= 1024) {  // bound the cache: drop programs not running
+      last_decoded = nullptr;
       for (auto i = decoded.begin(); i != decoded.end();)
         i = i->second->in_use == 0 ? decoded.erase(i) : std::next(i);
     }
@@ -236,7 +243,7 @@ struct Pipeline::Impl {
     }
     DecodedProgram* raw = d.get();
     decoded.emplace(program.get(), std::move(d));
-    return raw;
+    return last_decoded = raw;
   }
 
   // Memory pipeline: translate and check cur_ptr, then prefetch its window

@@ -309,10 +309,15 @@ Status MemNodeServer::Run() {
   while (!stopping()) {
     if (service_.NeedsPoll()) {
       if (Clock::now() >= next_expiry_check_) ReclaimExpiredSessions();
-      // Busy: one look at the network and the rings per engine slice.
+      // Busy: the engine first, so that what the last pass (or the wait)
+      // received is admitted and run now and its answers leave at once
+      // (before, a request that woke the node waited for one more full
+      // network progress: ~0.4 us of queue_wait per request); then one
+      // look at the network and the rings per engine slice.
+      service_.Poll(send_, options_.engine_budget);
+      FlushOutboxes();
       worker_->Progress();
       if (ring_ != nullptr) ring_->Poll();
-      service_.Poll(send_, options_.engine_budget);
       (void)PollExtensions();
       // The end of the pass: what it produced leaves now, aggregated.
       FlushOutboxes();

@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "node/node_tenant.h"
-
 namespace pulse::memnode {
 
 Result<std::unique_ptr<RingServer>> RingServer::Create(net::Worker* worker, const net::ring::RingHostOptions& options,
@@ -36,7 +34,11 @@ void RingServer::OnEntry(net::Worker& worker, const net::ring::RingHost::Request
     return;
   }
   // A tenant's connection runs as its proven tenant, whatever it claims.
-  if (auto who = node::TenantOf(worker, r.ep); who.ok() && !who->any) m.tenant = who->tenant;
+  if (!in_poll_ || r.ep != tenant_ep_) {
+    tenant_ = node::TenantOf(worker, r.ep);
+    tenant_ep_ = in_poll_ ? r.ep : net::kInvalidEndpoint;
+  }
+  if (tenant_.ok() && !tenant_->any) m.tenant = tenant_->tenant;
   // A re-sent request (the client's timer) frees the slot of the earlier one.
   if (auto it = slots_.find(m.request_id); it != slots_.end()) {
     ++superseded_;
@@ -52,6 +54,15 @@ void RingServer::OnEntry(net::Worker& worker, const net::ring::RingHost::Request
     slots_.emplace(m.request_id, Slot{r.ring, r.seq});
   }
   service_->Handle(std::move(m), *send_);
+}
+
+size_t RingServer::Poll() {
+  in_poll_ = true;
+  tenant_ep_ = net::kInvalidEndpoint;
+  const size_t taken = host_->Poll();
+  in_poll_ = false;
+  tenant_ep_ = net::kInvalidEndpoint;
+  return taken;
 }
 
 bool RingServer::Route(TraversalMessage& m) {

@@ -25,6 +25,7 @@
 
 #include "memnode/service.h"
 #include "net/ring_host.h"
+#include "node/node_tenant.h"
 #include "pulse/net.h"
 #include "pulse/protocol.h"
 
@@ -44,7 +45,7 @@ class RingServer {
   bool Route(TraversalMessage& m);
 
   // Takes ring entries (and rings doorbells); the number taken.
-  size_t Poll() { return host_->Poll(); }
+  size_t Poll();
   // Whether the node may sleep (see RingHost::MaySleep).
   bool MaySleep() { return host_->MaySleep(); }
   // Connection `ep` ended: its ring and its requests are dropped.
@@ -75,6 +76,12 @@ class RingServer {
   static constexpr size_t kMaxSpares = 1024;
   std::vector<std::vector<uint8_t>> spare_scratch_;
   std::vector<std::unordered_map<uint64_t, Slot>::node_type> spare_slots_;
+  // Inside Poll() only: the tenant of the connection whose entry came last
+  // (one lookup per ring and scan, not per entry; a connection's tenant
+  // cannot change while entries are taken, no message is handled then).
+  bool in_poll_ = false;
+  net::EndpointId tenant_ep_ = net::kInvalidEndpoint;
+  Result<node::ConnectionTenant> tenant_ = Status::NotFound("no connection yet");
   uint64_t decode_errors_ = 0;
   uint64_t forwarded_ = 0;   // "not local" continuations sent to the switch
   uint64_t superseded_ = 0;  // a re-sent request took the place of its earlier entry

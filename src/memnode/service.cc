@@ -14,6 +14,9 @@ MemNodeService::MemNodeService(RangeTable* table, const MemNodeServiceOptions& o
   } else {
     pipeline_ = std::make_unique<Pipeline>(table, options.engine);
   }
+  running_.resize(capacity());
+  free_running_.reserve(running_.size());
+  for (uint32_t i = static_cast<uint32_t>(running_.size()); i-- > 0;) free_running_.push_back(i);
 }
 
 // The threads go first: they call wake_.
@@ -45,16 +48,17 @@ uint32_t MemNodeService::capacity() const {
 }
 
 bool MemNodeService::CanAdmitNext() const {
-  if (queue_.empty()) return false;
+  if (queued() == 0) return false;
   if (threads_ == nullptr) return pipeline_->HasFreeWorkspace();
   // In arrival order: a STORE-bearing request waits for the writer lane
   // (pipeline_threads.h) and the requests behind it wait with it.
-  return threads_->HasFreeWorkspaceFor(queue_.front().program->info().has_store);
+  return threads_->HasFreeWorkspaceFor(queue_[queue_head_].program->info().has_store);
 }
 
 bool MemNodeService::NeedsPoll() const {
-  if (threads_ == nullptr) return !Idle();
-  return CanAdmitNext() || threads_->HasFinished();
+  const bool needs = threads_ == nullptr ? !Idle() : CanAdmitNext() || threads_->HasFinished();
+  if (!needs) now_valid_ = false;  // the caller's pass ends here (Now())
+  return needs;
 }
 
 void MemNodeService::WaitForWork(std::chrono::milliseconds timeout) {
@@ -92,15 +96,17 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
       return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
     }
     program = *p;
-    if (programs_.size() >= options_.program_cache_entries) programs_.clear();
+    if (programs_.size() >= options_.program_cache_entries) {
+      programs_.clear();
+      last_program_ = nullptr;
+    }
     if (programs_.emplace(program->hash(), program).second) ++counters_.programs_cached;
   } else {
-    auto it = programs_.find(m.program_hash);
-    if (it == programs_.end()) {
+    program = FindProgram(m.program_hash);
+    if (program == nullptr) {
       ++counters_.unknown_programs;
       return Reply(std::move(m), TraversalStatus::kUnknownProgram, send);
     }
-    program = it->second;
   }
   // Whether to suppress duplicates is the program's property, not the
   // sender's claim.
@@ -131,7 +137,7 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
         break;
     }
   }
-  if (queue_.size() >= options_.max_queued) {
+  if (queued() >= options_.max_queued) {
     ++counters_.bad_requests;
     return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
   }
@@ -139,16 +145,42 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
     store_in_flight_.insert(StoreVisit{m.request_id, m.iterations});
     if (record_) record_->Begin(m, program->hash());
   }
-  queue_.push_back(Pending{std::move(m), std::move(program), Clock::now()});
+  queue_.push_back(Pending{std::move(m), std::move(program), Now()});
+}
+
+ProgramRef MemNodeService::FindProgram(uint64_t hash) {
+  if (last_program_ != nullptr && last_program_->hash() == hash) return last_program_;
+  auto it = programs_.find(hash);
+  if (it == programs_.end()) return nullptr;
+  last_program_ = it->second;
+  return last_program_;
+}
+
+void MemNodeService::PopQueueFront() {
+  // Admit() moved the entry's program and message out: nothing to release.
+  if (++queue_head_ == queue_.size()) {
+    queue_.clear();  // capacity kept
+    queue_head_ = 0;
+  } else if (queue_head_ >= 1024 && 2 * queue_head_ >= queue_.size()) {
+    // A backlog that never drains: drop the consumed half now and then.
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
+    queue_head_ = 0;
+  }
 }
 
 void MemNodeService::Admit() {
-  const Clock::time_point now = queue_.empty() ? Clock::time_point() : Clock::now();
-  while (CanAdmitNext()) {
-    Pending p = std::move(queue_.front());
-    queue_.pop_front();
+  if (!CanAdmitNext()) return;
+  const Clock::time_point now = Now();
+  do {
+    // Every admitted traversal holds a workspace, and running_ has one
+    // entry per workspace, freed (Finish) before the workspace is reused:
+    // a free index exists whenever a workspace does.  Defensive only.
+    if (free_running_.empty()) break;
+    Pending& p = QueueFront();
+    const uint32_t index = free_running_.back();
+    free_running_.pop_back();
     TraversalRequest req;
-    req.id = next_local_id_++;
+    req.id = index;
     req.program = std::move(p.program);
     req.tenant = p.message.tenant;
     req.max_iterations = p.message.max_iterations;
@@ -156,13 +188,14 @@ void MemNodeService::Admit() {
     req.state.iterations = p.message.iterations;
     req.state.scratch = std::move(p.message.scratch);
     counters_.queue_wait_ns += static_cast<uint64_t>(std::chrono::nanoseconds(now - p.arrived).count());
-    running_.emplace(req.id, Running{std::move(p.message), now});
+    running_[index] = Running{std::move(p.message), now};
+    PopQueueFront();
     if (threads_ != nullptr) {
       threads_->Admit(std::move(req));
     } else {
       pipeline_->Admit(std::move(req));
     }
-  }
+  } while (CanAdmitNext());
 }
 
 void MemNodeService::Remember(StoreVisit visit, const TraversalMessage& response) {
@@ -191,10 +224,13 @@ void MemNodeService::AttachProgramIfNeeded(const VerifiedProgram& program, Trave
 }
 
 void MemNodeService::Finish(TraversalRequest&& req, const TraversalOutcome& out, const SendFn& send) {
-  auto it = running_.find(req.id);
-  TraversalMessage m = std::move(it->second.message);
-  counters_.engine_ns += static_cast<uint64_t>(std::chrono::nanoseconds(Clock::now() - it->second.admitted).count());
-  running_.erase(it);
+  Running& running = running_[req.id];
+  TraversalMessage m = std::move(running.message);
+  // A fresh time for this answer, which the admission it makes room for
+  // shares (Now()).
+  Fresh();
+  counters_.engine_ns += static_cast<uint64_t>(std::chrono::nanoseconds(Now() - running.admitted).count());
+  free_running_.push_back(static_cast<uint32_t>(req.id));
   const StoreVisit visit{m.request_id, m.iterations};  // as it arrived
   m.kind = MessageKind::kResponse;
   m.status = out.status;
@@ -220,24 +256,30 @@ void MemNodeService::Finish(TraversalRequest&& req, const TraversalOutcome& out,
 }
 
 uint64_t MemNodeService::Poll(const SendFn& send, uint64_t budget) {
+  // The requests handled since the last Poll() were stamped with the
+  // first one's arrival; the admissions below read the time anew, and so
+  // does the first Handle() after this call.
+  Fresh();
+  uint64_t executed = 0;
   Admit();
   if (threads_ != nullptr) {
     // The pipelines run on their own; here their finished traversals are
     // answered and their workspaces refilled.
-    const uint64_t executed = threads_->Drain([&](TraversalRequest&& req, const TraversalOutcome& out) {
+    executed = threads_->Drain([&](TraversalRequest&& req, const TraversalOutcome& out) {
       Finish(std::move(req), out, send);
     });
     Admit();
-    return executed;
+  } else if (pipeline_->active() > 0) {
+    executed = pipeline_->Run(
+        [&](TraversalRequest&& req, const TraversalOutcome& out) {
+          ++served_;
+          Finish(std::move(req), out, send);
+          Admit();
+        },
+        budget);
   }
-  if (pipeline_->active() == 0) return 0;
-  return pipeline_->Run(
-      [&](TraversalRequest&& req, const TraversalOutcome& out) {
-        ++served_;
-        Finish(std::move(req), out, send);
-        Admit();
-      },
-      budget);
+  Fresh();
+  return executed;
 }
 
 }  // namespace pulse

@@ -24,7 +24,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <list>
 #include <map>
@@ -127,7 +126,7 @@ class MemNodeService {
   uint64_t Poll(const SendFn& send, uint64_t budget = 4096);
 
   // No traversal running or queued.
-  bool Idle() const { return active() == 0 && queue_.empty(); }
+  bool Idle() const { return active() == 0 && queued() == 0; }
   // Poll() has something to do on the calling thread now: run the engine
   // (one pipeline), or admit a queued request to a pipeline thread with room
   // or answer a traversal one finished.  When false the caller may sleep
@@ -141,7 +140,7 @@ class MemNodeService {
   uint32_t active() const;
   // Workspaces of the engine (all pipelines), and requests waiting for one.
   uint32_t capacity() const;
-  size_t queued() const { return queue_.size(); }
+  size_t queued() const { return queue_.size() - queue_head_; }
   // Per pipeline: traversals admitted and not yet answered, and served.
   std::vector<memnode::PipelineLoad> pipeline_loads() const;
   const MemNodeCounters& counters() const { return counters_; }
@@ -165,7 +164,28 @@ class MemNodeService {
   };
 
   void Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send);
+  // The time for the per-leg accounting (MemNodeCounters::queue_wait_ns,
+  // engine_ns), read once and shared until Fresh() is called: the requests
+  // one network pass or ring scan hands to Handle() share their arrival
+  // time, and an admission right after a Finish() takes the finish's time
+  // (a clock read was ~10% of the node's CPU per ring GET at three a
+  // request).  Dropped by Poll() (on entry and exit) and by a NeedsPoll()
+  // that says no: a stamp never outlives the caller's loop pass.
+  Clock::time_point Now() {
+    if (!now_valid_) {
+      now_ = Clock::now();
+      now_valid_ = true;
+    }
+    return now_;
+  }
+  void Fresh() { now_valid_ = false; }
+  // The program of a request that carries only its hash, or null.  One
+  // entry remembers the last hit: a batch of requests mostly runs one
+  // program.
+  ProgramRef FindProgram(uint64_t hash);
   void Admit();
+  Pending& QueueFront() { return queue_[queue_head_]; }
+  void PopQueueFront();
   // True if the queue's first request can start now (a workspace that may
   // run it is free).
   bool CanAdmitNext() const;
@@ -192,10 +212,22 @@ class MemNodeService {
   std::function<void()> wake_;
   uint64_t served_ = 0;  // by pipeline_
   std::unordered_map<uint64_t, ProgramRef> programs_;
+  ProgramRef last_program_;  // FindProgram's last hit (cleared with programs_)
   std::unordered_map<int64_t, std::unordered_set<uint64_t>> sent_programs_;  // by destination node
-  std::deque<Pending> queue_;
-  std::unordered_map<uint64_t, Running> running_;  // by workspace request id
-  uint64_t next_local_id_ = 1;
+  // Requests waiting for a workspace: queue_[queue_head_, size()), a FIFO
+  // whose storage is kept (no allocation per request; a std::deque of
+  // these allocates a block every three).
+  std::vector<Pending> queue_;
+  size_t queue_head_ = 0;
+  // Admitted traversals, by the id they run under (TraversalRequest::id),
+  // which is their index here; free indices in free_running_.  Sized to
+  // the engine's capacity: no allocation per request.
+  std::vector<Running> running_;
+  std::vector<uint32_t> free_running_;
+  // Now()'s shared time; NeedsPoll() (const) drops it when it says no, so
+  // that the requests of the caller's next pass read the time anew.
+  mutable Clock::time_point now_{};
+  mutable bool now_valid_ = false;
   std::set<StoreVisit> store_in_flight_;
   std::map<StoreVisit, TraversalMessage> store_done_;
   std::list<StoreVisit> store_done_order_;

@@ -81,6 +81,7 @@ RingHost::~RingHost() {
     closing_.push_back(std::move(ring));
   }
   rings_.clear();
+  found_ = nullptr;
   // Response puts read `staging`: let them finish before it goes.
   (void)worker_->RunUntil(
       [this] {
@@ -173,9 +174,17 @@ Result<std::vector<uint8_t>> RingHost::Open(EndpointId from, std::span<const uin
   return EncodeOpenReply(reply);
 }
 
+RingHost::Ring* RingHost::Find(uint32_t index) {
+  if (found_ != nullptr && found_->index == index) return found_;
+  auto it = rings_.find(index);
+  if (it == rings_.end()) return nullptr;
+  return found_ = it->second.get();
+}
+
 void RingHost::Close(EndpointId ep) {
   std::optional<uint32_t> index = RingOf(ep);
   if (!index.has_value()) return;
+  found_ = nullptr;
   auto it = rings_.find(*index);
   std::unique_ptr<Ring> ring = std::move(it->second);
   rings_.erase(it);
@@ -214,9 +223,9 @@ size_t RingHost::Poll() {
   }
   for (uint32_t index : moved) {
     if (taken >= options_.max_batch) break;
-    auto it = rings_.find(index);
-    if (it == rings_.end()) continue;
-    taken += Serve(*it->second, options_.max_batch - taken, now);
+    Ring* ring = Find(index);
+    if (ring == nullptr) continue;
+    taken += Serve(*ring, options_.max_batch - taken, now);
   }
   moved_ = std::move(moved);
   if (taken == 0) {
@@ -280,17 +289,16 @@ size_t RingHost::Serve(Ring& r, size_t budget, Clock::time_point now) {
     ++counters_.entries;
     handler_(Request{index, ep, seq, payload});
     // The handler may have closed this ring (Close(ep)): stop if so.
-    auto it = rings_.find(index);
-    if (it == rings_.end() || it->second.get() != &r) break;
+    if (Find(index) != &r) break;
   }
   return taken;
 }
 
 Status RingHost::Respond(uint32_t index, uint64_t seq, const Status& status,
                          std::span<const uint8_t> payload) {
-  auto it = rings_.find(index);
-  if (it == rings_.end()) return Status::NotFound("ring " + std::to_string(index) + " is closed");
-  Ring& r = *it->second;
+  Ring* found = Find(index);
+  if (found == nullptr) return Status::NotFound("ring " + std::to_string(index) + " is closed");
+  Ring& r = *found;
   const size_t slot = seq % r.geometry.slots;
   if (seq >= r.head || r.head - seq > r.geometry.slots || r.waiting[slot] == 0) {
     return Status::FailedPrecondition("ring " + std::to_string(index) + " entry " + std::to_string(seq) +

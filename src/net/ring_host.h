@@ -156,6 +156,9 @@ class RingHost {
   size_t Serve(Ring& r, size_t budget, Clock::time_point now);
   Status WriteStatus(Ring& r, uint32_t sleep_epoch);
   void FlushDoorbells();
+  // The open ring at `index`, or nullptr.  Remembers the last one found:
+  // the entries of a scan and their answers mostly come from one ring.
+  Ring* Find(uint32_t index);
   void Reap();
   uint32_t MinWindowUs() const;
 
@@ -166,6 +169,7 @@ class RingHost {
   // are allocations of their own, one key each; docs/ring.md).
   std::unordered_map<uint32_t, std::unique_ptr<Ring>> rings_;
   std::vector<uint32_t> free_indices_;
+  Ring* found_ = nullptr;  // Find()'s last ring (reset when a ring closes)
   // Closed rings whose response puts have not completed.
   std::deque<std::unique_ptr<Ring>> closing_;
   std::vector<uint8_t> entry_;  // the entry being served, copied out (CopyEntry); reused

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <memory>
 
 #include "engine/sum_list_program.h"
@@ -192,6 +193,61 @@ TEST(Rack, ProgramIsCachedByHash) {
   EXPECT_EQ(cached[0].status, TraversalStatus::kDone);
   EXPECT_EQ(Sp0(cached[0]), 1000u + 1001 + 1002 + 1003);
   EXPECT_EQ(rack.service(0).counters().programs_cached, 1u);
+}
+
+// A standing backlog far beyond the workspaces (the request FIFO keeps its
+// storage and drops its consumed front now and then; admitted traversals
+// reuse their slots): every request is answered once, with its own result,
+// and programs sent by hash keep resolving while the backlog turns over.
+TEST(Service, LongBacklogIsAnsweredOnceEachWithItsOwnResult) {
+  FarHeap heap(FarBase(0), 1 << 16, /*owner=*/1);
+  RangeTable table;
+  ASSERT_TRUE(table.Add(heap.range()).ok());
+  MemNodeServiceOptions options;
+  options.engine.workspaces = 2;
+  MemNodeService service(&table, WithTestPipelines(options));
+  // A list of 4 nodes {next @0, value @8}; request i starts at node i % 4.
+  std::vector<uint64_t> nodes;
+  for (int i = 0; i < 4; ++i) nodes.push_back(heap.Alloc(16));
+  for (int i = 0; i < 4; ++i) {
+    heap.Put<uint64_t>(nodes[i], i + 1 < 4 ? nodes[i + 1] : 0);
+    heap.Put<uint64_t>(nodes[i] + 8, 1000 + i);
+  }
+  auto suffix_sum = [](int from) {
+    uint64_t sum = 0;
+    for (int i = from; i < 4; ++i) sum += 1000 + i;
+    return sum;
+  };
+  auto program = Build(kSum);
+  std::map<uint64_t, uint64_t> answered;  // request id -> sum
+  uint64_t wrong = 0;
+  const MemNodeService::SendFn send = [&](TraversalMessage&& out) {
+    if (out.status != TraversalStatus::kDone || answered.count(out.request_id) != 0) ++wrong;
+    answered[out.request_id] = Sp0(out);
+  };
+  constexpr uint64_t kRequests = 3000;
+  uint64_t next = 0;
+  auto handle = [&](uint64_t count) {
+    for (uint64_t i = 0; i < count && next < kRequests; ++i, ++next) {
+      TraversalMessage m = Request(program, nodes[next % 4], 0, /*with_program=*/next == 0);
+      m.request_id = next + 1;
+      service.Handle(std::move(m), send);
+    }
+  };
+  // 2500 queued at once, then 50 more per poll: the queue's front moves
+  // past 1024 while requests stand behind it.
+  handle(2500);
+  for (int guard = 0; guard < 100000 && answered.size() < kRequests; ++guard) {
+    service.Poll(send);
+    handle(50);
+    if (!service.NeedsPoll() && !service.Idle()) service.WaitForWork(std::chrono::seconds(10));
+  }
+  EXPECT_EQ(wrong, 0u);
+  ASSERT_EQ(answered.size(), kRequests);
+  for (uint64_t id = 1; id <= kRequests; ++id) EXPECT_EQ(answered[id], suffix_sum(static_cast<int>((id - 1) % 4))) << id;
+  EXPECT_TRUE(service.Idle());
+  EXPECT_EQ(service.counters().unknown_programs, 0u);
+  EXPECT_EQ(service.counters().programs_cached, 1u);
 }
 
 TEST(Rack, MalformedProgramOrWrongHashIsABadRequest) {
