@@ -33,6 +33,7 @@ TEST(GraphCounters, OffloadAgentCountersAndDerivedRatios) {
                           {"static_misses", 10},
                           {"dynamic_hits", 90},
                           {"dynamic_misses", 10},
+                          {"dynamic_lookups_off", 50},
                           {"dynamic_hits_read_only", 60},
                           {"dynamic_misses_read_only", 15},
                           {"forward_timed", 8},
@@ -57,7 +58,8 @@ TEST(GraphCounters, OffloadAgentCountersAndDerivedRatios) {
   c.emplace_back("pages_fetched", 10);
   nlohmann::json d = DerivedFigures(c);
   EXPECT_DOUBLE_EQ(d["static_hit_rate"].get<double>(), 0.75);
-  EXPECT_DOUBLE_EQ(d["dynamic_hit_rate"].get<double>(), 0.9);
+  EXPECT_DOUBLE_EQ(d["dynamic_hit_rate"].get<double>(), 0.9) << "lookups while off are not counted";
+  EXPECT_DOUBLE_EQ(d["dynamic_hit_rate_all_lookups"].get<double>(), 0.6) << "90 hits of 150 lookups";
   EXPECT_DOUBLE_EQ(d["dynamic_hit_rate_read_only"].get<double>(), 0.8);
   EXPECT_DOUBLE_EQ(d["agent_us_per_forward_handoff"].get<double>(), 10);
   EXPECT_DOUBLE_EQ(d["agent_us_per_forward_node"].get<double>(), 200);
