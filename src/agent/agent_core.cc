@@ -455,26 +455,26 @@ bool AgentCore::ContinuesStream(uint64_t region, uint64_t offset) const {
   return stream;
 }
 
-// While the cache is off: would `entry` have been cached?  It would if it
-// is the entry of one of the recent pages whose entries the cache could
-// hold together (newest first, up to its capacity in entries), or one of
-// the prefetch_entries after such a page that continued a scan (what the
-// prefetcher loads).  Bounding by the capacity matters: 128 random pages
-// touch nearly every entry of a region of 32, which an 8-entry cache would
-// not hold (CC's sparse rounds switched the cache back on at once).
+// While the cache is off: would `entry` have been cached?  It would if the
+// cache could still hold it: the recent pages' entries, and after a page
+// that continued a scan the prefetch_entries after its own (what the
+// prefetcher loads), newest first, as many distinct entries as the cache
+// holds.  Bounding by the capacity matters: 128 random pages touch nearly
+// every entry of a region of 32, which an 8-entry cache does not hold (CC's
+// sparse rounds would switch the cache back on at once).
 bool AgentCore::PredictHit(uint64_t region, uint64_t entry) const {
+  const CacheKey wanted{region, entry};
   std::vector<CacheKey> held;
   bool hit = false;
   recent_.ForEach([&](const RecentPage& p) {
-    if (hit) return;
-    const CacheKey key{p.region, p.offset / options_.entry_bytes};
-    if (std::find(held.begin(), held.end(), key) == held.end()) {
-      if (held.size() >= cache_.capacity()) return;
-      held.push_back(key);
-    }
-    if (p.region != region) return;
+    const uint64_t e = p.offset / options_.entry_bytes;
     const uint64_t ahead = options_.prefetch && p.stream ? options_.prefetch_entries : 0;
-    hit = entry >= key.entry && entry - key.entry <= ahead;
+    for (uint64_t i = 0; i <= ahead && !hit && held.size() < cache_.capacity(); ++i) {
+      const CacheKey key{p.region, e + i};
+      if (std::find(held.begin(), held.end(), key) != held.end()) continue;
+      held.push_back(key);
+      hit = key == wanted;
+    }
   });
   return hit;
 }
