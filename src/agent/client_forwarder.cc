@@ -85,10 +85,19 @@ void ClientForwarder::Loop() {
     for (ForwardOp& op : ops) StartOp(std::move(op));
     if (!ops.empty() || pump_) Pump();
     if (ops.empty())
-      (void)loop.DriveUntil([this] { return stop_.load() || has_inbox_.load() || pump_; }, std::chrono::milliseconds(1000));
+      (void)loop.DriveUntil([this] { return stop_.load() || has_inbox_.load() || pump_ || !done_.empty(); },
+                            std::chrono::milliseconds(1000));
     else
       client_->Poll();
+    DeliverDone();
   }
+}
+
+void ClientForwarder::DeliverDone() {
+  if (done_.empty()) return;
+  std::vector<ForwardResult> out;
+  out.swap(done_);
+  deliver_(std::move(out));
 }
 
 void ClientForwarder::StartOp(ForwardOp op) {
@@ -99,22 +108,22 @@ void ClientForwarder::StartOp(ForwardOp op) {
       return Read(op.addr, op.bytes, op.cls, [this, tag, taken](Result<std::vector<uint8_t>> r) {
         ForwardResult f{tag, r.status(), 0, {}, taken, std::chrono::steady_clock::now()};
         if (r.ok()) f.data = std::move(*r);
-        deliver_(std::move(f));
+        done_.push_back(std::move(f));
       });
     case ForwardOp::Kind::kWrite:
       return Write(op.addr, std::move(op.data), op.cls, [this, tag, taken](Result<uint64_t> r) {
-        deliver_({tag, r.status(), r.ok() ? *r : 0, {}, taken, std::chrono::steady_clock::now()});
+        done_.push_back({tag, r.status(), r.ok() ? *r : 0, {}, taken, std::chrono::steady_clock::now()});
       });
     case ForwardOp::Kind::kPreload:
       return memory_->PreloadAsync(op.addr, op.bytes, op.file, op.file_offset, [this, tag](Result<uint64_t> r) {
-        deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
+        done_.push_back({tag, r.status(), r.ok() ? *r : 0, {}});
       });
     case ForwardOp::Kind::kAllocate: {
       Result<uint64_t> r = client_->Allocate(op.bytes);
-      return deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
+      return done_.push_back({tag, r.status(), r.ok() ? *r : 0, {}});
     }
     case ForwardOp::Kind::kFree:
-      return deliver_({tag, client_->Free(op.addr), 0, {}});
+      return done_.push_back({tag, client_->Free(op.addr), 0, {}});
   }
 }
 
