@@ -1,9 +1,10 @@
 // The offload agent's dynamic cache (seed 003 IV-C, "cache table"): entries
 // of `entry_bytes` (1 MB: 16 pages of 64 KB), keyed by (region, entry index)
 // in a hash table, evicted at random (among the entries the caller does not
-// name as in use, when there are any: see Insert).  An entry is filling while its fetch
-// is outstanding; requests that find it filling wait on it (waiters), and an
-// entry with waiters or a fill outstanding is pinned: never evicted.  Writes
+// name as in use, when there are any: see Insert).  An entry is filling
+// while its fetch is outstanding; requests that find it filling wait on it
+// (waiters), and an entry with waiters or a fill outstanding is pinned:
+// never evicted.  Writes
 // that reach a filling entry are kept as patches and applied, in order, when
 // the fill lands, so the entry never holds data older than the last write.
 // Single-threaded (the agent's request thread owns it).
