@@ -572,14 +572,20 @@ TEST(AdaptiveSwitch, ThresholdIsTheBandwidthRatio) {
 
 // In the agent: random reads over a small cache switch it off; a scan
 // switches it back on (its prediction from the recent list passes).
-TEST(AgentCore, DynamicCacheSwitchesOffOnRandomReadsAndBackOnForAScan) {
+// A dynamic cache of `entries` with the adaptive switch deciding every 64
+// lookups at 50%.
+AgentOptions Adaptive(uint64_t entries) {
   AgentOptions o = Plain();
   o.dynamic_cache = true;
   o.adaptive = true;
   o.adaptive_window = 64;
   o.hit_rate_threshold = 0.5;
-  o.dynamic_cache_bytes = 2 * kEntry;
-  Harness h(o);
+  o.dynamic_cache_bytes = entries * kEntry;
+  return o;
+}
+
+TEST(AgentCore, DynamicCacheSwitchesOffOnRandomReadsAndBackOnForAScan) {
+  Harness h(Adaptive(2));
   constexpr uint64_t kPages = 64 * kEntry / kPage;
   auto id = h.Create("random", kPages * kPage);
   ASSERT_TRUE(id.ok());
@@ -659,12 +665,7 @@ TEST(AgentCore, EvictionSparesTheEntriesInUse) {
 // 128 random pages touch nearly all of them.  A scan turns it back on.
 // Every lookup is counted once: a hit, a miss, or a lookup while off.
 TEST(AgentCore, RandomPagesKeepTheSwitchOffAndEveryLookupIsCounted) {
-  AgentOptions o = Plain();
-  o.dynamic_cache = true;
-  o.adaptive = true;
-  o.adaptive_window = 64;
-  o.hit_rate_threshold = 0.5;
-  o.dynamic_cache_bytes = 8 * kEntry;
+  const AgentOptions o = Adaptive(8);
   Harness h(o);
   constexpr uint64_t kPages = 32 * kEntry / kPage;
   auto id = h.Create("edges", kPages * kPage);
