@@ -35,15 +35,10 @@ struct AgentServer::Impl {
   std::vector<ForwardResult> outbox;
   std::atomic<bool> has_outbox{false};
 
-  // A batch of results from the forwarding thread: one lock, one wake-up.
-  void Deliver(std::vector<ForwardResult> results) {
+  void Deliver(ForwardResult r) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (outbox.empty()) {
-        outbox.swap(results);
-      } else {
-        for (ForwardResult& r : results) outbox.push_back(std::move(r));
-      }
+      outbox.push_back(std::move(r));
       has_outbox.store(true);
     }
     worker->Wake();
@@ -160,7 +155,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(const AgentServerOptions
   fo.max_message_bytes = options.max_message_bytes;
   fo.node_window_bytes = options.node_window_bytes;
   fo.memory_timeout = options.memory_timeout;
-  impl->forwarder = std::make_unique<ClientForwarder>(fo, [raw](std::vector<ForwardResult> r) { raw->Deliver(std::move(r)); });
+  impl->forwarder = std::make_unique<ClientForwarder>(fo, [raw](ForwardResult r) { raw->Deliver(std::move(r)); });
   impl->core = std::make_unique<AgentCore>(options.agent, impl->forwarder.get(),
                                            [raw](uint64_t host, farmem::AgentReply a) {
                                              if (a.stamps.received_ns != 0) a.stamps.replied_ns = farmem::AgentClockNanos();

@@ -85,19 +85,10 @@ void ClientForwarder::Loop() {
     for (ForwardOp& op : ops) StartOp(std::move(op));
     if (!ops.empty() || pump_) Pump();
     if (ops.empty())
-      (void)loop.DriveUntil([this] { return stop_.load() || has_inbox_.load() || pump_ || !done_.empty(); },
-                            std::chrono::milliseconds(1000));
+      (void)loop.DriveUntil([this] { return stop_.load() || has_inbox_.load() || pump_; }, std::chrono::milliseconds(1000));
     else
       client_->Poll();
-    DeliverDone();
   }
-}
-
-void ClientForwarder::DeliverDone() {
-  if (done_.empty()) return;
-  std::vector<ForwardResult> out;
-  out.swap(done_);
-  deliver_(std::move(out));
 }
 
 void ClientForwarder::StartOp(ForwardOp op) {
@@ -108,22 +99,22 @@ void ClientForwarder::StartOp(ForwardOp op) {
       return Read(op.addr, op.bytes, op.cls, [this, tag, taken](Result<std::vector<uint8_t>> r) {
         ForwardResult f{tag, r.status(), 0, {}, taken, std::chrono::steady_clock::now()};
         if (r.ok()) f.data = std::move(*r);
-        done_.push_back(std::move(f));
+        deliver_(std::move(f));
       });
     case ForwardOp::Kind::kWrite:
       return Write(op.addr, std::move(op.data), op.cls, [this, tag, taken](Result<uint64_t> r) {
-        done_.push_back({tag, r.status(), r.ok() ? *r : 0, {}, taken, std::chrono::steady_clock::now()});
+        deliver_({tag, r.status(), r.ok() ? *r : 0, {}, taken, std::chrono::steady_clock::now()});
       });
     case ForwardOp::Kind::kPreload:
       return memory_->PreloadAsync(op.addr, op.bytes, op.file, op.file_offset, [this, tag](Result<uint64_t> r) {
-        done_.push_back({tag, r.status(), r.ok() ? *r : 0, {}});
+        deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
       });
     case ForwardOp::Kind::kAllocate: {
       Result<uint64_t> r = client_->Allocate(op.bytes);
-      return done_.push_back({tag, r.status(), r.ok() ? *r : 0, {}});
+      return deliver_({tag, r.status(), r.ok() ? *r : 0, {}});
     }
     case ForwardOp::Kind::kFree:
-      return done_.push_back({tag, client_->Free(op.addr), 0, {}});
+      return deliver_({tag, client_->Free(op.addr), 0, {}});
   }
 }
 

@@ -2,9 +2,7 @@
 // connected to the cluster, the memory agent's client over it, and the
 // queue of operations the request thread submits.  Results go back through
 // `deliver` (called on the forwarding thread; the agent queues them for the
-// request thread), in batches: every result that completed in one pass of
-// the thread's loop in one call, so the request thread is woken once per
-// pass, not once per result.
+// request thread).
 //
 // Pacing.  A read or write longer than max_message_bytes goes as pieces,
 // and at most node_window_bytes of pieces are outstanding at one memory
@@ -51,7 +49,7 @@ bool FitsWindow(uint64_t outstanding, uint64_t bytes, uint64_t window);
 
 class ClientForwarder final : public Forwarder {
  public:
-  using DeliverFn = std::function<void(std::vector<ForwardResult>)>;
+  using DeliverFn = std::function<void(ForwardResult)>;
 
   ClientForwarder(const ForwarderOptions& options, DeliverFn deliver);
   ~ClientForwarder() override;
@@ -89,8 +87,6 @@ class ClientForwarder final : public Forwarder {
   // Starts what each node's window allows.
   void Pump();
   void StartPiece(uint32_t node, Piece piece);
-  // Hands the results completed so far to `deliver_` (one call).
-  void DeliverDone();
 
   ForwarderOptions options_;
   DeliverFn deliver_;
@@ -106,7 +102,6 @@ class ClientForwarder final : public Forwarder {
   // Forwarding thread only.
   std::map<uint32_t, NodeQueue> nodes_;
   bool pump_ = false;  // a piece ended: its node's window has room
-  std::vector<ForwardResult> done_;  // completed, not yet delivered
 };
 
 }  // namespace pulse::agent
