@@ -166,6 +166,18 @@ AgentOptions Plain() {
   return o;
 }
 
+// A dynamic cache of `entries` that prefetches the entry after a scanned
+// one, without the adaptive switch.
+AgentOptions Prefetching(uint64_t entries) {
+  AgentOptions o = Plain();
+  o.dynamic_cache = true;
+  o.prefetch = true;
+  o.adaptive = false;
+  o.prefetch_entries = 1;
+  o.dynamic_cache_bytes = entries * kEntry;
+  return o;
+}
+
 TEST(AgentCore, RandomReadsAndWritesMatchAPlainReferenceInEveryMode) {
   struct Mode {
     const char* name;
@@ -248,12 +260,7 @@ TEST(AgentCore, RandomReadsAndWritesMatchAPlainReferenceInEveryMode) {
 // it was the entry of a missed page or the entry after any requested page's
 // (prefetch_entries = 1); a page hits iff its entry is cached.
 TEST(AgentCore, DynamicCacheAndPrefetchMatchTheModel) {
-  AgentOptions o = Plain();
-  o.dynamic_cache = true;
-  o.prefetch = true;
-  o.adaptive = false;
-  o.prefetch_entries = 1;
-  o.dynamic_cache_bytes = 64 * kEntry;  // no evictions
+  AgentOptions o = Prefetching(64);  // no evictions
   Harness h(o);
   constexpr uint64_t kEntries = 16, kPagesPerEntry = kEntry / kPage, kPages = kEntries * kPagesPerEntry;
   auto id = h.Create("edges", kPages * kPage);
@@ -615,12 +622,7 @@ TEST(AgentCore, DynamicCacheSwitchesOffOnRandomReadsAndBackOnForAScan) {
 // the only one not in use, and after the first touches every lookup hits.
 // Plain random eviction over the five threw out a vertex entry on most runs.
 TEST(AgentCore, EvictionSparesTheEntriesInUse) {
-  AgentOptions o = Plain();
-  o.dynamic_cache = true;
-  o.prefetch = true;
-  o.adaptive = false;
-  o.prefetch_entries = 1;
-  o.dynamic_cache_bytes = 5 * kEntry;
+  AgentOptions o = Prefetching(5);
   constexpr uint64_t kPagesPerEntry = kEntry / kPage, kEntries = 16;
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     o.seed = seed;
