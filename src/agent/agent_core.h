@@ -24,15 +24,18 @@
 //               loaded once (class static load, in the background) and then
 //               served from the agent; every page served counts a hit.
 //   dynamic cache for the other regions: entries of entry_bytes (16 pages),
-//               looked up per page; a miss is fetched on demand (just the
-//               pages asked for) and recorded in the recent list, from which
-//               the prefetcher loads, in the background (class prefetch),
-//               the entry of a missed page and, when a page continues a
-//               forward scan, the prefetch_entries entries after its own
+//               evicted at random among those no recent page is in (the
+//               last 32), looked up per page; a miss is fetched on demand
+//               (just the pages asked for) and recorded in the recent list,
+//               from which the prefetcher loads, in the background (class
+//               prefetch), the entry of a missed page and, when a page
+//               continues a forward scan, the prefetch_entries entries after
+//               its own
 //               (has_work() is true while the list has unread pages, so
 //               hits alone keep it going).  The adaptive switch turns the
-//               cache off when its hit rate falls below the threshold (and
-//               back on when the recent list predicts it would pass).
+//               cache off when a window's hit rate falls below the
+//               threshold (and back on when the recent list predicts, for a
+//               cache of this capacity, that it would pass).
 // Single-threaded: every call on one thread.
 #pragma once
 
@@ -77,7 +80,8 @@ struct AgentOptions {
   uint32_t prefetch_entries = 1;            // entries after a requested page's entry
   uint32_t max_prefetch_in_flight = 8;
   double hit_rate_threshold = 0.5;          // Eq. 3 (HitRateThreshold)
-  uint32_t adaptive_window = 1024;          // page lookups per decision
+  uint32_t adaptive_window = 128;           // page lookups per decision (the recent list's length: CC's
+                                            // sparse rounds, ~400 lookups on rmat-18, fit several)
   uint64_t chunk_bytes = 16ull << 20;       // region reservation unit (a multiple of entry_bytes)
   uint64_t seed = 1;                        // random eviction
 };
@@ -143,6 +147,9 @@ struct AgentCounters {
   uint64_t static_bytes = 0;
   uint64_t dynamic_hits = 0;           // pages found in the dynamic cache (ready or filling), while it is on
   uint64_t dynamic_misses = 0;
+  // Pages looked up while the adaptive switch had the cache off (read on
+  // demand, counted neither hit nor miss): with the two above, every lookup.
+  uint64_t dynamic_lookups_off = 0;
   // Where the dynamic hits and misses come from (diagnostics; pages):
   uint64_t dynamic_hits_filling = 0;    // hits on an entry still being filled (the page waits for it)
   uint64_t dynamic_misses_evicted = 0;  // misses on an entry the cache held and evicted
@@ -300,6 +307,7 @@ class AgentCore {
   Result<Region*> PagesOf(const AgentRequest& q);
   bool DynamicApplies(const Region& r) const;
   bool PredictHit(uint64_t region, uint64_t entry) const;
+  bool InUse(const CacheKey& key) const;
   bool ContinuesStream(uint64_t region, uint64_t offset) const;
   size_t window() const;
   uint64_t PrefetchLimit() const;  // fills in flight at most

@@ -10,24 +10,27 @@ CacheEntry* DynamicCache::Find(const CacheKey& key) {
   return it == map_.end() ? nullptr : &it->second;
 }
 
-bool DynamicCache::EvictOne() {
+bool DynamicCache::EvictOne(const InUse& in_use) {
   if (slots_.empty()) return false;
   // A few random picks, then a scan from a random start: random eviction
-  // that still finds the one unpinned entry among many pinned ones.
+  // that still finds the one candidate among many pinned or spared ones.
+  auto spare = [&](const CacheKey& key) { return in_use && in_use(key); };
   std::uniform_int_distribution<size_t> pick(0, slots_.size() - 1);
   for (int attempt = 0; attempt < 8; ++attempt) {
     const CacheKey key = slots_[pick(rng_)];
-    if (!map_.at(key).pinned()) {
+    if (!map_.at(key).pinned() && !spare(key)) {
       Evict(key);
       return true;
     }
   }
   const size_t start = pick(rng_);
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    const CacheKey key = slots_[(start + i) % slots_.size()];
-    if (!map_.at(key).pinned()) {
-      Evict(key);
-      return true;
+  for (bool spare_in_use : {true, false}) {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const CacheKey key = slots_[(start + i) % slots_.size()];
+      if (!map_.at(key).pinned() && !(spare_in_use && spare(key))) {
+        Evict(key);
+        return true;
+      }
     }
   }
   return false;
@@ -40,9 +43,9 @@ void DynamicCache::Evict(const CacheKey& key) {
   ++evictions_;
 }
 
-CacheEntry* DynamicCache::Insert(const CacheKey& key) {
+CacheEntry* DynamicCache::Insert(const CacheKey& key, const InUse& in_use) {
   if (capacity_ == 0) return nullptr;
-  if (map_.size() >= capacity_ && !EvictOne()) return nullptr;
+  if (map_.size() >= capacity_ && !EvictOne(in_use)) return nullptr;
   auto [it, inserted] = map_.try_emplace(key);
   evicted_.erase(key);
   if (inserted) {

@@ -1,14 +1,17 @@
 // The offload agent's dynamic cache (seed 003 IV-C, "cache table"): entries
 // of `entry_bytes` (1 MB: 16 pages of 64 KB), keyed by (region, entry index)
-// in a hash table, evicted at random.  An entry is filling while its fetch
-// is outstanding; requests that find it filling wait on it (waiters), and an
-// entry with waiters or a fill outstanding is pinned: never evicted.  Writes
+// in a hash table, evicted at random (among the entries the caller does not
+// name as in use, when there are any: see Insert).  An entry is filling
+// while its fetch is outstanding; requests that find it filling wait on it
+// (waiters), and an entry with waiters or a fill outstanding is pinned:
+// never evicted.  Writes
 // that reach a filling entry are kept as patches and applied, in order, when
 // the fill lands, so the entry never holds data older than the last write.
 // Single-threaded (the agent's request thread owns it).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
@@ -58,7 +61,11 @@ class DynamicCache {
   CacheEntry* Find(const CacheKey& key);
   // A new filling entry for `key` (absent), evicting a random unpinned entry
   // when full; nullptr if full and every entry is pinned, or capacity is 0.
-  CacheEntry* Insert(const CacheKey& key);
+  // `in_use` (may be empty) names entries to spare: the victim is drawn from
+  // the unpinned entries it does not name, and from every unpinned entry
+  // only when it names them all.
+  using InUse = std::function<bool(const CacheKey&)>;
+  CacheEntry* Insert(const CacheKey& key, const InUse& in_use = {});
   void Erase(const CacheKey& key);
   // Drops every unpinned entry (the dynamic cache switched off).
   void DropUnpinned();
@@ -82,7 +89,7 @@ class DynamicCache {
   void ForgetEvicted(uint64_t region);
 
  private:
-  bool EvictOne();
+  bool EvictOne(const InUse& in_use);
   void Evict(const CacheKey& key);
 
   uint64_t capacity_;

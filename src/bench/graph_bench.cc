@@ -177,7 +177,8 @@ nlohmann::json Report(const std::string& file, const std::string& system, graph:
     extra += ", node MB";
     for (const auto& [cls, bytes] : traffic.items()) extra += fmt::format(" {} {:.1f}", cls, bytes.get<double>() / 1e6);
   }
-  for (const char* k : {"static_hit_rate", "dynamic_hit_rate", "dynamic_hit_rate_read_only", "host_us_per_fetch"})
+  for (const char* k : {"static_hit_rate", "dynamic_hit_rate", "dynamic_hit_rate_all_lookups", "dynamic_hit_rate_read_only",
+                        "host_us_per_fetch"})
     if (r["derived"].contains(k)) extra += fmt::format(", {} {:.3g}", k, r["derived"][k].get<double>());
   progress(fmt::format("{} {} {}: {:.3f} s, {} rounds, rss {:.1f} MiB (peak {:.1f}), cpu {:.2f} s{}, verified: {}", file,
                        system, graph::AppName(app), m.seconds, m.result->rounds, m.memory.rss / 1048576.0,

@@ -36,7 +36,7 @@ NamedCounters MemoryAgentCounters(const nlohmann::json& farmem) {
 NamedCounters OffloadAgentCounters(const nlohmann::json& c) {
   NamedCounters out;
   for (const char* name : {"host_read_requests", "host_write_requests", "static_hits", "static_misses",
-                           "dynamic_hits", "dynamic_misses", "prefetches", "prefetch_skipped", "memory_ops",
+                           "dynamic_hits", "dynamic_misses", "dynamic_lookups_off", "prefetches", "prefetch_skipped", "memory_ops",
                            "cpu_seconds", "read_request_micros", "read_requests_timed", "dynamic_turned_off",
                            "dynamic_turned_on", "dynamic_hits_filling", "dynamic_misses_evicted",
                            "dynamic_hits_read_only", "dynamic_misses_read_only", "dynamic_evicted_unused",
@@ -64,6 +64,10 @@ nlohmann::json DerivedFigures(const NamedCounters& changes) {
   };
   ratio("static_hit_rate", c["agent_static_hits"], c["agent_static_hits"] + c["agent_static_misses"]);
   ratio("dynamic_hit_rate", c["agent_dynamic_hits"], c["agent_dynamic_hits"] + c["agent_dynamic_misses"]);
+  // Over every lookup, those made while the adaptive switch had the cache
+  // off included (dynamic_hit_rate counts only those made while it was on).
+  ratio("dynamic_hit_rate_all_lookups", c["agent_dynamic_hits"],
+        c["agent_dynamic_hits"] + c["agent_dynamic_misses"] + c["agent_dynamic_lookups_off"]);
   ratio("dynamic_hit_rate_read_only", c["agent_dynamic_hits_read_only"],
         c["agent_dynamic_hits_read_only"] + c["agent_dynamic_misses_read_only"]);
   ratio("host_us_per_fetch", c["host_fetch_micros"], c["pages_fetched"]);
