@@ -314,6 +314,10 @@ class MemNodeServer {
   Result<nlohmann::json> FrameKey(uint64_t frame, uint64_t page_bytes);
   Result<nlohmann::json> ThawFrame(uint64_t frame, uint64_t page_bytes, bool home);
   nlohmann::json PageMovesJson() const;
+  // Withholds from the allocator every frame the directory says holds a
+  // page other than its home one (after a restart, the frames that moved
+  // before it).
+  void WithholdForeignFrames();
   // After the pool is mapped: restores the allocations of a re-attached pool
   // from its journal, or starts an empty journal.
   Status RestoreAllocations();

@@ -114,6 +114,26 @@ Result<json> MemNodeServer::ThawFrame(uint64_t frame, uint64_t page_bytes, bool 
   return json{{"frame", frame}, {"was_frozen", was_frozen}, {"withheld", page_moves_.withheld.count(frame) != 0}};
 }
 
+void MemNodeServer::WithholdForeignFrames() {
+  const tier::TierPush* push = pages_.push();
+  if (push == nullptr || options_.rack.empty()) return;
+  const tier::MemoryNodeFrames* mine = push->directory.FindNode(options_.node);
+  if (mine == nullptr) return;
+  const uint64_t page_bytes = push->geometry.page_size();
+  for (uint64_t i = 0; i < mine->frames; ++i) {
+    if (page_moves_.withheld.count(i) != 0) continue;
+    const std::optional<tier::PageId> holds = push->directory.PageAt(tier::Frame{options_.node, i});
+    Result<tier::PageId> own = push->geometry.PageOfNode(options_.node, i);
+    if (holds && own.ok() && *holds == *own) continue;
+    if (Status s = allocator_->Restore(i * page_bytes, page_bytes); !s.ok()) {
+      log_->Warn("frame {} holds a page other than its own but cannot be withheld from the allocator: {}", i,
+                 s.message());
+      continue;
+    }
+    page_moves_.withheld.insert(i);
+  }
+}
+
 json MemNodeServer::PageMovesJson() const {
   return json{{"frozen", page_moves_.frozen.size()},
               {"withheld", page_moves_.withheld.size()},

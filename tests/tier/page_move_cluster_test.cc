@@ -178,6 +178,15 @@ TEST_F(PageMoves, AnEmptyPageMovesWithItsBytesAndTheColdestPageOfTheRackTakesIts
   s = WaitFinished(2);
   EXPECT_EQ(s["outcomes"].value("already local", uint64_t{0}), 1u) << s.dump();
   EXPECT_EQ(Tier()["version"], moved_version);
+
+  // Killed and restarted, node 0 learns from the directory that its frame 0
+  // holds another node's page and withholds it again.
+  rack_.memnode(0).Signal(SIGKILL);
+  ASSERT_NE(rack_.memnode(0).Wait(10s), -1);
+  rack_.ForgetMemNode(0);
+  rack_.StartMemNode(0, /*pool_mib=*/16, Rack("a"));
+  ASSERT_TRUE(rack_.Join(2));
+  EXPECT_TRUE(WaitSettled(0, 1));
 }
 
 TEST_F(PageMoves, APageHoldingOrStraddledByAnAllocationIsRefusedByReasonAndKeepsItsData) {
