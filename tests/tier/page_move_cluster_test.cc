@@ -24,6 +24,7 @@
 #include "pulse/client.h"
 #include "support/cpu_node.h"
 #include "support/local_rack.h"
+#include "tier/racked_cluster.h"
 
 namespace pulse {
 namespace {
@@ -34,7 +35,8 @@ using namespace std::chrono_literals;
 
 constexpr uint64_t kPageBytes = 1 << 20;
 
-std::vector<std::string> Rack(const char* rack) { return {"--rack", rack, "--rack-tenants", "1"}; }
+using testing::RackFlags;
+using testing::WaitForTierVersion;
 
 class PageMoves : public ::testing::Test {
  protected:
@@ -43,8 +45,8 @@ class PageMoves : public ::testing::Test {
     setenv("UCX_TLS", "tcp", 1);
     ASSERT_TRUE(rack_.StartSwitch(
         {"--page-bytes", std::to_string(kPageBytes), "--swaps", "on", "--swap-timeout-ms", "3000"}));
-    rack_.StartMemNode(0, /*pool_mib=*/16, Rack("a"));
-    rack_.StartMemNode(1, /*pool_mib=*/16, Rack("b"));
+    rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
+    rack_.StartMemNode(1, /*pool_mib=*/16, RackFlags("b"));
     ASSERT_TRUE(rack_.Join(2));
   }
   void TearDown() override { unsetenv("UCX_TLS"); }
@@ -65,38 +67,19 @@ class PageMoves : public ::testing::Test {
   }
   // Waits until the switch reports `n` finished swaps; its swap stats.
   json WaitFinished(uint64_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
     json s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      s = Swaps();
-      if (s.value("finished", uint64_t{0}) >= n) return s;
-      rack_.cpu().Pump(10ms);
-    }
-    ADD_FAILURE() << "swaps: " << s.dump();
+    testing::Eventually(rack_, "swaps", [&](json* last) {
+      *last = s = Swaps();
+      return s.value("finished", uint64_t{0}) >= n;
+    });
     return s;
   }
   // Waits until `node` has no frozen frame and `withheld` withheld ones.
   bool WaitSettled(uint32_t node, uint64_t withheld) {
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    json m;
-    while (std::chrono::steady_clock::now() < deadline) {
-      m = Moves(node);
-      if (m.value("frozen", uint64_t{1}) == 0 && m.value("withheld", uint64_t{99}) == withheld) return true;
-      rack_.cpu().Pump(10ms);
-    }
-    ADD_FAILURE() << "memory node " << node << " page_moves: " << m.dump();
-    return false;
-  }
-  bool WaitForTierVersion(uint32_t node, uint64_t version) {
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    json s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      s = rack_.MemNodeStats(node)["counters"];
-      if (s.value("tier_version", uint64_t{0}) == version) return true;
-      rack_.cpu().Pump(10ms);
-    }
-    ADD_FAILURE() << "memory node " << node << " stats: " << s.dump();
-    return false;
+    return testing::Eventually(rack_, "memory node " + std::to_string(node) + " page_moves", [&](json* m) {
+      *m = Moves(node);
+      return m->value("frozen", uint64_t{1}) == 0 && m->value("withheld", uint64_t{99}) == withheld;
+    });
   }
 
   // Reads or writes a whole frame the way the swap driver does, as a
@@ -120,17 +103,6 @@ class PageMoves : public ::testing::Test {
     ASSERT_TRUE(t.value("ok", false)) << t.dump();
   }
 
-  std::unique_ptr<Client> Connect(const std::string& rack) {
-    ClientOptions o;
-    o.switch_address = rack_.switch_address();
-    o.policy = AllocationPolicy::kPartitioned;
-    o.request_timeout = 1000ms;
-    o.rack = rack;
-    auto c = Client::Connect(o);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(*c) : nullptr;
-  }
-
   LocalRack rack_;
 };
 
@@ -152,8 +124,8 @@ TEST_F(PageMoves, AnEmptyPageMovesWithItsBytesAndTheColdestPageOfTheRackTakesIts
   EXPECT_EQ(tier["moved"], 2u) << tier.dump();  // the hot page and the victim
   const uint64_t moved_version = tier["version"].get<uint64_t>();
   EXPECT_GT(moved_version, version);
-  EXPECT_TRUE(WaitForTierVersion(0, moved_version));
-  EXPECT_TRUE(WaitForTierVersion(1, moved_version));
+  EXPECT_TRUE(WaitForTierVersion(rack_, 0, moved_version));
+  EXPECT_TRUE(WaitForTierVersion(rack_, 1, moved_version));
   // Each node withholds the frame that now holds the other's page.
   EXPECT_TRUE(WaitSettled(0, 1));
   EXPECT_TRUE(WaitSettled(1, 1));
@@ -167,7 +139,7 @@ TEST_F(PageMoves, AnEmptyPageMovesWithItsBytesAndTheColdestPageOfTheRackTakesIts
   EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](uint8_t b) { return b == 0; }));
 
   // Nothing is allocated where the address would name the page that left.
-  std::unique_ptr<Client> a = Connect("a");
+  std::unique_ptr<Client> a = testing::ConnectToRack(rack_, "a");
   ASSERT_NE(a, nullptr);
   auto local = a->Allocate(64, 0);
   ASSERT_TRUE(local.ok()) << local.status().ToString();
@@ -184,13 +156,13 @@ TEST_F(PageMoves, AnEmptyPageMovesWithItsBytesAndTheColdestPageOfTheRackTakesIts
   rack_.memnode(0).Signal(SIGKILL);
   ASSERT_NE(rack_.memnode(0).Wait(10s), -1);
   rack_.ForgetMemNode(0);
-  rack_.StartMemNode(0, /*pool_mib=*/16, Rack("a"));
+  rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
   ASSERT_TRUE(rack_.Join(2));
   EXPECT_TRUE(WaitSettled(0, 1));
 }
 
 TEST_F(PageMoves, APageHoldingOrStraddledByAnAllocationIsRefusedByReasonAndKeepsItsData) {
-  std::unique_ptr<Client> a = Connect("a");
+  std::unique_ptr<Client> a = testing::ConnectToRack(rack_, "a");
   ASSERT_NE(a, nullptr);
   auto far = a->Allocate(64, 1);  // in rack "b"
   ASSERT_TRUE(far.ok()) << far.status().ToString();
