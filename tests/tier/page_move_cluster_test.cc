@@ -29,14 +29,11 @@
 namespace pulse {
 namespace {
 
-using testing::LocalRack;
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-constexpr uint64_t kPageBytes = 1 << 20;
-
 using testing::RackFlags;
-using testing::WaitForTierVersion;
+
+constexpr uint64_t kPageBytes = 1 << 20;  // 16 frames of a 16 MiB pool
 
 class PageMoves : public ::testing::Test {
  protected:
@@ -103,7 +100,7 @@ class PageMoves : public ::testing::Test {
     ASSERT_TRUE(t.value("ok", false)) << t.dump();
   }
 
-  LocalRack rack_;
+  testing::LocalRack rack_;
 };
 
 TEST_F(PageMoves, AnEmptyPageMovesWithItsBytesAndTheColdestPageOfTheRackTakesItsFrame) {
@@ -124,8 +121,8 @@ TEST_F(PageMoves, AnEmptyPageMovesWithItsBytesAndTheColdestPageOfTheRackTakesIts
   EXPECT_EQ(tier["moved"], 2u) << tier.dump();  // the hot page and the victim
   const uint64_t moved_version = tier["version"].get<uint64_t>();
   EXPECT_GT(moved_version, version);
-  EXPECT_TRUE(WaitForTierVersion(rack_, 0, moved_version));
-  EXPECT_TRUE(WaitForTierVersion(rack_, 1, moved_version));
+  EXPECT_TRUE(testing::WaitForTierVersion(rack_, 0, moved_version));
+  EXPECT_TRUE(testing::WaitForTierVersion(rack_, 1, moved_version));
   // Each node withholds the frame that now holds the other's page.
   EXPECT_TRUE(WaitSettled(0, 1));
   EXPECT_TRUE(WaitSettled(1, 1));
