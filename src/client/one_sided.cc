@@ -6,20 +6,11 @@
 
 #include "client/far_allocator.h"
 #include "client/lifetimes.h"
+#include "node/node_control.h"
 
 namespace pulse {
 
 using nlohmann::json;
-
-namespace {
-// A hex digit's value; -1 if it is none.
-int Nibble(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-}  // namespace
 
 Status OneSidedAccess::EnableCache(const CacheOptions& c) {
   const uint32_t block = c.granularity == CacheGranularity::kPage ? c.page_bytes : c.object_bytes;
@@ -207,15 +198,9 @@ Status OneSidedAccess::AddKey(MemNode& n, const json& a) {
       !a["length"].is_number_unsigned() || !a.contains("rkey") || !a["rkey"].is_string() ||
       !a.contains("remote_base") || !a["remote_base"].is_number_unsigned())
     return Status::InvalidArgument(fmt::format("memory node {} answered without an allocation's key", n.id));
-  const std::string hex = a["rkey"].get<std::string>();
-  std::vector<uint8_t> packed;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    const int hi = Nibble(hex[i]), lo = Nibble(hex[i + 1]);
-    if (hi < 0 || hi > 15 || lo < 0 || lo > 15)
-      return Status::InvalidArgument(fmt::format("memory node {} answered a key that is not hex", n.id));
-    packed.push_back(static_cast<uint8_t>(hi << 4 | lo));
-  }
-  PULSE_ASSIGN_OR_RETURN(net::RemoteKey key, connections_->worker->ImportRkey(n.ep, packed));
+  Result<std::vector<uint8_t>> packed = node::HexDecode(a["rkey"].get<std::string>());
+  if (!packed.ok()) return Status::InvalidArgument(fmt::format("memory node {} answered a key that is not hex", n.id));
+  PULSE_ASSIGN_OR_RETURN(net::RemoteKey key, connections_->worker->ImportRkey(n.ep, *packed));
   AllocationKey& k = keys_[a["base"].get<uint64_t>()];
   k = AllocationKey{a["length"].get<uint64_t>(), a["remote_base"].get<uint64_t>(), n.ep, std::move(key)};
   return Status::Ok();

@@ -90,4 +90,16 @@ const Allocation* PoolAllocator::Find(uint64_t offset) const {
   return a == allocated_.end() ? nullptr : &a->second;
 }
 
+std::vector<Allocation> PoolAllocator::Overlapping(uint64_t offset, uint64_t length) const {
+  std::vector<Allocation> out;
+  // The one that starts before `offset` may reach into the range.
+  auto it = allocated_.lower_bound(offset);
+  if (it != allocated_.begin()) {
+    auto before = std::prev(it);
+    if (before->second.offset + before->second.length > offset) out.push_back(before->second);
+  }
+  for (; it != allocated_.end() && it->first < offset + length; ++it) out.push_back(it->second);
+  return out;
+}
+
 }  // namespace pulse::memnode

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "pulse/status.h"
 
@@ -35,6 +36,9 @@ class PoolAllocator {
   Status Free(uint64_t offset);
   // The allocation starting at `offset`, if any.
   const Allocation* Find(uint64_t offset) const;
+  // Every allocation with a byte in [offset, offset + length), by offset
+  // (a page frame's, when a page is to move: docs/tier.md).
+  std::vector<Allocation> Overlapping(uint64_t offset, uint64_t length) const;
 
   uint64_t granularity() const { return granularity_; }
   uint64_t capacity() const { return capacity_; }

@@ -577,6 +577,8 @@ void MemNodeServer::OnControl(net::EndpointId from, std::span<const uint8_t> pay
       answer = LockOp(from, op, req->body);
     } else if (auto memory = MemoryOp(from, op, req->body)) {
       answer = std::move(*memory);
+    } else if (auto moved = PageMoveOp(from, op, req->body)) {
+      answer = std::move(*moved);
     } else if (op == "stats") {
       answer = json{{"role", "memnode"}, {"node", options_.node}, {"instance", options_.instance_id},
                     {"insecure", worker_->open()}, {"counters", Stats()}};
@@ -776,6 +778,7 @@ json MemNodeServer::Stats() const {
               {"routing", RoutingModeName(routing_mode_)},
               {"routing_version", routing_.version()},
               {"tier_version", pages_.version()},
+              {"page_moves", PageMovesJson()},
               {"direct_continuations", to_peers_.counters().carried},
               {"direct_responses", to_cpu_.counters().carried},
               {"switch_sends", to_switch_.counters().carried},

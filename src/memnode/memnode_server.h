@@ -305,6 +305,19 @@ class MemNodeServer {
   // The memory node holding `addr` now: the directory's node for a paged
   // address, else the routing table's owner.
   std::optional<NodeId> OwnerOf(uint64_t addr) const;
+  // ---- moving pages (page_moves.cc, docs/tier.md) ----
+  // page_freeze, frame_key, page_thaw from the switch's swap driver;
+  // nullopt for any other op.
+  std::optional<Result<nlohmann::json>> PageMoveOp(net::EndpointId from, const std::string& op,
+                                                   const nlohmann::json& body);
+  Result<nlohmann::json> FreezeFrame(uint64_t frame, uint64_t page_bytes);
+  Result<nlohmann::json> FrameKey(uint64_t frame, uint64_t page_bytes);
+  Result<nlohmann::json> ThawFrame(uint64_t frame, uint64_t page_bytes, bool home);
+  nlohmann::json PageMovesJson() const;
+  // Withholds from the allocator every frame the directory says holds a
+  // page other than its home one (after a restart, the frames that moved
+  // before it).
+  void WithholdForeignFrames();
   // After the pool is mapped: restores the allocations of a re-attached pool
   // from its journal, or starts an empty journal.
   Status RestoreAllocations();
@@ -354,6 +367,17 @@ class MemNodeServer {
   tier::PageLocator pages_;  // the switch's page directory, with the table
   Peers peers_;
   MemNodeServerCounters counters_;
+  // Frames a swap is changing (page_moves.cc); after worker_, so the
+  // regions go before it.
+  struct PageMoves {
+    std::set<uint64_t> frozen;    // frame indexes
+    std::set<uint64_t> withheld;  // frozen, or holding another node's page: not allocatable
+    std::map<uint64_t, net::MemoryRegion> regions;  // a frozen frame's one-frame key
+    std::optional<net::MemoryRegion> swap_buffer;   // one page, beyond the pool
+    uint64_t frozen_total = 0;
+    uint64_t refused_straddling = 0;
+    uint64_t refused_allocated = 0;
+  } page_moves_;
   // Traversal messages queued in this pass, by direction: final responses
   // to CPU nodes, continuations to other memory nodes, anything to the
   // switch.

@@ -10,6 +10,7 @@ void MemNodeServer::AdoptPages(const nlohmann::json& table) {
     log_->Warn("the switch sent a malformed page directory: {}", adopted.status().message());
   } else if (*adopted) {
     log_->Debug("page directory version {}", pages_.version());
+    WithholdForeignFrames();
   }
 }
 

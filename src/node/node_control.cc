@@ -96,6 +96,24 @@ std::string HexEncode(std::span<const uint8_t> bytes) {
   return out;
 }
 
+Result<std::vector<uint8_t>> HexDecode(std::string_view hex) {
+  auto nibble = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) return Status::InvalidArgument("hex text of odd length");
+  std::vector<uint8_t> out;
+  out.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return Status::InvalidArgument("text that is not hex");
+    out.push_back(static_cast<uint8_t>(hi << 4 | lo));
+  }
+  return out;
+}
+
 bool SendControlReply(net::Worker& worker, net::EndpointId to, const nlohmann::json& seq,
                       Result<nlohmann::json> answer, const NodeLog& log) {
   const bool ok = answer.ok();

@@ -58,5 +58,8 @@ double ProcessCpuSeconds();
 
 // "0123ab..." for bytes.
 std::string HexEncode(std::span<const uint8_t> bytes);
+// The bytes of HexEncode's text (either case); InvalidArgument for a
+// character that is no hex digit or an odd length.
+Result<std::vector<uint8_t>> HexDecode(std::string_view hex);
 
 }  // namespace pulse::node

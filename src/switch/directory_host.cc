@@ -44,6 +44,22 @@ Result<bool> DirectoryHost::Register(uint32_t node, const std::string& rack, uin
   return true;
 }
 
+Result<bool> DirectoryHost::ApplyMoves(const tier::PageDirectory& moved, std::span<const tier::PageId> pages) {
+  tier::PageDirectory d = state_.directory;
+  for (tier::PageId page : pages) {
+    PULSE_ASSIGN_OR_RETURN(const tier::PageEntry to, moved.Lookup(page));
+    PULSE_ASSIGN_OR_RETURN(const tier::PageEntry now, d.Lookup(page));
+    if (now.frame == to.frame) continue;
+    if (std::optional<tier::PageId> other = d.PageAt(to.frame))
+      PULSE_RETURN_IF_ERROR(d.Exchange(page, *other));
+    else
+      PULSE_RETURN_IF_ERROR(d.Move(page, to.frame));
+  }
+  if (d.version() == state_.directory.version()) return false;
+  state_.directory = std::move(d);
+  return true;
+}
+
 json DirectoryHost::PushMember() const { return tier::EncodeTierPush(state_); }
 
 std::optional<uint32_t> DirectoryHost::Owner(uint64_t addr) const {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,13 @@ class DirectoryHost {
   // For `stats`: version, page_bytes, racks, pages, moved (pages away from
   // their home frame).
   nlohmann::json StatsJson() const;
+
+  // Puts `pages` in the frames `moved` (a swap's result) gives them,
+  // exchanging with the page a target frame holds (a swap's victim).
+  // Returns whether the directory changed; NotFound or FailedPrecondition
+  // (the directory's) if `moved` names a page or frame it does not hold,
+  // leaving it as it was.
+  Result<bool> ApplyMoves(const tier::PageDirectory& moved, std::span<const tier::PageId> pages);
 
   const tier::TierPush& state() const { return state_; }
   // The directory itself, for the swap protocol (which changes it only by

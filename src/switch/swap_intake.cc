@@ -8,16 +8,6 @@ namespace pulse::switchd {
 
 using nlohmann::json;
 
-namespace {
-Status NotBuilt(std::string_view step) {
-  return Status::FailedPrecondition(
-      fmt::format("swap: {} between racks is not built yet (docs/tier.md)", step));
-}
-}  // namespace
-
-SwapIntake::SwapIntake(DirectoryHost* directory)
-    : directory_(directory), coordinator_(directory->mutable_directory(), this) {}
-
 Result<json> SwapIntake::Request(const json& body) {
   constexpr std::string_view op = "swap_request";
   PULSE_ASSIGN_OR_RETURN(uint64_t page, node::GetU64(body, "page", op));
@@ -37,24 +27,36 @@ Result<json> SwapIntake::Request(const json& body) {
   heat.writes = body["writes"].get<uint64_t>();
   ++requests_;
   reported_[{r->second, page}] = heat;
-  const bool queued = coordinator_.Submit(tier::SwapRequest{page, r->second});
-  if (!queued) ++duplicates_;
+  const bool queued = pending_.insert(page).second;
+  if (!queued) {
+    ++duplicates_;
+  } else if (driver_ != nullptr) {
+    driver_->Submit(tier::SwapRequest{page, r->second}, reported_);
+  }
   return json{{"queued", queued}};
 }
 
+void SwapIntake::Finished(const SwapResult& result) {
+  pending_.erase(result.request.page);
+  ++finished_;
+  if (result.report.ok()) {
+    ++outcomes_[std::string(tier::SwapOutcomeName(result.report->outcome))];
+  } else {
+    ++failed_;
+    last_failure_ = result.report.status();
+  }
+}
+
 json SwapIntake::StatsJson() const {
-  return json{{"requests", requests_}, {"duplicates", duplicates_}, {"queued", coordinator_.queued()}};
-}
-
-tier::PageHeat SwapIntake::RackHeat(tier::RackId rack, tier::PageId page) {
-  auto it = reported_.find({rack, page});
-  return it != reported_.end() ? it->second : tier::PageHeat{};
-}
-
-Status SwapIntake::Invalidate(tier::RackId, tier::PageId) { return NotBuilt("page-table invalidation"); }
-Status SwapIntake::Transfer(tier::Frame, tier::Frame) { return NotBuilt("the page transfer"); }
-Status SwapIntake::Commit(const tier::PageDirectory&, std::span<const tier::PageId>) {
-  return NotBuilt("publishing a moved page");
+  json outcomes = json::object();
+  for (const auto& [name, n] : outcomes_) outcomes[name] = n;
+  json last = json::object();
+  if (!last_failure_.ok())
+    last = json{{"code", StatusCodeToWire(last_failure_.code())}, {"message", last_failure_.message()}};
+  return json{{"requests", requests_},     {"duplicates", duplicates_}, {"queued", pending_.size()},
+              {"finished", finished_},     {"outcomes", std::move(outcomes)},
+              {"failed", failed_},         {"last_failure", std::move(last)},
+              {"driver", driver_ != nullptr}};
 }
 
 }  // namespace pulse::switchd

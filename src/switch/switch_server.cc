@@ -69,6 +69,16 @@ Status SwitchServer::Start() {
                                        port.status().message()));
   port_ = *port;
   log_->Info("listening on {}:{}", options_.listen_host, port_);
+  if (options_.swaps) {
+    net::Worker* w = worker_.get();
+    Result<std::unique_ptr<SwapDriver>> driver =
+        SwapDriver::Start(options_.worker, options_.swap_timeout, [w] { w->Wake(); });
+    if (!driver.ok()) return Status::FromCode(driver.status().code(), "swaps: " + driver.status().message());
+    driver_ = std::move(driver).value();
+    swaps_.set_driver(driver_.get());
+    UpdateSwapView();
+    log_->Info("hot-page swaps on (a memory node's answer waited for at most {} ms)", options_.swap_timeout.count());
+  }
   return Status::Ok();
 }
 
@@ -77,6 +87,7 @@ Status SwitchServer::Run() {
     Status s = worker_->WaitForEvent(net::Clock::now() + kIdleWait);
     // The end of a network pass: what it routed leaves now, aggregated.
     Flush();
+    if (driver_) ServeSwaps();
     if (!s.ok() && s.code() != Status::Code::kTimeout) {
       log_->Error("waiting for the network: {}", s.ToString());
       return s;
@@ -285,6 +296,37 @@ void SwitchServer::MarkDead(MemNode* node, const std::string& why) {
   node->ep = net::kInvalidEndpoint;
   routing_.SetAlive(node->node, false);
   PushRouting();
+  UpdateSwapView();
+}
+
+void SwitchServer::UpdateSwapView() {
+  if (!driver_) return;
+  std::map<uint32_t, std::string> addresses;
+  for (const auto& [id, n] : memnodes_)
+    if (n.ep != net::kInvalidEndpoint) addresses[id] = n.address;
+  driver_->UpdateView(directory_.state(), std::move(addresses));
+}
+
+void SwitchServer::ServeSwaps() {
+  driver_->ServeSwitch(
+      [this](const tier::PageDirectory& moved, std::span<const tier::PageId> pages) -> Result<tier::TierPush> {
+        PULSE_ASSIGN_OR_RETURN(bool changed, directory_.ApplyMoves(moved, pages));
+        if (changed) {
+          log_->Info("swap: {} page(s) moved; page directory version {}", pages.size(),
+                     directory_.state().directory.version());
+          PushRouting();  // the memory nodes and CPU nodes follow the pages
+        }
+        return directory_.state();
+      },
+      [this](SwapResult r) {
+        if (r.report.ok())
+          log_->Info("swap of page {} for rack {}: {}", r.request.page, r.request.requester,
+                     tier::SwapOutcomeName(r.report->outcome));
+        else
+          log_->Warn("swap of page {} for rack {} failed: {}", r.request.page, r.request.requester,
+                     r.report.status().ToString());
+        swaps_.Finished(r);
+      });
 }
 
 json SwitchServer::RoutingPayload() const {
@@ -413,6 +455,7 @@ Result<json> SwitchServer::RegisterMemNode(net::EndpointId from, const json& bod
   if (Status s = routing_.Put(RouteEntry{*id, *address, *base, *size, true}); !s.ok())
     return Status::Internal("register_memnode: " + s.message());
   PushRouting();
+  UpdateSwapView();
   json answer = json::object();
   AddRouting(&answer);
   return answer;

@@ -64,6 +64,7 @@
 #include "protocol/routing_table.h"
 #include "pulse/net.h"
 #include "switch/directory_host.h"
+#include "switch/swap_driver.h"
 #include "switch/router.h"
 #include "switch/swap_intake.h"
 #include "pulse/tier/page_address.h"
@@ -86,6 +87,10 @@ struct SwitchServerOptions {
   // The page size of the page directory it holds once memory nodes register
   // with a rack (switch/directory_host.h, docs/tier.md).
   uint64_t page_bytes = tier::kDefaultPageSize;
+  // Run hot-page swaps (switch/swap_driver.h); off: requests stay queued.
+  bool swaps = false;
+  // Longest wait for one memory node's answer during a swap.
+  std::chrono::milliseconds swap_timeout{5000};
 };
 
 struct SwitchCounters {
@@ -171,11 +176,16 @@ class SwitchServer {
   void AddRouting(nlohmann::json* answer) const;
   // Sends the routing table to every connected memory node and CPU node.
   void PushRouting();
+  // Tells the swap driver the directory and the live memory nodes.
+  void UpdateSwapView();
+  // Applies a swap the driver committed and takes its finished requests.
+  void ServeSwaps();
 
   SwitchServerOptions options_;
   const node::NodeLog* log_;
   std::atomic<bool> stop_{false};
   std::unique_ptr<net::Worker> worker_;
+  std::unique_ptr<SwapDriver> driver_;  // with options.swaps; stopped before the worker goes
   uint16_t port_ = 0;
   Router router_;
   RoutingTable routing_;

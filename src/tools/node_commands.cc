@@ -103,6 +103,8 @@ struct SwitchArgs {
   std::string listen = fmt::format("127.0.0.1:{}", kDefaultSwitchPort);
   std::string routing;  // direct | switch; empty: $PULSE_ROUTING, else direct
   uint64_t page_bytes = switchd::SwitchServerOptions{}.page_bytes;
+  std::string swaps = "off";
+  uint64_t swap_timeout_ms = switchd::SwitchServerOptions{}.swap_timeout.count();
   CommonArgs common;
 };
 
@@ -113,6 +115,8 @@ void RunSwitch(const SwitchArgs& args) {
   SplitHostPort(args.listen, &options.listen_host, &options.listen_port);
   options.instance_id = args.common.instance_id;
   options.page_bytes = args.page_bytes;
+  options.swaps = args.swaps == "on";
+  options.swap_timeout = std::chrono::milliseconds(args.swap_timeout_ms);
   {
     Result<RoutingMode> routing =
         args.routing.empty() ? DefaultRoutingMode() : ParseRoutingMode(args.routing, "--routing");
@@ -157,6 +161,15 @@ void AddSwitchCommand(CLI::App& app) {
   cmd->add_option("--page-bytes", args->page_bytes,
                   "Page size of the page directory of a racked cluster (docs/tier.md): a power of two\n"
                   "from 4096 to 2^30")
+      ->capture_default_str();
+  cmd->add_option("--swaps", args->swaps,
+                  "on: hot-page swap requests are run (pages without allocations move; docs/tier.md);\n"
+                  "off: they stay queued")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--swap-timeout-ms", args->swap_timeout_ms,
+                  "Longest wait for one memory node's answer during a swap")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   AddCommonFlags(cmd, &args->common);
   cmd->footer(kEnvironmentHelp);

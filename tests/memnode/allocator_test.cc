@@ -215,6 +215,34 @@ TEST(MemNodeAllocator, LiveBlocksAreDisjointInsideThePoolAndFirstFitAgainstAnInt
 
 std::string PoolName() { return "/pulse-pool-test-" + std::to_string(getpid()); }
 
+// Overlapping (what a page to move holds) against a scan of every live
+// allocation, over random allocations and frees and random windows.
+TEST(MemNodeAllocator, OverlappingListsExactlyTheAllocationsWithAByteInTheWindow) {
+  std::mt19937_64 rng(16);
+  PoolAllocator a(64 * kUnit, kUnit);
+  std::map<uint64_t, uint64_t> live;  // offset -> length
+  for (int step = 0; step < 2000; ++step) {
+    if (live.empty() || rng() % 3 != 0) {
+      auto x = a.Allocate(1 + rng() % (5 * kUnit));
+      if (x.ok()) live[x->offset] = x->length;
+    } else {
+      auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+      ASSERT_TRUE(a.Free(it->first).ok());
+      live.erase(it);
+    }
+    const uint64_t offset = rng() % (64 * kUnit), length = 1 + rng() % (8 * kUnit);
+    std::vector<uint64_t> want;
+    for (const auto& [o, l] : live)
+      if (o < offset + length && o + l > offset) want.push_back(o);
+    std::vector<uint64_t> got;
+    for (const Allocation& x : a.Overlapping(offset, length)) {
+      EXPECT_EQ(x.length, live[x.offset]);
+      got.push_back(x.offset);
+    }
+    ASSERT_EQ(got, want) << "window [" << offset << ", +" << length << ") at step " << step;
+  }
+}
+
 TEST(MemNodePool, IsANamedSharedObjectUnlinkedOnDestruction) {
   const std::string name = PoolName();
   {

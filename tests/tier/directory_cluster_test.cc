@@ -16,6 +16,7 @@
 #include "pulse/client.h"
 #include "support/cpu_node.h"
 #include "support/local_rack.h"
+#include "tier/racked_cluster.h"
 
 namespace pulse {
 namespace {
@@ -26,20 +27,8 @@ using namespace std::chrono_literals;
 
 constexpr uint64_t kPageBytes = 1 << 20;
 
-std::vector<std::string> Rack(const char* rack) { return {"--rack", rack, "--rack-tenants", "1"}; }
-
-// Waits until memory node `node` reports the directory version `version`.
-bool WaitForTierVersion(LocalRack& rack, uint32_t node, uint64_t version) {
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  json s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    s = rack.MemNodeStats(node)["counters"];
-    if (s.value("tier_version", uint64_t{0}) == version) return true;
-    rack.cpu().Pump(10ms);
-  }
-  ADD_FAILURE() << "memory node " << node << " stats: " << s.dump();
-  return false;
-}
+using testing::RackFlags;
+using testing::WaitForTierVersion;
 
 class DirectoryCluster : public ::testing::Test {
  protected:
@@ -54,8 +43,8 @@ class DirectoryCluster : public ::testing::Test {
 };
 
 TEST_F(DirectoryCluster, TheSwitchPushesTheDirectoryOfTheRackedNodesToEveryMemoryNode) {
-  rack_.StartMemNode(0, /*pool_mib=*/16, Rack("a"));
-  rack_.StartMemNode(1, /*pool_mib=*/8, Rack("b"));
+  rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
+  rack_.StartMemNode(1, /*pool_mib=*/8, RackFlags("b"));
   rack_.StartMemNode(2, /*pool_mib=*/8);
   ASSERT_TRUE(rack_.Join(3));
   const json tier = Tier();
@@ -72,7 +61,7 @@ TEST_F(DirectoryCluster, TheSwitchPushesTheDirectoryOfTheRackedNodesToEveryMemor
   // directory stays as it was, and the new process adopts it.
   rack_.memnode(0).Signal(SIGKILL);
   ASSERT_NE(rack_.memnode(0).Wait(10s), -1);
-  rack_.StartMemNode(0, /*pool_mib=*/16, Rack("a"));
+  rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
   ASSERT_TRUE(rack_.Join(3));
   EXPECT_EQ(Tier()["version"], version);
   EXPECT_EQ(Tier()["pages"], 24u);
@@ -91,20 +80,12 @@ class HotPages : public DirectoryCluster {
  protected:
   void SetUp() override {
     DirectoryCluster::SetUp();
-    rack_.StartMemNode(0, /*pool_mib=*/16, Rack("a"));
-    rack_.StartMemNode(1, /*pool_mib=*/16, Rack("b"));
+    rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
+    rack_.StartMemNode(1, /*pool_mib=*/16, RackFlags("b"));
     ASSERT_TRUE(rack_.Join(2));
   }
   std::unique_ptr<Client> Connect(const std::string& rack, double hot_threshold = 4) {
-    ClientOptions o;
-    o.switch_address = rack_.switch_address();
-    o.policy = AllocationPolicy::kPartitioned;
-    o.request_timeout = 1000ms;
-    o.rack = rack;
-    o.hotness.hot_threshold = hot_threshold;
-    auto c = Client::Connect(o);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(*c) : nullptr;
+    return testing::ConnectToRack(rack_, rack, hot_threshold);
   }
   json Swaps() { return rack_.SwitchStats()["counters"]["swaps"]; }
 };
@@ -188,7 +169,7 @@ TEST(DirectoryClusterRefusal, ARackedPoolSmallerThanAPageIsRefusedByName) {
   testing::SetUcxTestEnvironment();
   LocalRack rack;
   ASSERT_TRUE(rack.StartSwitch({"--page-bytes", std::to_string(uint64_t{1} << 30)}));
-  rack.StartMemNode(0, /*pool_mib=*/8, Rack("a"));
+  rack.StartMemNode(0, /*pool_mib=*/8, RackFlags("a"));
   EXPECT_TRUE(rack.memnode(0).WaitForLog("holds no page of 1073741824 bytes", 20000ms));
   EXPECT_NE(rack.memnode(0).Wait(20s), -1);  // it does not start
 }

@@ -76,5 +76,44 @@ TEST(DirectoryHost, BadSizesAreRefusedByName) {
   EXPECT_FALSE(h->active());
 }
 
+// A swap's result (tier::SwapCoordinator's directory) applied to the
+// switch's: an exchange with the victim, a move into a free frame, nothing
+// for pages already where it says, and an unknown page refused with the
+// directory left as it was.
+TEST(DirectoryHost, ApplyMovesPutsPagesInTheFramesASwapGaveThem) {
+  auto h = DirectoryHost::Make(kPage);
+  ASSERT_TRUE(h.ok());
+  ASSERT_TRUE(*h->Register(0, "a", 2 * kPage));
+  ASSERT_TRUE(*h->Register(1, "b", 2 * kPage));
+  const tier::PageId a0 = Far(0, 0) / kPage, b1 = Far(1, kPage) / kPage;
+  tier::PageDirectory swapped = h->state().directory;
+  ASSERT_TRUE(swapped.Exchange(b1, a0).ok());
+  const uint32_t before = h->state().directory.version();
+  const tier::PageId pages[] = {b1, a0};
+  ASSERT_TRUE(*h->ApplyMoves(swapped, pages));
+  EXPECT_GT(h->state().directory.version(), before);
+  EXPECT_EQ(h->state().directory.Find(b1)->frame, (tier::Frame{0, 0}));
+  EXPECT_EQ(h->state().directory.Find(a0)->frame, (tier::Frame{1, 1}));
+  EXPECT_EQ(h->Owner(Far(1, kPage + 5)), 0u);
+  EXPECT_EQ(h->StatsJson()["moved"], 2u);
+  // Applied again: nothing changes.
+  const uint32_t after = h->state().directory.version();
+  EXPECT_FALSE(*h->ApplyMoves(swapped, pages));
+  EXPECT_EQ(h->state().directory.version(), after);
+  // Into a free frame.
+  ASSERT_TRUE(h->mutable_directory()->Remove(a0).ok());  // frame {1, 1} is free now
+  tier::PageDirectory moved = h->state().directory;
+  const tier::PageId b0 = Far(1, 0) / kPage;
+  ASSERT_TRUE(moved.Move(b0, tier::Frame{1, 1}).ok());
+  const tier::PageId one[] = {b0};
+  ASSERT_TRUE(*h->ApplyMoves(moved, one));
+  EXPECT_EQ(h->state().directory.Find(b0)->frame, (tier::Frame{1, 1}));
+  // A page the switch does not hold: NotFound, nothing changed.
+  const tier::PageId unknown[] = {a0};
+  const tier::PageDirectory kept = h->state().directory;
+  EXPECT_EQ(h->ApplyMoves(swapped, unknown).status().code(), Code::kNotFound);
+  EXPECT_EQ(h->state().directory.version(), kept.version());
+}
+
 }  // namespace
 }  // namespace pulse::switchd

@@ -1,0 +1,230 @@
+// Pages that move between racks (docs/tier.md, "Moving pages"), against real
+// processes: a switch with `--swaps on`, memory node 0 as rack "a" and node
+// 1 as rack "b" (16 pages of 1 MiB each), over tcp.  The switch's swap
+// driver freezes the frames a swap changes at their memory nodes, copies
+// them one-sided, applies the move to the page directory, pushes it and
+// thaws the frames.  What the tests check against a plain reference (the
+// bytes written into a frame before the swap):
+//  - a page without allocations that rack "a" asks for is exchanged with
+//    rack "a"'s coldest page: its bytes arrive in rack "a"'s frame, the
+//    victim's in its old one, every node adopts the new directory, and the
+//    frames that now hold another node's page are withheld from allocation;
+//  - a page holding an allocation (or straddled by one) is refused by name,
+//    counted by reason at its node, and stays where it was with its data;
+//  - a second request while the first runs is dropped (one swap);
+//  - a memory node that is silent or dead during a swap fails it with its
+//    error (no hang: the driver's wait is bounded), the page stays home and
+//    its frame is thawed.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <numeric>
+
+#include "pulse/client.h"
+#include "support/cpu_node.h"
+#include "support/local_rack.h"
+#include "tier/racked_cluster.h"
+
+namespace pulse {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+using testing::RackFlags;
+
+constexpr uint64_t kPageBytes = 1 << 20;  // 16 frames of a 16 MiB pool
+
+class PageMoves : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::SetUcxTestEnvironment();
+    setenv("UCX_TLS", "tcp", 1);
+    ASSERT_TRUE(rack_.StartSwitch(
+        {"--page-bytes", std::to_string(kPageBytes), "--swaps", "on", "--swap-timeout-ms", "3000"}));
+    rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
+    rack_.StartMemNode(1, /*pool_mib=*/16, RackFlags("b"));
+    ASSERT_TRUE(rack_.Join(2));
+  }
+  void TearDown() override { unsetenv("UCX_TLS"); }
+
+  json Tier() { return rack_.SwitchStats()["counters"]["tier"]; }
+  json Swaps() { return rack_.SwitchStats()["counters"]["swaps"]; }
+  json Moves(uint32_t node) { return rack_.MemNodeStats(node)["counters"]["page_moves"]; }
+  uint64_t Page(uint32_t node, uint64_t frame) { return FarBase(node) / kPageBytes + frame; }
+
+  // Asks the switch for `page` on behalf of rack `rack`; its answer.
+  json Request(uint64_t page, const char* rack) {
+    return rack_.cpu().Call(rack_.switch_ep(), {{"op", "swap_request"},
+                                                {"page", page},
+                                                {"rack", rack},
+                                                {"hotness", 5.0},
+                                                {"reads", 5u},
+                                                {"writes", 0u}});
+  }
+  // Waits until the switch reports `n` finished swaps; its swap stats.
+  json WaitFinished(uint64_t n) {
+    json s;
+    testing::Eventually(rack_, "swaps", [&](json* last) {
+      *last = s = Swaps();
+      return s.value("finished", uint64_t{0}) >= n;
+    });
+    return s;
+  }
+  // Waits until `node` has no frozen frame and `withheld` withheld ones.
+  bool WaitSettled(uint32_t node, uint64_t withheld) {
+    return testing::Eventually(rack_, "memory node " + std::to_string(node) + " page_moves", [&](json* m) {
+      *m = Moves(node);
+      return m->value("frozen", uint64_t{1}) == 0 && m->value("withheld", uint64_t{99}) == withheld;
+    });
+  }
+
+  // Reads or writes a whole frame the way the swap driver does, as a
+  // cluster peer: page_freeze, frame_key, one one-sided Get or Put,
+  // page_thaw (`home`: the frame holds its own page).
+  void FrameIo(uint32_t node, uint64_t frame, std::vector<uint8_t>* bytes, bool write, bool home) {
+    const net::EndpointId ep = rack_.view(node).ep;
+    json f = rack_.cpu().Call(ep, {{"op", "page_freeze"}, {"frame", frame}});
+    ASSERT_TRUE(f.value("ok", false)) << f.dump();
+    json k = rack_.cpu().Call(ep, {{"op", "frame_key"}, {"frame", frame}});
+    ASSERT_TRUE(k.value("ok", false)) << k.dump();
+    ASSERT_EQ(k["length"], kPageBytes);
+    Result<net::RemoteKey> key = rack_.cpu().worker().ImportRkey(ep, testing::HexDecode(k["rkey"].get<std::string>()));
+    ASSERT_TRUE(key.ok()) << key.status().ToString();
+    bytes->resize(kPageBytes);
+    const uint64_t remote = k["remote_base"].get<uint64_t>();
+    Status s = write ? rack_.cpu().worker().Put(*key, remote, bytes->data(), kPageBytes, 10s)
+                     : rack_.cpu().worker().Get(*key, remote, bytes->data(), kPageBytes, 10s);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    json t = rack_.cpu().Call(ep, {{"op", "page_thaw"}, {"frame", frame}, {"home", home}});
+    ASSERT_TRUE(t.value("ok", false)) << t.dump();
+  }
+
+  testing::LocalRack rack_;
+};
+
+TEST_F(PageMoves, AnEmptyPageMovesWithItsBytesAndTheColdestPageOfTheRackTakesItsFrame) {
+  const uint64_t hot = Page(1, 5), victim = Page(0, 0);
+  std::vector<uint8_t> pattern(kPageBytes);
+  std::iota(pattern.begin(), pattern.end(), uint8_t{7});
+  ASSERT_NO_FATAL_FAILURE(FrameIo(1, 5, &pattern, /*write=*/true, /*home=*/true));
+  const uint64_t version = Tier()["version"].get<uint64_t>();
+
+  json r = Request(hot, "a");
+  ASSERT_TRUE(r.value("queued", false)) << r.dump();
+  json s = WaitFinished(1);
+  EXPECT_EQ(s["failed"], 0u) << s.dump();
+  EXPECT_EQ(s["outcomes"].value("swapped", uint64_t{0}), 1u) << s.dump();
+  EXPECT_EQ(s["queued"], 0u);
+
+  const json tier = Tier();
+  EXPECT_EQ(tier["moved"], 2u) << tier.dump();  // the hot page and the victim
+  const uint64_t moved_version = tier["version"].get<uint64_t>();
+  EXPECT_GT(moved_version, version);
+  EXPECT_TRUE(testing::WaitForTierVersion(rack_, 0, moved_version));
+  EXPECT_TRUE(testing::WaitForTierVersion(rack_, 1, moved_version));
+  // Each node withholds the frame that now holds the other's page.
+  EXPECT_TRUE(WaitSettled(0, 1));
+  EXPECT_TRUE(WaitSettled(1, 1));
+
+  // The hot page's bytes are in rack "a" (node 0's frame 0, the victim's
+  // old frame); the victim's (zeros) in its old frame.
+  std::vector<uint8_t> got;
+  ASSERT_NO_FATAL_FAILURE(FrameIo(0, 0, &got, /*write=*/false, /*home=*/false));
+  EXPECT_TRUE(got == pattern);
+  ASSERT_NO_FATAL_FAILURE(FrameIo(1, 5, &got, /*write=*/false, /*home=*/false));
+  EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](uint8_t b) { return b == 0; }));
+
+  // Nothing is allocated where the address would name the page that left.
+  std::unique_ptr<Client> a = testing::ConnectToRack(rack_, "a");
+  ASSERT_NE(a, nullptr);
+  auto local = a->Allocate(64, 0);
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_NE(*local / kPageBytes, victim) << std::hex << *local;
+
+  // Asked for again, the page is in rack "a" already: nothing moves.
+  ASSERT_TRUE(Request(hot, "a").value("queued", false));
+  s = WaitFinished(2);
+  EXPECT_EQ(s["outcomes"].value("already local", uint64_t{0}), 1u) << s.dump();
+  EXPECT_EQ(Tier()["version"], moved_version);
+
+  // Killed and restarted, node 0 learns from the directory that its frame 0
+  // holds another node's page and withholds it again.
+  rack_.memnode(0).Signal(SIGKILL);
+  ASSERT_NE(rack_.memnode(0).Wait(10s), -1);
+  rack_.ForgetMemNode(0);
+  rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
+  ASSERT_TRUE(rack_.Join(2));
+  EXPECT_TRUE(WaitSettled(0, 1));
+}
+
+TEST_F(PageMoves, APageHoldingOrStraddledByAnAllocationIsRefusedByReasonAndKeepsItsData) {
+  std::unique_ptr<Client> a = testing::ConnectToRack(rack_, "a");
+  ASSERT_NE(a, nullptr);
+  auto far = a->Allocate(64, 1);  // in rack "b"
+  ASSERT_TRUE(far.ok()) << far.status().ToString();
+  uint64_t v = 0x5eed;
+  ASSERT_TRUE(a->Write(*far, &v, 8).ok());
+  // Accesses 2-5: the 5th makes the page hot and the client asks for it.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(a->Read(*far, &v, 8).ok());
+  EXPECT_EQ(a->counters().swap_requests, 1u);
+  json s = WaitFinished(1);
+  EXPECT_EQ(s["failed"], 1u) << s.dump();
+  EXPECT_EQ(s["last_failure"]["code"], StatusCodeToWire(Status::Code::kFailedPrecondition)) << s.dump();
+  EXPECT_NE(s["last_failure"]["message"].get<std::string>().find("holds allocation"), std::string::npos) << s.dump();
+  EXPECT_EQ(Moves(1)["refused_allocated"], 1u);
+  EXPECT_TRUE(WaitSettled(1, 0));
+  EXPECT_EQ(Tier()["moved"], 0u);
+  v = 0;
+  ASSERT_TRUE(a->Read(*far, &v, 8).ok());
+  EXPECT_EQ(v, 0x5eedu);
+
+  // An allocation longer than a page straddles a page boundary.
+  auto big = a->Allocate(kPageBytes + kPageBytes / 2, 1);
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  ASSERT_TRUE(Request(*big / kPageBytes, "a").value("queued", false));
+  s = WaitFinished(2);
+  EXPECT_EQ(s["failed"], 2u) << s.dump();
+  EXPECT_NE(s["last_failure"]["message"].get<std::string>().find("straddles"), std::string::npos) << s.dump();
+  EXPECT_EQ(Moves(1)["refused_straddling"], 1u);
+  EXPECT_TRUE(WaitSettled(1, 0));
+  EXPECT_EQ(Tier()["moved"], 0u);
+}
+
+TEST_F(PageMoves, ASecondRequestWhileTheFirstRunsIsDroppedAndASilentNodeFailsTheSwap) {
+  const uint64_t hot = Page(1, 7);
+  // Node 1 stops answering: the swap waits at its first step (page_freeze
+  // at node 1) for the driver's timeout, 3 s.
+  rack_.memnode(1).Signal(SIGSTOP);
+  ASSERT_TRUE(Request(hot, "a").value("queued", false));
+  json dup = Request(hot, "a");
+  EXPECT_FALSE(dup.value("queued", true)) << dup.dump();
+  EXPECT_EQ(Swaps()["duplicates"], 1u);
+  json s = WaitFinished(1);
+  rack_.memnode(1).Signal(SIGCONT);
+  EXPECT_EQ(s["finished"], 1u);
+  EXPECT_EQ(s["failed"], 1u) << s.dump();
+  EXPECT_EQ(s["last_failure"]["code"], StatusCodeToWire(Status::Code::kTimeout)) << s.dump();
+  EXPECT_EQ(Tier()["moved"], 0u);
+  // The late freeze is followed by the thaw the driver sent after it.
+  EXPECT_TRUE(WaitSettled(1, 0));
+}
+
+TEST_F(PageMoves, ARequesterRackWhoseMemoryNodeIsDeadFailsTheSwapAndThePageStaysHome) {
+  const uint64_t hot = Page(1, 3);
+  rack_.memnode(0).Signal(SIGKILL);
+  ASSERT_NE(rack_.memnode(0).Wait(10s), -1);
+  ASSERT_TRUE(Request(hot, "a").value("queued", false));
+  json s = WaitFinished(1);
+  EXPECT_EQ(s["failed"], 1u) << s.dump();
+  const uint32_t code = s["last_failure"].value("code", 0u);
+  EXPECT_TRUE(code == StatusCodeToWire(Status::Code::kUnavailable) ||
+              code == StatusCodeToWire(Status::Code::kTimeout))
+      << s.dump();
+  EXPECT_EQ(Tier()["moved"], 0u);
+  // Node 1 froze the hot page's frame first; it is thawed.
+  EXPECT_TRUE(WaitSettled(1, 0));
+}
+
+}  // namespace
+}  // namespace pulse
