@@ -483,7 +483,12 @@ void WritePartialEntry(ClientSide& c, uint64_t seq, const std::vector<uint8_t>& 
 }
 
 TEST(RingPath, TornEntryIsNeverProcessedUntilComplete) {
-  HostThread host({}, ReverseHandler);
+  // The torn timeout (which answers a never-completed entry with an error,
+  // tested below) must not end this test's wait: 1000 scans may take longer
+  // than the default 100 ms on a loaded machine.
+  RingHostOptions options;
+  options.torn_timeout_us = 60'000'000;
+  HostThread host(options, ReverseHandler);
   ClientSide c(host.port(), Geometry{16, 128});
   ASSERT_TRUE(c.ok());
   const std::vector<uint8_t> payload = Pattern(60, 21);
