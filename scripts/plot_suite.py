@@ -13,6 +13,7 @@ kv.png                kv study: throughput, p99 and memory-node CPU per request 
 dlrm.png              dlrm study: throughput and p99 of the offloaded reduction and the one-sided gather
 tx.png                tx study: mean and p99 latency and memory-node CPU of the chain against HyperLoop-like
 cxl.png               cxl study (a model, seed 000 Fig. 12): slowdown vs local DRAM on CXL memory, with and without pulse
+ycsb.png              ycsb study (seed 004 Fig. 14 style): throughput of each system per workload and distribution, 2 racks
 """
 import json
 import os
@@ -243,6 +244,33 @@ def plot_cxl(out, study):
     plt.close(fig)
 
 
+def plot_ycsb(out, study):
+    """YCSB on the tiered system and its baselines (issue 16): a group per
+    workload and key distribution, a bar per system (log scale: all-local is
+    an order of magnitude above the others); a system that cannot run a
+    workload has no bar (the report lists why)."""
+    runs = (study or {}).get("runs") or []
+    if not runs:
+        return
+    labels = [r.get("label", "") for r in runs]
+    systems = unique(s["system"] for r in runs for s in r.get("systems", []))
+
+    def get(label, system):
+        for r in runs:
+            if r.get("label") == label:
+                for s in r.get("systems", []):
+                    if s.get("system") == system:
+                        return s.get("throughput_ops")
+        return None
+
+    fig, ax = plt.subplots(figsize=(1.0 * len(labels) + 3, 3.8))
+    bars(ax, labels, systems, get, "operations/s (all clients)", "YCSB, 2 racks: throughput per system", log=True)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "ycsb.png"), dpi=110)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -266,6 +294,7 @@ def main():
                    [("mean_us", "mean us", False), ("p99_us", "p99 us", True),
                     ("mn_cpu_us_per_tx", "memory-node CPU us/tx", False)])
     plot_cxl(out, results.get("cxl"))
+    plot_ycsb(out, results.get("ycsb"))
     return 0
 
 
