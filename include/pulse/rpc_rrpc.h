@@ -26,6 +26,16 @@
 // not handled: a read racing an in-place overwrite may see a torn payload,
 // as a one-sided read of any object may.
 //
+// Items (RrpcOptions::values_are_objects = false): for a store whose values
+// are in its items (at most 128 bytes, always below the threshold), the GET
+// is kRpcKvGet, whose reply carries the item inline with its address; the
+// address is cached, and the next GET of the key is one one-sided read of
+// exactly the item's bytes, refused unless its header and key are the key's
+// (an item kv::Store overwrote in place stays valid; one reused for another
+// key does not).  kv::Store's Delete leaves the item's bytes: whoever
+// deletes a key must Invalidate(key) in every RrpcKv that may cache it
+// (YCSB never deletes).
+//
 // Not built: the server writing a payload of known size zero-copy into the
 // caller's buffer (the fabric has no memory the CPU node exposes); the
 // cached path reads into the caller's buffer instead.
@@ -71,6 +81,7 @@ struct RrpcOptions {
   uint32_t inline_threshold = 512;  // payloads up to this many bytes travel in the reply
   bool cache_addresses = true;      // remember each key's object address after first use
   size_t max_cached = 1 << 20;      // entries; beyond it the cache is cleared and refills
+  bool values_are_objects = true;   // false: the store's own items (see above)
 };
 
 struct RrpcCounters {
@@ -112,6 +123,9 @@ class RrpcKv {
   // One read of header and payload: the payload, nullopt if the header is
   // not `key`'s at `length` (refused), or the read's error.
   Result<std::optional<std::string>> ReadObject(std::string_view key, const Entry& e);
+  // Items: one read of the item; its value, nullopt if it is not `key`'s.
+  Result<std::optional<std::string>> ReadItem(std::string_view key, const Entry& e);
+  Result<std::optional<std::string>> AskItem(std::string_view key);
   // The GET by RPC (and the one-sided read if the reply has the address).
   Result<std::optional<std::string>> Ask(std::string_view key);
   void Remember(std::string_view key, const Entry& e);

@@ -20,6 +20,9 @@
 //               faults the whole page in; an update writes the value into the
 //               cached page (the item's address from the GET's final state).
 //               Inserts (D) are refused.
+//   object-rpc with rrpc_threshold: every value is an RRPC object
+//               (pulse/rpc_rrpc.h) of --value-bytes, allocated on the memory
+//               node of its key's bucket, and a GET is RrpcKv::Get.
 //
 // Each client (a Client in a thread of its own, `clients` per rack) owns one
 // store (kv::Store is single-writer) loaded with the same `records` records,
@@ -33,6 +36,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +57,12 @@ struct YcsbBenchOptions {
   uint64_t warmup = 500;       // unmeasured operations per client first
   double page_cache_ratio = 0.25;  // paging: the cache's bytes / the store's far bytes
   bool swap = false;           // asked for hot-page swaps (not available yet)
+  // RDMA-optimised RPC (pulse/rpc_rrpc.h), when set: object-rpc stores each
+  // value as an RRPC object (any --value-bytes) and its GETs come back
+  // inline up to this many bytes, else by address and a one-sided read;
+  // the address of each key is cached after first use (rrpc_cache).
+  std::optional<uint32_t> rrpc_threshold;
+  bool rrpc_cache = true;
   uint32_t pool_mib = 256;     // each memory node's pool
   std::string binary, run_dir;
   std::string ucx_tls;         // empty: tcp (racks share no memory over UCX)
@@ -76,6 +86,11 @@ struct YcsbSystemResult {
   double page_cache_hit_ratio = 0;  // paging: cached blocks found / looked up
   uint64_t page_cache_bytes = 0;    // paging: the cache's budget per client
   double page_uncached_per_op = 0;  // paging: windows of pages that could not be read whole
+  // object-rpc with RRPC: per GET, the replies that carried the payload,
+  // those that carried its address (then one one-sided read), the GETs a
+  // cached address served alone, and cached addresses refused as stale.
+  double rrpc_inline_per_op = 0, rrpc_address_per_op = 0, rrpc_cached_per_op = 0;
+  uint64_t rrpc_stale = 0;
 };
 
 struct YcsbBenchResult {

@@ -2,6 +2,7 @@
 #include "pulse/rpc_rrpc.h"
 
 #include <cstddef>
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -70,7 +71,8 @@ Result<std::optional<std::string>> RrpcKv::ReadObject(std::string_view key, cons
 Result<std::optional<std::string>> RrpcKv::Get(std::string_view key) {
   ++counters_.gets;
   if (auto it = cache_.find(std::string(key)); it != cache_.end()) {
-    Result<std::optional<std::string>> r = ReadObject(key, it->second);
+    Result<std::optional<std::string>> r =
+        options_.values_are_objects ? ReadObject(key, it->second) : ReadItem(key, it->second);
     if (r.ok() && r->has_value()) {
       ++counters_.cached_reads;
       return r;
@@ -78,7 +80,45 @@ Result<std::optional<std::string>> RrpcKv::Get(std::string_view key) {
     ++(r.ok() ? counters_.stale_refused : counters_.read_errors);
     cache_.erase(it);
   }
-  return Ask(key);
+  return options_.values_are_objects ? Ask(key) : AskItem(key);
+}
+
+Result<std::optional<std::string>> RrpcKv::ReadItem(std::string_view key, const Entry& e) {
+  PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, store_->MakeGetRequest(key));
+  pulse_kv_state st;
+  if (req.state.size() != sizeof(st) || e.length > sizeof(st.data))
+    return Status::Internal("RrpcKv: a GET state or cached item of an unexpected size");
+  std::memcpy(&st, req.state.data(), sizeof(st));
+  uint64_t item[PULSE_KV_WINDOW_WORDS] = {};
+  PULSE_RETURN_IF_ERROR(rpc_->client()->Read(e.object, item, e.length));
+  // The request's data holds the key's item image: header (lengths) and key.
+  if ((item[0] & 0xffff) != (st.data[0] & 0xffff)) return std::optional<std::string>();
+  for (uint64_t w = 1; w <= st.key_words; ++w)
+    if (item[w] != st.data[w]) return std::optional<std::string>();
+  std::memcpy(st.data, item, e.length);
+  st.outcome = PULSE_KV_HIT;
+  st.item = e.object;
+  PULSE_ASSIGN_OR_RETURN(std::optional<std::string> value,
+                         store_->GetAnswer(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&st), sizeof(st))));
+  if (!value.has_value()) return Status::Internal("RrpcKv: a cached item the store does not answer");
+  return value;
+}
+
+Result<std::optional<std::string>> RrpcKv::AskItem(std::string_view key) {
+  PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, store_->MakeGetRequest(key));
+  ++counters_.rpcs;
+  PULSE_ASSIGN_OR_RETURN(RpcResult r, rpc_->Call(kRpcKvGet, req.start, req.state));
+  if (r.status != TraversalStatus::kDone) return TraversalStatusError(r.status, "RrpcKv GET", r.fault_addr);
+  PULSE_ASSIGN_OR_RETURN(std::optional<std::string> value, store_->GetAnswer(r.state));
+  if (!value.has_value()) {
+    Invalidate(key);
+    return value;
+  }
+  pulse_kv_state st;
+  std::memcpy(&st, r.state.data(), sizeof(st));  // GetAnswer checked its size
+  ++counters_.inline_replies;
+  Remember(key, Entry{st.item, std::min<uint64_t>(st.item_words, PULSE_KV_WINDOW_WORDS) * 8});
+  return value;
 }
 
 Result<std::optional<std::string>> RrpcKv::Ask(std::string_view key) {

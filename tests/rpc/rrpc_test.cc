@@ -6,6 +6,7 @@
 // object retired and moved, or its memory reused for another key) is
 // refused and the GET asked again, never answered with other bytes.
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "pulse/rpc_rrpc.h"
@@ -172,6 +173,55 @@ TEST_F(Rrpc, InvalidateAllSendsTheNextGetsByRpc) {
   ASSERT_TRUE(rrpc->Get("a").ok());
   EXPECT_EQ(rrpc->counters().rpcs, 2u);
   EXPECT_EQ(rrpc->counters().cached_reads, 0u);
+}
+
+// Items (values_are_objects = false): the store's own 64-byte items, each
+// GET against std::unordered_map; the second GET of a key is one read of
+// the item, and an update in place is seen through the cached address.
+TEST_F(Rrpc, ItemsMatchTheReferenceAndCachedReadsSeeUpdates) {
+  kv::StoreOptions so;
+  so.expected_items = 1000;
+  auto created = kv::Store::Create(writer_.get(), so);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  kv::Store& store = **created;
+  RrpcOptions o;
+  o.values_are_objects = false;
+  auto made = RrpcKv::Create(rpc_.get(), &store, o);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  RrpcKv& rrpc = **made;
+  std::unordered_map<std::string, std::string> reference;
+  for (int i = 0; i < 200; ++i) {
+    const std::string key = fmt::format("item-{}", i);
+    reference[key] = Payload(key, 40, 0);
+    ASSERT_TRUE(store.Put(key, reference[key]).ok());
+  }
+  for (int round = 0; round < 2; ++round)
+    for (const auto& [key, value] : reference) {
+      auto v = rrpc.Get(key);
+      ASSERT_TRUE(v.ok()) << key << ": " << v.status().ToString();
+      ASSERT_TRUE(v->has_value()) << key;
+      EXPECT_EQ(**v, value) << key;
+    }
+  EXPECT_EQ(rrpc.counters().rpcs, reference.size());
+  EXPECT_EQ(rrpc.counters().cached_reads, reference.size());
+  for (auto& [key, value] : reference) {
+    value = Payload(key, 40, 1);
+    ASSERT_TRUE(store.Put(key, value).ok());
+    auto v = rrpc.Get(key);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    ASSERT_TRUE(v->has_value());
+    EXPECT_EQ(**v, value) << key;
+  }
+  EXPECT_EQ(rrpc.counters().stale_refused, 0u);
+  // A delete, with the Invalidate the contract asks for: absent.
+  ASSERT_TRUE(store.Delete("item-7").ok());
+  rrpc.Invalidate("item-7");
+  auto gone = rrpc.Get("item-7");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_FALSE(gone->has_value());
+  auto missing = rrpc.Get("never-put");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
 }
 
 }  // namespace
