@@ -40,6 +40,8 @@ uint32_t MaxItemValueBytes(uint32_t key_bytes) { return PULSE_KV_WINDOW_WORDS * 
 bool UsesRrpc(const YcsbBenchOptions& o, const std::string& system) {
   return system == "object-rpc" && o.rrpc_threshold.has_value();
 }
+// The tiered system with RRPC for other racks' buckets (item mode).
+bool UsesTieredRrpc(const YcsbBenchOptions& o, const std::string& system) { return system == "tiered" && o.tiered_rrpc; }
 
 // The store's far bytes (buckets at 75% slot occupancy, items), as
 // kv::Store sizes them: what the paging cache is a fraction of.
@@ -90,16 +92,25 @@ struct ClientRun {
   uint64_t messages = 0, rma_ops = 0, traversals = 0, offloaded = 0, local = 0;
   uint64_t cache_hits = 0, cache_misses = 0, uncached = 0;
   uint64_t rrpc_inline = 0, rrpc_address = 0, rrpc_cached = 0, rrpc_stale = 0;
+  uint64_t buffered_writes = 0;
 };
 
 // One client's view of its store for the run: the operations as each system
 // performs them.
 class ClientKv {
  public:
-  ClientKv(const Shared& s, kv::Store* store, RpcClient* rpc, RrpcKv* rrpc, PageCacheMemory* pages, ProgramRef get)
-      : s_(s), store_(store), rpc_(rpc), rrpc_(rrpc), pages_(pages), get_(std::move(get)) {}
+  // `rack_node`: with tiered RRPC, the memory node of the client's rack
+  // (GETs of other nodes' buckets go by RRPC); else nullopt.
+  ClientKv(const Shared& s, kv::Store* store, RpcClient* rpc, RrpcKv* rrpc, std::optional<uint32_t> rack_node,
+           PageCacheMemory* pages, ProgramRef get)
+      : s_(s), store_(store), rpc_(rpc), rrpc_(rrpc), rack_node_(rack_node), pages_(pages), get_(std::move(get)) {}
 
   Result<std::optional<std::string>> Read(const std::string& key) {
+    if (rrpc_ != nullptr && rack_node_.has_value()) {
+      PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, store_->MakeGetRequest(key));
+      if (rpc_->client()->NodeOf(req.start) != rack_node_) return rrpc_->Get(key);
+      return store_->Get(key);
+    }
     if (rrpc_ != nullptr) return rrpc_->Get(key);
     if (s_.system == "object-rpc") return RpcGet(key);
     if (s_.system == "paging") {
@@ -147,6 +158,7 @@ class ClientKv {
   kv::Store* store_;
   RpcClient* rpc_;
   RrpcKv* rrpc_;
+  std::optional<uint32_t> rack_node_;
   PageCacheMemory* pages_;
   ProgramRef get_;
 };
@@ -211,6 +223,7 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     co.rack = rack;
     co.policy = AllocationPolicy::kPartitioned;
     co.request_path = RequestPath::kMessages;
+    co.lock_tier.write_buffer = o.tiered_write_buffer;
     co.worker.name = fmt::format("bench-ycsb-{}-{}", s.system, index);
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, Client::Connect(co));
     kv::StoreOptions so;
@@ -223,20 +236,23 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     std::unique_ptr<PageCacheMemory> pages;  // empty at first: far memory holds the store
     if (s.system == "paging") pages = std::make_unique<PageCacheMemory>(client.get(), PageCachePages(o));
     std::unique_ptr<RpcClient> rpc;
-    if (s.system == "object-rpc") {
+    if (s.system == "object-rpc" || UsesTieredRrpc(o, s.system)) {
       RpcOptions ro;
       ro.path = RpcPath::kDirect;
       PULSE_ASSIGN_OR_RETURN(rpc, RpcClient::Create(client.get(), ro));
     }
     std::unique_ptr<RrpcKv> rrpc;
-    if (UsesRrpc(o, s.system)) {
+    std::optional<uint32_t> rack_node;
+    if (UsesRrpc(o, s.system) || UsesTieredRrpc(o, s.system)) {
       RrpcOptions rro;
-      rro.inline_threshold = *o.rrpc_threshold;
+      rro.inline_threshold = o.rrpc_threshold.value_or(rro.inline_threshold);
       rro.cache_addresses = o.rrpc_cache;
+      rro.values_are_objects = UsesRrpc(o, s.system);
       PULSE_ASSIGN_OR_RETURN(rrpc, RrpcKv::Create(rpc.get(), store.get(), rro));
+      if (UsesTieredRrpc(o, s.system)) rack_node = static_cast<uint32_t>(rack.at(0) - 'a');  // RackName(i): node i
     }
     PULSE_ASSIGN_OR_RETURN(ProgramRef get, EmbeddedProgram<iterators::kv_get>("kv_get"));
-    ClientKv kv(s, store.get(), rpc.get(), rrpc.get(), pages.get(), get);
+    ClientKv kv(s, store.get(), rpc.get(), rrpc.get(), rack_node, pages.get(), get);
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<YcsbStream> stream, YcsbStream::Create(o.workload, index));
     std::vector<uint64_t> version(o.workload.records, 0);  // of each key this client wrote
     s.loaded.fetch_add(1);
@@ -312,6 +328,7 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
       out->rrpc_cached = rrpc->counters().cached_reads - r0.cached_reads;
       out->rrpc_stale = rrpc->counters().stale_refused - r0.stale_refused;
     }
+    out->buffered_writes = c1.lock_buffered_writes - c0.lock_buffered_writes;
     out->messages = n1.messages_sent - n0.messages_sent;
     out->rma_ops = n1.rma_ops - n0.rma_ops;
     out->traversals = c1.traversals - c0.traversals;
@@ -375,7 +392,7 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   std::vector<double> all;
   Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
   uint64_t messages = 0, rma = 0, traversals = 0, offloaded = 0, local = 0, hits = 0, misses = 0, uncached = 0;
-  uint64_t rrpc_inline = 0, rrpc_address = 0, rrpc_cached = 0;
+  uint64_t rrpc_inline = 0, rrpc_address = 0, rrpc_cached = 0, buffered = 0;
   for (ClientRun& c : runs) {
     PULSE_RETURN_IF_ERROR(c.status);
     r.reads += c.reads;
@@ -396,6 +413,7 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
     rrpc_inline += c.rrpc_inline;
     rrpc_address += c.rrpc_address;
     rrpc_cached += c.rrpc_cached;
+    buffered += c.buffered_writes;
     r.rrpc_stale += c.rrpc_stale;
     all.insert(all.end(), c.latencies_us.begin(), c.latencies_us.end());
   }
@@ -407,11 +425,14 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   r.messages_per_op = static_cast<double>(messages) / ops;
   r.one_sided_per_op = static_cast<double>(rma) / ops;
   r.offloaded_per_op = static_cast<double>(offloaded) / ops;
-  r.local_rack_fraction = traversals == 0 ? 0 : static_cast<double>(local) / static_cast<double>(traversals);
+  // Store operations: traversals, plus (tiered RRPC) the GETs RRPC served.
+  const uint64_t store_ops = traversals + (UsesTieredRrpc(o, system) ? rrpc_inline + rrpc_address + rrpc_cached : 0);
+  r.local_rack_fraction = store_ops == 0 ? 0 : static_cast<double>(local) / static_cast<double>(store_ops);
   r.page_uncached_per_op = static_cast<double>(uncached) / ops;
   r.rrpc_inline_per_op = static_cast<double>(rrpc_inline) / ops;
   r.rrpc_address_per_op = static_cast<double>(rrpc_address) / ops;
   r.rrpc_cached_per_op = static_cast<double>(rrpc_cached) / ops;
+  r.lock_buffered_writes_per_op = static_cast<double>(buffered) / ops;
   r.page_cache_hit_ratio = hits + misses == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
   if (system == "paging") r.page_cache_bytes = PageCachePages(o) * PageCacheMemory::kPageBytes;
   say(fmt::format("[{}] {:.0f} ops/s, p50 {:.1f} us, p99 {:.1f} us", system, r.throughput_ops, r.latency.p50_us,
@@ -494,7 +515,12 @@ nlohmann::json YcsbBenchResult::ToJson(const YcsbBenchOptions& o) const {
       j["page_cache_bytes"] = r.page_cache_bytes;
       j["page_uncached_per_op"] = r.page_uncached_per_op;
     }
-    if (UsesRrpc(o, r.system)) {
+    if (r.system == "tiered") {
+      j["write_buffer"] = o.tiered_write_buffer;
+      j["lock_buffered_writes_per_op"] = r.lock_buffered_writes_per_op;
+      j["rrpc"] = o.tiered_rrpc;
+    }
+    if (UsesRrpc(o, r.system) || UsesTieredRrpc(o, r.system)) {
       j["rrpc_inline_per_op"] = r.rrpc_inline_per_op;
       j["rrpc_address_per_op"] = r.rrpc_address_per_op;
       j["rrpc_cached_per_op"] = r.rrpc_cached_per_op;

@@ -63,6 +63,12 @@ struct YcsbBenchOptions {
   // the address of each key is cached after first use (rrpc_cache).
   std::optional<uint32_t> rrpc_threshold;
   bool rrpc_cache = true;
+  // The tiered system's seed-004 techniques, switched for the ablation
+  // ladder (ycsb_ablation.h): the write buffer under locks
+  // (ClientOptions::lock_tier.write_buffer), and RRPC in item mode
+  // (pulse/rpc_rrpc.h) for GETs whose bucket is in another rack.
+  bool tiered_write_buffer = true;
+  bool tiered_rrpc = false;
   uint32_t pool_mib = 256;     // each memory node's pool
   std::string binary, run_dir;
   std::string ucx_tls;         // empty: tcp (racks share no memory over UCX)
@@ -91,6 +97,7 @@ struct YcsbSystemResult {
   // cached address served alone, and cached addresses refused as stale.
   double rrpc_inline_per_op = 0, rrpc_address_per_op = 0, rrpc_cached_per_op = 0;
   uint64_t rrpc_stale = 0;
+  double lock_buffered_writes_per_op = 0;  // writes the lock tier's write buffer took
 };
 
 struct YcsbBenchResult {

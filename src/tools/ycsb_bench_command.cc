@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/ycsb_ablation.h"
 #include "bench/ycsb_bench.h"
 #include "tools/commands.h"
 #include "tools/flag_checks.h"
@@ -29,6 +30,32 @@ void PrintYcsbTable(const bench::YcsbBenchOptions& o, const bench::YcsbBenchResu
   std::cout << (o.swap ? "swap: not available (hot-page swaps are not wired yet)\n" : "swap: off\n");
 }
 
+void RunAblation(const bench::YcsbBenchOptions& o, bool json) {
+  auto r = bench::RunYcsbAblation(o);
+  if (!r.ok()) {
+    std::cerr << "bench ycsb --ablation: " << r.status().ToString() << "\n";
+    throw CLI::RuntimeError(1);
+  }
+  uint64_t ops = 0;
+  for (const auto& rung : *r) ops += rung.result ? rung.result->ops : 0;
+  RequireWorkDone("bench ycsb --ablation", ops, "the number of measured operations");
+  if (json) {
+    std::cout << bench::YcsbAblationJson(o, *r).dump(2) << std::endl;
+    return;
+  }
+  std::cout << fmt::format("{:<14} {:>11} {:>9} {:>9} {:>8} {:>8}\n", "rung", "ops/s", "p50 us", "p99 us", "msg/op",
+                           "rma/op");
+  for (const auto& rung : *r) {
+    if (!rung.result) {
+      std::cout << fmt::format("{:<14} {}\n", rung.name, rung.note);
+      continue;
+    }
+    const auto& s = *rung.result;
+    std::cout << fmt::format("{:<14} {:>11.0f} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f}\n", rung.name, s.throughput_ops,
+                             s.latency.p50_us, s.latency.p99_us, s.messages_per_op, s.one_sided_per_op);
+  }
+}
+
 }  // namespace
 
 void AddYcsbBench(CLI::App& bench) {
@@ -39,6 +66,7 @@ void AddYcsbBench(CLI::App& bench) {
   auto value_bytes = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{opts->workload.value_bytes});
   auto rrpc_thresholds = std::make_shared<std::vector<uint32_t>>();
   auto rrpc_cache = std::make_shared<std::string>("on");
+  auto ablation = std::make_shared<bool>(false);
   CLI::App* cmd = bench.add_subcommand(
       "ycsb",
       "YCSB A/B/C/D/F on a hash-table KV store over a local cluster of racks (issue 16): the tiered\n"
@@ -89,8 +117,11 @@ void AddYcsbBench(CLI::App& bench) {
   cmd->add_option("--pool-mib", opts->pool_mib, "Each memory node's pool")->capture_default_str()->check(Within(16, 65536));
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports (default: tcp; no shared-memory transport)");
   cmd->add_option("--run-dir", opts->run_dir, "Where the cluster writes its logs (default: $PULSE_RUN_DIR or run)");
+  cmd->add_flag("--ablation", *ablation,
+                "The ablation ladder (seed 004 Fig. 18) on the tiered system: Base, +double ring, +swap, "
+                "+write buffer, +RRPC (rungs not built are listed, not measured)");
   cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->callback([opts, json, workload, swap, value_bytes, rrpc_thresholds, rrpc_cache] {
+  cmd->callback([opts, json, workload, swap, value_bytes, rrpc_thresholds, rrpc_cache, ablation] {
     if (workload->size() != 1) {
       std::cerr << "bench ycsb: --workload " << *workload << " is not one letter\n";
       throw CLI::RuntimeError(1);
@@ -99,6 +130,12 @@ void AddYcsbBench(CLI::App& bench) {
     opts->swap = *swap == "on";
     opts->progress = [](const std::string& line) { std::cerr << "[bench ycsb] " << line << std::endl; };
     opts->rrpc_cache = *rrpc_cache == "on";
+    if (*ablation) {
+      opts->workload.value_bytes = value_bytes->front();
+      if (!rrpc_thresholds->empty()) opts->rrpc_threshold = rrpc_thresholds->front();
+      RunAblation(*opts, *json);
+      return;
+    }
     // One run per value size and RRPC threshold; several: a sweep (JSON
     // {"runs": [...]}, a table row per run).
     std::vector<std::optional<uint32_t>> thresholds(rrpc_thresholds->begin(), rrpc_thresholds->end());
