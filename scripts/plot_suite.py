@@ -13,7 +13,8 @@ kv.png                kv study: throughput, p99 and memory-node CPU per request 
 dlrm.png              dlrm study: throughput and p99 of the offloaded reduction and the one-sided gather
 tx.png                tx study: mean and p99 latency and memory-node CPU of the chain against HyperLoop-like
 cxl.png               cxl study (a model, seed 000 Fig. 12): slowdown vs local DRAM on CXL memory, with and without pulse
-ycsb.png              ycsb study (seed 004 Fig. 14 style): throughput of each system per workload and distribution, 2 racks
+ycsb.png              ycsb study (seed 004 Fig. 14 style): throughput of each system per workload and distribution, 2 racks,
+                      and the ablation ladder's built rungs (seed 004 Fig. 18)
 """
 import json
 import os
@@ -263,9 +264,20 @@ def plot_ycsb(out, study):
                         return s.get("throughput_ops")
         return None
 
-    fig, ax = plt.subplots(figsize=(1.0 * len(labels) + 3, 3.8))
+    ladder = [r for r in ((study or {}).get("ablation") or {}).get("rungs", []) if r.get("built")]
+    fig, axes = plt.subplots(1, 2 if ladder else 1, figsize=(1.0 * len(labels) + 3 + (4 if ladder else 0), 3.8),
+                             squeeze=False, gridspec_kw={"width_ratios": [3, 1]} if ladder else None)
+    ax = axes[0][0]
     bars(ax, labels, systems, get, "operations/s (all clients)", "YCSB, 2 racks: throughput per system", log=True)
     ax.legend(fontsize=7)
+    if ladder:
+        # The ablation ladder (seed 004 Fig. 18): the built rungs only.
+        lx = axes[0][1]
+        lx.bar(range(len(ladder)), [r.get("throughput_ops", 0) for r in ladder])
+        lx.set_xticks(range(len(ladder)))
+        lx.set_xticklabels([r["rung"] for r in ladder], fontsize=7, rotation=20)
+        lx.set_ylabel("operations/s")
+        lx.set_title("ablation, C zipfian, tiered", fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "ycsb.png"), dpi=110)
     plt.close(fig)

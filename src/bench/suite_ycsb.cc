@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/ycsb_ablation.h"
 #include "bench/ycsb_bench.h"
 
 namespace pulse::bench {
@@ -118,6 +119,15 @@ json RunSuiteYcsbStudy(const SuiteAppStudyOptions& s) {
     j["label"] = c.Label();
     study["runs"].push_back(std::move(j));
   }
+  // The ablation ladder (seed 004 Fig. 18) on C, Zipf 0.99.
+  const YcsbBenchOptions ladder = CellOptions(s, Cell{'C', "zipfian"});
+  if (s.progress) s.progress("ycsb: the ablation ladder on C zipfian (bench ycsb --ablation)");
+  Result<std::vector<YcsbAblationRung>> rungs = RunYcsbAblation(ladder);
+  if (rungs.ok()) {
+    study["ablation"] = YcsbAblationJson(ladder, *rungs);
+  } else {
+    study["notes"].push_back("ablation: " + rungs.status().ToString());
+  }
   return study;
 }
 
@@ -165,6 +175,21 @@ std::string SuiteYcsbStudyMarkdown(const json& study) {
   for (const json& na : study.value("not_available", json::array()))
     md += fmt::format("| {} | {} | not available | | | | | | |\n", na.value("label", ""), na.value("system", ""));
   md += fmt::format("\nhot-page swaps: {}\n", study.value("swap", "not available"));
+  if (const auto ladder = study.find("ablation"); ladder != study.end()) {
+    md += "\nThe ablation ladder (seed 004 Fig. 18; C zipfian, tiered; each rung a cluster of its own, one after "
+          "another):\n\n| rung | ops/s | vs Base | p99 us | msg/op | one-sided/op | what it measures |\n"
+          "|---|---|---|---|---|---|---|\n";
+    for (const json& r : ladder->value("rungs", json::array())) {
+      if (!r.value("built", false)) {
+        md += fmt::format("| {} | not built | | | | | {} |\n", r.value("rung", ""), r.value("note", ""));
+        continue;
+      }
+      md += fmt::format("| {} | {} | {}x | {} | {} | {} | {} |\n", r.value("rung", ""),
+                        SuiteNumber(r.value("throughput_ops", 0.0)), SuiteNumber(r.value("speedup_vs_base", 0.0)),
+                        SuiteNumber(r.value("p99_us", 0.0)), SuiteNumber(r.value("messages_per_op", 0.0)),
+                        SuiteNumber(r.value("one_sided_per_op", 0.0)), r.value("measures", ""));
+    }
+  }
   for (const json& na : study.value("not_available", json::array()))
     md += fmt::format("\n- not available: {} on {}: {}", na.value("system", ""), na.value("label", ""),
                       na.value("reason", ""));

@@ -1,7 +1,8 @@
 // `pulse bench suite`'s "ycsb" study (issue 16, seed 004 section 6.4):
 // `pulse bench ycsb` for workloads A, B, C, D and F, uniform and Zipfian
 // (D: latest), on the tiered system and its baselines (paging, object-rpc,
-// all-local) with 2 racks; reduced scale with --quick.  A system that
+// all-local) with 2 racks, and the ablation ladder (ycsb_ablation.h) on C
+// Zipf 0.99; reduced scale with --quick.  A system that
 // cannot run a workload (object-rpc writes, paging inserts; ycsb_bench.h) is
 // recorded as "not available" with the bench's reason, not measured as
 // something else.  Its targets are ratios of two systems' throughput in one
@@ -24,6 +25,7 @@ namespace pulse::bench {
 
 // The study's section of results.json: {"runs": [<bench ycsb --json, with
 // "label">...], "not_available": [{"label", "system", "reason"}...],
+// "ablation": <bench ycsb --ablation --json on C zipfian>, "swap",
 // "notes": [<failures>...]}.
 nlohmann::json RunSuiteYcsbStudy(const SuiteAppStudyOptions& options);
 

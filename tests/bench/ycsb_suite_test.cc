@@ -30,6 +30,11 @@ json HandStudy(double tiered, double paging) {
   return json{{"runs", json::array({c, a})},
               {"not_available", json::array({{{"label", "A uniform"}, {"system", "object-rpc"}, {"reason", "no PUT handler"}}})},
               {"notes", json::array({"F zipfian: boom"})},
+              {"ablation", {{"rungs", json::array({{{"rung", "Base"}, {"built", true}, {"throughput_ops", 1000.0},
+                                                    {"speedup_vs_base", 1.0}, {"p99_us", 50.0},
+                                                    {"messages_per_op", 0.5}, {"one_sided_per_op", 0.0},
+                                                    {"measures", "offloaded"}},
+                                                   {{"rung", "+swap"}, {"built", false}, {"note", "not built: x"}}})}}},
               {"swap", "not available"}};
 }
 
@@ -76,6 +81,8 @@ TEST(YcsbSuiteStudy, ReportHasTheTableTheMissingSystemsAndTheFailures) {
   EXPECT_NE(report.find("| A uniform | object-rpc | not available |"), std::string::npos) << report;
   EXPECT_NE(report.find("- not available: object-rpc on A uniform: no PUT handler"), std::string::npos) << report;
   EXPECT_NE(report.find("- failed: F zipfian: boom"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Base | 1000 | 1.00x | 50.0 | 0.50 | 0.00 | offloaded |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| +swap | not built | | | | | not built: x |"), std::string::npos) << report;
 }
 
 TEST(YcsbSuiteStudy, IsAStudyTheSuitePlans) {
