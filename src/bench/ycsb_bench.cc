@@ -23,6 +23,7 @@
 #include "pulse/iterators/kv_get.h"
 #include "pulse/kv/store.h"
 #include "pulse/rpc.h"
+#include "pulse/rpc_kv.h"
 #include "pulse/rpc_rrpc.h"
 #include "pulse/traversal.h"
 #include "pulse/typed_traversal.h"
@@ -239,7 +240,16 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     if (s.system == "object-rpc" || UsesTieredRrpc(o, s.system)) {
       RpcOptions ro;
       ro.path = RpcPath::kDirect;
+      if (s.system == "object-rpc" && HasWrites(o.workload.workload)) {
+        // PUTs run the native kv_put handler, which writes: never
+        // retransmitted (pulse/rpc_kv.h), so one attempt with a long wait.
+        ro.max_attempts = 1;
+        ro.request_timeout = std::chrono::seconds(30);
+      }
       PULSE_ASSIGN_OR_RETURN(rpc, RpcClient::Create(client.get(), ro));
+      // object-rpc's writes (and inserts) as RPCs too; the load above ran
+      // as offloaded programs.
+      if (s.system == "object-rpc" && !UsesRrpc(o, s.system)) store->SetRunner(rpc::KvStoreRunner(rpc.get()));
     }
     std::unique_ptr<RrpcKv> rrpc;
     std::optional<uint32_t> rack_node;
@@ -448,10 +458,10 @@ Status CheckYcsbBenchOptions(const YcsbBenchOptions& o) {
   for (const std::string& sys : o.systems) {
     if (sys != "tiered" && sys != "all-local" && sys != "object-rpc" && sys != "paging")
       return Status::InvalidArgument("bench ycsb: --system " + sys + " is none of tiered, all-local, object-rpc, paging");
-    if (sys == "object-rpc" && HasWrites(o.workload.workload))
+    if (UsesRrpc(o, sys) && HasWrites(o.workload.workload))
       return Status::FailedPrecondition(fmt::format(
-          "bench ycsb: --system object-rpc runs GET-only workloads (C): the rpc baseline has no PUT handler here, "
-          "and workload {} writes", o.workload.workload));
+          "bench ycsb: --system object-rpc with --rrpc-threshold runs GET-only workloads (C): its values are RRPC "
+          "objects, which no handler writes, and workload {} writes", o.workload.workload));
     if (sys == "paging" && HasInserts(o.workload.workload))
       return Status::FailedPrecondition("bench ycsb: --system paging updates in place and cannot insert (workload D)");
   }

@@ -9,9 +9,8 @@
 //   all-local   the same with every partition in rack "a"'s pool and every
 //               client in rack "a" (the upper bound: no remote access).
 //   object-rpc  FaRM-like: every access an RPC to the memory node owning the
-//               bucket (the native handler kRpcKvGet), clients without a rack.
-//               GET only: this branch has no PUT handler, so workloads with
-//               writes are refused for it (FailedPrecondition).
+//               bucket (the native handlers kRpcKvGet, kRpcKvPut through
+//               rpc::KvStoreRunner), clients without a rack.
 //   paging      Fastswap-like: clients without a rack (Fastswap has no CXL
 //               tier), each with a cache of whole 4 KB pages (LRU, write-back;
 //               ycsb_paging.h) sized to a fraction of its store; the store's

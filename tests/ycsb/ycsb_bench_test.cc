@@ -75,22 +75,26 @@ TEST(YcsbBench, EverySystemRunsWorkloadCAndCountsItsPath) {
 
 TEST(YcsbBench, WritesAndInsertsOnTheSystemsThatHaveThem) {
   for (char w : {'A', 'F'}) {
-    const YcsbBenchOptions o = Tiny(w, {"tiered", "paging"});
+    const YcsbBenchOptions o = Tiny(w, {"tiered", "paging", "object-rpc"});
     auto r = RunYcsbBench(o);
     ASSERT_TRUE(r.ok()) << w << ": " << r.status().ToString();
     std::filesystem::remove_all(o.run_dir);
     for (const auto& s : r->systems) EXPECT_GT(s.updates + s.read_modify_writes, 100u) << w << " " << s.system;
   }
-  const YcsbBenchOptions d = Tiny('D', {"tiered"});
+  const YcsbBenchOptions d = Tiny('D', {"tiered", "object-rpc"});
   auto r = RunYcsbBench(d);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::filesystem::remove_all(d.run_dir);
-  EXPECT_GT(r->systems[0].inserts, 0u);
+  for (const auto& s : r->systems) EXPECT_GT(s.inserts, 0u) << s.system;
+  EXPECT_GE(Of(*r, "object-rpc").messages_per_op, 1.0) << "inserts are RPCs too";
   EXPECT_EQ(r->ToJson(d)["distribution"], "latest");
 }
 
 TEST(YcsbBench, RefusesWhatASystemCannotRun) {
-  EXPECT_EQ(CheckYcsbBenchOptions(Tiny('A', {"object-rpc"})).code(), Status::Code::kFailedPrecondition);
+  EXPECT_TRUE(CheckYcsbBenchOptions(Tiny('A', {"object-rpc"})).ok());
+  YcsbBenchOptions rrpc_writes = Tiny('A', {"object-rpc"});
+  rrpc_writes.rrpc_threshold = 512;
+  EXPECT_EQ(CheckYcsbBenchOptions(rrpc_writes).code(), Status::Code::kFailedPrecondition);
   EXPECT_EQ(CheckYcsbBenchOptions(Tiny('D', {"paging"})).code(), Status::Code::kFailedPrecondition);
   EXPECT_EQ(CheckYcsbBenchOptions(Tiny('C', {"fastswap"})).code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(CheckYcsbBenchOptions(Tiny('E', {"tiered"})).code(), Status::Code::kInvalidArgument);
