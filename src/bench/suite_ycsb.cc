@@ -66,13 +66,6 @@ const json* FindIn(const json& parent, const char* key, const char* field, const
   return nullptr;
 }
 
-// "swap": what bench ycsb reports when asked for swaps (no run needed).
-std::string SwapState() {
-  YcsbBenchOptions o;
-  o.swap = true;
-  return YcsbBenchResult{}.ToJson(o).value("swap", "not available");
-}
-
 TargetCheck Pending(std::string name, std::string ratio_of, double goal, bool at_least, std::string note) {
   TargetCheck t;
   t.name = std::move(name);
@@ -90,7 +83,7 @@ TargetCheck Pending(std::string name, std::string ratio_of, double goal, bool at
 
 json RunSuiteYcsbStudy(const SuiteAppStudyOptions& s) {
   json study{{"runs", json::array()}, {"not_available", json::array()}, {"notes", json::array()},
-             {"swap", SwapState()}};
+             {"swap", YcsbSwapState(YcsbBenchOptions{})}};
   for (const Cell& c : Cells()) {
     YcsbBenchOptions o = CellOptions(s, c);
     // Each system the bench can run for this workload; the others are

@@ -5,16 +5,11 @@
 
 namespace pulse::bench {
 
-namespace {
-
-// What bench ycsb reports when asked for swaps (no run needed).
-std::string SwapState(const YcsbBenchOptions& base) {
+std::string YcsbSwapState(const YcsbBenchOptions& base) {
   YcsbBenchOptions o = base;
   o.swap = true;
   return YcsbBenchResult{}.ToJson(o).value("swap", "not available");
 }
-
-}  // namespace
 
 Result<std::vector<YcsbAblationRung>> RunYcsbAblation(const YcsbBenchOptions& base) {
   auto rung = [](std::string name, std::string measures, bool write_buffer, bool rrpc) {
@@ -39,7 +34,7 @@ Result<std::vector<YcsbAblationRung>> RunYcsbAblation(const YcsbBenchOptions& ba
            false, false),
       not_built("+double ring", "not built: the double-layer ring (seed 004 5.2) does not exist"),
       not_built("+swap", fmt::format("not built: bench ycsb --swap on reports swaps as \"{}\" (pages do not move)",
-                                     SwapState(base))),
+                                     YcsbSwapState(base))),
       rung("+write buffer",
            "Base with ClientOptions::lock_tier.write_buffer on; kv::Store takes no FarLock, so no YCSB write is "
            "buffered (lock_buffered_writes_per_op): the same path as Base",

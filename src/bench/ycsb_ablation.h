@@ -39,6 +39,11 @@ struct YcsbAblationRung {
   double load_average = 0;                 // 1-minute load average when it started
 };
 
+// What `pulse bench ycsb --swap on` reports as the "swap" of its JSON for
+// these options ("not available" until hot-page swaps are wired), without
+// running anything.
+std::string YcsbSwapState(const YcsbBenchOptions& options);
+
 // The ladder for `options`' workload and scale (its systems are ignored:
 // every rung runs "tiered").  Errors: the options' and each run's.
 Result<std::vector<YcsbAblationRung>> RunYcsbAblation(const YcsbBenchOptions& options);
