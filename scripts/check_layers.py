@@ -48,7 +48,7 @@ LAYERS = [
     ("dlrm", 4, ["dlrm"], ["dlrm/"]),
     ("tx", 4, ["tx"], ["tx/"]),
     ("agent", 5, ["agent"], []),
-    ("rpc", 5, ["rpc"], ["rpc.h", "rpc_ds.h", "rpc_cache.h", "rpc_apps.h", "rpc_kv.h"]),
+    ("rpc", 5, ["rpc"], ["rpc.h", "rpc_ds.h", "rpc_cache.h", "rpc_apps.h", "rpc_kv.h", "rpc_rrpc.h"]),
     ("cluster", 6, ["cluster"], []),
     ("bench", 7, ["bench"], []),
     ("tools", 8, ["tools"], []),

@@ -13,6 +13,8 @@ kv.png                kv study: throughput, p99 and memory-node CPU per request 
 dlrm.png              dlrm study: throughput and p99 of the offloaded reduction and the one-sided gather
 tx.png                tx study: mean and p99 latency and memory-node CPU of the chain against HyperLoop-like
 cxl.png               cxl study (a model, seed 000 Fig. 12): slowdown vs local DRAM on CXL memory, with and without pulse
+ycsb.png              ycsb study (seed 004 Fig. 14 style): throughput of each system per workload and distribution, 2 racks,
+                      and the ablation ladder's built rungs (seed 004 Fig. 18)
 """
 import json
 import os
@@ -243,6 +245,44 @@ def plot_cxl(out, study):
     plt.close(fig)
 
 
+def plot_ycsb(out, study):
+    """YCSB on the tiered system and its baselines (issue 16): a group per
+    workload and key distribution, a bar per system (log scale: all-local is
+    an order of magnitude above the others); a system that cannot run a
+    workload has no bar (the report lists why)."""
+    runs = (study or {}).get("runs") or []
+    if not runs:
+        return
+    labels = [r.get("label", "") for r in runs]
+    systems = unique(s["system"] for r in runs for s in r.get("systems", []))
+
+    def get(label, system):
+        for r in runs:
+            if r.get("label") == label:
+                for s in r.get("systems", []):
+                    if s.get("system") == system:
+                        return s.get("throughput_ops")
+        return None
+
+    ladder = [r for r in ((study or {}).get("ablation") or {}).get("rungs", []) if r.get("built")]
+    fig, axes = plt.subplots(1, 2 if ladder else 1, figsize=(1.0 * len(labels) + 3 + (4 if ladder else 0), 3.8),
+                             squeeze=False, gridspec_kw={"width_ratios": [3, 1]} if ladder else None)
+    ax = axes[0][0]
+    bars(ax, labels, systems, get, "operations/s (all clients)", "YCSB, 2 racks: throughput per system", log=True)
+    ax.legend(fontsize=7)
+    if ladder:
+        # The ablation ladder (seed 004 Fig. 18): the built rungs only.
+        lx = axes[0][1]
+        lx.bar(range(len(ladder)), [r.get("throughput_ops", 0) for r in ladder])
+        lx.set_xticks(range(len(ladder)))
+        lx.set_xticklabels([r["rung"] for r in ladder], fontsize=7, rotation=20)
+        lx.set_ylabel("operations/s")
+        lx.set_title("ablation, C zipfian, tiered", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "ycsb.png"), dpi=110)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -266,6 +306,7 @@ def main():
                    [("mean_us", "mean us", False), ("p99_us", "p99 us", True),
                     ("mn_cpu_us_per_tx", "memory-node CPU us/tx", False)])
     plot_cxl(out, results.get("cxl"))
+    plot_ycsb(out, results.get("ycsb"))
     return 0
 
 

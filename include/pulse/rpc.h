@@ -63,6 +63,10 @@ enum RpcHandlerId : uint16_t {
   // they write, so a client must not retransmit them (max_attempts = 1).
   kRpcKvPut = 19,
   kRpcKvDelete = 20,
+  // RDMA-optimised RPC (seed 004 section 5.5): a kv::Store GET whose item
+  // names an object; small payloads inline, large ones by address
+  // (src/rpc/handlers/kv_get_object.cc; client: include/pulse/rpc_rrpc.h).
+  kRpcKvGetObject = 21,
 };
 
 struct RpcOptions {

@@ -14,6 +14,7 @@
 #include "bench/app_systems.h"
 #include "bench/suite_apps.h"
 #include "bench/suite_cxl.h"
+#include "bench/suite_ycsb.h"
 #include "bench/suite_graph.h"
 
 namespace pulse::bench {
@@ -183,7 +184,7 @@ Result<SuiteRegime> SuiteRegimeNamed(const std::string& name) {
 const std::vector<std::string>& SuiteStudyNames() {
   static const std::vector<std::string> names = {"traversal_length", "allocation", "distribution", "writes",
                                                  "saturation", "pipelines", "pulse_vs_acc", "graph",
-                                                 "switch_routing", "kv", "dlrm", "tx", "cxl"};
+                                                 "switch_routing", "kv", "dlrm", "tx", "cxl", "ycsb"};
   return names;
 }
 
@@ -345,12 +346,15 @@ Result<SuiteResult> RunSuite(const SuiteOptions& o) {
   const SuiteAppStudyOptions apps{o.quick, o.binary, o.run_dir, say};
   const bool no_studies = std::find(o.studies.begin(), o.studies.end(), "none") != o.studies.end();
   for (const auto& [name, run] : {std::pair{"kv", &RunSuiteKvStudy}, std::pair{"dlrm", &RunSuiteDlrmStudy},
-                                  std::pair{"tx", &RunSuiteTxStudy}, std::pair{"cxl", &RunSuiteCxlStudy}}) {
+                                  std::pair{"tx", &RunSuiteTxStudy}, std::pair{"cxl", &RunSuiteCxlStudy},
+                                  std::pair{"ycsb", &RunSuiteYcsbStudy}}) {
     if (no_studies || !(o.studies.empty() || Contains(o.studies, name))) continue;
     res.app_studies[name] = run(apps);
   }
 
   res.targets = ComputeTargets(res.runs);
+  if (auto ycsb = res.app_studies.find("ycsb"); ycsb != res.app_studies.end())
+    for (TargetCheck& t : SuiteYcsbTargets(ycsb->second)) res.targets.push_back(std::move(t));
   res.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const std::filesystem::path dir(o.out_dir);
   {

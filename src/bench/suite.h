@@ -109,7 +109,7 @@ struct SuiteResult {
   std::optional<EngineBenchResult> pipelines;  // the memory-pipelines study
   std::string pipelines_note;                  // why it is absent, or how to read it
   // Issue 15's application studies by name (kv, dlrm, tx; suite_apps.h) and
-  // issue 16's CXL model (cxl; suite_cxl.h),
+  // issue 16's CXL model (cxl; suite_cxl.h) and YCSB study (ycsb; suite_ycsb.h),
   // each as results.json carries it.
   std::map<std::string, nlohmann::json> app_studies;
   std::vector<TargetCheck> targets;

@@ -14,6 +14,7 @@
 #include "bench/suite.h"
 #include "bench/suite_apps.h"
 #include "bench/suite_cxl.h"
+#include "bench/suite_ycsb.h"
 #include "bench/suite_graph.h"
 
 namespace pulse::bench {
@@ -380,7 +381,9 @@ std::string SuiteReport(const SuiteOptions& o, const SuiteResult& res) {
 
   if (res.graph) md += GraphStudyMarkdown(*res.graph);
   for (const auto& [name, study] : res.app_studies)
-    md += name == "cxl" ? SuiteCxlStudyMarkdown(study) : SuiteAppStudyMarkdown(name, study);
+    md += name == "cxl"    ? SuiteCxlStudyMarkdown(study)
+          : name == "ycsb" ? SuiteYcsbStudyMarkdown(study)
+                           : SuiteAppStudyMarkdown(name, study);
 
   md += "\n## Skipped, failed and repeated runs\n\nA run that fails (not one a system rejects) is run once "
         "more; its first error is kept.\n\n";

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,8 @@
 #include "pulse/iterators/kv_get.h"
 #include "pulse/kv/store.h"
 #include "pulse/rpc.h"
+#include "pulse/rpc_kv.h"
+#include "pulse/rpc_rrpc.h"
 #include "pulse/traversal.h"
 #include "pulse/typed_traversal.h"
 
@@ -33,6 +36,13 @@ constexpr auto kGateTimeout = std::chrono::minutes(10);
 
 bool HasWrites(char workload) { return workload != 'C' && workload != 'c'; }
 bool HasInserts(char workload) { return workload == 'D' || workload == 'd'; }
+// The largest value kv::Store holds in its item (a 128-byte window).
+uint32_t MaxItemValueBytes(uint32_t key_bytes) { return PULSE_KV_WINDOW_WORDS * 8 - 8 - (key_bytes + 7) / 8 * 8; }
+bool UsesRrpc(const YcsbBenchOptions& o, const std::string& system) {
+  return system == "object-rpc" && o.rrpc_threshold.has_value();
+}
+// The tiered system with RRPC for other racks' buckets (item mode).
+bool UsesTieredRrpc(const YcsbBenchOptions& o, const std::string& system) { return system == "tiered" && o.tiered_rrpc; }
 
 // The store's far bytes (buckets at 75% slot occupancy, items), as
 // kv::Store sizes them: what the paging cache is a fraction of.
@@ -82,16 +92,27 @@ struct ClientRun {
   Clock::time_point start{}, end{};
   uint64_t messages = 0, rma_ops = 0, traversals = 0, offloaded = 0, local = 0;
   uint64_t cache_hits = 0, cache_misses = 0, uncached = 0;
+  uint64_t rrpc_inline = 0, rrpc_address = 0, rrpc_cached = 0, rrpc_stale = 0;
+  uint64_t buffered_writes = 0;
 };
 
 // One client's view of its store for the run: the operations as each system
 // performs them.
 class ClientKv {
  public:
-  ClientKv(const Shared& s, kv::Store* store, RpcClient* rpc, PageCacheMemory* pages, ProgramRef get)
-      : s_(s), store_(store), rpc_(rpc), pages_(pages), get_(std::move(get)) {}
+  // `rack_node`: with tiered RRPC, the memory node of the client's rack
+  // (GETs of other nodes' buckets go by RRPC); else nullopt.
+  ClientKv(const Shared& s, kv::Store* store, RpcClient* rpc, RrpcKv* rrpc, std::optional<uint32_t> rack_node,
+           PageCacheMemory* pages, ProgramRef get)
+      : s_(s), store_(store), rpc_(rpc), rrpc_(rrpc), rack_node_(rack_node), pages_(pages), get_(std::move(get)) {}
 
   Result<std::optional<std::string>> Read(const std::string& key) {
+    if (rrpc_ != nullptr && rack_node_.has_value()) {
+      PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, store_->MakeGetRequest(key));
+      if (rpc_->client()->NodeOf(req.start) != rack_node_) return rrpc_->Get(key);
+      return store_->Get(key);
+    }
+    if (rrpc_ != nullptr) return rrpc_->Get(key);
     if (s_.system == "object-rpc") return RpcGet(key);
     if (s_.system == "paging") {
       PULSE_ASSIGN_OR_RETURN(std::vector<uint8_t> state, PagedGet(key));
@@ -137,17 +158,50 @@ class ClientKv {
   const Shared& s_;
   kv::Store* store_;
   RpcClient* rpc_;
+  RrpcKv* rrpc_;
+  std::optional<uint32_t> rack_node_;
   PageCacheMemory* pages_;
   ProgramRef get_;
 };
 
-Status LoadStore(const Shared& s, kv::Store& store, uint32_t index) {
+// RRPC objects for keys [start, end): each on the memory node of its key's
+// bucket (so the GET's handler finds it there), one allocation and one write
+// per node; the store's values name them (RrpcObjectRef).
+Result<std::vector<std::pair<std::string, std::string>>> PlaceObjects(Client* client, const kv::Store& store,
+                                                                      const YcsbWorkloadOptions& w, uint64_t start,
+                                                                      uint64_t end) {
+  std::map<uint32_t, std::vector<uint64_t>> by_node;
+  for (uint64_t k = start; k < end; ++k) {
+    PULSE_ASSIGN_OR_RETURN(kv::Store::GetRequest req, store.MakeGetRequest(YcsbKey(k, w.key_bytes)));
+    by_node[client->NodeOf(req.start).value_or(0)].push_back(k);
+  }
+  const uint64_t object_bytes = (sizeof(RrpcObjectHeader) + w.value_bytes + 7) / 8 * 8;
+  std::vector<std::pair<std::string, std::string>> refs;
+  for (const auto& [node, keys] : by_node) {
+    PULSE_ASSIGN_OR_RETURN(uint64_t base, client->Allocate(object_bytes * keys.size(), node));
+    std::vector<uint8_t> image(object_bytes * keys.size(), 0);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const std::string key = YcsbKey(keys[i], w.key_bytes);
+      const std::vector<uint8_t> one = RrpcObjectImage(key, YcsbValue(keys[i], 0, w.value_bytes));
+      std::copy(one.begin(), one.end(), image.begin() + static_cast<ptrdiff_t>(i * object_bytes));
+      refs.emplace_back(key, RrpcObjectRef(base + i * object_bytes));
+    }
+    PULSE_RETURN_IF_ERROR(client->Write(base, image.data(), image.size()));
+  }
+  return refs;
+}
+
+Status LoadStore(const Shared& s, Client* client, kv::Store& store, uint32_t index) {
   const YcsbWorkloadOptions& w = s.o->workload;
   const uint64_t chunk = 1000;
   for (uint64_t start = 0; start < w.records; start += chunk) {
     std::vector<std::pair<std::string, std::string>> batch;
-    for (uint64_t k = start; k < std::min(w.records, start + chunk); ++k)
-      batch.emplace_back(YcsbKey(k, w.key_bytes), YcsbValue(k, 0, w.value_bytes));
+    if (UsesRrpc(*s.o, s.system)) {
+      PULSE_ASSIGN_OR_RETURN(batch, PlaceObjects(client, store, w, start, std::min(w.records, start + chunk)));
+    } else {
+      for (uint64_t k = start; k < std::min(w.records, start + chunk); ++k)
+        batch.emplace_back(YcsbKey(k, w.key_bytes), YcsbValue(k, 0, w.value_bytes));
+    }
     for (const Status& st : store.PutBatch(batch)) {
       if (!st.ok()) return Status::FromCode(st.code(), fmt::format("bench ycsb: client {} loading: {}", index, st.message()));
     }
@@ -170,25 +224,45 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     co.rack = rack;
     co.policy = AllocationPolicy::kPartitioned;
     co.request_path = RequestPath::kMessages;
+    co.lock_tier.write_buffer = o.tiered_write_buffer;
     co.worker.name = fmt::format("bench-ycsb-{}-{}", s.system, index);
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, Client::Connect(co));
     kv::StoreOptions so;
     so.key_bytes = o.workload.key_bytes;
-    so.value_bytes = o.workload.value_bytes;
+    so.value_bytes = UsesRrpc(o, s.system) ? sizeof(uint64_t) : o.workload.value_bytes;
     so.expected_items = o.workload.records;
     if (s.system == "all-local") so.partitions = 1;  // partition 0 on memory node 0: rack "a"
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<kv::Store> store, kv::Store::Create(client.get(), so));
-    PULSE_RETURN_IF_ERROR(LoadStore(s, *store, index));
+    PULSE_RETURN_IF_ERROR(LoadStore(s, client.get(), *store, index));
     std::unique_ptr<PageCacheMemory> pages;  // empty at first: far memory holds the store
     if (s.system == "paging") pages = std::make_unique<PageCacheMemory>(client.get(), PageCachePages(o));
     std::unique_ptr<RpcClient> rpc;
-    if (s.system == "object-rpc") {
+    if (s.system == "object-rpc" || UsesTieredRrpc(o, s.system)) {
       RpcOptions ro;
       ro.path = RpcPath::kDirect;
+      if (s.system == "object-rpc" && HasWrites(o.workload.workload)) {
+        // PUTs run the native kv_put handler, which writes: never
+        // retransmitted (pulse/rpc_kv.h), so one attempt with a long wait.
+        ro.max_attempts = 1;
+        ro.request_timeout = std::chrono::seconds(30);
+      }
       PULSE_ASSIGN_OR_RETURN(rpc, RpcClient::Create(client.get(), ro));
+      // object-rpc's writes (and inserts) as RPCs too; the load above ran
+      // as offloaded programs.
+      if (s.system == "object-rpc" && !UsesRrpc(o, s.system)) store->SetRunner(rpc::KvStoreRunner(rpc.get()));
+    }
+    std::unique_ptr<RrpcKv> rrpc;
+    std::optional<uint32_t> rack_node;
+    if (UsesRrpc(o, s.system) || UsesTieredRrpc(o, s.system)) {
+      RrpcOptions rro;
+      rro.inline_threshold = o.rrpc_threshold.value_or(rro.inline_threshold);
+      rro.cache_addresses = o.rrpc_cache;
+      rro.values_are_objects = UsesRrpc(o, s.system);
+      PULSE_ASSIGN_OR_RETURN(rrpc, RrpcKv::Create(rpc.get(), store.get(), rro));
+      if (UsesTieredRrpc(o, s.system)) rack_node = static_cast<uint32_t>(rack.at(0) - 'a');  // RackName(i): node i
     }
     PULSE_ASSIGN_OR_RETURN(ProgramRef get, EmbeddedProgram<iterators::kv_get>("kv_get"));
-    ClientKv kv(s, store.get(), rpc.get(), pages.get(), get);
+    ClientKv kv(s, store.get(), rpc.get(), rrpc.get(), rack_node, pages.get(), get);
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<YcsbStream> stream, YcsbStream::Create(o.workload, index));
     std::vector<uint64_t> version(o.workload.records, 0);  // of each key this client wrote
     s.loaded.fetch_add(1);
@@ -241,6 +315,7 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     const net::Counters n0 = client->net_counters();
     const ClientCounters c0 = client->counters();
     const PageCacheCounters p0 = pages ? pages->counters() : PageCacheCounters{};
+    const RrpcCounters r0 = rrpc ? rrpc->counters() : RrpcCounters{};
     out->latencies_us.reserve(s.ops_per_client);
     out->start = Clock::now();
     for (uint64_t i = 0; i < s.ops_per_client; ++i) {
@@ -257,11 +332,19 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
       out->cache_misses = pages->counters().faults + pages->counters().uncached - p0.faults - p0.uncached;
       out->uncached = pages->counters().uncached - p0.uncached;
     }
+    if (rrpc) {
+      out->rrpc_inline = rrpc->counters().inline_replies - r0.inline_replies;
+      out->rrpc_address = rrpc->counters().address_replies - r0.address_replies;
+      out->rrpc_cached = rrpc->counters().cached_reads - r0.cached_reads;
+      out->rrpc_stale = rrpc->counters().stale_refused - r0.stale_refused;
+    }
+    out->buffered_writes = c1.lock_buffered_writes - c0.lock_buffered_writes;
     out->messages = n1.messages_sent - n0.messages_sent;
     out->rma_ops = n1.rma_ops - n0.rma_ops;
     out->traversals = c1.traversals - c0.traversals;
     out->offloaded = c1.offloaded - c0.offloaded;
     out->local = rack.empty() ? 0 : (c1.executed_locally - c0.executed_locally);
+    rrpc.reset();
     rpc.reset();
     store.reset();
     return Status::Ok();
@@ -319,6 +402,7 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   std::vector<double> all;
   Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
   uint64_t messages = 0, rma = 0, traversals = 0, offloaded = 0, local = 0, hits = 0, misses = 0, uncached = 0;
+  uint64_t rrpc_inline = 0, rrpc_address = 0, rrpc_cached = 0, buffered = 0;
   for (ClientRun& c : runs) {
     PULSE_RETURN_IF_ERROR(c.status);
     r.reads += c.reads;
@@ -336,6 +420,11 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
     hits += c.cache_hits;
     misses += c.cache_misses;
     uncached += c.uncached;
+    rrpc_inline += c.rrpc_inline;
+    rrpc_address += c.rrpc_address;
+    rrpc_cached += c.rrpc_cached;
+    buffered += c.buffered_writes;
+    r.rrpc_stale += c.rrpc_stale;
     all.insert(all.end(), c.latencies_us.begin(), c.latencies_us.end());
   }
   r.ops = all.size();
@@ -346,8 +435,14 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   r.messages_per_op = static_cast<double>(messages) / ops;
   r.one_sided_per_op = static_cast<double>(rma) / ops;
   r.offloaded_per_op = static_cast<double>(offloaded) / ops;
-  r.local_rack_fraction = traversals == 0 ? 0 : static_cast<double>(local) / static_cast<double>(traversals);
+  // Store operations: traversals, plus (tiered RRPC) the GETs RRPC served.
+  const uint64_t store_ops = traversals + (UsesTieredRrpc(o, system) ? rrpc_inline + rrpc_address + rrpc_cached : 0);
+  r.local_rack_fraction = store_ops == 0 ? 0 : static_cast<double>(local) / static_cast<double>(store_ops);
   r.page_uncached_per_op = static_cast<double>(uncached) / ops;
+  r.rrpc_inline_per_op = static_cast<double>(rrpc_inline) / ops;
+  r.rrpc_address_per_op = static_cast<double>(rrpc_address) / ops;
+  r.rrpc_cached_per_op = static_cast<double>(rrpc_cached) / ops;
+  r.lock_buffered_writes_per_op = static_cast<double>(buffered) / ops;
   r.page_cache_hit_ratio = hits + misses == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
   if (system == "paging") r.page_cache_bytes = PageCachePages(o) * PageCacheMemory::kPageBytes;
   say(fmt::format("[{}] {:.0f} ops/s, p50 {:.1f} us, p99 {:.1f} us", system, r.throughput_ops, r.latency.p50_us,
@@ -363,13 +458,20 @@ Status CheckYcsbBenchOptions(const YcsbBenchOptions& o) {
   for (const std::string& sys : o.systems) {
     if (sys != "tiered" && sys != "all-local" && sys != "object-rpc" && sys != "paging")
       return Status::InvalidArgument("bench ycsb: --system " + sys + " is none of tiered, all-local, object-rpc, paging");
-    if (sys == "object-rpc" && HasWrites(o.workload.workload))
+    if (UsesRrpc(o, sys) && HasWrites(o.workload.workload))
       return Status::FailedPrecondition(fmt::format(
-          "bench ycsb: --system object-rpc runs GET-only workloads (C): the rpc baseline has no PUT handler here, "
-          "and workload {} writes", o.workload.workload));
+          "bench ycsb: --system object-rpc with --rrpc-threshold runs GET-only workloads (C): its values are RRPC "
+          "objects, which no handler writes, and workload {} writes", o.workload.workload));
     if (sys == "paging" && HasInserts(o.workload.workload))
       return Status::FailedPrecondition("bench ycsb: --system paging updates in place and cannot insert (workload D)");
   }
+  if (o.workload.value_bytes > MaxItemValueBytes(o.workload.key_bytes))
+    for (const std::string& sys : o.systems)
+      if (!UsesRrpc(o, sys))
+        return Status::InvalidArgument(fmt::format(
+            "bench ycsb: --value-bytes {} does not fit a kv::Store item (at most {} with --key-bytes {}); larger "
+            "values need --system object-rpc with --rrpc-threshold (they are stored as RRPC objects)",
+            o.workload.value_bytes, MaxItemValueBytes(o.workload.key_bytes), o.workload.key_bytes));
   if (o.racks < 1 || o.racks > 26) return Status::InvalidArgument(fmt::format("bench ycsb: --racks {} is not in 1..26", o.racks));
   if (o.clients == 0) return Status::InvalidArgument("bench ycsb: --clients must be > 0");
   if (o.ops == 0) return Status::InvalidArgument("bench ycsb: --ops must be > 0");
@@ -423,6 +525,17 @@ nlohmann::json YcsbBenchResult::ToJson(const YcsbBenchOptions& o) const {
       j["page_cache_bytes"] = r.page_cache_bytes;
       j["page_uncached_per_op"] = r.page_uncached_per_op;
     }
+    if (r.system == "tiered") {
+      j["write_buffer"] = o.tiered_write_buffer;
+      j["lock_buffered_writes_per_op"] = r.lock_buffered_writes_per_op;
+      j["rrpc"] = o.tiered_rrpc;
+    }
+    if (UsesRrpc(o, r.system) || UsesTieredRrpc(o, r.system)) {
+      j["rrpc_inline_per_op"] = r.rrpc_inline_per_op;
+      j["rrpc_address_per_op"] = r.rrpc_address_per_op;
+      j["rrpc_cached_per_op"] = r.rrpc_cached_per_op;
+      j["rrpc_stale"] = r.rrpc_stale;
+    }
     systems_json.push_back(std::move(j));
   }
   const char w = o.workload.workload;
@@ -432,6 +545,9 @@ nlohmann::json YcsbBenchResult::ToJson(const YcsbBenchOptions& o) const {
           {"item_bytes", 8 + (o.workload.key_bytes + 7) / 8 * 8 + (o.workload.value_bytes + 7) / 8 * 8},
           {"racks", o.racks},
           {"clients_per_rack", o.clients},
+          {"value_bytes", o.workload.value_bytes},
+          {"rrpc_threshold", o.rrpc_threshold ? nlohmann::json(*o.rrpc_threshold) : nlohmann::json("off")},
+          {"rrpc_address_cache", o.rrpc_cache},
           {"swap", o.swap ? "not available" : "off"},
           {"systems", systems_json},
           {"ucx_tls", transport},

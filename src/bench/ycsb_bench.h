@@ -9,9 +9,8 @@
 //   all-local   the same with every partition in rack "a"'s pool and every
 //               client in rack "a" (the upper bound: no remote access).
 //   object-rpc  FaRM-like: every access an RPC to the memory node owning the
-//               bucket (the native handler kRpcKvGet), clients without a rack.
-//               GET only: this branch has no PUT handler, so workloads with
-//               writes are refused for it (FailedPrecondition).
+//               bucket (the native handlers kRpcKvGet, kRpcKvPut through
+//               rpc::KvStoreRunner), clients without a rack.
 //   paging      Fastswap-like: clients without a rack (Fastswap has no CXL
 //               tier), each with a cache of whole 4 KB pages (LRU, write-back;
 //               ycsb_paging.h) sized to a fraction of its store; the store's
@@ -20,6 +19,9 @@
 //               faults the whole page in; an update writes the value into the
 //               cached page (the item's address from the GET's final state).
 //               Inserts (D) are refused.
+//   object-rpc with rrpc_threshold: every value is an RRPC object
+//               (pulse/rpc_rrpc.h) of --value-bytes, allocated on the memory
+//               node of its key's bucket, and a GET is RrpcKv::Get.
 //
 // Each client (a Client in a thread of its own, `clients` per rack) owns one
 // store (kv::Store is single-writer) loaded with the same `records` records,
@@ -33,6 +35,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,18 @@ struct YcsbBenchOptions {
   uint64_t warmup = 500;       // unmeasured operations per client first
   double page_cache_ratio = 0.25;  // paging: the cache's bytes / the store's far bytes
   bool swap = false;           // asked for hot-page swaps (not available yet)
+  // RDMA-optimised RPC (pulse/rpc_rrpc.h), when set: object-rpc stores each
+  // value as an RRPC object (any --value-bytes) and its GETs come back
+  // inline up to this many bytes, else by address and a one-sided read;
+  // the address of each key is cached after first use (rrpc_cache).
+  std::optional<uint32_t> rrpc_threshold;
+  bool rrpc_cache = true;
+  // The tiered system's seed-004 techniques, switched for the ablation
+  // ladder (ycsb_ablation.h): the write buffer under locks
+  // (ClientOptions::lock_tier.write_buffer), and RRPC in item mode
+  // (pulse/rpc_rrpc.h) for GETs whose bucket is in another rack.
+  bool tiered_write_buffer = true;
+  bool tiered_rrpc = false;
   uint32_t pool_mib = 256;     // each memory node's pool
   std::string binary, run_dir;
   std::string ucx_tls;         // empty: tcp (racks share no memory over UCX)
@@ -76,6 +91,12 @@ struct YcsbSystemResult {
   double page_cache_hit_ratio = 0;  // paging: cached blocks found / looked up
   uint64_t page_cache_bytes = 0;    // paging: the cache's budget per client
   double page_uncached_per_op = 0;  // paging: windows of pages that could not be read whole
+  // object-rpc with RRPC: per GET, the replies that carried the payload,
+  // those that carried its address (then one one-sided read), the GETs a
+  // cached address served alone, and cached addresses refused as stale.
+  double rrpc_inline_per_op = 0, rrpc_address_per_op = 0, rrpc_cached_per_op = 0;
+  uint64_t rrpc_stale = 0;
+  double lock_buffered_writes_per_op = 0;  // writes the lock tier's write buffer took
 };
 
 struct YcsbBenchResult {

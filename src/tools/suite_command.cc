@@ -81,7 +81,7 @@ void AddSuiteBench(CLI::App& bench) {
   cmd->add_option("--regimes", args->regimes, "Comma-separated transport regimes: tcp, shm (default both)");
   cmd->add_option("--studies", args->studies,
                   "Comma-separated studies (traversal_length, allocation, distribution, writes, saturation,\n"
-                  "pipelines, pulse_vs_acc, graph, switch_routing, kv, dlrm, tx, cxl), or none (default: all)");
+                  "pipelines, pulse_vs_acc, graph, switch_routing, kv, dlrm, tx, cxl, ycsb), or none (default: all)");
   cmd->add_option("--saturation-clients", args->saturation_clients,
                   "The saturation study's closed-loop clients per run (bench app --concurrency)")
       ->capture_default_str()

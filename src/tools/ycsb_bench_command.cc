@@ -4,9 +4,13 @@
 #include <cctype>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "bench/ycsb_ablation.h"
 #include "bench/ycsb_bench.h"
 #include "tools/commands.h"
 #include "tools/flag_checks.h"
@@ -14,11 +18,55 @@
 
 namespace pulse::tools {
 
+namespace {
+
+void PrintYcsbTable(const bench::YcsbBenchOptions& o, const bench::YcsbBenchResult& r) {
+  std::cout << fmt::format("{:<11} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8}\n", "system", "ops/s", "p50 us", "p99 us",
+                           "msg/op", "rma/op", "local");
+  for (const auto& s : r.systems)
+    std::cout << fmt::format("{:<11} {:>11.0f} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f}\n", s.system,
+                             s.throughput_ops, s.latency.p50_us, s.latency.p99_us, s.messages_per_op,
+                             s.one_sided_per_op, s.local_rack_fraction);
+  std::cout << (o.swap ? "swap: not available (hot-page swaps are not wired yet)\n" : "swap: off\n");
+}
+
+void RunAblation(const bench::YcsbBenchOptions& o, bool json) {
+  auto r = bench::RunYcsbAblation(o);
+  if (!r.ok()) {
+    std::cerr << "bench ycsb --ablation: " << r.status().ToString() << "\n";
+    throw CLI::RuntimeError(1);
+  }
+  uint64_t ops = 0;
+  for (const auto& rung : *r) ops += rung.result ? rung.result->ops : 0;
+  RequireWorkDone("bench ycsb --ablation", ops, "the number of measured operations");
+  if (json) {
+    std::cout << bench::YcsbAblationJson(o, *r).dump(2) << std::endl;
+    return;
+  }
+  std::cout << fmt::format("{:<14} {:>11} {:>9} {:>9} {:>8} {:>8}\n", "rung", "ops/s", "p50 us", "p99 us", "msg/op",
+                           "rma/op");
+  for (const auto& rung : *r) {
+    if (!rung.result) {
+      std::cout << fmt::format("{:<14} {}\n", rung.name, rung.note);
+      continue;
+    }
+    const auto& s = *rung.result;
+    std::cout << fmt::format("{:<14} {:>11.0f} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f}\n", rung.name, s.throughput_ops,
+                             s.latency.p50_us, s.latency.p99_us, s.messages_per_op, s.one_sided_per_op);
+  }
+}
+
+}  // namespace
+
 void AddYcsbBench(CLI::App& bench) {
   auto opts = std::make_shared<bench::YcsbBenchOptions>();
   auto json = std::make_shared<bool>(false);
   auto workload = std::make_shared<std::string>("C");
   auto swap = std::make_shared<std::string>("off");
+  auto value_bytes = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{opts->workload.value_bytes});
+  auto rrpc_thresholds = std::make_shared<std::vector<uint32_t>>();
+  auto rrpc_cache = std::make_shared<std::string>("on");
+  auto ablation = std::make_shared<bool>(false);
   CLI::App* cmd = bench.add_subcommand(
       "ycsb",
       "YCSB A/B/C/D/F on a hash-table KV store over a local cluster of racks (issue 16): the tiered\n"
@@ -46,7 +94,19 @@ void AddYcsbBench(CLI::App& bench) {
   cmd->add_option("--key-bytes", opts->workload.key_bytes, "Key bytes (item = 8 + key + value)")
       ->capture_default_str()
       ->check(Within(16, 32));
-  cmd->add_option("--value-bytes", opts->workload.value_bytes, "Value bytes")->capture_default_str()->check(Within(1, 88));
+  cmd->add_option("--value-bytes", *value_bytes,
+                  "Value bytes (comma-separated: one run each); over 88 only for object-rpc with --rrpc-threshold")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(Within(1, 1 << 20));
+  cmd->add_option("--rrpc-threshold", *rrpc_thresholds,
+                  "object-rpc with RDMA-optimised RPC: values are objects; payloads up to this many bytes come "
+                  "inline in the reply, larger ones by address and a one-sided read (comma-separated: one run each)")
+      ->delimiter(',')
+      ->check(Within(0, 1 << 30));
+  cmd->add_option("--rrpc-cache", *rrpc_cache, "RRPC: cache each key's object address after first use: on | off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--seed", opts->workload.seed, "Seed of the operation streams")->capture_default_str();
   cmd->add_option("--page-cache-ratio", opts->page_cache_ratio, "paging: cache bytes / store bytes per client")
       ->capture_default_str()
@@ -57,8 +117,11 @@ void AddYcsbBench(CLI::App& bench) {
   cmd->add_option("--pool-mib", opts->pool_mib, "Each memory node's pool")->capture_default_str()->check(Within(16, 65536));
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports (default: tcp; no shared-memory transport)");
   cmd->add_option("--run-dir", opts->run_dir, "Where the cluster writes its logs (default: $PULSE_RUN_DIR or run)");
+  cmd->add_flag("--ablation", *ablation,
+                "The ablation ladder (seed 004 Fig. 18) on the tiered system: Base, +double ring, +swap, "
+                "+write buffer, +RRPC (rungs not built are listed, not measured)");
   cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->callback([opts, json, workload, swap] {
+  cmd->callback([opts, json, workload, swap, value_bytes, rrpc_thresholds, rrpc_cache, ablation] {
     if (workload->size() != 1) {
       std::cerr << "bench ycsb: --workload " << *workload << " is not one letter\n";
       throw CLI::RuntimeError(1);
@@ -66,25 +129,49 @@ void AddYcsbBench(CLI::App& bench) {
     opts->workload.workload = static_cast<char>(std::toupper(static_cast<unsigned char>((*workload)[0])));
     opts->swap = *swap == "on";
     opts->progress = [](const std::string& line) { std::cerr << "[bench ycsb] " << line << std::endl; };
-    auto r = bench::RunYcsbBench(*opts);
-    if (!r.ok()) {
-      std::cerr << "bench ycsb: " << r.status().ToString() << "\n";
-      throw CLI::RuntimeError(1);
-    }
-    uint64_t ops = 0;
-    for (const auto& s : r->systems) ops += s.ops;
-    RequireWorkDone("bench ycsb", ops, "the number of measured operations");
-    if (*json) {
-      std::cout << r->ToJson(*opts).dump(2) << std::endl;
+    opts->rrpc_cache = *rrpc_cache == "on";
+    if (*ablation) {
+      opts->workload.value_bytes = value_bytes->front();
+      if (!rrpc_thresholds->empty()) opts->rrpc_threshold = rrpc_thresholds->front();
+      RunAblation(*opts, *json);
       return;
     }
-    std::cout << fmt::format("{:<11} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8}\n", "system", "ops/s", "p50 us", "p99 us",
-                             "msg/op", "rma/op", "local");
-    for (const auto& s : r->systems)
-      std::cout << fmt::format("{:<11} {:>11.0f} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f}\n", s.system,
-                               s.throughput_ops, s.latency.p50_us, s.latency.p99_us, s.messages_per_op,
-                               s.one_sided_per_op, s.local_rack_fraction);
-    std::cout << (opts->swap ? "swap: not available (hot-page swaps are not wired yet)\n" : "swap: off\n");
+    // One run per value size and RRPC threshold; several: a sweep (JSON
+    // {"runs": [...]}, a table row per run).
+    std::vector<std::optional<uint32_t>> thresholds(rrpc_thresholds->begin(), rrpc_thresholds->end());
+    if (thresholds.empty()) thresholds.push_back(std::nullopt);
+    std::vector<bench::YcsbBenchOptions> runs;
+    for (uint32_t vb : *value_bytes)
+      for (const std::optional<uint32_t>& t : thresholds) {
+        bench::YcsbBenchOptions o = *opts;
+        o.workload.value_bytes = vb;
+        o.rrpc_threshold = t;
+        runs.push_back(o);
+      }
+    nlohmann::json sweep = nlohmann::json::array();
+    std::vector<std::pair<bench::YcsbBenchOptions, bench::YcsbBenchResult>> results;
+    for (const bench::YcsbBenchOptions& o : runs) {
+      auto r = bench::RunYcsbBench(o);
+      if (!r.ok()) {
+        std::cerr << "bench ycsb: " << r.status().ToString() << "\n";
+        throw CLI::RuntimeError(1);
+      }
+      uint64_t ops = 0;
+      for (const auto& s : r->systems) ops += s.ops;
+      RequireWorkDone("bench ycsb", ops, "the number of measured operations");
+      sweep.push_back(r->ToJson(o));
+      results.emplace_back(o, std::move(*r));
+    }
+    if (*json) {
+      std::cout << (results.size() == 1 ? sweep[0] : nlohmann::json{{"runs", sweep}}).dump(2) << std::endl;
+      return;
+    }
+    for (const auto& [o, r] : results) {
+      if (results.size() > 1)
+        std::cout << fmt::format("value {} B, rrpc threshold {}\n", o.workload.value_bytes,
+                                 o.rrpc_threshold ? std::to_string(*o.rrpc_threshold) : std::string("off"));
+      PrintYcsbTable(o, r);
+    }
   });
 }
 

@@ -6,6 +6,8 @@
 // faults pages in).  No timing is asserted.  And the option checks.
 #include "bench/ycsb_bench.h"
 
+#include "bench/ycsb_ablation.h"
+
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -73,22 +75,26 @@ TEST(YcsbBench, EverySystemRunsWorkloadCAndCountsItsPath) {
 
 TEST(YcsbBench, WritesAndInsertsOnTheSystemsThatHaveThem) {
   for (char w : {'A', 'F'}) {
-    const YcsbBenchOptions o = Tiny(w, {"tiered", "paging"});
+    const YcsbBenchOptions o = Tiny(w, {"tiered", "paging", "object-rpc"});
     auto r = RunYcsbBench(o);
     ASSERT_TRUE(r.ok()) << w << ": " << r.status().ToString();
     std::filesystem::remove_all(o.run_dir);
     for (const auto& s : r->systems) EXPECT_GT(s.updates + s.read_modify_writes, 100u) << w << " " << s.system;
   }
-  const YcsbBenchOptions d = Tiny('D', {"tiered"});
+  const YcsbBenchOptions d = Tiny('D', {"tiered", "object-rpc"});
   auto r = RunYcsbBench(d);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::filesystem::remove_all(d.run_dir);
-  EXPECT_GT(r->systems[0].inserts, 0u);
+  for (const auto& s : r->systems) EXPECT_GT(s.inserts, 0u) << s.system;
+  EXPECT_GE(Of(*r, "object-rpc").messages_per_op, 1.0) << "inserts are RPCs too";
   EXPECT_EQ(r->ToJson(d)["distribution"], "latest");
 }
 
 TEST(YcsbBench, RefusesWhatASystemCannotRun) {
-  EXPECT_EQ(CheckYcsbBenchOptions(Tiny('A', {"object-rpc"})).code(), Status::Code::kFailedPrecondition);
+  EXPECT_TRUE(CheckYcsbBenchOptions(Tiny('A', {"object-rpc"})).ok());
+  YcsbBenchOptions rrpc_writes = Tiny('A', {"object-rpc"});
+  rrpc_writes.rrpc_threshold = 512;
+  EXPECT_EQ(CheckYcsbBenchOptions(rrpc_writes).code(), Status::Code::kFailedPrecondition);
   EXPECT_EQ(CheckYcsbBenchOptions(Tiny('D', {"paging"})).code(), Status::Code::kFailedPrecondition);
   EXPECT_EQ(CheckYcsbBenchOptions(Tiny('C', {"fastswap"})).code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(CheckYcsbBenchOptions(Tiny('E', {"tiered"})).code(), Status::Code::kInvalidArgument);
@@ -99,6 +105,67 @@ TEST(YcsbBench, RefusesWhatASystemCannotRun) {
   o.page_cache_ratio = 0;
   EXPECT_EQ(CheckYcsbBenchOptions(o).code(), Status::Code::kInvalidArgument);
   EXPECT_TRUE(CheckYcsbBenchOptions(Tiny('C', {"tiered", "all-local", "object-rpc", "paging"})).ok());
+}
+
+// object-rpc over RRPC: values of 64 and 4096 bytes as objects, every read
+// checked against the value written; the small ones come back inline, the
+// large ones by address, repeats from the cached address (no RPC).
+TEST(YcsbBench, ObjectRpcOverRrpcTakesThePathItsSizeAsksFor) {
+  for (uint32_t value_bytes : {64u, 4096u}) {
+    YcsbBenchOptions o = Tiny('C', {"object-rpc"});
+    o.workload.value_bytes = value_bytes;
+    o.rrpc_threshold = 512;
+    auto r = RunYcsbBench(o);
+    ASSERT_TRUE(r.ok()) << value_bytes << ": " << r.status().ToString();
+    std::filesystem::remove_all(o.run_dir);
+    const YcsbSystemResult& s = r->systems.at(0);
+    EXPECT_GE(s.verified_reads, 400u);
+    EXPECT_GT(s.rrpc_cached_per_op, 0.0) << "zipfian keys repeat";
+    EXPECT_EQ(s.rrpc_stale, 0u);
+    if (value_bytes <= 512) {
+      EXPECT_GT(s.rrpc_inline_per_op, 0.0);
+      EXPECT_EQ(s.rrpc_address_per_op, 0.0);
+    } else {
+      EXPECT_EQ(s.rrpc_inline_per_op, 0.0);
+      EXPECT_GT(s.rrpc_address_per_op, 0.0);
+    }
+    EXPECT_DOUBLE_EQ(s.rrpc_inline_per_op + s.rrpc_address_per_op + s.rrpc_cached_per_op, 1.0);
+    EXPECT_EQ(r->ToJson(o)["rrpc_threshold"], 512);
+  }
+  // Values that do not fit an item need RRPC objects.
+  YcsbBenchOptions big = Tiny('C', {"tiered"});
+  big.workload.value_bytes = 4096;
+  EXPECT_EQ(CheckYcsbBenchOptions(big).code(), Status::Code::kInvalidArgument);
+}
+
+// The ablation ladder: the rungs in order, the unbuilt ones unmeasured, and
+// each measured rung on the path it names (counted, not timed).
+TEST(YcsbBench, AblationLadderRunsTheBuiltRungs) {
+  const YcsbBenchOptions o = Tiny('C', {"tiered"});
+  auto r = RunYcsbAblation(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::filesystem::remove_all(o.run_dir);
+  ASSERT_EQ(r->size(), 5u);
+  const std::vector<std::string> names = {"Base", "+double ring", "+swap", "+write buffer", "+RRPC"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ((*r)[i].name, names[i]);
+    EXPECT_EQ((*r)[i].result.has_value(), (*r)[i].built) << names[i];
+  }
+  EXPECT_FALSE((*r)[1].built);
+  EXPECT_FALSE((*r)[2].built);
+  const YcsbSystemResult& base = *(*r)[0].result;
+  const YcsbSystemResult& rrpc = *(*r)[4].result;
+  EXPECT_GT(base.offloaded_per_op, 0.0) << "the other rack's GETs are offloaded";
+  EXPECT_EQ(base.one_sided_per_op, 0.0);
+  EXPECT_EQ(rrpc.offloaded_per_op, 0.0) << "the other rack's GETs go by RRPC instead";
+  EXPECT_GT(rrpc.rrpc_cached_per_op, 0.0) << "repeats read the cached item address";
+  EXPECT_GT(rrpc.one_sided_per_op, 0.0);
+  EXPECT_LT(rrpc.messages_per_op, base.messages_per_op);
+  EXPECT_GE(rrpc.verified_reads, 400u);
+  const nlohmann::json j = YcsbAblationJson(o, *r);
+  EXPECT_EQ(j["rungs"].size(), 5u);
+  EXPECT_EQ(j["rungs"][4]["rrpc"], true);
+  EXPECT_EQ(j["rungs"][0]["speedup_vs_base"], 1.0);
 }
 
 }  // namespace

@@ -14,7 +14,8 @@
   X(tsv_aggregate)            \
   X(kv_get)                   \
   X(kv_put)                   \
-  X(kv_delete)
+  X(kv_delete)                \
+  X(kv_get_object)
 
 namespace pulse::rpc {
 

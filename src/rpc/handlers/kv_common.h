@@ -27,6 +27,12 @@ inline bool KeyMatches(const pulse_kv_node& item, const pulse_kv_state& st) {
   return true;
 }
 
+// kv::Store's GET walk from bucket `ptr` (kv_get.cc): on a hit, st.data
+// holds the item, st.item its address and st.outcome PULSE_KV_HIT; else
+// PULSE_KV_MISS.  A stop (another node's bucket or item, a fault) is
+// returned as memory.Stopped(); st is then as the walk left it.
+RpcOutcome KvGetWalk(RpcMemory& memory, uint64_t ptr, pulse_kv_state& st);
+
 // A handler (RpcHandlerFn) from an operation on the KV state: the state
 // read, `op` run, the objects read added to its `loads`, the state stored.
 template <RpcOutcome (*op)(RpcMemory&, uint64_t, pulse_kv_state&)>
