@@ -263,10 +263,12 @@ struct WorkerOptions {
   // answer; without it a reply can wait for the whole window.
   bool yield_while_polling = true;
   // kAdaptive only: the idle-core rule.  Poll within the window only while
-  // polling costs nobody: no thread of the machine waits for a CPU
-  // (CpuDemand::runnable <= cores, this thread included) and this thread
-  // has not been switched out involuntarily since the window began (a
-  // preemption, or a yield that let another thread run).  Read when a wait
+  // polling costs nobody: at most one thread of the machine waits for a
+  // CPU (CpuDemand::runnable <= cores + 1, this thread included: the peer
+  // of a hop, which gets the core at this thread's next yield) and this
+  // thread has not been switched out involuntarily since the window began
+  // (a preemption, or a yield that let another thread run).  A busy
+  // verdict stands for 200 us without reading again.  Read when a wait
   // enters its window and every kCpuDemandRecheckUs while it polls; when
   // the rule fails the wait sleeps at once (Counters::polls_cut).  The
   // window still ends poll_window_us after the last traffic, so an idle

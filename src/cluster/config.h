@@ -22,7 +22,7 @@ namespace pulse::cluster {
 // How a node's UCX worker waits for traffic (include/pulse/net.h PollMode).
 struct PollConfig {
   uint32_t window_us = 50;     // adaptive polling window after traffic
-  bool when_core_idle = true;  // ... polled only while no thread waits for a CPU (net::WorkerOptions::poll_when_core_idle)
+  bool when_core_idle = true;  // ... polled only while at most one thread waits for a CPU (net::WorkerOptions::poll_when_core_idle)
   bool busy = false;           // never sleep (dedicated cores only)
 };
 

@@ -6,8 +6,8 @@
 // on a small VM, so a reply that comes soon is caught while polling); after
 // that it arms the worker (ucp_worker_arm) and sleeps in ppoll on the
 // worker's event fd until traffic, a Wake() or the deadline.  Under the
-// idle-core rule (poll_when_core_idle) it polls only while no thread waits
-// for a CPU, and sleeps at once otherwise.
+// idle-core rule (poll_when_core_idle) it polls only while at most one
+// thread waits for a CPU, and sleeps at once otherwise.
 #include <poll.h>
 #include <sched.h>
 
@@ -76,8 +76,13 @@ bool Worker::Impl::ProgressOnce() {
 namespace {
 
 // One polling window under the idle-core rule (WorkerOptions::
-// poll_when_core_idle): open while no thread waits for a CPU and the
-// polling thread has not been preempted since the window began.  A read
+// poll_when_core_idle): open while at most one thread waits for a CPU and
+// the polling thread has not been preempted since the window began.  One
+// waiter is allowed because a hop hands off between our own processes: on
+// a quiet 2-core machine the client and two memory nodes make three
+// runnable threads, and requiring a free core cut the window that pays
+// there (docs/cluster.md); the waiter gets a core at the poller's next
+// yield, and a yield that hands the core over ends the window.  A read
 // costs a few microseconds of system calls (more on a loaded VM), so a
 // busy verdict is kept for kCpuBusyHoldUs: on a loaded machine the windows
 // then sleep at once for free, as with window 0.
@@ -110,9 +115,10 @@ class IdleCoreGate {
     return m_.options.cpu_demand ? m_.options.cpu_demand() : ReadCpuDemand();
   }
   bool Verdict(const CpuDemand& d, Clock::time_point now) {
-    if (d.runnable <= d.cores && d.preemptions == start_preemptions_) return true;
+    const bool busy = d.runnable > d.cores + 1;
+    if (!busy && d.preemptions == start_preemptions_) return true;
     ++m_.counters.polls_cut;
-    if (d.runnable > d.cores) m_.cpu_busy_until = now + std::chrono::microseconds(kCpuBusyHoldUs);
+    if (busy) m_.cpu_busy_until = now + std::chrono::microseconds(kCpuBusyHoldUs);
     return false;
   }
 

@@ -178,7 +178,7 @@ void AddAgentCommand(CLI::App& app) {
   cmd->add_option("--poll-window-us", args->poll_window_us, "Adaptive polling window after traffic")
       ->capture_default_str();
   cmd->add_option("--poll-when-core-idle", args->poll_when_core_idle,
-                  "Adaptive polling: poll within the window only while no thread of the machine waits for a\n"
+                  "Adaptive polling: poll within the window only while at most one thread of the machine waits for a\n"
                   "CPU and this one was not preempted, else sleep at once (docs/cluster.md)")
       ->capture_default_str()
       ->type_name("true|false");

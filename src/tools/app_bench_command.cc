@@ -105,7 +105,7 @@ void AddAppBench(CLI::App& bench) {
                   "Adaptive polling window of the started cluster's nodes (0: they sleep at once)")
       ->capture_default_str();
   cmd->add_option("--node-poll-when-core-idle", opts->node_poll_when_core_idle,
-                  "The nodes poll within their window only while no thread waits for a CPU (the\n"
+                  "The nodes poll within their window only while at most one thread waits for a CPU (the\n"
                   "idle-core rule, docs/cluster.md)")
       ->capture_default_str()
       ->type_name("true|false");

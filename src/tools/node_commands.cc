@@ -65,7 +65,7 @@ void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
       ->capture_default_str()
       ->check(Within(0, kMaxPollWindowUs));
   cmd->add_option("--poll-when-core-idle", args->poll_when_core_idle,
-                  "Adaptive polling: poll within the window only while no thread of the machine waits for a\n"
+                  "Adaptive polling: poll within the window only while at most one thread of the machine waits for a\n"
                   "CPU and this one was not preempted, else sleep at once (docs/cluster.md)")
       ->capture_default_str()
       ->type_name("true|false");

@@ -87,7 +87,7 @@ void AddTraverseBench(CLI::App& bench) {
       ->capture_default_str()
       ->check(Within(0, kMaxPollWindowUs));
   cmd->add_option("--poll-when-core-idle", opts->poll_when_core_idle,
-                  "Nodes and client poll within the window only while no thread waits for a CPU\n"
+                  "Nodes and client poll within the window only while at most one thread waits for a CPU\n"
                   "(the idle-core rule, docs/cluster.md)")
       ->capture_default_str()
       ->type_name("true|false");

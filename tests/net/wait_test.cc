@@ -220,9 +220,11 @@ struct RuleWorker {
 
 TEST(NetWaitIdleCoreRule, PollsWhileACoreIsIdleThenSleepsWhenTheWindowEnds) {
   std::atomic<uint64_t> calls{0};
+  // Three runnable threads on two cores: the peer of a hop may wait, the
+  // window still polls.
   RuleWorker r(20'000, [&] {
     ++calls;
-    return CpuDemand{.runnable = 1, .cores = 2, .preemptions = 0};
+    return CpuDemand{.runnable = 3, .cores = 2, .preemptions = 0};
   });
   ASSERT_TRUE(r.RoundTrip());
   const Counters& k = r.w->counters();
@@ -238,8 +240,9 @@ TEST(NetWaitIdleCoreRule, PollsWhileACoreIsIdleThenSleepsWhenTheWindowEnds) {
   EXPECT_GE(k.sleeps - before.sleeps, 1u) << "the window still ends: nothing spins when idle";
 }
 
-TEST(NetWaitIdleCoreRule, SleepsAtOnceWhenAThreadWaitsForACpu) {
-  RuleWorker r(1'000'000, [] { return CpuDemand{.runnable = 3, .cores = 2, .preemptions = 0}; });
+TEST(NetWaitIdleCoreRule, SleepsAtOnceWhenThreadsWaitForACpu) {
+  // Two threads beyond the cores: someone other than our peer waits.
+  RuleWorker r(1'000'000, [] { return CpuDemand{.runnable = 4, .cores = 2, .preemptions = 0}; });
   ASSERT_TRUE(r.RoundTrip());
   const Counters& k = r.w->counters();
   const Counters before = k;
