@@ -129,6 +129,30 @@ inline constexpr uint32_t kDefaultAwaitingPollWindowUs = 0;
 // Worker::Create rejects a longer awaiting window: polling is bounded.
 inline constexpr uint32_t kMaxAwaitingPollWindowUs = 10000;
 
+// The machine's demand for CPUs at one instant, as the idle-core polling
+// rule (WorkerOptions::poll_when_core_idle) sees it.
+struct CpuDemand {
+  // Threads running or queued for a CPU, machine-wide, the caller included
+  // (the fourth field of /proc/loadavg).
+  uint32_t runnable = 0;
+  // CPUs this process may run on (sched_getaffinity).
+  uint32_t cores = 1;
+  // The calling thread's involuntary context switches so far (getrusage
+  // RUSAGE_THREAD, ru_nivcsw): preemptions, and sched_yield() calls that
+  // let another thread run.
+  uint64_t preemptions = 0;
+};
+
+// Reads CpuDemand for the calling thread: three cheap system calls (the
+// /proc/loadavg descriptor stays open).  Never fails: if /proc/loadavg
+// cannot be read, `runnable` is UINT32_MAX (a busy machine), so the rule
+// sleeps instead of polling.  Thread-safe.
+CpuDemand ReadCpuDemand();
+
+// While a kAdaptive wait polls under the idle-core rule it reads CpuDemand
+// again this often (not per poll: a read costs a few microseconds).
+inline constexpr uint32_t kCpuDemandRecheckUs = 10;
+
 // TEST HOOK, not for production: faults injected at the transport boundary
 // so that the layers above (retransmission, duplicate suppression) can be
 // tested against a real cluster.  Applies to this Worker's outgoing active
@@ -238,6 +262,24 @@ struct WorkerOptions {
   // runnable threads than cores, as on a small shared machine) can run and
   // answer; without it a reply can wait for the whole window.
   bool yield_while_polling = true;
+  // kAdaptive only: the idle-core rule.  Poll within the window only while
+  // polling costs nobody: at most one thread of the machine waits for a
+  // CPU (CpuDemand::runnable <= cores + 1, this thread included: the peer
+  // of a hop, which gets the core at this thread's next yield) and this
+  // thread has not been switched out involuntarily since the window began
+  // (a preemption, or a yield that let another thread run).  A busy
+  // verdict stands for 200 us without reading again.  Read when a wait
+  // enters its window and every kCpuDemandRecheckUs while it polls; when
+  // the rule fails the wait sleeps at once (Counters::polls_cut).  The
+  // window still ends poll_window_us after the last traffic, so an idle
+  // worker sleeps either way.  On a machine whose processes outnumber its
+  // cores (the 2-core local cluster) this keeps the window's latency gain
+  // when the machine is quiet and avoids stealing the core the next hop
+  // needs when it is loaded (docs/cluster.md, "The poll-window knob").
+  bool poll_when_core_idle = false;
+  // Test hook: where the idle-core rule reads CpuDemand.  Empty:
+  // ReadCpuDemand().  Called on the worker thread only.
+  std::function<CpuDemand()> cpu_demand;
   // Longest single sleep on the event fd before the worker polls once more
   // anyway (a safety net; UCX's keepalive also needs an occasional poll).
   uint32_t max_sleep_us = 100000;
@@ -295,6 +337,11 @@ struct Counters {
   // Waits that polled with awaiting_poll_window_us (the owner awaited
   // replies and that window was the longer).
   uint64_t awaiting_polls = 0;
+  // The idle-core rule (WorkerOptions::poll_when_core_idle): CpuDemand
+  // reads, and windows it cut short or skipped (a thread waited for a CPU,
+  // or this one was preempted), after which the wait slept.
+  uint64_t cpu_demand_reads = 0;
+  uint64_t polls_cut = 0;
   uint64_t wake_calls = 0;         // Wake() requests seen by the worker thread
   uint64_t endpoints_failed = 0;   // peers that died, closed or timed out
   // FaultInjection (a test hook): messages dropped, sent twice, held back.

@@ -201,6 +201,9 @@ json AppBenchJson(const AppBenchOptions& o, const AppBenchResult& r) {
     j["allocation"] = o.allocation;
   }
   j["ucx_tls"] = o.ucx_tls;
+  j["node_poll_window_us"] = o.node_poll_window_us;
+  j["node_poll_when_core_idle"] = o.node_poll_when_core_idle;
+  j["client_poll_when_core_idle"] = o.client_poll_when_core_idle;
   if (!r.extra.empty()) {  // empty: a result not (yet) measured
     const json extra = json::parse(r.extra);
     for (const auto& [k, v] : extra.items()) j[k] = v;
@@ -252,6 +255,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   c.pipelines = o.pipelines;
   c.engine = o.engine;
   c.poll_window_us = o.node_poll_window_us;
+  c.poll_when_core_idle = o.node_poll_when_core_idle;
   c.pool_mib = static_cast<uint32_t>(
       std::max<uint64_t>(64, 2 * working_set * o.concurrency / o.memory_nodes / (1 << 20) + 32));
   auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);
@@ -264,6 +268,7 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
   sc.client.worker.transports = o.ucx_tls;  // the client runs over the regime's transport too
   sc.client.worker.poll_window_us = o.client_poll_window_us;
   sc.client.worker.awaiting_poll_window_us = o.client_awaiting_poll_window_us;
+  sc.client.worker.poll_when_core_idle = o.client_poll_when_core_idle;
   if (o.allocation == "partitioned") sc.client.policy = AllocationPolicy::kPartitioned;
   sc.mode = o.mode;
   sc.working_set_bytes = working_set;

@@ -59,8 +59,12 @@ struct AppBenchOptions {
   double rpc_core_ghz = 1.0;         // rpc-wimpy: the emulated core
   // Adaptive polling windows (net::WorkerOptions::poll_window_us) of the
   // started cluster's nodes and of the clients (issue 14's wake-up study).
-  uint32_t node_poll_window_us = 0;
+  // The nodes default to config/local.toml's [poll]: 50 us under the
+  // idle-core rule (net::WorkerOptions::poll_when_core_idle).
+  uint32_t node_poll_window_us = 50;
+  bool node_poll_when_core_idle = true;
   uint32_t client_poll_window_us = net::kDefaultPollWindowUs;
+  bool client_poll_when_core_idle = false;
   uint32_t client_awaiting_poll_window_us = net::kDefaultAwaitingPollWindowUs;
   // Sensitivity knobs of seed 000 appendix C (`pulse bench suite`).
   uint32_t scan_length = 0;              // wiredtiger: every scan reads this many records (0: YCSB E's 1..100)

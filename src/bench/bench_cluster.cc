@@ -12,6 +12,7 @@ cluster::ClusterConfig BenchClusterConfig(const BenchClusterOptions& o) {
   c.binary = o.binary;
   c.ucx_tls = o.ucx_tls;
   c.poll.window_us = o.poll_window_us;
+  c.poll.when_core_idle = o.poll_when_core_idle;
   c.poll.busy = o.busy_poll;
   if (!o.routing.empty()) c.routing = o.routing;
   for (cluster::NodeConfig& n : c.memnodes) {

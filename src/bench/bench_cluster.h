@@ -23,6 +23,7 @@ struct BenchClusterOptions {
   std::string run_dir;          // logs (empty: $PULSE_RUN_DIR, else "run")
   std::string ucx_tls;          // transports (empty: UCX_TLS)
   uint32_t poll_window_us = 0;  // adaptive polling window of the nodes
+  bool poll_when_core_idle = false;  // ... under the idle-core rule (cluster::PollConfig::when_core_idle)
   bool busy_poll = false;
   uint32_t memory_nodes = 2;
   uint32_t pool_mib = 64;

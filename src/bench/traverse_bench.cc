@@ -201,6 +201,7 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   // A two-memory-node cluster on this host, on free ports (or the given switch).
   BenchClusterOptions c = BenchClusterOptionsFor("bench-traverse", o);
   c.poll_window_us = o.poll_window_us;
+  c.poll_when_core_idle = o.poll_when_core_idle;
   c.busy_poll = o.busy_poll;
   auto address = StartOrJoinBenchCluster(c, o.switch_address, &guard);
   if (!address.ok()) return address.status();
@@ -214,6 +215,7 @@ Result<TraverseBenchResult> RunTraverseBench(const TraverseBenchOptions& o) {
   co.policy = AllocationPolicy::kPartitioned;
   co.worker.poll_mode = o.busy_poll ? net::PollMode::kBusy : net::PollMode::kAdaptive;
   co.worker.poll_window_us = o.poll_window_us;
+  co.worker.poll_when_core_idle = o.poll_when_core_idle;
   co.worker.name = "bench-traverse";
   auto client = Client::Connect(co);
   if (!client.ok()) return client.status();

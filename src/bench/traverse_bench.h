@@ -35,7 +35,9 @@ struct TraverseBenchOptions {
   std::string binary;          // the pulse executable for a started cluster (empty: this one)
   std::string run_dir;         // logs of a started cluster (empty: $PULSE_RUN_DIR, else "run")
   std::string ucx_tls;         // transports for the started nodes and the client (empty: UCX_TLS)
-  uint32_t poll_window_us = 0;   // nodes and client: adaptive polling window (as config/local.toml)
+  // Nodes and client: adaptive polling window and the idle-core rule (as config/local.toml).
+  uint32_t poll_window_us = 50;
+  bool poll_when_core_idle = true;
   bool busy_poll = false;
   uint32_t hops = 64;          // nodes per list
   uint32_t hops_per_node = 8;  // consecutive nodes on one memory node

@@ -154,6 +154,7 @@ class TableReader {
 
 Status ReadPoll(TableReader& r, PollConfig* poll) {
   PULSE_RETURN_IF_ERROR(r.GetInt("window_us", 0, 10'000'000, &poll->window_us));
+  PULSE_RETURN_IF_ERROR(r.GetBool("when_core_idle", &poll->when_core_idle));
   PULSE_RETURN_IF_ERROR(r.GetBool("busy", &poll->busy));
   return r.CheckNoUnknownKeys();
 }

@@ -21,8 +21,9 @@ namespace pulse::cluster {
 
 // How a node's UCX worker waits for traffic (include/pulse/net.h PollMode).
 struct PollConfig {
-  uint32_t window_us = 50;  // adaptive polling window after traffic
-  bool busy = false;        // never sleep (dedicated cores only)
+  uint32_t window_us = 50;     // adaptive polling window after traffic
+  bool when_core_idle = true;  // ... polled only while at most one thread waits for a CPU (net::WorkerOptions::poll_when_core_idle)
+  bool busy = false;           // never sleep (dedicated cores only)
 };
 
 enum class Role { kSwitch, kMemNode, kAgent };

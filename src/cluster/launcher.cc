@@ -50,7 +50,8 @@ void Progress(const LaunchOptions& o, const std::string& line) {
 
 std::vector<std::string> PollArgs(const ClusterConfig& c, const NodeConfig& n) {
   const PollConfig& p = c.PollOf(n);
-  std::vector<std::string> args = {"--poll-window-us", std::to_string(p.window_us)};
+  std::vector<std::string> args = {"--poll-window-us", std::to_string(p.window_us), "--poll-when-core-idle",
+                                   p.when_core_idle ? "true" : "false"};
   if (p.busy) args.push_back("--busy-poll");
   args.insert(args.end(), {"--log-level", c.log_level});
   return args;

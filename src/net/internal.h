@@ -200,6 +200,9 @@ struct Worker::Impl {
   std::atomic<bool> wake_pending{false};
   Clock::time_point last_activity{};
   bool awaiting_replies = false;  // Worker::SetAwaitingReplies
+  // The idle-core rule (wait.cc): until then a busy machine's verdict
+  // stands, and windows sleep at once without reading CpuDemand again.
+  Clock::time_point cpu_busy_until{};
   int callback_depth = 0;  // > 0 while a user handler runs
   // FaultInjection (faults.cc); `faults` is set iff enabled.
   std::optional<FaultInjection> faults;

@@ -5,7 +5,9 @@
 // replies) (waking a sleeping process costs tens of microseconds
 // on a small VM, so a reply that comes soon is caught while polling); after
 // that it arms the worker (ucp_worker_arm) and sleeps in ppoll on the
-// worker's event fd until traffic, a Wake() or the deadline.
+// worker's event fd until traffic, a Wake() or the deadline.  Under the
+// idle-core rule (poll_when_core_idle) it polls only while at most one
+// thread waits for a CPU, and sleeps at once otherwise.
 #include <poll.h>
 #include <sched.h>
 
@@ -13,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <optional>
 
 #include "net/internal.h"
 
@@ -20,6 +23,10 @@ namespace pulse::net {
 
 // Adaptive mode polls without yielding for this long (see WaitOnce).
 constexpr auto kSpinBeforeYield = std::chrono::microseconds(5);
+// The idle-core rule: a read that found a thread waiting for a CPU stands
+// this long; the worker's windows sleep at once meanwhile without reading
+// CpuDemand again, so on a loaded machine the rule costs what window 0 does.
+constexpr uint32_t kCpuBusyHoldUs = 200;
 
 bool Worker::Impl::ProgressOnce() {
   ++counters.poll_iterations;
@@ -67,6 +74,58 @@ bool Worker::Impl::ProgressOnce() {
 }
 
 namespace {
+
+// One polling window under the idle-core rule (WorkerOptions::
+// poll_when_core_idle): open while at most one thread waits for a CPU and
+// the polling thread has not been preempted since the window began.  One
+// waiter is allowed because a hop hands off between our own processes: on
+// a quiet 2-core machine the client and two memory nodes make three
+// runnable threads, and requiring a free core cut the window that pays
+// there (docs/cluster.md); the waiter gets a core at the poller's next
+// yield, and a yield that hands the core over ends the window.  A read
+// costs a few microseconds of system calls (more on a loaded VM), so a
+// busy verdict is kept for kCpuBusyHoldUs: on a loaded machine the windows
+// then sleep at once for free, as with window 0.
+class IdleCoreGate {
+ public:
+  explicit IdleCoreGate(Worker::Impl& m) : m_(m) {}
+
+  // The check as the window begins (false: sleep at once).
+  bool Open(Clock::time_point now) {
+    if (now < m_.cpu_busy_until) {
+      ++m_.counters.polls_cut;
+      return false;
+    }
+    const CpuDemand d = Read(now);
+    start_preemptions_ = d.preemptions;
+    return Verdict(d, now);
+  }
+
+  // Re-reads the demand once kCpuDemandRecheckUs has passed since the last
+  // read; between reads the last verdict stands.
+  bool StillOpen(Clock::time_point now) {
+    if (now < next_read_) return true;
+    return Verdict(Read(now), now);
+  }
+
+ private:
+  CpuDemand Read(Clock::time_point now) {
+    ++m_.counters.cpu_demand_reads;
+    next_read_ = now + std::chrono::microseconds(kCpuDemandRecheckUs);
+    return m_.options.cpu_demand ? m_.options.cpu_demand() : ReadCpuDemand();
+  }
+  bool Verdict(const CpuDemand& d, Clock::time_point now) {
+    const bool busy = d.runnable > d.cores + 1;
+    if (!busy && d.preemptions == start_preemptions_) return true;
+    ++m_.counters.polls_cut;
+    if (busy) m_.cpu_busy_until = now + std::chrono::microseconds(kCpuBusyHoldUs);
+    return false;
+  }
+
+  Worker::Impl& m_;
+  uint64_t start_preemptions_ = 0;
+  Clock::time_point next_read_{};
+};
 
 bool ConsumeWake(Worker::Impl& m) {
   if (!m.wake_pending.load(std::memory_order_relaxed)) return false;
@@ -142,12 +201,21 @@ Status Worker::Impl::WaitOnce(Clock::time_point deadline) {
       }
       if (window_us == 0) break;
       Clock::time_point spin_end = std::min(deadline, last_activity + std::chrono::microseconds(window_us));
+      const Clock::time_point start = Clock::now();
+      if (start >= spin_end) break;
+      // The idle-core rule: poll only while nobody waits for a CPU.
+      std::optional<IdleCoreGate> gate;
+      if (options.poll_when_core_idle) {
+        gate.emplace(*this);
+        if (!gate->Open(start)) break;
+      }
       // On a machine with more runnable threads than cores the peer we wait
       // for may be queued behind us on this core: after a short pure spin
       // (enough for a reply over shared memory), yield between polls.
       Clock::time_point yield_from = Clock::now() + kSpinBeforeYield;
       for (Clock::time_point now = Clock::now(); now < spin_end; now = Clock::now()) {
         if (ProgressOnce() || ConsumeWake(*this)) return Status::Ok();
+        if (gate && !gate->StillOpen(now)) break;
         if (options.yield_while_polling && now >= yield_from) sched_yield();
       }
       break;

@@ -41,6 +41,7 @@ struct AgentArgs {
   std::string port_file;
   std::string instance_id;
   uint32_t poll_window_us = net::kDefaultPollWindowUs;
+  bool poll_when_core_idle = true;
   SecretArgs secret;
 };
 
@@ -79,6 +80,7 @@ void RunAgent(const AgentArgs& args) {
   options.max_message_bytes = args.max_message_kib << 10;
   options.node_window_bytes = args.node_window_kib << 10;
   options.worker.poll_window_us = args.poll_window_us;
+  options.worker.poll_when_core_idle = args.poll_when_core_idle;
   if (!args.cpus.empty() && !ParseCpuList(args.cpus, &options.cpus))
     fail(fmt::format("--cpus '{}' is not a list such as 0,2-3", args.cpus));
   agent::AgentOptions& a = options.agent;
@@ -175,6 +177,11 @@ void AddAgentCommand(CLI::App& app) {
       ->type_name("LIST");
   cmd->add_option("--poll-window-us", args->poll_window_us, "Adaptive polling window after traffic")
       ->capture_default_str();
+  cmd->add_option("--poll-when-core-idle", args->poll_when_core_idle,
+                  "Adaptive polling: poll within the window only while at most one thread of the machine waits for a\n"
+                  "CPU and this one was not preempted, else sleep at once (docs/cluster.md)")
+      ->capture_default_str()
+      ->type_name("true|false");
   cmd->add_option("--log-level", args->log_level, "Least severe log lines printed on stderr")
       ->check(kLogLevel)
       ->type_name("error|warn|info|debug")

@@ -104,6 +104,15 @@ void AddAppBench(CLI::App& bench) {
   cmd->add_option("--node-poll-window-us", opts->node_poll_window_us,
                   "Adaptive polling window of the started cluster's nodes (0: they sleep at once)")
       ->capture_default_str();
+  cmd->add_option("--node-poll-when-core-idle", opts->node_poll_when_core_idle,
+                  "The nodes poll within their window only while at most one thread waits for a CPU (the\n"
+                  "idle-core rule, docs/cluster.md)")
+      ->capture_default_str()
+      ->type_name("true|false");
+  cmd->add_option("--client-poll-when-core-idle", opts->client_poll_when_core_idle,
+                  "The clients' window under the idle-core rule too")
+      ->capture_default_str()
+      ->type_name("true|false");
   cmd->add_option("--client-poll-window-us", opts->client_poll_window_us,
                   "Adaptive polling window of the clients after traffic")
       ->capture_default_str();

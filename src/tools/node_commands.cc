@@ -50,6 +50,7 @@ constexpr const char* kEnvironmentHelp =
 // Common flags of both commands.
 struct CommonArgs {
   uint32_t poll_window_us = net::kDefaultPollWindowUs;
+  bool poll_when_core_idle = true;
   bool busy_poll = false;
   std::string log_level = "info";
   std::string port_file;
@@ -63,6 +64,11 @@ void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
                   "fd (0: sleep at once)")
       ->capture_default_str()
       ->check(Within(0, kMaxPollWindowUs));
+  cmd->add_option("--poll-when-core-idle", args->poll_when_core_idle,
+                  "Adaptive polling: poll within the window only while at most one thread of the machine waits for a\n"
+                  "CPU and this one was not preempted, else sleep at once (docs/cluster.md)")
+      ->capture_default_str()
+      ->type_name("true|false");
   cmd->add_flag("--busy-poll", args->busy_poll,
                 "Never sleep: poll all the time (dedicated cores only; an idle node then uses a full core)");
   cmd->add_option("--log-level", args->log_level, "Least severe log lines printed on stderr")
@@ -83,6 +89,7 @@ void AddCommonFlags(CLI::App* cmd, CommonArgs* args) {
 void ApplyPoll(const CommonArgs& args, net::WorkerOptions* wo) {
   wo->poll_mode = args.busy_poll ? net::PollMode::kBusy : net::PollMode::kAdaptive;
   wo->poll_window_us = args.poll_window_us;
+  wo->poll_when_core_idle = args.poll_when_core_idle;
 }
 
 // Logs the error and fails the command with exit code 1.

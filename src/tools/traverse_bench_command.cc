@@ -86,6 +86,11 @@ void AddTraverseBench(CLI::App& bench) {
   cmd->add_option("--poll-window-us", opts->poll_window_us, "Adaptive polling window of the nodes and the client")
       ->capture_default_str()
       ->check(Within(0, kMaxPollWindowUs));
+  cmd->add_option("--poll-when-core-idle", opts->poll_when_core_idle,
+                  "Nodes and client poll within the window only while at most one thread waits for a CPU\n"
+                  "(the idle-core rule, docs/cluster.md)")
+      ->capture_default_str()
+      ->type_name("true|false");
   cmd->add_flag("--busy-poll", opts->busy_poll, "Nodes and client never sleep (dedicated cores only)");
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
   cmd->add_option("--run-dir", opts->run_dir, "Where a started cluster writes its logs (default: $PULSE_RUN_DIR or run)");
@@ -99,7 +104,10 @@ void AddTraverseBench(CLI::App& bench) {
     }
     RequireWorkDone("bench traverse", r->verified, "the number of checked traversals");
     if (*json) {
-      std::cout << ResultJson(*r).dump(2) << std::endl;
+      nlohmann::json j = ResultJson(*r);
+      j["poll_window_us"] = opts->poll_window_us;
+      j["poll_when_core_idle"] = opts->poll_when_core_idle;
+      std::cout << j.dump(2) << std::endl;
       return;
     }
     std::cout << fmt::format("{:<13} {:>9} {:>9} {:>9} {:>7}\n", "figure", "mean us", "p50 us", "p99 us", "count");

@@ -62,6 +62,35 @@ TEST_F(ClusterConfigTest, PerNodePollOverridesTheClusterSetting) {
   EXPECT_EQ(c->PollOf(c->memnodes[1]).window_us, 7u);
 }
 
+// The idle-core rule (net::WorkerOptions::poll_when_core_idle): on by
+// default and in the embedded local cluster (with the 50 us window), off
+// per node or for the cluster, and a wrong type names the key.
+TEST_F(ClusterConfigTest, PollWhenCoreIdleDefaultsOnAndIsOverridable) {
+  auto embedded = ParseClusterConfig(EmbeddedLocalConfig(), "embedded");
+  ASSERT_TRUE(embedded.ok()) << embedded.status().ToString();
+  EXPECT_EQ(embedded->poll.window_us, 50u);
+  EXPECT_TRUE(embedded->poll.when_core_idle);
+  EXPECT_FALSE(embedded->poll.busy);
+
+  auto c = ParseClusterConfig("[[memnode]]\n", "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->poll.when_core_idle) << "not given: on";
+
+  c = ParseClusterConfig("[poll]\nwhen_core_idle = false\n[[memnode]]\npoll = { when_core_idle = true }\n[[memnode]]\n",
+                         "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->poll.when_core_idle);
+  EXPECT_TRUE(c->PollOf(c->memnodes[0]).when_core_idle);
+  EXPECT_FALSE(c->PollOf(c->memnodes[1]).when_core_idle);
+
+  EXPECT_NE(ErrorOf("[poll]\nwhen_core_idle = 1\n[[memnode]]\n").find("poll.when_core_idle: expected a boolean"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[[memnode]]\npoll = { when_core_idle = \"yes\" }\n")
+                .find("memnode[0].poll.when_core_idle: expected a boolean"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[poll]\nwhen_idle = true\n[[memnode]]\n").find("poll.when_idle: unknown key"), std::string::npos);
+}
+
 TEST_F(ClusterConfigTest, RunDirFromTheEnvironmentWins) {
   setenv("PULSE_RUN_DIR", "/tmp/elsewhere", 1);
   auto c = ParseClusterConfig("[cluster]\nrun_dir = \"x\"\n[[memnode]]\n", "t");

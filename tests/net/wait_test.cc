@@ -128,12 +128,14 @@ TEST(NetWait, PingPongInEveryPollMode) {
   struct Mode {
     PollMode mode;
     uint32_t window;
+    bool idle_core_rule = false;  // with the machine's real CpuDemand
   };
   for (Mode m : {Mode{PollMode::kAdaptive, 0}, Mode{PollMode::kAdaptive, 50},
-                 Mode{PollMode::kBusy, 0}, Mode{PollMode::kSleep, 0}}) {
+                 Mode{PollMode::kAdaptive, 50, true}, Mode{PollMode::kBusy, 0}, Mode{PollMode::kSleep, 0}}) {
     WorkerOptions o;
     o.poll_mode = m.mode;
     o.poll_window_us = m.window;
+    o.poll_when_core_idle = m.idle_core_rule;
     PeerThread server(o, InstallEcho);
     ASSERT_TRUE(server.ok());
     auto w = MakeWorker(o);
@@ -149,6 +151,9 @@ TEST(NetWait, PingPongInEveryPollMode) {
     }
     if (m.mode == PollMode::kSleep) {
       EXPECT_GT(w->counters().wakeups, 0u);
+    }
+    if (m.idle_core_rule) {
+      EXPECT_GE(w->counters().cpu_demand_reads, 1u) << "whatever the load decided, the rule was asked";
     }
   }
 }
@@ -175,6 +180,140 @@ TEST(NetWait, BlockingCallsFromAHandlerAreRejected) {
   const uint8_t b[1] = {5};
   ASSERT_TRUE(w->Send(*ep, kEcho, b).ok());
   ASSERT_TRUE(w->RunUntil([&] { return ran; }, 10s).ok());
+}
+
+// ---- the idle-core rule (WorkerOptions::poll_when_core_idle) -------------
+// Asserted with an injected CpuDemand and the counters, not with time.
+
+// A worker under the rule whose CPU demand comes from `demand`, after one
+// echo round trip (traffic, so that its poll window is open).  The echo
+// peer sleeps at once, so it never competes for the window.
+struct RuleWorker {
+  PeerThread server;
+  std::unique_ptr<Worker> w;
+  EndpointId ep = kInvalidEndpoint;
+
+  RuleWorker(uint32_t window_us, std::function<CpuDemand()> demand)
+      : server(SleepingPeerOptions(), InstallEcho) {
+    WorkerOptions o;
+    o.poll_mode = PollMode::kAdaptive;
+    o.poll_window_us = window_us;
+    o.poll_when_core_idle = true;
+    o.cpu_demand = std::move(demand);
+    w = MakeWorker(o);
+  }
+  static WorkerOptions SleepingPeerOptions() {
+    WorkerOptions o;
+    o.poll_window_us = 0;
+    return o;
+  }
+  // One echo round trip; false if it failed.
+  bool RoundTrip() {
+    if (!server.ok() || w == nullptr) return false;
+    if (ep == kInvalidEndpoint) {
+      auto e = w->Connect("127.0.0.1", server.port(), 10s);
+      if (!e.ok()) return false;
+      ep = *e;
+      w->SetHandler(kEchoReply, [this](EndpointId, std::span<const uint8_t>) { ++replies; });
+    }
+    const uint8_t b[8] = {};
+    const int want = replies + 1;
+    return w->Send(ep, kEcho, b).ok() && w->RunUntil([&] { return replies == want; }, 10s).ok();
+  }
+  int replies = 0;
+};
+
+TEST(NetWaitIdleCoreRule, PollsWhileACoreIsIdleThenSleepsWhenTheWindowEnds) {
+  std::atomic<uint64_t> calls{0};
+  // Three runnable threads on two cores: the peer of a hop may wait, the
+  // window still polls.
+  RuleWorker r(20'000, [&] {
+    ++calls;
+    return CpuDemand{.runnable = 3, .cores = 2, .preemptions = 0};
+  });
+  ASSERT_TRUE(r.RoundTrip());
+  const Counters& k = r.w->counters();
+  const Counters before = k;
+  // Nothing to do for 500 ms: the 20 ms window polls (the demand re-read
+  // every few microseconds, never cut), then the wait sleeps.
+  EXPECT_EQ(r.w->RunUntil([] { return false; }, 500ms).code(), Status::Code::kTimeout);
+  EXPECT_EQ(k.polls_cut, before.polls_cut) << "a core is idle: the window is not cut";
+  EXPECT_GE(k.cpu_demand_reads - before.cpu_demand_reads, 2u) << "re-read while polling";
+  EXPECT_EQ(k.cpu_demand_reads, calls.load()) << "every read went to the injected source";
+  EXPECT_GT(k.poll_iterations - before.poll_iterations, k.cpu_demand_reads - before.cpu_demand_reads)
+      << "read every few microseconds, not per poll";
+  EXPECT_GE(k.sleeps - before.sleeps, 1u) << "the window still ends: nothing spins when idle";
+}
+
+TEST(NetWaitIdleCoreRule, SleepsAtOnceWhenThreadsWaitForACpu) {
+  // Two threads beyond the cores: someone other than our peer waits.
+  RuleWorker r(1'000'000, [] { return CpuDemand{.runnable = 4, .cores = 2, .preemptions = 0}; });
+  ASSERT_TRUE(r.RoundTrip());
+  const Counters& k = r.w->counters();
+  const Counters before = k;
+  // A 1 s window that polled would keep this wait from sleeping at all.
+  EXPECT_EQ(r.w->RunUntil([] { return false; }, 200ms).code(), Status::Code::kTimeout);
+  const uint64_t sleeps = k.sleeps - before.sleeps;
+  EXPECT_GE(sleeps, 1u);
+  EXPECT_GE(k.polls_cut - before.polls_cut, 1u);
+  // At most one read per window, each cut it; windows within
+  // kCpuBusyHoldUs of a busy read are cut without reading.
+  const uint64_t reads = k.cpu_demand_reads - before.cpu_demand_reads;
+  EXPECT_GE(reads, 1u);
+  EXPECT_LE(reads, k.polls_cut - before.polls_cut);
+  // Each wait progresses once or twice before it sleeps.
+  EXPECT_LE(k.poll_iterations - before.poll_iterations, 4 * sleeps) << "... at once, without polling";
+  // Traffic still gets through: the echo is answered from the sleep.
+  EXPECT_TRUE(r.RoundTrip());
+}
+
+TEST(NetWaitIdleCoreRule, StopsPollingOnceThisThreadIsPreempted) {
+  uint64_t switches = 0;  // every read sees one more involuntary switch
+  RuleWorker r(1'000'000, [&] { return CpuDemand{.runnable = 1, .cores = 2, .preemptions = ++switches}; });
+  ASSERT_TRUE(r.RoundTrip());
+  const Counters& k = r.w->counters();
+  const Counters before = k;
+  EXPECT_EQ(r.w->RunUntil([] { return false; }, 200ms).code(), Status::Code::kTimeout);
+  EXPECT_GE(k.polls_cut - before.polls_cut, 1u);
+  EXPECT_GE(k.sleeps - before.sleeps, 1u) << "cut by the preemption, the window sleeps";
+  // Each window: the read as it opens, the re-read that saw the preemption
+  // (the last window may instead end at the deadline, after its first read).
+  const uint64_t cuts = k.polls_cut - before.polls_cut;
+  const uint64_t reads = k.cpu_demand_reads - before.cpu_demand_reads;
+  EXPECT_GE(reads, 2 * cuts);
+  EXPECT_LE(reads, 2 * cuts + 1);
+}
+
+TEST(NetWaitIdleCoreRule, OffByDefaultAndTheSourceIsNeverRead) {
+  EXPECT_FALSE(WorkerOptions{}.poll_when_core_idle);
+  bool read = false;
+  WorkerOptions o;
+  o.poll_window_us = 1000;
+  o.cpu_demand = [&] {
+    read = true;
+    return CpuDemand{};
+  };
+  PeerThread server({}, InstallEcho);
+  ASSERT_TRUE(server.ok());
+  auto w = MakeWorker(o);
+  ASSERT_NE(w, nullptr);
+  (void)w->RunUntil([] { return false; }, 20ms);
+  EXPECT_FALSE(read);
+  EXPECT_EQ(w->counters().cpu_demand_reads, 0u);
+  EXPECT_EQ(w->counters().polls_cut, 0u);
+}
+
+// The machine's own figures: the reading thread runs, so at least one
+// thread is runnable; the switch count never goes back.
+TEST(NetWaitIdleCoreRule, ReadCpuDemandReadsThisMachine) {
+  const CpuDemand a = ReadCpuDemand();
+  EXPECT_GE(a.runnable, 1u);
+  EXPECT_LT(a.runnable, UINT32_MAX) << "/proc/loadavg could not be read";
+  EXPECT_GE(a.cores, 1u);
+  std::this_thread::yield();
+  const CpuDemand b = ReadCpuDemand();
+  EXPECT_GE(b.preemptions, a.preemptions);
+  EXPECT_EQ(b.cores, a.cores);
 }
 
 }  // namespace
