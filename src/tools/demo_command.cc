@@ -23,7 +23,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/traverse_bench.h"
+#include "cluster/config.h"
 #include "cluster/control_session.h"
+#include "cluster/keys.h"
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "tools/commands.h"
@@ -57,6 +59,7 @@ constexpr uint64_t kWriteChunk = 64 * 1024;
 
 struct DemoArgs {
   std::string switch_address = "127.0.0.1:7100";
+  std::string config;  // the cluster's description, for its secret; empty: `pulse cluster up`'s
   uint64_t keys = 100000;
   uint64_t buckets = 32768;
   double seconds = 3.0;       // per phase
@@ -230,6 +233,11 @@ void RunDemo(const DemoArgs& a) {
   if (!insns.ok()) fail(insns.status());
   auto prog = VerifiedProgram::Create(std::move(*insns));
   if (!prog.ok()) fail(prog.status());
+  // The cluster's nodes accept only holders of its secret (or a tenant's
+  // key): take it from the config, as `pulse cluster status` does.
+  auto config = cluster::LoadClusterConfigOrDefault(a.config);
+  if (!config.ok()) fail(config.status());
+  cluster::UseClusterSecret(*config);
   ClientOptions co;
   co.switch_address = a.switch_address;
   co.policy = AllocationPolicy::kPartitioned;
@@ -291,6 +299,8 @@ void AddDemoCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "demo", "Hash-table lookups offloaded to a running cluster (start one with `pulse cluster up`)");
   cmd->add_option("--switch", args->switch_address, "The cluster's switch")->capture_default_str();
+  cmd->add_option("--config", args->config,
+                  "Cluster description whose secret the client presents (default: the one of `pulse cluster up`)");
   cmd->add_option("--keys", args->keys, "Keys in the table")->capture_default_str()
       ->check(Within(1, 1 << 26));
   cmd->add_option("--buckets", args->buckets, "Buckets")->capture_default_str()

@@ -62,6 +62,14 @@ grep -q '"memnodes_alive": 2' "$S" || fail "status --json: the switch does not s
 echo "status --json ok"
 "$PULSE" cluster status --config "$CONFIG" | grep -q "memnode-1" || fail "status table"
 
+# The main job's client (`make demo`): it must present the cluster's secret,
+# taken from the config, and every lookup must find its value.
+SWITCH=$(sed -n 's/^ *"switch_address": "\([^"]*\)",*$/\1/p' "$STATE")
+[[ -n "$SWITCH" ]] || fail "no switch_address in $(cat "$STATE")"
+"$PULSE" demo --config "$CONFIG" --switch "$SWITCH" --keys 2000 --buckets 512 --seconds 0.1 --json >"$WORK/demo.json" ||
+  fail "pulse demo against the cluster: exit $?"
+echo "demo ok"
+
 if "$PULSE" cluster up --config "$CONFIG" 2>"$WORK/second_up.txt"; then fail "a second up was accepted"; fi
 grep -q "already running" "$WORK/second_up.txt" || fail "second up: $(cat "$WORK/second_up.txt")"
 
