@@ -77,7 +77,7 @@ void TraversalTracker::SendRequest(uint64_t id, Pending& p, bool retransmission)
   else p.request.program.clear();
   p.request.cpu_node = path_->cpu_node();  // it changes when a restarted switch is rejoined
   p.request.routing_version = path_->routing_version();
-  p.sent_bytes = kMessageHeaderBytes + p.request.program.size() + p.request.scratch.size();
+  p.sent_bytes = EncodedMessageBytes(p.request);
   ++p.result.issues;
   ++counters_->requests_sent;
   if (retransmission) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <string>
@@ -13,18 +14,32 @@ namespace {
 using protocol::ByteReader;
 
 constexpr uint8_t kMagic = 0x70;
-constexpr uint8_t kVersion = 3;
+constexpr uint8_t kVersion = 4;
 
 Status Bad(const std::string& what) { return Status::InvalidArgument("message: " + what); }
 
 }  // namespace
 
+size_t ScratchBytesSent(std::span<const uint8_t> scratch) {
+  size_t n = scratch.size();
+  // A word at a time over the zero tail, then the bytes of the last word.
+  while (n >= 8) {
+    uint64_t word;
+    std::memcpy(&word, scratch.data() + n - 8, 8);
+    if (word != 0) break;
+    n -= 8;
+  }
+  while (n > 0 && scratch[n - 1] == 0) --n;
+  return n;
+}
+
 size_t EncodedMessageBytes(const TraversalMessage& m) {
-  return kMessageHeaderBytes + m.program.size() + m.scratch.size();
+  return kMessageHeaderBytes + m.program.size() + ScratchBytesSent(m.scratch);
 }
 
 size_t EncodeMessageTo(const TraversalMessage& m, std::span<uint8_t> out) {
-  const size_t bytes = EncodedMessageBytes(m);
+  const size_t scratch_sent = ScratchBytesSent(m.scratch);
+  const size_t bytes = kMessageHeaderBytes + m.program.size() + scratch_sent;
   if (out.size() < bytes) return 0;
   // Field widths are the decoder's, written out so that a change of a
   // member's C++ type cannot change the wire.
@@ -47,8 +62,9 @@ size_t EncodeMessageTo(const TraversalMessage& m, std::span<uint8_t> out) {
   w.Put<uint64_t>(m.fault_addr);
   w.Put<uint32_t>(static_cast<uint32_t>(m.program.size()));
   w.Put<uint32_t>(static_cast<uint32_t>(m.scratch.size()));
+  w.Put<uint32_t>(static_cast<uint32_t>(scratch_sent));
   w.Append(m.program);
-  w.Append(m.scratch);
+  w.Append(std::span<const uint8_t>(m.scratch).first(scratch_sent));
   assert(w.written() == bytes);
   return bytes;
 }
@@ -91,20 +107,27 @@ Status DecodeMessageInto(std::span<const uint8_t> bytes, uint32_t max_scratch_by
   m.fault_addr = r.Get<uint64_t>();
   const uint32_t program_bytes = r.Get<uint32_t>();
   const uint32_t scratch_bytes = r.Get<uint32_t>();
+  const uint32_t scratch_sent = r.Get<uint32_t>();
   if (program_bytes > kMaxMessageProgramBytes)
     return Bad(fmt::format("program_bytes {} exceeds the limit {}", program_bytes, kMaxMessageProgramBytes));
   if (scratch_bytes > max_scratch_bytes)
     return Bad(fmt::format("scratch_bytes {} exceeds the scratch pad limit {}", scratch_bytes, max_scratch_bytes));
+  if (scratch_sent > scratch_bytes)
+    return Bad(fmt::format("scratch_sent {} exceeds scratch_bytes {}", scratch_sent, scratch_bytes));
   if (((m.flags & kFlagHasProgram) != 0) != (program_bytes != 0))
     return Bad("program_bytes disagrees with the has-program flag");
-  if (r.remaining() != uint64_t{program_bytes} + scratch_bytes)
-    return Bad(fmt::format("header announces {} + {} payload bytes but {} follow", program_bytes, scratch_bytes,
+  if (r.remaining() != uint64_t{program_bytes} + scratch_sent)
+    return Bad(fmt::format("header announces {} + {} payload bytes but {} follow", program_bytes, scratch_sent,
                            r.remaining()));
-  // The vectors' capacity is reused (the header's 72 bytes were read).
+  // The vectors' capacity is reused (the header was read).
   const std::span<const uint8_t> program = bytes.subspan(kMessageHeaderBytes, program_bytes);
-  const std::span<const uint8_t> scratch = bytes.subspan(kMessageHeaderBytes + program_bytes, scratch_bytes);
+  const std::span<const uint8_t> scratch = bytes.subspan(kMessageHeaderBytes + program_bytes, scratch_sent);
+  if (!scratch.empty() && scratch.back() == 0)
+    return Bad("scratch_sent includes a trailing zero byte (the pad is sent without its zero tail)");
   m.program.assign(program.begin(), program.end());
-  m.scratch.assign(scratch.begin(), scratch.end());
+  // One allocation at most: the whole pad, zero, then the bytes sent.
+  m.scratch.assign(scratch_bytes, 0);
+  std::copy(scratch.begin(), scratch.end(), m.scratch.begin());
   return Status::Ok();
 }
 

@@ -62,7 +62,7 @@ TEST(Message, EncodeToAndDecodeIntoMatchTheAllocatingCalls) {
   EXPECT_EQ(buffer.back(), 0xee);  // nothing past the message
   // The layout on the wire: magic, version, then request_id at byte 8.
   EXPECT_EQ(bytes[0], 0x70);
-  EXPECT_EQ(bytes[1], 3);
+  EXPECT_EQ(bytes[1], 4);
   uint64_t id = 0;
   std::memcpy(&id, bytes.data() + 8, 8);
   EXPECT_EQ(id, m.request_id);
@@ -145,8 +145,10 @@ TEST(Message, NamesTheBadField) {
   for (const Corruption& c : {Corruption{0, 0x00, "magic"}, Corruption{1, 9, "version 9"},
                               Corruption{2, 7, "kind 7"}, Corruption{3, 200, "status 200"},
                               Corruption{4, 0x80, "flags"}, Corruption{1, 2, "version 2"},
-                              Corruption{1, 1, "version 1"}, Corruption{70, 1, "scratch_bytes"},
-                              Corruption{67, 1, "program_bytes"}}) {
+                              Corruption{1, 1, "version 1"}, Corruption{1, 3, "version 3"},
+                              Corruption{70, 1, "scratch_bytes"}, Corruption{67, 1, "program_bytes"},
+                              Corruption{72, 65, "scratch_sent 65 exceeds scratch_bytes 64"},
+                              Corruption{72, 63, "header announces 4 + 63"}}) {
     auto bad = good;
     bad[c.offset] = c.value;
     auto r = DecodeMessage(bad, 4096);
@@ -154,6 +156,47 @@ TEST(Message, NamesTheBadField) {
     EXPECT_NE(r.status().message().find(c.fragment), std::string::npos)
         << r.status().message() << " (wanted " << c.fragment << ")";
   }
+}
+
+// Version 4: a scratch pad travels up to its last nonzero byte and comes
+// back whole, its tail zero, whatever the recycled message held there.
+TEST(Message, AScratchPadTravelsWithoutItsZeroTail) {
+  std::mt19937_64 rng(11);
+  TraversalMessage recycled = Sample();
+  recycled.scratch.assign(3000, 0xcd);
+  for (size_t size : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{64}, size_t{2240}}) {
+    for (int trial = 0; trial < 40; ++trial) {
+      TraversalMessage m = Sample();
+      m.scratch.assign(size, 0);
+      // The last nonzero byte at a random place (or none).
+      const size_t last = size == 0 ? 0 : rng() % (size + 1);
+      for (size_t i = 0; i < last; ++i) m.scratch[i] = (rng() % 3 == 0) ? 0 : static_cast<uint8_t>(rng());
+      if (last > 0) m.scratch[last - 1] = static_cast<uint8_t>(1 + rng() % 255);
+      SCOPED_TRACE(testing::Message() << "size " << size << " last nonzero at " << last);
+      EXPECT_EQ(ScratchBytesSent(m.scratch), last);
+      const std::vector<uint8_t> bytes = EncodeMessage(m);
+      EXPECT_EQ(bytes.size(), kMessageHeaderBytes + m.program.size() + last);
+      EXPECT_EQ(EncodedMessageBytes(m), bytes.size());
+      uint32_t scratch_bytes = 0, scratch_sent = 0;
+      std::memcpy(&scratch_bytes, bytes.data() + 68, 4);
+      std::memcpy(&scratch_sent, bytes.data() + 72, 4);
+      EXPECT_EQ(scratch_bytes, size);
+      EXPECT_EQ(scratch_sent, last);
+      ASSERT_TRUE(DecodeMessageInto(bytes, 4096, &recycled).ok());
+      ExpectEqual(m, recycled);
+    }
+  }
+}
+
+// Only the encoding EncodeMessage gives is accepted: a pad sent with a zero
+// last byte would decode to the same message as a shorter one.
+TEST(Message, RefusesAScratchPadSentWithAZeroLastByte) {
+  TraversalMessage m = Sample();
+  std::vector<uint8_t> bytes = EncodeMessage(m);
+  bytes.back() = 0;
+  auto r = DecodeMessage(bytes, 4096);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("trailing zero"), std::string::npos) << r.status().message();
 }
 
 TEST(Message, RejectsTruncationAndOversizedScratch) {
