@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
+  ccache                             # rebuilds, and a fresh clone's build, reuse earlier compiles
   clang llvm libclang-rt-14-dev      # iterator compiler (BPF backend), llvm-objdump, sanitizers/fuzzers
   libelf-dev                         # reading the BPF objects clang writes
   libucx-dev ucx-utils               # the fabric: every byte between nodes
