@@ -56,8 +56,10 @@ TraversalMessage Predict(const TraversalMessage& m, const MemNodeServiceOptions&
   TraversalMessage want = m;
   want.kind = MessageKind::kResponse;
   want.program.clear();
-  auto answer = [&](TraversalStatus st) {
+  auto answer = [&](TraversalStatus st) {  // answered without running
     want.status = st;
+    want.fault_pc = 0;
+    want.fault_addr = 0;
     return want;
   };
   if (m.kind != MessageKind::kRequest) return answer(TraversalStatus::kFaultBadRequest);

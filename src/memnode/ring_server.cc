@@ -79,9 +79,11 @@ bool RingServer::Route(TraversalMessage& m) {
   // Encoded into a buffer reused from answer to answer (no allocation per
   // answer; the entry's check is computed over it, not over the client's
   // slot, EncodeEntry).
-  const size_t bytes = EncodedMessageBytes(m);
-  if (answer_.size() < bytes) answer_.resize(bytes);
-  EncodeMessageTo(m, answer_);
+  size_t bytes = EncodeMessageTo(m, answer_);
+  if (bytes == 0) {  // the buffer grows to the largest answer so far
+    answer_.resize(EncodedMessageBytes(m));
+    bytes = EncodeMessageTo(m, answer_);
+  }
   Status s = host_->Respond(slot.ring, slot.seq, Status::Ok(), std::span<const uint8_t>(answer_.data(), bytes));
   if (s.code() == Status::Code::kInvalidArgument) {
     // Larger than a slot: the answer goes by the switch, the slot is freed.

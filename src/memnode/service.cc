@@ -75,6 +75,10 @@ void MemNodeService::Reply(TraversalMessage&& m, TraversalStatus status, const S
   m.kind = MessageKind::kResponse;
   m.status = status;
   m.program.clear();
+  // Nothing ran: the answer names no fault location, whatever the request
+  // carried in those fields.
+  m.fault_pc = 0;
+  m.fault_addr = 0;
   ++counters_.responses;
   send(std::move(m));
 }
@@ -111,6 +115,12 @@ void MemNodeService::Handle(TraversalMessage&& m, const SendFn& send) {
   // Whether to suppress duplicates is the program's property, not the
   // sender's claim.
   if (program->info().has_store) m.flags |= kFlagHasStore;
+  // Refused here rather than by the engine, so that it takes no workspace.
+  if (m.scratch.size() > options_.engine.scratch_pad_bytes) {
+    ++counters_.bad_requests;
+    m.program_hash = program->hash();
+    return Reply(std::move(m), TraversalStatus::kFaultBadRequest, send);
+  }
   const bool has_store = (m.flags & kFlagHasStore) != 0;
   if (has_store) {
     auto done = store_done_.find(StoreVisit{m.request_id, m.iterations});

@@ -113,8 +113,9 @@ class MemNodeService {
   void StopPipelines() { threads_.reset(); }
 
   // Accepts one decoded message.  Errors (bad program, unknown program hash,
-  // overload) are answered through `send` right away; good requests are
-  // queued for the engine.
+  // a scratch pad over the engine's limit, overload) are answered through
+  // `send` right away, with no fault location (fault_pc and fault_addr 0:
+  // nothing ran); good requests are queued for the engine.
   void Handle(TraversalMessage&& message, const SendFn& send);
 
   // One pipeline: runs the engine for up to `budget` iterations.  Pipeline

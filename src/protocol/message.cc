@@ -33,13 +33,16 @@ size_t ScratchBytesSent(std::span<const uint8_t> scratch) {
   return n;
 }
 
-size_t EncodedMessageBytes(const TraversalMessage& m) {
-  return kMessageHeaderBytes + m.program.size() + ScratchBytesSent(m.scratch);
+namespace {
+
+size_t EncodedBytes(const TraversalMessage& m, size_t scratch_sent) {
+  return kMessageHeaderBytes + m.program.size() + scratch_sent;
 }
 
-size_t EncodeMessageTo(const TraversalMessage& m, std::span<uint8_t> out) {
-  const size_t scratch_sent = ScratchBytesSent(m.scratch);
-  const size_t bytes = kMessageHeaderBytes + m.program.size() + scratch_sent;
+// EncodeMessageTo with the pad's sent length already known (the pad is
+// scanned once per encoding).
+size_t Encode(const TraversalMessage& m, size_t scratch_sent, std::span<uint8_t> out) {
+  const size_t bytes = EncodedBytes(m, scratch_sent);
   if (out.size() < bytes) return 0;
   // Field widths are the decoder's, written out so that a change of a
   // member's C++ type cannot change the wire.
@@ -69,9 +72,18 @@ size_t EncodeMessageTo(const TraversalMessage& m, std::span<uint8_t> out) {
   return bytes;
 }
 
+}  // namespace
+
+size_t EncodedMessageBytes(const TraversalMessage& m) { return EncodedBytes(m, ScratchBytesSent(m.scratch)); }
+
+size_t EncodeMessageTo(const TraversalMessage& m, std::span<uint8_t> out) {
+  return Encode(m, ScratchBytesSent(m.scratch), out);
+}
+
 std::vector<uint8_t> EncodeMessage(const TraversalMessage& m) {
-  std::vector<uint8_t> out(EncodedMessageBytes(m));
-  EncodeMessageTo(m, out);
+  const size_t scratch_sent = ScratchBytesSent(m.scratch);
+  std::vector<uint8_t> out(EncodedBytes(m, scratch_sent));
+  Encode(m, scratch_sent, out);
   return out;
 }
 

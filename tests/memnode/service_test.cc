@@ -262,6 +262,35 @@ TEST(Rack, MalformedProgramOrWrongHashIsABadRequest) {
   EXPECT_EQ(rack.service(0).counters().bad_requests, 2u);
 }
 
+// A pad larger than the engine accepts is refused on arrival: answered at
+// once, before any workspace is taken, and the answer names no fault
+// location even when the request carried one in those fields.
+TEST(Service, AnOversizedPadIsRefusedOnArrivalAndTheAnswerNamesNoFault) {
+  FarHeap heap(FarBase(0), 1 << 16, /*owner=*/1);
+  RangeTable table;
+  ASSERT_TRUE(table.Add(heap.range()).ok());
+  MemNodeServiceOptions options;
+  MemNodeService service(&table, WithTestPipelines(options));
+  auto program = Build(kSum);
+  TraversalMessage m = Request(program, heap.Alloc(16));
+  m.program_hash = 0;  // the code travels; the answer names its hash
+  m.scratch.assign(options.engine.scratch_pad_bytes + 8, 0);
+  m.fault_pc = 7;
+  m.fault_addr = 0x80;
+  std::vector<TraversalMessage> answers;
+  service.Handle(std::move(m), [&](TraversalMessage&& r) { answers.push_back(std::move(r)); });
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].status, TraversalStatus::kFaultBadRequest);
+  EXPECT_EQ(answers[0].kind, MessageKind::kResponse);
+  EXPECT_EQ(answers[0].fault_pc, 0u);
+  EXPECT_EQ(answers[0].fault_addr, 0u);
+  EXPECT_EQ(answers[0].program_hash, program->hash());
+  EXPECT_TRUE(answers[0].program.empty());
+  EXPECT_TRUE(service.Idle());
+  EXPECT_EQ(service.counters().bad_requests, 1u);
+  EXPECT_EQ(service.counters().iterations, 0u);
+}
+
 TEST(Rack, RetransmittedStoreRunsOnce) {
   MiniRack rack;
   const uint64_t cell = rack.heap(1).Alloc(16);
