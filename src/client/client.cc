@@ -355,9 +355,7 @@ TenantId Client::tenant() const { return impl_->options.tenant; }
 net::Worker& ClientInternal::worker(Client& client) { return *client.impl_->connections.worker; }
 
 net::EndpointId ClientInternal::memnode_endpoint(const Client& client, uint32_t node) {
-  for (const auto& n : client.impl_->connections.nodes)
-    if (n.id == node) return n.ep;
-  return net::kInvalidEndpoint;
+  return client.impl_->connections.LiveEndpoint(node);
 }
 
 net::EndpointId ClientInternal::switch_endpoint(const Client& client) {

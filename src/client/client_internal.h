@@ -17,8 +17,9 @@ struct ClientInternal {
   // The Worker the client drives (handlers installed on it run inside the
   // client's calls).
   static net::Worker& worker(Client& client);
-  // The direct endpoint of memory node `node` (kInvalidEndpoint if unknown
-  // or down).
+  // The direct endpoint of memory node `node` (kInvalidEndpoint if unknown,
+  // its connection lost, or the switch lists it down:
+  // Connections::LiveEndpoint).
   static net::EndpointId memnode_endpoint(const Client& client, uint32_t node);
   // The switch's endpoint (kInvalidEndpoint while it is lost).
   static net::EndpointId switch_endpoint(const Client& client);

@@ -127,6 +127,17 @@ bool Connections::OnDisconnect(net::EndpointId ep) {
   return true;
 }
 
+net::EndpointId Connections::LiveEndpoint(uint32_t node) const {
+  for (const MemNode& n : nodes) {
+    if (n.id != node) continue;
+    if (n.lost) return net::kInvalidEndpoint;
+    const RouteEntry* listed = routing_table.Find(node);
+    if (listed != nullptr && !listed->alive) return net::kInvalidEndpoint;
+    return n.ep;
+  }
+  return net::kInvalidEndpoint;
+}
+
 MemNode* Connections::NodeFor(uint64_t addr) {
   for (auto& n : nodes)
     if (addr - n.base < n.size) return &n;

@@ -69,6 +69,13 @@ struct Connections {
   // the switch.
   bool OnDisconnect(net::EndpointId ep);
 
+  // Memory node `node`'s endpoint if it is usable now: known, its
+  // connection not lost, and not listed down in the switch's latest routing
+  // table.  The switch's membership may learn of a dead node before this
+  // connection fails (over shared memory a killed peer goes unnoticed until
+  // UCX's keepalive), so both count.  kInvalidEndpoint otherwise.
+  net::EndpointId LiveEndpoint(uint32_t node) const;
+
   MemNode* NodeFor(uint64_t addr);
   const MemNode* NodeFor(uint64_t addr) const { return const_cast<Connections*>(this)->NodeFor(addr); }
   // How long a one-sided operation or a control call waits.
