@@ -9,7 +9,8 @@
 // the same node window and scratch pad must end the same way (return or go
 // on to the same next node), leave the same scratch pad (BPF stack bytes read
 // before they are written get pulse's meaning: the scratch pad bytes where
-// the translator put the stack) and make the same
+// the translator put the stack; at the iteration's end the stack slots are
+// zero where the compiler clears them) and make the same
 // far-memory STOREs; where pulse defines a fault instead of BPF's behaviour
 // (include/pulse/iterator.h: division by zero, a read beyond the window, a
 // STORE the tenant may not make) the BPF run must have done that thing.
@@ -112,6 +113,10 @@ void CompareWithBpf(std::span<const uint8_t> object, const CompiledIterator& it,
     if (!next) done.reset();
   }
   std::copy(frame.begin(), frame.end(), ctx.begin() + kScratchAt + it.stack_offset);
+  // An iteration that ends (RETURN or NEXT_ITER) leaves its dead stack slots
+  // zeroed, where the compiler says it clears them (CompiledIterator).
+  if (it.stack_cleared)
+    std::fill_n(ctx.begin() + kScratchAt + it.stack_offset, it.stack_bytes, 0);
   const bool writes_allowed = ApplyFarWrites(writes, bpf_table);
 
   // pulse: one iteration.

@@ -89,6 +89,11 @@ class Builder {
         case 8:
           out_.push_back({Opcode::kAlloc, 8, Operand::Reg(b[2] % isa::kNumRegisters), Operand::Sp(kAllocTable)});
           break;
+        case 9:  // a hint: into the tenant's range (through r15), anywhere, or another tenant's
+          out_.push_back({Opcode::kPrefetch, 8, Operand::Mem(b[2] < 128 ? 15 : b[2] % isa::kNumRegisters,
+                                                             (b[3] % 16) * 64 - 256),
+                          Operand::None()});
+          break;
         default:
           out_.push_back({Opcode::kMove, width, Dest(b[3], width), Source(b[2], width)});
           break;

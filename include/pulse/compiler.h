@@ -29,7 +29,10 @@
 // stack_bytes): by default just past the highest scratch byte the iterator
 // itself accesses.  A stack byte read before the function writes it (BPF
 // leaves it undefined; clang may read struct padding so) is what the scratch
-// pad holds there: next() sees what end() left.
+// pad holds there: next() sees what end() left.  The slots are zeroed before
+// every NEXT_ITER and RETURN (they are dead then), so they never ride in a
+// message (messages carry the pad without its zero tail), unless that would
+// make the iteration longer than the verifier's limit (stack_cleared says).
 //
 // Rejected, with a diagnostic naming the iterator, the function (end/next),
 // the BPF instruction index and text, and with -g the source line: backward
@@ -112,6 +115,8 @@ struct CompiledIterator {
   uint32_t next_bpf_insns = 0;
   uint32_t stack_offset = 0;              // scratch pad bytes holding BPF stack
   uint32_t stack_bytes = 0;               // slots (0: no stack use)
+  bool stack_cleared = false;             // slots zeroed before every terminal (left
+                                          // out where it would exceed the length limit)
   std::vector<CompileDiagnostic> warnings;
 };
 

@@ -158,6 +158,10 @@ class Pipeline {
   // Programs compiled to native code so far, and the time that took.
   uint64_t jit_compiled_programs() const;
   uint64_t jit_compile_nanos() const;
+  // PREFETCH hints (isa.h) acted on, and those ignored because the window
+  // at their address is not the traversal tenant's to read at this node.
+  uint64_t prefetches_issued() const;
+  uint64_t prefetches_ignored() const;
 
  private:
   struct Impl;

@@ -80,6 +80,7 @@ enum class Opcode : uint8_t {
   kJumpGeu = 0x3B,
   kJumpSet = 0x3C,  // taken if (lhs & rhs) != 0
   kAlloc = 0x40,    // ALLOC rN, sp[off]: pop a pre-allocated region (see below)
+  kPrefetch = 0x41, // PREFETCH [rN+off]: a hint, see below
   kNextIter = 0x50,
   kReturn = 0x51,
 };
@@ -89,6 +90,15 @@ enum class Opcode : uint8_t {
 // ALLOC takes the last one (count becomes n-1) into the register.  With n == 0
 // the traversal stops with TraversalStatus::kAllocExhausted; the caller adds
 // regions and re-issues from the returned state, which re-runs the iteration.
+
+// PREFETCH (a pulse extension, encoding version 2).  A hint that a later
+// iteration will LOAD a window at rN+off: the engine may start bringing the
+// program's window bytes from there toward the cache, so that several
+// dependent loads the program already knows the addresses of (a leaf's value
+// slots) overlap instead of each paying a miss in turn.  It has no effect on
+// any result: it reads nothing the program can observe, never faults, and an
+// address outside the caller's ranges at this memory node is ignored.  The
+// reference interpreter treats it as a no-op.
 
 enum class OperandKind : uint8_t {
   kNone = 0,
@@ -128,6 +138,7 @@ struct Operand {
 //   COMPARE     a = lhs, b = rhs
 //   JUMP*       a = Imm(target instruction index)
 //   ALLOC       a = Reg destination, b = Sp(table offset)
+//   PREFETCH    a = Mem(rN, off)
 //   NEXT_ITER, RETURN: no operands
 struct Instruction {
   Opcode op = Opcode::kReturn;

@@ -57,7 +57,7 @@
  *   - no loops that clang cannot fully unroll (use constant trip counts and
  *     `#pragma unroll`); jumps only go forward within one iteration;
  *   - no calls: helper functions must be inlined (static inline or
- *     PULSE_INLINE); no recursion;
+ *     PULSE_INLINE); no recursion; the one exception is PULSE_PREFETCH;
  *   - no global or static data (including constant tables and strings);
  *   - reads only from the node window, the scratch pad and local variables;
  *     a pointer read from the node (cur_ptr->next) may be written through
@@ -181,5 +181,23 @@ PULSE_INLINE void pulse_store_u8(pulse_addr_t addr, pulse_u8 v) { *(volatile pul
 PULSE_INLINE void pulse_store_u16(pulse_addr_t addr, pulse_u16 v) { *(volatile pulse_u16 *)addr = v; }
 PULSE_INLINE void pulse_store_u32(pulse_addr_t addr, pulse_u32 v) { *(volatile pulse_u32 *)addr = v; }
 PULSE_INLINE void pulse_store_u64(pulse_addr_t addr, pulse_u64 v) { *(volatile pulse_u64 *)addr = v; }
+
+/* PULSE_PREFETCH(addr): a hint that a later iteration will visit the node at
+ * far address addr (a number, such as a pointer read from the node), so that
+ * the memory node starts bringing its window toward the cache now.  Use it
+ * where one iteration learns several nodes that the next ones visit in turn
+ * (a B+tree leaf's value slots): their misses then overlap instead of each
+ * costing a dependent miss.  It compiles to PREFETCH (pulse/isa.h), changes
+ * no result, and an address the memory node does not hold for this tenant is
+ * ignored.  Outside a BPF build (a host compiler reading this header) it
+ * does nothing. */
+#define PULSE_BPF_HELPER_PREFETCH 0x50550001 /* compiler::kPulseHelperPrefetch */
+#if defined(__bpf__)
+static void (*const pulse_prefetch_helper_)(pulse_addr_t) =
+    (void (*)(pulse_addr_t))PULSE_BPF_HELPER_PREFETCH;
+#define PULSE_PREFETCH(addr) pulse_prefetch_helper_((pulse_addr_t)(addr))
+#else
+#define PULSE_PREFETCH(addr) ((void)(addr))
+#endif
 
 #endif /* PULSE_ITERATOR_H_ */

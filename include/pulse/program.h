@@ -1,14 +1,17 @@
 // Programs: the binary encoding of pulse ISA instruction sequences, and the
 // verified, immutable form that engines execute.
 //
-// Binary encoding, version 1 (little-endian):
-//   header (16 bytes): magic "PULS", u16 version = 1, u16 flags = 0,
+// Binary encoding, versions 1 and 2 (little-endian):
+//   header (16 bytes): magic "PULS", u16 version, u16 flags = 0,
 //                      u32 instruction count, u32 reserved = 0
 //   instructions (24 bytes each): u8 opcode, u8 width, u8 a.kind, u8 a.reg,
 //                      u8 b.kind, u8 b.reg, u16 reserved = 0,
 //                      i64 a.value, i64 b.value
 // Decoding checks every field (magic, version, reserved bytes, opcode,
-// operand kinds, register numbers) and names the first bad one.
+// operand kinds, register numbers) and names the first bad one.  Version 2
+// adds PREFETCH and nothing else; the encoder writes version 1 for a program
+// without PREFETCH, so those programs keep their bytes and hashes and older
+// builds still read them.  A version-1 program holding PREFETCH is refused.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +25,7 @@
 
 namespace pulse {
 
-inline constexpr uint16_t kProgramEncodingVersion = 1;
+inline constexpr uint16_t kProgramEncodingVersion = 2;  // the newest this build reads
 inline constexpr size_t kProgramHeaderBytes = 16;
 inline constexpr size_t kInstructionBytes = 24;
 

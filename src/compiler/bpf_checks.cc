@@ -111,8 +111,12 @@ bool CheckInstructions(const FunctionInput& fn, DiagnosticSink* diags, bool* jum
       case kBpfJmp:
       case kBpfJmp32:
         if (in.op() == kBpfCall) {
-          CheckCall(fn, diags, slot, in, reloc == fn.relocs.end() ? nullptr : &reloc->second);
-          ok = false;
+          const bool prefetch = in.cls() == kBpfJmp && in.src == 0 && in.imm == kPulseHelperPrefetch &&
+                                reloc == fn.relocs.end();
+          if (!prefetch) {
+            CheckCall(fn, diags, slot, in, reloc == fn.relocs.end() ? nullptr : &reloc->second);
+            ok = false;
+          }
         } else if (in.op() == kBpfExit) {
           if (in.cls() == kBpfJmp32) bad(slot, "invalid instruction (JMP32 exit)");
         } else if (in.cls() == kBpfJmp32 && in.op() == kBpfJa) {

@@ -47,6 +47,10 @@ inline constexpr uint8_t kBpfJsgt = 0x60;
 inline constexpr uint8_t kBpfJsge = 0x70;
 inline constexpr uint8_t kBpfCall = 0x80;
 inline constexpr uint8_t kBpfExit = 0x90;
+// The one helper an iterator may call: PULSE_PREFETCH (pulse/iterator.h)
+// compiles to `call kPulseHelperPrefetch` with the far address in r1, and the
+// translator turns it into PREFETCH.  Outside the kernel's helper numbers.
+inline constexpr int32_t kPulseHelperPrefetch = 0x50550001;
 inline constexpr uint8_t kBpfJlt = 0xa0;
 inline constexpr uint8_t kBpfJle = 0xb0;
 inline constexpr uint8_t kBpfJslt = 0xc0;

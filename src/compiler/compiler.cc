@@ -181,6 +181,7 @@ Result<CompiledIterator> TranslateBpfObject(std::span<const uint8_t> object,
   lopts.scratch_pad_bytes = options.scratch_pad_bytes;
   lopts.stack_offset = options.stack_offset;
   lopts.optimize = options.optimize;
+  lopts.max_instructions = VerifierOptions{}.max_instructions;
   compiler::LinkedProgram linked;
   if (!compiler::LinkIteration(name, std::move(end_code), std::move(next_code), lopts, &diags,
                                &linked))
@@ -209,6 +210,7 @@ Result<CompiledIterator> TranslateBpfObject(std::span<const uint8_t> object,
       std::count_if(next_fn.insns.begin(), next_fn.insns.end(), [](const auto& i) { return i.slots > 0; }));
   out.stack_offset = linked.stack_offset;
   out.stack_bytes = linked.stack_bytes;
+  out.stack_cleared = linked.stack_cleared;
   out.warnings = diags.warnings();
   return out;
 }

@@ -18,6 +18,9 @@ struct LinkOptions {
   uint32_t scratch_pad_bytes = isa::kDefaultScratchPadBytes;
   std::optional<uint32_t> stack_offset;
   bool optimize = true;
+  // The verifier's limit: the stack's zeroing at the terminals is left out
+  // where it would make the iteration longer than this.
+  uint32_t max_instructions = isa::kDefaultMaxInstructions;
 };
 
 struct LinkedProgram {
@@ -25,6 +28,7 @@ struct LinkedProgram {
   uint32_t window_bytes = 0;
   uint32_t stack_offset = 0;
   uint32_t stack_bytes = 0;
+  bool stack_cleared = false;  // the slots are zeroed before every terminal
 };
 
 // Returns false (with an error in diags) if the stack does not fit.

@@ -183,7 +183,7 @@ void KillSp(Facts* f, int64_t off, int width, bool all) {
 
 // Operand a of these is read (and for ALU also written).
 bool ReadsA(Opcode op) {
-  return op == Opcode::kCompare || op == Opcode::kStore || isa::IsAlu(op);
+  return op == Opcode::kCompare || op == Opcode::kStore || op == Opcode::kPrefetch || isa::IsAlu(op);
 }
 
 bool CopyPropagate(std::vector<LinkedInsn>* code) {
@@ -233,6 +233,7 @@ bool CopyPropagate(std::vector<LinkedInsn>* code) {
         subst_value(&I.b, &I.a);
         break;
       case Opcode::kStore:
+      case Opcode::kPrefetch:
         subst_index(&I.a);
         subst_index(&I.b);
         subst_value(&I.b, nullptr);

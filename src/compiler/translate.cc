@@ -131,6 +131,10 @@ class Translator {
     for (int slot = blk.start; slot < blk.end; ++slot) {
       const BpfInsn& in = fn_.insns[slot];
       if (in.slots == 0) continue;
+      if (in.is_call()) {  // PULSE_PREFETCH, the only call CheckInstructions lets through
+        Prefetch(slot, &s);
+        continue;
+      }
       if (in.is_jmp()) {  // only the last instruction of a block
         Jump(slot, in, s);
         return;
@@ -232,6 +236,21 @@ class Translator {
         Alu(slot, in, s);
         return;
     }
+  }
+
+  // `call kPulseHelperPrefetch`: PREFETCH [r1].  r1 must hold a far address
+  // (a number), not a pointer into the context or stack.  As after any BPF
+  // call, r0..r5 hold nothing afterwards.
+  void Prefetch(int slot, AbsState* s) {
+    if (auto v = Read(slot, *s, 1)) {
+      if (v->is_ptr())
+        Error(slot, fmt::format("PULSE_PREFETCH of a pointer into {}: it takes a far address (a "
+                                "number, e.g. a pointer read from the node)",
+                                PtrName(v->kind)));
+      else
+        Emit(Opcode::kPrefetch, 8, Operand::Mem(1, 0), Operand::None(), slot);
+    }
+    for (int r = 0; r <= 5; ++r) s->r[r] = AbsValue{};
   }
 
   void Alu(int slot, const BpfInsn& in, AbsState* s) {

@@ -71,6 +71,8 @@ class Interpreter {
             if (st != TraversalStatus::kDone) return Stop(&out, st, pc, addr);
             break;
           }
+          case Opcode::kPrefetch:  // a hint: no effect on any result (isa.h)
+            break;
           case Opcode::kAlloc: {
             const size_t table_off = static_cast<size_t>(in.b.value);
             const uint64_t count = alu::LoadBytes(&state_.scratch[table_off], 8);

@@ -5,8 +5,8 @@
 // fault, on a Frame whose window has been translated, protection-checked and
 // loaded by the memory pipeline.  Everything the interpreter checks at run
 // time is checked in the generated code: indexed operands against the window
-// and scratch pad, division by zero; far STOREs and ALLOC call back into the
-// engine (JitHooks), which translates and protection-checks through the range
+// and scratch pad, division by zero; far STOREs, ALLOC and PREFETCH call back
+// into the engine (JitHooks), which translates and protection-checks through the range
 // table exactly as the interpreted path does.  The code is written into
 // read-write pages that become read-execute before it first runs: never
 // writable and executable at once.
@@ -35,11 +35,14 @@ struct JitExit {
   TraversalStatus status() const { return static_cast<TraversalStatus>(code() & 0x7f); }
 };
 
-// The engine's side of STORE and ALLOC.  Each returns the TraversalStatus
-// (kDone to go on) as a uint32_t; a STORE fault sets frame->fault_addr.
+// The engine's side of STORE, ALLOC and PREFETCH.  store and alloc return
+// the TraversalStatus (kDone to go on) as a uint32_t; a STORE fault sets
+// frame->fault_addr.  prefetch is a hint and cannot fail; without it the
+// generated code treats PREFETCH as a no-op.
 struct JitHooks {
   uint32_t (*store)(Frame* frame, uint64_t addr, uint64_t value, uint32_t width) = nullptr;
   uint32_t (*alloc)(Frame* frame, uint64_t table_offset, uint32_t dst_reg) = nullptr;
+  void (*prefetch)(Frame* frame, uint64_t addr) = nullptr;
 };
 
 // One program's generated code.  Immutable after Compile; Run is thread-safe

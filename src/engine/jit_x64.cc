@@ -217,6 +217,17 @@ class Emitter {
     }
   }
 
+  // rsi = the far address of a [rN+off] operand (clobbers rax).
+  void FarAddressIntoRsi(const Operand& mem) {
+    g_.mov(rsi, ptr[rbx + RegOffset(RegSlot(mem.reg))]);
+    if (FitsInt32(mem.value)) {
+      if (mem.value != 0) g_.add(rsi, static_cast<uint32_t>(mem.value));
+    } else {
+      g_.mov(rax, static_cast<uint64_t>(mem.value));
+      g_.add(rsi, rax);
+    }
+  }
+
   void CallHook(const void* fn) {
     g_.mov(rax, reinterpret_cast<uint64_t>(fn));
     g_.call(rax);
@@ -323,18 +334,19 @@ class Emitter {
       case Opcode::kStore:
         if (in.a.kind != OperandKind::kMem) return false;
         Read(rdx, in.b, w, pc);
-        g_.mov(rsi, ptr[rbx + RegOffset(RegSlot(in.a.reg))]);
-        if (FitsInt32(in.a.value)) {
-          if (in.a.value != 0) g_.add(rsi, static_cast<uint32_t>(in.a.value));
-        } else {
-          g_.mov(rax, static_cast<uint64_t>(in.a.value));
-          g_.add(rsi, rax);
-        }
+        FarAddressIntoRsi(in.a);
         g_.mov(rdi, rbx);
         g_.mov(ecx, w);
         CallHook(reinterpret_cast<const void*>(hooks_.store));
         g_.test(eax, eax);
         g_.jnz(FaultLabel(pc, TraversalStatus::kDone, /*dynamic=*/true), CodeGenerator::T_NEAR);
+        return true;
+      case Opcode::kPrefetch:
+        if (in.a.kind != OperandKind::kMem) return false;
+        if (hooks_.prefetch == nullptr) return true;  // a hint: doing nothing is correct
+        FarAddressIntoRsi(in.a);
+        g_.mov(rdi, rbx);
+        CallHook(reinterpret_cast<const void*>(hooks_.prefetch));
         return true;
       case Opcode::kAlloc:
         if (in.a.kind != OperandKind::kReg || in.b.kind != OperandKind::kSp) return false;

@@ -169,6 +169,7 @@ struct Pipeline::Impl {
   // the map's lookup was a visible part of the per-request cost.
   DecodedProgram* last_decoded = nullptr;
   uint64_t jit_programs = 0, jit_nanos = 0;
+  uint64_t prefetches_issued = 0, prefetches_ignored = 0;
 
   const Range* Find(uint64_t addr) {
     if (last_range != nullptr && last_range->Contains(addr)) return last_range;
@@ -189,6 +190,23 @@ struct Pipeline::Impl {
     }
     alu::StoreBytes(range->Translate(addr), value, width);
     return 0;
+  }
+
+  static void JitPrefetch(Frame* f, uint64_t addr) { static_cast<Impl*>(f->engine)->PrefetchHint(*f, addr); }
+
+  // PREFETCH [addr] (isa.h): start bringing the window a later iteration
+  // would LOAD there, if the traversal's tenant may read it at this node;
+  // anything else is ignored (a hint never faults).
+  void PrefetchHint(const Frame& f, uint64_t addr) {
+    const uint32_t window = f.prog->window;
+    const Range* range = Find(addr);
+    if (CheckAccess(range, f.tenant, kPermRead, addr, window, TraversalStatus::kNotLocal) !=
+        TraversalStatus::kDone) {
+      ++prefetches_ignored;
+      return;
+    }
+    ++prefetches_issued;
+    PrefetchWindow(range->Translate(addr), window);
   }
 
   static uint32_t JitAlloc(Frame* f, uint64_t table_off, uint32_t dst_reg) {
@@ -233,7 +251,7 @@ struct Pipeline::Impl {
     }
     if (jit) {  // at admission, once per program: failure leaves it interpreted
       const auto t0 = std::chrono::steady_clock::now();
-      auto code = engine::JitProgram::Compile(*program, engine::JitHooks{&JitStore, &JitAlloc});
+      auto code = engine::JitProgram::Compile(*program, engine::JitHooks{&JitStore, &JitAlloc, &JitPrefetch});
       jit_nanos += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                              std::chrono::steady_clock::now() - t0).count());
       if (code.ok()) {
@@ -370,6 +388,9 @@ struct Pipeline::Impl {
           alu::StoreBytes(range->Translate(addr), b, w);
           break;
         }
+        case Opcode::kPrefetch:
+          PrefetchHint(f, f.regs[in.a.slot] + static_cast<uint64_t>(in.a.value));
+          break;
         case Opcode::kAlloc: {
           const TraversalStatus st =
               Alloc(f, static_cast<uint64_t>(in.b.value), static_cast<unsigned>(in.a.slot - 1));
@@ -550,6 +571,8 @@ uint64_t Pipeline::rounds() const { return impl_->rounds; }
 EngineKind Pipeline::engine() const { return impl_->jit ? EngineKind::kJit : EngineKind::kInterpreter; }
 uint64_t Pipeline::jit_compiled_programs() const { return impl_->jit_programs; }
 uint64_t Pipeline::jit_compile_nanos() const { return impl_->jit_nanos; }
+uint64_t Pipeline::prefetches_issued() const { return impl_->prefetches_issued; }
+uint64_t Pipeline::prefetches_ignored() const { return impl_->prefetches_ignored; }
 
 void Pipeline::Admit(TraversalRequest&& request) {
   Impl& im = *impl_;

@@ -377,6 +377,16 @@ Status Assembler::ParseOperands(Opcode op, const std::vector<std::string_view>& 
     return Status::Ok();
   }
   if (isa::IsTerminal(op)) return want(0);
+  if (op == Opcode::kPrefetch) {
+    PULSE_RETURN_IF_ERROR(want(1));
+    Result<Operand> a = ParseOperand(ops[0]);
+    if (!a.ok()) return a.status();
+    if (a->kind != OperandKind::kMem)
+      return Status::InvalidArgument("PREFETCH's operand must be far memory [rN+off], got '" +
+                                     std::string(ops[0]) + "'");
+    in->a = *a;
+    return Status::Ok();
+  }
   if (isa::IsUnaryAlu(op)) {
     PULSE_RETURN_IF_ERROR(want(1));
     Result<Operand> a = ParseDestination(op, ops[0]);
@@ -467,7 +477,7 @@ Result<Operand> Assembler::ParseSource(std::string_view tok) const {
   Result<Operand> o = ParseOperand(tok);
   if (o.ok() && o->kind == OperandKind::kMem)
     return Status::InvalidArgument("far memory operand '" + std::string(tok) +
-                                   "' can only be a STORE destination");
+                                   "' can only be a STORE destination or a PREFETCH address");
   return o;
 }
 

@@ -63,6 +63,7 @@ bool HasTextForm(const Instruction& in) {
   if (op == Opcode::kCompare) return IsSource(in.a) && IsSource(in.b);
   if (isa::IsJump(op)) return in.a.kind == OperandKind::kImm && IsNone(in.b);
   if (op == Opcode::kAlloc) return in.a.kind == OperandKind::kReg && in.b.kind == OperandKind::kSp;
+  if (op == Opcode::kPrefetch) return in.a.kind == OperandKind::kMem && IsNone(in.b);
   return IsNone(in.a) && IsNone(in.b);  // NEXT_ITER, RETURN
 }
 

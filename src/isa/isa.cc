@@ -30,6 +30,7 @@ constexpr std::array kOpcodes = {
     OpcodeEntry{Opcode::kJumpLtu, "JUMP_LTU"}, OpcodeEntry{Opcode::kJumpGtu, "JUMP_GTU"},
     OpcodeEntry{Opcode::kJumpLeu, "JUMP_LEU"}, OpcodeEntry{Opcode::kJumpGeu, "JUMP_GEU"},
     OpcodeEntry{Opcode::kJumpSet, "JUMP_SET"}, OpcodeEntry{Opcode::kAlloc, "ALLOC"},
+    OpcodeEntry{Opcode::kPrefetch, "PREFETCH"},
     OpcodeEntry{Opcode::kNextIter, "NEXT_ITER"}, OpcodeEntry{Opcode::kReturn, "RETURN"},
 };
 

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -26,13 +27,18 @@ T Get(const uint8_t* p) {
 
 bool IsValidOperandKind(uint8_t k) { return k <= static_cast<uint8_t>(isa::OperandKind::kMem); }
 
+// The first encoding version that has op.
+uint16_t VersionOf(isa::Opcode op) { return op == isa::Opcode::kPrefetch ? 2 : 1; }
+
 }  // namespace
 
 std::vector<uint8_t> EncodeProgram(std::span<const isa::Instruction> insns) {
   std::vector<uint8_t> out;
   out.reserve(kProgramHeaderBytes + insns.size() * kInstructionBytes);
+  uint16_t version = 1;
+  for (const auto& in : insns) version = std::max(version, VersionOf(in.op));
   for (char c : kMagic) Put<uint8_t>(out, static_cast<uint8_t>(c));
-  Put<uint16_t>(out, kProgramEncodingVersion);
+  Put<uint16_t>(out, version);
   Put<uint16_t>(out, 0);
   Put<uint32_t>(out, static_cast<uint32_t>(insns.size()));
   Put<uint32_t>(out, 0);
@@ -57,9 +63,9 @@ Result<std::vector<isa::Instruction>> DecodeProgram(std::span<const uint8_t> byt
   if (std::memcmp(bytes.data(), kMagic, 4) != 0)
     return Status::InvalidArgument("program: bad magic (not a pulse program)");
   const uint16_t version = Get<uint16_t>(bytes.data() + 4);
-  if (version != kProgramEncodingVersion)
+  if (version < 1 || version > kProgramEncodingVersion)
     return Status::InvalidArgument("program: unsupported encoding version " + std::to_string(version) +
-                                   " (this build reads version " +
+                                   " (this build reads versions 1 to " +
                                    std::to_string(kProgramEncodingVersion) + ")");
   if (Get<uint16_t>(bytes.data() + 6) != 0 || Get<uint32_t>(bytes.data() + 12) != 0)
     return Status::InvalidArgument("program: reserved header fields must be zero");
@@ -77,6 +83,11 @@ Result<std::vector<isa::Instruction>> DecodeProgram(std::span<const uint8_t> byt
       return Status::InvalidArgument("program: instruction " + std::to_string(i) + ": " + what);
     };
     if (!isa::IsValidOpcode(p[0])) return bad("unknown opcode " + std::to_string(p[0]));
+    if (VersionOf(static_cast<isa::Opcode>(p[0])) > version)
+      return bad(std::string(isa::OpcodeName(static_cast<isa::Opcode>(p[0]))) +
+                 " needs encoding version " +
+                 std::to_string(VersionOf(static_cast<isa::Opcode>(p[0]))) + ", the header says " +
+                 std::to_string(version));
     if (p[1] != 1 && p[1] != 2 && p[1] != 4 && p[1] != 8)
       return bad("width " + std::to_string(p[1]) + " is not 1, 2, 4 or 8");
     if (!IsValidOperandKind(p[2])) return bad("operand a has unknown kind " + std::to_string(p[2]));

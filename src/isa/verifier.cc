@@ -156,6 +156,10 @@ class Verifier {
         return Fail(i, "ALLOC takes a destination register and the sp[off] of the region table");
       if (in.width != 8) return Fail(i, "ALLOC has width 8");
       info_.has_alloc = true;
+    } else if (op == Opcode::kPrefetch) {
+      if (in.a.kind != OperandKind::kMem || in.b.kind != none)
+        return Fail(i, "PREFETCH takes one far-memory operand [rN+off]");
+      if (in.width != 8) return Fail(i, "PREFETCH has width 8");
     } else if (isa::IsTerminal(op)) {
       if (in.a.kind != none || in.b.kind != none) return Fail(i, "takes no operands");
       return Status::Ok();

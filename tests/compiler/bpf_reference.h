@@ -236,8 +236,17 @@ class BpfReference {
         default: {  // JMP / JMP32
           if (in.op() == kBpfExit) return r[0];
           if (in.op() == kBpfCall) {
-            *error = "call";
-            return std::nullopt;
+            // PULSE_PREFETCH changes nothing; like any call it leaves r0..r5
+            // undefined (poisoned here, so code relying on them shows).
+            if (in.src != 0 || in.imm != compiler::kPulseHelperPrefetch) {
+              *error = "call";
+              return std::nullopt;
+            }
+            for (int k = 0; k <= 5; ++k) {
+              r[k] = 0xca11ed0000000000ull | static_cast<uint64_t>(k);
+              anchor[k].reset();
+            }
+            break;
           }
           const std::optional<bool> take = Jump(in.op(), is32, r[in.dst], src);
           if (!take) {

@@ -74,6 +74,17 @@ PULSE_END(it, struct n) {
   EXPECT_THAT(msg, HasSubstr("calls BPF helper #5: helpers are not available near memory"));
 }
 
+TEST(Reject, PrefetchOfAPointerIntoTheWindow) {
+  const std::string msg = Reject(R"(
+PULSE_END(it, struct n) {
+  PULSE_PREFETCH(&cur_ptr->value);
+  return true;
+}
+)");
+  EXPECT_THAT(msg, HasSubstr("PULSE_PREFETCH of a pointer into the context"));
+  EXPECT_THAT(msg, HasSubstr("it takes a far address"));
+}
+
 TEST(Reject, Recursion) {
   // A raw section function (what PULSE_END expands to) that calls itself.
   const std::string body = R"(

@@ -19,6 +19,8 @@ TEST(TranslateDifferential, BTreeLowerBound) { EXPECT_EQ(CompareWithBpf("btree_l
 TEST(TranslateDifferential, RedBlackLowerBound) { EXPECT_EQ(CompareWithBpf("rbtree_lower_bound.c", "rbtree_lower_bound", 3000, 4), 0); }
 TEST(TranslateDifferential, RangeAggregate) { EXPECT_EQ(CompareWithBpf("range_aggregate.c", "range_aggregate", 3000, 5), 0); }
 
+TEST(TranslateDifferential, PrefetchingScan) { EXPECT_EQ(CompareWithBpf("prefetch_scan.c", "prefetch_scan", 3000, 8), 0); }
+
 TEST(TranslateDifferential, AluMix) { EXPECT_EQ(CompareWithBpf("alu_mix.c", "alu_mix", 5000, 6), 0); }
 TEST(TranslateDifferential, StackLocals) { EXPECT_EQ(CompareWithBpf("stack_local.c", "stack_local", 3000, 7), 0); }
 
@@ -193,6 +195,37 @@ TEST(Translate, StackSlotsGoAfterTheIteratorsScratchBytes) {
       << bad.status().message();
 }
 
+// The stack slots are dead once an iteration ends: they are zeroed at both
+// terminals, so the pad's tail a message carries ends at the iterator's own
+// bytes.  stack_local writes tmp[] = v[k] * (k + 1), nonzero for these nodes.
+TEST(Translate, StackSlotsAreZeroAfterEveryIteration) {
+  auto it = CompileTestIterator("stack_local.c");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  EXPECT_TRUE(it->stack_cleared);
+  auto program = Verified(*it);
+  ASSERT_NE(program, nullptr);
+  FarMemory mem(1 << 16);
+  const uint64_t second = mem.Alloc(40);
+  const uint64_t first = mem.Alloc(40);
+  for (uint64_t at : {first, second})
+    for (int k = 0; k < 4; ++k) mem.At<uint64_t>(at)[k] = at == first ? 7 + k : 400 + k;
+  mem.At<uint64_t>(first)[4] = second;
+  mem.At<uint64_t>(second)[4] = 0;
+  for (const uint32_t iterations : {1u, 2u}) {  // NEXT_ITER after the first node, RETURN at the second
+    SCOPED_TRACE("iterations " + std::to_string(iterations));
+    TraversalState state;
+    state.cur_ptr = first;
+    state.scratch.assign(64, 0xAB);
+    PutScratch<uint64_t>(&state.scratch, 0, 5);  // out[1] = tmp[1] + tmp[1]
+    TraversalOutcome out = InterpretTraversal(*program, mem.table(), FarMemory::kTenant, iterations, &state);
+    ASSERT_EQ(out.status, iterations == 1 ? TraversalStatus::kContinue : TraversalStatus::kDone);
+    for (uint32_t b = it->stack_offset; b < it->stack_offset + it->stack_bytes; ++b)
+      ASSERT_EQ(state.scratch[b], 0) << "stack byte " << b;
+    EXPECT_EQ(state.scratch[it->stack_offset + it->stack_bytes], 0xAB);  // beyond the frame: untouched
+    EXPECT_EQ(GetScratch<uint64_t>(state.scratch, 8), iterations == 1 ? 2u * 16 : 2u * 802);
+  }
+}
+
 TEST(Translate, FarStoresThroughPointersFromTheNode) {
   auto it = CompileTestIterator("far_store.c");
   ASSERT_TRUE(it.ok()) << it.status().message();
@@ -218,6 +251,29 @@ TEST(Translate, FarStoresThroughPointersFromTheNode) {
   EXPECT_EQ(mem.At<node>(nodes[2])->value, 1020u);
   EXPECT_EQ(mem.At<node>(nodes[3])->key, 8u);
   EXPECT_EQ(mem.At<node>(nodes[3])->value, 30u);  // not visited
+}
+
+// PULSE_PREFETCH becomes one PREFETCH per hint, of the child's far address
+// as read from the window, and the program encodes as version 2.
+TEST(Translate, PrefetchHintsBecomePrefetchInstructions) {
+  auto it = CompileTestIterator("prefetch_scan.c");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  auto program = Verified(*it);
+  ASSERT_NE(program, nullptr);
+  int prefetches = 0;
+  for (const auto& in : program->instructions()) {
+    if (in.op != Opcode::kPrefetch) continue;
+    ++prefetches;
+    EXPECT_EQ(in.a.kind, isa::OperandKind::kMem);
+    EXPECT_EQ(in.b.kind, isa::OperandKind::kNone);
+  }
+  EXPECT_GE(prefetches, BTREE_MAX_KEYS);  // one per unrolled key (more if a tail was cloned)
+  EXPECT_EQ(program->encoded()[4], 2);    // the encoding version (little-endian u16)
+  auto without = CompileTestIterator("btree_lower_bound.c");
+  ASSERT_TRUE(without.ok());
+  auto plain = Verified(*without);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->encoded()[4], 1);  // no PREFETCH: still version 1
 }
 
 TEST(Translate, BackwardJumpWithoutALoopIsLaidOutForward) {

@@ -140,6 +140,8 @@ class Model {
           s = Check(addr, w, /*write=*/true, TraversalStatus::kFaultInvalidPointer);
           if (s != TraversalStatus::kDone) return Stop(out, s, pc, addr);
           for (unsigned i = 0; i < w; ++i) *HostByte(addr + i) = static_cast<uint8_t>(b >> (8 * i));
+        } else if (in.op == Opcode::kPrefetch) {
+          // a hint: no effect on anything the model computes
         } else if (in.op == Opcode::kAlloc) {
           const uint64_t off = static_cast<uint64_t>(in.b.value);
           const uint64_t n = GetLE(&state->scratch[off], 8);

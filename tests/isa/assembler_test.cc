@@ -56,7 +56,7 @@ constexpr std::array kAllOpcodes = {
     Opcode::kShr,     Opcode::kSar,     Opcode::kMove,    Opcode::kCompare,  Opcode::kJump,
     Opcode::kJumpEq,  Opcode::kJumpNe,  Opcode::kJumpLt,  Opcode::kJumpGt,   Opcode::kJumpLe,
     Opcode::kJumpGe,  Opcode::kJumpLtu, Opcode::kJumpGtu, Opcode::kJumpLeu,  Opcode::kJumpGeu,
-    Opcode::kJumpSet, Opcode::kAlloc,   Opcode::kNextIter, Opcode::kReturn,
+    Opcode::kJumpSet, Opcode::kAlloc,   Opcode::kPrefetch, Opcode::kNextIter, Opcode::kReturn,
 };
 
 Instruction Insn(Opcode op, Operand a = Operand::None(), Operand b = Operand::None(),
@@ -135,6 +135,7 @@ TEST(AssemblerOpcodes, EveryMnemonicParses) {
       {"JUMP_GEU @10", Insn(Opcode::kJumpGeu, Operand::Imm(10))},
       {"JUMP_SET @11", Insn(Opcode::kJumpSet, Operand::Imm(11))},
       {"ALLOC r4, sp[64]", Insn(Opcode::kAlloc, Operand::Reg(4), Operand::Sp(64))},
+      {"PREFETCH [r3+64]", Insn(Opcode::kPrefetch, Operand::Mem(3, 64))},
       {"NEXT_ITER", Insn(Opcode::kNextIter)},
       {"RETURN", Insn(Opcode::kReturn)},
   };
@@ -448,6 +449,9 @@ const ErrorCase kErrorCases[] = {
     {"FarMemoryDestination", "MOVE [r2], r1", "can only be a STORE destination"},
     {"FarMemoryStoreSource", "STORE [r1], [r2]", "can only be a STORE destination"},
     {"FarMemoryWithoutRegister", "STORE [8], r1", "line 1: far memory operand '[8]' needs a base register"},
+    {"PrefetchOfARegister", "PREFETCH r1", "line 1: PREFETCH's operand must be far memory [rN+off], got 'r1'"},
+    {"PrefetchTwoOperands", "PREFETCH [r1], 64", "line 1: PREFETCH takes 1 operand, got 2"},
+    {"PrefetchWithoutRegister", "PREFETCH [64]", "far memory operand '[64]' needs a base register"},
     {"AllocImmediate", "ALLOC 5, sp[0]", "line 1: ALLOC destination: expected a register"},
     {"AllocBadRegister", "ALLOC r20, sp[0]", "register r20 does not exist"},
     {"AllocTableNotSp", "ALLOC r1, data[0]", "line 1: ALLOC's region table must be sp[offset]"},
@@ -670,6 +674,8 @@ class ProgramGenerator {
     } else if (op == Opcode::kAlloc) {
       in.a = Operand::Reg(Register());
       in.b = Operand::Sp(Value());
+    } else if (op == Opcode::kPrefetch) {
+      in.a = Operand::Mem(Register(), Value());
     }
     opcodes_seen.insert(in.op);
     kinds_seen.insert(in.a.kind);
@@ -786,8 +792,31 @@ TEST(AssemblerEncoding, RejectsBadMagic) {
 
 TEST(AssemblerEncoding, RejectsBadVersion) {
   std::vector<uint8_t> b = GoodBytes();
+  b[4] = 3;
+  EXPECT_NE(DecodeError(b).find("unsupported encoding version 3 (this build reads versions 1 to 2)"),
+            std::string::npos);
+  b[4] = 0;
+  EXPECT_NE(DecodeError(b).find("unsupported encoding version 0"), std::string::npos);
+}
+
+// Version 2 adds PREFETCH only: a program without it keeps version 1 (its
+// bytes and hash unchanged for older builds), one with it is version 2, and a
+// version-1 header over a PREFETCH is refused by name.
+TEST(AssemblerEncoding, PrefetchNeedsVersion2) {
+  std::vector<uint8_t> b = GoodBytes();
+  EXPECT_EQ(b[4], 1);
   b[4] = 2;
-  EXPECT_NE(DecodeError(b).find("version 2"), std::string::npos);
+  EXPECT_TRUE(DecodeProgram(b).ok()) << "version 2 reads every version-1 instruction";
+  const Instruction p[] = {Insn(Opcode::kLoad), Insn(Opcode::kPrefetch, Operand::Mem(2, -64)),
+                           Insn(Opcode::kReturn)};
+  std::vector<uint8_t> hinted = EncodeProgram(p);
+  EXPECT_EQ(hinted[4], 2);
+  Result<std::vector<Instruction>> back = DecodeProgram(hinted);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)[1], p[1]);
+  hinted[4] = 1;
+  EXPECT_NE(DecodeError(hinted).find("instruction 1: PREFETCH needs encoding version 2, the header says 1"),
+            std::string::npos);
 }
 
 TEST(AssemblerEncoding, RejectsReservedHeaderBytes) {

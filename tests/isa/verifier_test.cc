@@ -152,6 +152,27 @@ TEST(Verifier, FlagsStoreAndAlloc) {
   EXPECT_EQ(r->scratch_bytes, 24u);
 }
 
+TEST(Verifier, AcceptsPrefetchOfFarMemoryOnly) {
+  auto r = VerifyText("LOAD data\nMOVE r1, data[0]\nPREFETCH [r1+8]\nPREFETCH [r1-4096]\nRETURN");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->has_store);  // a hint writes nothing: retries may repeat it
+  EXPECT_EQ(r->window_bytes, 8u);
+  ExpectRejected("LOAD data\nPREFETCH [r3]\nRETURN", "instruction 1 (PREFETCH): reads r3 before it is written");
+  std::vector<Instruction> p = {{Opcode::kLoad, 8, {}, {}},
+                                {Opcode::kPrefetch, 8, Operand::Sp(0), {}},
+                                {Opcode::kReturn, 8, {}, {}}};
+  auto bad = VerifyProgram(p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("instruction 1 (PREFETCH): PREFETCH takes one far-memory operand"),
+            std::string::npos);
+  p[1] = {Opcode::kPrefetch, 8, Operand::Mem(0, 0), Operand::Imm(64)};
+  EXPECT_FALSE(VerifyProgram(p).ok());
+  p[1] = {Opcode::kPrefetch, 4, Operand::Mem(0, 0), {}};
+  bad = VerifyProgram(p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("PREFETCH has width 8"), std::string::npos);
+}
+
 TEST(Verifier, LongestPathTakesTheLongerBranch) {
   auto r = VerifyText(R"(
       LOAD data

@@ -3,7 +3,11 @@
  * level), takes that leaf's qualifying keys and value-slot addresses, visits
  * each value slot (one iteration each, summing its 30 words as the record's
  * checksum), then moves to the next leaf, until `limit` records or the end
- * of the leaf chain. */
+ * of the leaf chain.  The leaf's iteration prefetches the value slots it
+ * collected and the next leaf: the visits that follow are dependent loads
+ * whose addresses are already known, and without the hint each would pay a
+ * full miss in turn (a scan of one memory node is one traversal, with nothing
+ * else to interleave). */
 #include "../../../ds/iterators/ds_nodes.h"
 #include "wt_nodes.h"
 
@@ -45,12 +49,14 @@ PULSE_END(wt_scan, struct pulse_ds_btree_node) {
 #pragma unroll
   for (int k = 0; k < PULSE_DS_BTREE_MAX_KEYS; ++k) {
     if (k < n && cur_ptr->keys[k] >= key && p < want) {
+      PULSE_PREFETCH(cur_ptr->slot[k]);
       st->slot[p & (PULSE_WT_LEAF_PENDING - 1)] = (pulse_u64)cur_ptr->slot[k];
       st->out[(c + p) & (PULSE_WT_MAX_SCAN - 1)].key = cur_ptr->keys[k];
       p += 1;
     }
   }
   st->next_leaf = (pulse_u64)cur_ptr->slot[PULSE_DS_BTREE_NEXT];
+  if (p < want && st->next_leaf != 0) PULSE_PREFETCH(st->next_leaf);
   if (p != 0) {
     st->pending = p;
     st->visited = 0;
