@@ -9,6 +9,7 @@
 #include "compiler/differential.h"
 #include "iterators/nodes.h"
 #include "pulse/assembler.h"
+#include "pulse/engine.h"
 
 namespace pulse::testing {
 namespace {
@@ -198,6 +199,50 @@ TEST(Translate, StackSlotsGoAfterTheIteratorsScratchBytes) {
 // The stack slots are dead once an iteration ends: they are zeroed at both
 // terminals, so the pad's tail a message carries ends at the iterator's own
 // bytes.  stack_local writes tmp[] = v[k] * (k + 1), nonzero for these nodes.
+// The hints name the right addresses: run one iteration of prefetch_scan on
+// a leaf on the engine, whose counters say which hints fell inside the
+// tenant's range.  Keys 30 and 40 are >= the start 25: two hints, to
+// child[2] (a node in the range) and child[3] (outside every range).
+TEST(Translate, PrefetchHintsNameTheChildrenTheCodeRead) {
+  auto it = CompileTestIterator("prefetch_scan.c");
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  auto program = Verified(*it);
+  ASSERT_NE(program, nullptr);
+  FarMemory mem(1 << 16);
+  const uint64_t leaf = mem.Alloc(sizeof(btree_node));
+  const uint64_t child = mem.Alloc(sizeof(btree_node));
+  btree_node* n = mem.At<btree_node>(leaf);
+  n->count = 4;
+  n->leaf = 1;
+  for (int k = 0; k < 4; ++k) n->keys[k] = 10 * (k + 1);
+  n->child[0] = n->child[1] = 0x5000000;  // not hinted: keys below the start
+  n->child[2] = child;
+  n->child[3] = 0x7000000;
+  for (EngineKind kind : {EngineKind::kInterpreter, DefaultEngineKind()}) {
+    SCOPED_TRACE(std::string(EngineKindName(kind)));
+    EngineOptions options;
+    options.engine = kind;
+    Pipeline pipeline(&mem.table(), options);
+    TraversalRequest req;
+    req.program = program;
+    req.tenant = FarMemory::kTenant;
+    req.state.cur_ptr = leaf;
+    req.state.scratch.assign(program->info().scratch_bytes, 0);
+    PutScratch<uint64_t>(&req.state.scratch, 0, 25);
+    pipeline.Admit(std::move(req));
+    std::vector<uint8_t> answer;
+    pipeline.Run([&](TraversalRequest&& done, const TraversalOutcome& out) {
+      EXPECT_EQ(out.status, TraversalStatus::kDone);
+      answer = done.state.scratch;
+    });
+    ASSERT_FALSE(answer.empty());
+    EXPECT_EQ(GetScratch<uint64_t>(answer, 8), 2u);               // count
+    EXPECT_EQ(GetScratch<uint64_t>(answer, 24), 0x7000000u);      // the last hinted child
+    EXPECT_EQ(pipeline.prefetches_issued(), 1u);
+    EXPECT_EQ(pipeline.prefetches_ignored(), 1u);
+  }
+}
+
 TEST(Translate, StackSlotsAreZeroAfterEveryIteration) {
   auto it = CompileTestIterator("stack_local.c");
   ASSERT_TRUE(it.ok()) << it.status().message();
