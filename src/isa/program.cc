@@ -77,6 +77,7 @@ Result<std::vector<isa::Instruction>> DecodeProgram(std::span<const uint8_t> byt
                                    " bytes (" + std::to_string(kInstructionBytes) +
                                    " per instruction)");
   std::vector<isa::Instruction> insns(count);
+  uint16_t needed = 1;  // the version the instructions need: the header must say exactly that
   for (uint32_t i = 0; i < count; ++i) {
     const uint8_t* p = bytes.data() + kProgramHeaderBytes + size_t{i} * kInstructionBytes;
     auto bad = [&](const std::string& what) {
@@ -88,6 +89,7 @@ Result<std::vector<isa::Instruction>> DecodeProgram(std::span<const uint8_t> byt
                  " needs encoding version " +
                  std::to_string(VersionOf(static_cast<isa::Opcode>(p[0]))) + ", the header says " +
                  std::to_string(version));
+    needed = std::max(needed, VersionOf(static_cast<isa::Opcode>(p[0])));
     if (p[1] != 1 && p[1] != 2 && p[1] != 4 && p[1] != 8)
       return bad("width " + std::to_string(p[1]) + " is not 1, 2, 4 or 8");
     if (!IsValidOperandKind(p[2])) return bad("operand a has unknown kind " + std::to_string(p[2]));
@@ -101,6 +103,12 @@ Result<std::vector<isa::Instruction>> DecodeProgram(std::span<const uint8_t> byt
     in.a = {static_cast<isa::OperandKind>(p[2]), p[3], Get<int64_t>(p + 8)};
     in.b = {static_cast<isa::OperandKind>(p[4]), p[5], Get<int64_t>(p + 16)};
   }
+  // One encoding per program (its hash names it): the lowest version that
+  // holds it, as EncodeProgram writes.
+  if (version != needed)
+    return Status::InvalidArgument("program: header says encoding version " + std::to_string(version) +
+                                   " but no instruction needs more than version " + std::to_string(needed) +
+                                   " (version 2 is for programs with PREFETCH)");
   return insns;
 }
 
