@@ -132,13 +132,15 @@ void RunClosedLoop(Lane& lane, Clock::time_point t0, double seconds, bool progre
   auto last_progress = t0;
   while (SecondsSince(t0) < seconds) {
     const auto s = Clock::now();
-    auto r = lane.driver->Request();
-    if (!r.ok()) {
-      lane.status = r.status();
+    Status st = lane.driver->Request();
+    const auto e = Clock::now();
+    auto checked = st.ok() ? lane.driver->CheckLast() : Result<bool>(st);
+    if (!checked.ok()) {
+      lane.status = checked.status();
       break;
     }
-    lane.verified += *r ? 1 : 0;
-    lane.latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
+    lane.verified += *checked ? 1 : 0;
+    lane.latencies.push_back(std::chrono::duration<double, std::micro>(e - s).count());
     if (progress && Clock::now() - last_progress > std::chrono::seconds(1)) {
       last_progress = Clock::now();
       fmt::print(stderr, "\r[bench app] closed loop {:.0f}/{:.0f} s, {} requests", SecondsSince(t0), seconds,
@@ -302,9 +304,10 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
 
   for (Lane& lane : lanes) {
     for (uint32_t i = 0; i < o.warmup_ops; ++i) {
-      auto r = lane.driver->Request();
-      if (!r.ok()) return r.status();
-      res.verified += *r ? 1 : 0;
+      PULSE_RETURN_IF_ERROR(lane.driver->Request());
+      auto checked = lane.driver->CheckLast();
+      if (!checked.ok()) return checked.status();
+      res.verified += *checked ? 1 : 0;
     }
   }
 
@@ -415,10 +418,11 @@ Result<AppBenchResult> RunAppBench(const AppBenchOptions& o) {
     while (arrival < o.seconds) {
       const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(arrival));
       if (Clock::now() < due) std::this_thread::sleep_until(due);
-      auto r = lanes[0].driver->Request();
-      if (!r.ok()) return r.status();
-      res.verified += *r ? 1 : 0;
+      PULSE_RETURN_IF_ERROR(lanes[0].driver->Request());
       olat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - due).count());
+      auto checked = lanes[0].driver->CheckLast();
+      if (!checked.ok()) return checked.status();
+      res.verified += *checked ? 1 : 0;
       arrival += gap(rng);
     }
     res.open.seconds = SecondsSince(start);

@@ -1,6 +1,9 @@
 // The applications as `pulse bench` drives them: one request at a time,
 // each answer checked against the application's native computation where
-// the check is cheap.  Shared by `bench app` (src/bench/app_bench.cc) and
+// the check is cheap.  The check is a separate call so that the benches time
+// the request alone: a native recomputation of the answer (a btrdb window
+// folded again, a wiredtiger scan re-read from the local copy) is the
+// bench's work, not the system's.  Shared by `bench app` (src/bench/app_bench.cc) and
 // the CXL trace capture (src/bench/cxl_trace.cc).
 //
 // Not thread-safe: a driver belongs to one closed-loop client.
@@ -17,12 +20,20 @@
 
 namespace pulse::bench {
 
-// One request of an application: runs it and checks its answer where the
-// check is cheap (returns whether it did).
+// One request of an application at a time: Request() runs it and keeps its
+// answer, CheckLast() checks that answer.
 class AppDriver {
  public:
   virtual ~AppDriver() = default;
-  virtual Result<bool> Request() = 0;
+  // Runs the application's next request and keeps its answer for
+  // CheckLast().  Errors: the system's, and Internal where the answer says
+  // the request failed (a webservice user not found).
+  virtual Status Request() = 0;
+  // Checks the answer of the last Request() against the application's native
+  // computation where the check is cheap; returns whether it checked.
+  // Errors: Internal naming the request whose answer was wrong.  Call once
+  // per successful Request().
+  virtual Result<bool> CheckLast() = 0;
   // Application-specific figures measured after the run (JSON object).
   virtual Result<nlohmann::json> Extra() { return nlohmann::json::object(); }
 };

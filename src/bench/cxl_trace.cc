@@ -115,9 +115,10 @@ Result<CxlTrace> CaptureAppTrace(const CxlCaptureOptions& o) {
     trace.ops.reserve(o.ops);
     for (uint64_t i = 0; i < o.ops; ++i) {
       system.recorder().BeginOp();
-      const Result<bool> r = (*driver)->Request();
+      const Status st = (*driver)->Request();
       trace.ops.push_back(system.recorder().EndOp());
-      PULSE_RETURN_IF_ERROR(r.status());
+      PULSE_RETURN_IF_ERROR(st);
+      PULSE_RETURN_IF_ERROR((*driver)->CheckLast().status());
     }
   }
   PULSE_RETURN_IF_ERROR(StopBenchCluster(guard));
