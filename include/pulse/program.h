@@ -11,7 +11,9 @@
 // operand kinds, register numbers) and names the first bad one.  Version 2
 // adds PREFETCH and nothing else; the encoder writes version 1 for a program
 // without PREFETCH, so those programs keep their bytes and hashes and older
-// builds still read them.  A version-1 program holding PREFETCH is refused.
+// builds still read them.  A version-1 program holding PREFETCH is refused,
+// and so is a version-2 program without one: each program has exactly one
+// encoding (its hash names it), the lowest version that holds it.
 #pragma once
 
 #include <cstdint>

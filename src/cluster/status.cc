@@ -164,8 +164,10 @@ std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>
       } else if (n.role == Role::kMemNode) {
         iterations = num("iterations");
         forwards = num("not_local");
-        engine = fmt::format("{}/{} busy, {} queued", c.value("engine_active", uint64_t{0}),
-                             c.value("engine_capacity", uint64_t{0}), c.value("engine_queued", uint64_t{0}));
+        engine = fmt::format("{}/{} busy, {} queued, {} prefetches ({} ignored)",
+                             c.value("engine_active", uint64_t{0}), c.value("engine_capacity", uint64_t{0}),
+                             c.value("engine_queued", uint64_t{0}), c.value("prefetches_issued", uint64_t{0}),
+                             c.value("prefetches_ignored", uint64_t{0}));
       }
     }
     out += fmt::format("{:<11} {:<8} {:<21} {:>7} {:<5} {:>10} {:>11} {:>9} {:>10} {:>10} {}\n", n.name,

@@ -177,11 +177,13 @@ Result<CompiledIterator> TranslateBpfObject(std::span<const uint8_t> object,
   const bool next_ok = compiler::TranslateFunction(next_fn, topts, &diags, &next_code);
   if (!end_ok || !next_ok || diags.has_errors()) return Status::InvalidArgument(diags.ErrorText());
 
+  VerifierOptions vopts;
+  vopts.scratch_pad_bytes = options.scratch_pad_bytes;
   compiler::LinkOptions lopts;
   lopts.scratch_pad_bytes = options.scratch_pad_bytes;
   lopts.stack_offset = options.stack_offset;
   lopts.optimize = options.optimize;
-  lopts.max_instructions = VerifierOptions{}.max_instructions;
+  lopts.max_instructions = vopts.max_instructions;
   compiler::LinkedProgram linked;
   if (!compiler::LinkIteration(name, std::move(end_code), std::move(next_code), lopts, &diags,
                                &linked))
@@ -190,8 +192,6 @@ Result<CompiledIterator> TranslateBpfObject(std::span<const uint8_t> object,
   CompiledIterator out;
   out.name = name;
   for (const auto& l : linked.code) out.program.push_back(l.insn);
-  VerifierOptions vopts;
-  vopts.scratch_pad_bytes = options.scratch_pad_bytes;
   if (out.program.size() > vopts.max_instructions)
     return Status::InvalidArgument(fmt::format(
         "iterator '{}': one iteration translates to {} instructions; the limit is {} (do less "

@@ -84,12 +84,12 @@ Result<std::vector<isa::Instruction>> DecodeProgram(std::span<const uint8_t> byt
       return Status::InvalidArgument("program: instruction " + std::to_string(i) + ": " + what);
     };
     if (!isa::IsValidOpcode(p[0])) return bad("unknown opcode " + std::to_string(p[0]));
-    if (VersionOf(static_cast<isa::Opcode>(p[0])) > version)
-      return bad(std::string(isa::OpcodeName(static_cast<isa::Opcode>(p[0]))) +
-                 " needs encoding version " +
-                 std::to_string(VersionOf(static_cast<isa::Opcode>(p[0]))) + ", the header says " +
-                 std::to_string(version));
-    needed = std::max(needed, VersionOf(static_cast<isa::Opcode>(p[0])));
+    const auto op = static_cast<isa::Opcode>(p[0]);
+    const uint16_t op_version = VersionOf(op);
+    if (op_version > version)
+      return bad(std::string(isa::OpcodeName(op)) + " needs encoding version " +
+                 std::to_string(op_version) + ", the header says " + std::to_string(version));
+    needed = std::max(needed, op_version);
     if (p[1] != 1 && p[1] != 2 && p[1] != 4 && p[1] != 8)
       return bad("width " + std::to_string(p[1]) + " is not 1, 2, 4 or 8");
     if (!IsValidOperandKind(p[2])) return bad("operand a has unknown kind " + std::to_string(p[2]));
@@ -98,7 +98,7 @@ Result<std::vector<isa::Instruction>> DecodeProgram(std::span<const uint8_t> byt
     if (p[5] >= isa::kNumRegisters) return bad("operand b names register r" + std::to_string(p[5]));
     if (Get<uint16_t>(p + 6) != 0) return bad("reserved bytes must be zero");
     auto& in = insns[i];
-    in.op = static_cast<isa::Opcode>(p[0]);
+    in.op = op;
     in.width = p[1];
     in.a = {static_cast<isa::OperandKind>(p[2]), p[3], Get<int64_t>(p + 8)};
     in.b = {static_cast<isa::OperandKind>(p[4]), p[5], Get<int64_t>(p + 16)};

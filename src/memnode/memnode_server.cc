@@ -35,7 +35,11 @@ constexpr milliseconds kIdleWait{1000};
 // `stats`: each engine pipeline's traversals in flight and served.
 json PipelineLoadsJson(const std::vector<PipelineLoad>& loads) {
   json out = json::array();
-  for (const PipelineLoad& l : loads) out.push_back(json{{"active", l.active}, {"served", l.served}});
+  for (const PipelineLoad& l : loads)
+    out.push_back(json{{"active", l.active},
+                       {"served", l.served},
+                       {"prefetches_issued", l.prefetches_issued},
+                       {"prefetches_ignored", l.prefetches_ignored}});
   return out;
 }
 
@@ -737,6 +741,12 @@ json MemNodeServer::Stats() const {
   getrusage(RUSAGE_SELF, &ru);
   const uint64_t cpu_us = static_cast<uint64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
                           static_cast<uint64_t>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  const std::vector<PipelineLoad> loads = service_.pipeline_loads();
+  uint64_t prefetches_issued = 0, prefetches_ignored = 0;
+  for (const PipelineLoad& l : loads) {
+    prefetches_issued += l.prefetches_issued;
+    prefetches_ignored += l.prefetches_ignored;
+  }
   json stats{{"cpu_us", cpu_us},
               {"requests", c.requests},
               {"responses", c.responses},
@@ -763,7 +773,9 @@ json MemNodeServer::Stats() const {
               {"engine_active", service_.active()},
               {"engine_capacity", service_.capacity()},
               {"engine_queued", service_.queued()},
-              {"pipelines", PipelineLoadsJson(service_.pipeline_loads())},
+              {"pipelines", PipelineLoadsJson(loads)},
+              {"prefetches_issued", prefetches_issued},
+              {"prefetches_ignored", prefetches_ignored},
               {"pool_bytes", allocator_->capacity()},
               {"pool_used", allocator_->used()},
               {"pool_free", allocator_->free_bytes()},

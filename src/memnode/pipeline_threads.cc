@@ -39,6 +39,11 @@ struct PipelineThreads::Lane {
   std::atomic<bool> has_inbox{false};
   uint32_t assigned = 0;  // node thread only: admitted, not yet drained
   uint64_t served = 0;    // node thread only
+  // The pipeline's prefetch counters, copied by its thread at each
+  // completion and slice end so that stats can read them without touching
+  // the pipeline.
+  std::atomic<uint64_t> prefetches_issued{0};
+  std::atomic<uint64_t> prefetches_ignored{0};
   std::thread thread;
 };
 
@@ -82,7 +87,13 @@ void PipelineThreads::Serve(Lane& lane) {
   };
   // A finished traversal goes back at once; what was admitted meanwhile
   // starts in the workspace it freed, without waiting for the slice to end.
+  auto copy_counters = [&] {
+    lane.prefetches_issued.store(lane.pipeline.prefetches_issued(), std::memory_order_relaxed);
+    lane.prefetches_ignored.store(lane.pipeline.prefetches_ignored(), std::memory_order_relaxed);
+  };
   const CompletionFn done = [&](TraversalRequest&& request, const TraversalOutcome& outcome) {
+    // Before Publish: whoever drains this traversal sees its hints counted.
+    copy_counters();
     Publish(Finished{std::move(request), outcome, lane.index});
     if (lane.has_inbox.load(std::memory_order_acquire)) {
       take();
@@ -105,6 +116,7 @@ void PipelineThreads::Serve(Lane& lane) {
     }
     admit();
     lane.pipeline.Run(done, slice_iterations_);
+    copy_counters();
   }
 }
 
@@ -195,7 +207,10 @@ void PipelineThreads::ChangeRangeTable(const std::function<void()>& change) {
 
 std::vector<PipelineLoad> PipelineThreads::loads() const {
   std::vector<PipelineLoad> out;
-  for (const auto& lane : lanes_) out.push_back(PipelineLoad{lane->assigned, lane->served});
+  for (const auto& lane : lanes_)
+    out.push_back(PipelineLoad{lane->assigned, lane->served,
+                               lane->prefetches_issued.load(std::memory_order_relaxed),
+                               lane->prefetches_ignored.load(std::memory_order_relaxed)});
   return out;
 }
 

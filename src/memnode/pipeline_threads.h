@@ -56,6 +56,10 @@ Result<uint32_t> ParsePipelineCount(std::string_view text);
 struct PipelineLoad {
   uint32_t active = 0;  // admitted to it and not yet drained
   uint64_t served = 0;  // traversals it finished (drained)
+  // PREFETCH hints its engine acted on and ignored (Pipeline::prefetches_*),
+  // as of its last completion or slice end.
+  uint64_t prefetches_issued = 0;
+  uint64_t prefetches_ignored = 0;
 };
 
 class PipelineThreads {

@@ -68,7 +68,8 @@ void MemNodeService::WaitForWork(std::chrono::milliseconds timeout) {
 
 std::vector<memnode::PipelineLoad> MemNodeService::pipeline_loads() const {
   if (threads_ != nullptr) return threads_->loads();
-  return {memnode::PipelineLoad{pipeline_->active(), served_}};
+  return {memnode::PipelineLoad{pipeline_->active(), served_, pipeline_->prefetches_issued(),
+                                pipeline_->prefetches_ignored()}};
 }
 
 void MemNodeService::Reply(TraversalMessage&& m, TraversalStatus status, const SendFn& send) {

@@ -241,6 +241,45 @@ TEST(Pipelines, DestroyedWhileTraversalsRunIsClean) {
   service.reset();  // joins its threads; must not hang or crash
 }
 
+// The list sum hinting the next node (PREFETCH [data[0]]) on every
+// iteration: a null address (ignored: no range holds it) on the last.
+std::string PrefetchingSumListProgram() {
+  std::string text = testing::kSumListProgram;
+  text.insert(text.find("COMPARE"), "MOVE r1, data[0]\n    PREFETCH [r1]\n    ");
+  return text;
+}
+
+// Each lane's PREFETCH counts reach stats (pipeline_loads), and they add up
+// to what the traversals hinted: one hint per node, the last one ignored.
+TEST(Pipelines, PrefetchCountsReachTheLoads) {
+  constexpr int kLists = 24, kLength = 30;
+  FarHeap heap(FarBase(0), kHeapBytes);
+  const std::vector<uint64_t> heads = BuildLists(&heap, kLists, kLength);
+  RangeTable table;
+  ASSERT_TRUE(table.Add(heap.range()).ok());
+  for (uint32_t pipelines : {1u, 2u}) {
+    SCOPED_TRACE(pipelines);
+    MemNodeServiceOptions options;
+    options.pipelines = pipelines;
+    options.engine.workspaces = 4;
+    options.slice_iterations = 16;
+    MemNodeService service(&table, options);
+    const ProgramRef program = Build(PrefetchingSumListProgram());
+    std::vector<TraversalMessage> messages;
+    for (int l = 0; l < kLists; ++l) messages.push_back(Request(program, 1 + l, heads[l], 1000));
+    std::map<uint64_t, TraversalMessage> answers = RunAll(&service, messages);
+    ASSERT_EQ(answers.size(), static_cast<size_t>(kLists));
+    for (const auto& [id, m] : answers) EXPECT_EQ(m.status, TraversalStatus::kDone) << id;
+    uint64_t issued = 0, ignored = 0;
+    for (const memnode::PipelineLoad& l : service.pipeline_loads()) {
+      issued += l.prefetches_issued;
+      ignored += l.prefetches_ignored;
+    }
+    EXPECT_EQ(issued, static_cast<uint64_t>(kLists * (kLength - 1)));
+    EXPECT_EQ(ignored, static_cast<uint64_t>(kLists));
+  }
+}
+
 TEST(Pipelines, CountIsAWholeNumberInRange) {
   EXPECT_EQ(*memnode::ParsePipelineCount("1"), 1u);
   EXPECT_EQ(*memnode::ParsePipelineCount("2"), 2u);
