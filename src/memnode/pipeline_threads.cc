@@ -85,12 +85,12 @@ void PipelineThreads::Serve(Lane& lane) {
     for (TraversalRequest& r : taken) lane.pipeline.Admit(std::move(r));
     taken.clear();
   };
-  // A finished traversal goes back at once; what was admitted meanwhile
-  // starts in the workspace it freed, without waiting for the slice to end.
   auto copy_counters = [&] {
     lane.prefetches_issued.store(lane.pipeline.prefetches_issued(), std::memory_order_relaxed);
     lane.prefetches_ignored.store(lane.pipeline.prefetches_ignored(), std::memory_order_relaxed);
   };
+  // A finished traversal goes back at once; what was admitted meanwhile
+  // starts in the workspace it freed, without waiting for the slice to end.
   const CompletionFn done = [&](TraversalRequest&& request, const TraversalOutcome& outcome) {
     // Before Publish: whoever drains this traversal sees its hints counted.
     copy_counters();
