@@ -126,6 +126,11 @@ inline constexpr uint32_t kDefaultPollWindowUs = 50;
 // while btrdb gained only under heavy load, where rpc gained as much.
 // Figures in docs/evaluation.md (issue 14, the client's wait).
 inline constexpr uint32_t kDefaultAwaitingPollWindowUs = 0;
+// Adaptive polling spins this long after the last activity before it
+// yields the core between polls (yield_while_polling): long enough for an
+// answer over shared memory, short enough not to starve a peer queued
+// behind the poller on a machine with fewer cores than processes.
+inline constexpr uint32_t kSpinBeforeYieldUs = 5;
 // Worker::Create rejects a longer awaiting window: polling is bounded.
 inline constexpr uint32_t kMaxAwaitingPollWindowUs = 10000;
 
@@ -334,6 +339,7 @@ struct Counters {
   uint64_t poll_iterations = 0;    // ucp_worker_progress() calls
   uint64_t sleeps = 0;             // waits on the event fd
   uint64_t wakeups = 0;            // ... that ended because the fd fired
+  uint64_t sleeps_skipped = 0;     // armed, then RunUntil's before_sleep said no
   // Waits that polled with awaiting_poll_window_us (the owner awaited
   // replies and that window was the longer).
   uint64_t awaiting_polls = 0;
@@ -585,8 +591,15 @@ class Worker {
   // possible), kTimeout when the deadline passed first.
   Status WaitForEvent(Clock::time_point deadline);
   // Progresses and waits until `done()` is true (OK) or `timeout` passed
-  // (kTimeout).  `done` is evaluated on this thread between events.
-  Status RunUntil(const std::function<bool()>& done, Duration timeout);
+  // (kTimeout).  `done` is evaluated on this thread between events and
+  // between the polls of an adaptive window (so a condition that changes
+  // without an event, such as a one-sided write landing, ends the wait
+  // while polling).  `before_sleep`, if given, runs each time the worker
+  // is armed and about to sleep: the place to announce "wake me" to a peer
+  // that writes one-sidedly (anything it causes raises an event now);
+  // returning true skips that sleep.
+  Status RunUntil(const std::function<bool()>& done, Duration timeout,
+                  const std::function<bool()>& before_sleep = {});
   // Breaks a WaitForEvent()/RunUntil() sleep, now or, if none is under way,
   // the next one.  Thread-safe; async-signal-unsafe.
   void Wake();
@@ -603,6 +616,10 @@ class Worker {
   // awaiting (the default) keeps the idle rule: sleep once poll_window_us
   // has passed.  Worker thread only (EventLoop sets it before each wait).
   void SetAwaitingReplies(bool awaiting);
+  // Traffic the owner moves outside this worker's messages (entries and
+  // answers of a one-sided ring) happened now: the adaptive window restarts
+  // from it, as after a message.  Worker thread only.
+  void NoteActivity();
   // Number of endpoints that are known (connected or failed, not closed).
   size_t endpoint_count() const;
   // UCX's description of the endpoint's transports and thresholds

@@ -63,18 +63,23 @@ Status EventLoop::DriveUntil(const std::function<bool()>& pred, std::chrono::mil
     }
     auto slice = std::min<Clock::duration>(end - now, next - std::min(next, now));
     slice = std::max<Clock::duration>(slice, std::chrono::microseconds(100));
-    for (EventSource* s : sources) s->BeforeWait();
     // A slice that times out is the normal case; a connection that fails
     // reaches its callers through the disconnect handler.
     // Flushing at each check sends what handlers queued (a re-issue after a
     // "continue" or a redirect) right after the progress that ran them.
+    // The sources' BeforeWait runs only when the worker is about to sleep
+    // (armed): while it polls, `ready` sees one-sided answers by itself, and
+    // asking a node to announce them by message would cost it a send per
+    // answer for nothing.
+    const auto ready = [&] {
+      Flush();
+      return AnyReady() || pred();
+    };
     worker_->SetAwaitingReplies(AnyAwaitingReplies());
-    IgnoreError(worker_->RunUntil(
-        [&] {
-          Flush();
-          return AnyReady() || pred();
-        },
-        slice));
+    IgnoreError(worker_->RunUntil(ready, slice, [&] {
+      for (EventSource* s : sources) s->BeforeWait();
+      return ready();
+    }));
     worker_->SetAwaitingReplies(false);
   }
 }

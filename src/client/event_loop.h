@@ -39,9 +39,10 @@ class EventSource {
   // sleeps (net::Worker::SetAwaitingReplies); a loop whose sources await
   // nothing is idle and keeps the base window.
   virtual bool awaiting_replies() const { return false; }
-  // The loop is about to block in the fabric (has_ready() is asked once
-  // more first): a source whose completions raise no event of their own
-  // arranges here to be woken (RingSender).
+  // The loop's worker is armed and about to sleep in the fabric (has_ready()
+  // is asked once more after): a source whose completions raise no event of
+  // their own arranges here to be woken (RingSender).  Not called while the
+  // worker polls.
   virtual void BeforeWait() {}
 };
 

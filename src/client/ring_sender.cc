@@ -72,6 +72,11 @@ bool RingSender::TrySend(const TraversalMessage& m) {
   }
   ++counters_->ring_requests;
   schedule_.OnProgress(std::chrono::steady_clock::now());
+  // The answer raises no event: without this the Worker's window would
+  // count from the last message, long past for a client whose traffic is
+  // all ring, and every wait would sleep (and cost the node a message to
+  // end it) instead of polling for the answer.
+  connections_->worker->NoteActivity();
   return true;
 }
 
@@ -150,6 +155,7 @@ bool RingSender::RunReady() {
   }
   if (taken > 0 || news) {
     schedule_.OnProgress(now);
+    connections_->worker->NoteActivity();
   } else {
     schedule_.OnIdlePoll(now);
   }

@@ -332,9 +332,14 @@ Status MemNodeServer::Run() {
     // (one-sided writes wake nobody; RingHost::MaySleep).
     if (ring_ != nullptr && (ring_->Poll() > 0 || !ring_->MaySleep())) {
       FlushOutboxes();  // what the ring's requests produced
-      // Within the window: let a process queued behind us on this core run
-      // (a client or the switch), as the Worker's own adaptive polling does.
-      if (!worker_->Progress() && options_.worker.yield_while_polling) sched_yield();
+      // Within the window: after a short pure spin (the next entry of a
+      // client in a loop comes within it), let a process queued behind us
+      // on this core run (a client or the switch), as the Worker's own
+      // adaptive polling does.
+      if (!worker_->Progress() && options_.worker.yield_while_polling &&
+          Clock::now() >= ring_->last_entry() + std::chrono::microseconds(net::kSpinBeforeYieldUs)) {
+        sched_yield();
+      }
       continue;
     }
     if (PollExtensions()) {

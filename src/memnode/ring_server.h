@@ -48,6 +48,8 @@ class RingServer {
   size_t Poll();
   // Whether the node may sleep (see RingHost::MaySleep).
   bool MaySleep() { return host_->MaySleep(); }
+  // When the last entry was taken (RingHost::last_entry).
+  net::Clock::time_point last_entry() const { return host_->last_entry(); }
   // Connection `ep` ended: its ring and its requests are dropped.
   void Close(net::EndpointId ep);
   // Counters for `stats`: rings (and how many of them UCX's own one-sided

@@ -315,9 +315,13 @@ struct Worker::Impl {
   void ReleaseOps(std::initializer_list<Op*> ops, Duration grace);
   // --- waiting (wait.cc) ---
   bool ProgressOnce();
-  Status WaitOnce(Clock::time_point deadline);
-  Status RunUntil(const std::function<bool()>& done, Clock::time_point deadline);
-  Status SleepUntil(Clock::time_point deadline);
+  // `done` (may be empty) ends an adaptive window's polling early;
+  // `before_sleep` (may be empty) runs once armed, true skipping the sleep.
+  Status WaitOnce(Clock::time_point deadline, const std::function<bool()>& done = {},
+                  const std::function<bool()>& before_sleep = {});
+  Status RunUntil(const std::function<bool()>& done, Clock::time_point deadline,
+                  const std::function<bool()>& before_sleep = {});
+  Status SleepUntil(Clock::time_point deadline, const std::function<bool()>& before_sleep = {});
   void NoteActivity() { last_activity = Clock::now(); }
   // --- common ---
   Status CheckBlockingAllowed(const char* what) const;

@@ -159,6 +159,7 @@ class RingClient {
   uint64_t tail_address_ = 0;
   std::vector<uint64_t> slot_seq_;  // seq in flight per slot, or kFree
   uint64_t next_seq_ = 0;
+  uint64_t oldest_in_flight_ = 0;  // no seq below it is in flight (Poll's scan starts there)
   uint32_t in_flight_ = 0;
   uint32_t responses_taken_ = 0;  // compared with the doorbell (wraps)
   uint32_t woken_epoch_ = 0;

@@ -60,9 +60,10 @@ struct RingHostOptions {
   uint64_t max_ring_bytes = 1ull << 20;
   // Keep polling at most this long after the last entry taken, then sleep
   // (see "Idle" above and docs/ring.md for why this length).  The window
-  // in use adapts between min_poll_window_us and this: halved by every
-  // wake-up (the gap outlasted the window: its polling was wasted), raised
-  // to twice a gap that polling caught.  At most about twice what one sleep
+  // in use adapts between min_poll_window_us and this: raised to twice a
+  // gap that polling caught, or that a wake-up ended if this window would
+  // have caught it; halved by a wake-up after a longer gap (its polling was
+  // wasted).  At most about twice what one sleep
   // and wake-up cost the node (~10 us of CPU on the development host,
   // docs/ring.md "Idle"): polling a longer gap costs more CPU than the
   // sleep it saves.
@@ -145,6 +146,8 @@ class RingHost {
   const RingHostCounters& counters() const { return counters_; }
   // The poll window in use now (adapts within the options' bounds).
   uint32_t window_us() const { return window_us_; }
+  // When the last entry was taken (or the last wake-up arrived).
+  Clock::time_point last_entry() const { return last_entry_; }
 
  private:
   struct Ring;

@@ -21,8 +21,6 @@
 
 namespace pulse::net {
 
-// Adaptive mode polls without yielding for this long (see WaitOnce).
-constexpr auto kSpinBeforeYield = std::chrono::microseconds(5);
 // The idle-core rule: a read that found a thread waiting for a CPU stands
 // this long; the worker's windows sleep at once meanwhile without reading
 // CpuDemand again, so on a loaded machine the rule costs what window 0 does.
@@ -136,13 +134,18 @@ bool ConsumeWake(Worker::Impl& m) {
 
 }  // namespace
 
-Status Worker::Impl::SleepUntil(Clock::time_point deadline) {
+Status Worker::Impl::SleepUntil(Clock::time_point deadline, const std::function<bool()>& before_sleep) {
   // The event fd only fires for new events: drain first.
   if (ProgressOnce()) return Status::Ok();
   ucs_status_t st = ucp_worker_arm(worker);
   if (st == UCS_ERR_BUSY) return Status::Ok();  // events pending: progress again
   if (st != UCS_OK) return FromUcs(st, "ucp_worker_arm");
   if (ConsumeWake(*this)) return Status::Ok();
+  // Armed: a message the hook provokes now raises the event fd.
+  if (before_sleep && before_sleep()) {
+    ++counters.sleeps_skipped;
+    return Status::Ok();
+  }
   Clock::time_point now = Clock::now();
   if (now >= deadline) return Status::Timeout("deadline passed");
   Duration wait = std::min<Duration>(deadline - now, std::chrono::microseconds(options.max_sleep_us));
@@ -183,7 +186,8 @@ Status Worker::Impl::SleepUntil(Clock::time_point deadline) {
   return Status::Ok();
 }
 
-Status Worker::Impl::WaitOnce(Clock::time_point deadline) {
+Status Worker::Impl::WaitOnce(Clock::time_point deadline, const std::function<bool()>& done,
+                              const std::function<bool()>& before_sleep) {
   if (ConsumeWake(*this)) return Status::Ok();
   switch (options.poll_mode) {
     case PollMode::kBusy:
@@ -212,9 +216,9 @@ Status Worker::Impl::WaitOnce(Clock::time_point deadline) {
       // On a machine with more runnable threads than cores the peer we wait
       // for may be queued behind us on this core: after a short pure spin
       // (enough for a reply over shared memory), yield between polls.
-      Clock::time_point yield_from = Clock::now() + kSpinBeforeYield;
+      Clock::time_point yield_from = Clock::now() + std::chrono::microseconds(kSpinBeforeYieldUs);
       for (Clock::time_point now = Clock::now(); now < spin_end; now = Clock::now()) {
-        if (ProgressOnce() || ConsumeWake(*this)) return Status::Ok();
+        if (ProgressOnce() || ConsumeWake(*this) || (done && done())) return Status::Ok();
         if (gate && !gate->StillOpen(now)) break;
         if (options.yield_while_polling && now >= yield_from) sched_yield();
       }
@@ -224,10 +228,11 @@ Status Worker::Impl::WaitOnce(Clock::time_point deadline) {
       break;
   }
   if (Clock::now() >= deadline) return Status::Timeout("deadline passed");
-  return SleepUntil(deadline);
+  return SleepUntil(deadline, before_sleep);
 }
 
-Status Worker::Impl::RunUntil(const std::function<bool()>& done, Clock::time_point deadline) {
+Status Worker::Impl::RunUntil(const std::function<bool()>& done, Clock::time_point deadline,
+                              const std::function<bool()>& before_sleep) {
   for (;;) {
     if (done()) return Status::Ok();
     if (ProgressOnce()) {
@@ -235,7 +240,7 @@ Status Worker::Impl::RunUntil(const std::function<bool()>& done, Clock::time_poi
       if (Clock::now() >= deadline) return Status::Timeout("deadline passed");
       continue;
     }
-    Status s = WaitOnce(deadline);
+    Status s = WaitOnce(deadline, done, before_sleep);
     if (s.code() == Status::Code::kTimeout) {
       return done() ? Status::Ok() : Status::Timeout("condition not met before the deadline");
     }
@@ -253,9 +258,10 @@ Status Worker::WaitForEvent(Clock::time_point deadline) {
   return impl_->WaitOnce(deadline);
 }
 
-Status Worker::RunUntil(const std::function<bool()>& done, Duration timeout) {
+Status Worker::RunUntil(const std::function<bool()>& done, Duration timeout,
+                        const std::function<bool()>& before_sleep) {
   PULSE_RETURN_IF_ERROR(impl_->CheckBlockingAllowed("RunUntil"));
-  Status s = impl_->RunUntil(done, DeadlineAfter(timeout));
+  Status s = impl_->RunUntil(done, DeadlineAfter(timeout), before_sleep);
   if (s.code() == Status::Code::kTimeout) {
     return Status::Timeout("RunUntil: condition not met within " + MicrosText(timeout));
   }

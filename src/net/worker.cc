@@ -231,6 +231,7 @@ void Worker::SetPollMode(PollMode mode, uint32_t poll_window_us) {
 }
 
 void Worker::SetAwaitingReplies(bool awaiting) { impl_->awaiting_replies = awaiting; }
+void Worker::NoteActivity() { impl_->NoteActivity(); }
 
 size_t Worker::endpoint_count() const { return impl_->eps.size(); }
 

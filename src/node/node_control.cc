@@ -72,6 +72,7 @@ json NetCountersJson(const net::Counters& c) {
               {"messages_dropped", c.messages_dropped}, {"rma_ops", c.rma_ops},
               {"rma_bytes", c.rma_bytes},           {"poll_iterations", c.poll_iterations},
               {"sleeps", c.sleeps},                 {"wakeups", c.wakeups},
+              {"sleeps_skipped", c.sleeps_skipped},
               {"wake_calls", c.wake_calls},         {"polls_cut", c.polls_cut},
               {"cpu_demand_reads", c.cpu_demand_reads},         {"endpoints_failed", c.endpoints_failed},
               {"faults_dropped", c.faults_dropped}, {"faults_duplicated", c.faults_duplicated},

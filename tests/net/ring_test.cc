@@ -656,30 +656,78 @@ TEST(RingPath, IdleNodeSleepsAndOneWakeUpBringsItBack) {
   EXPECT_LE(hc.wakes, c.ring->counters().wakes_sent);
 }
 
-// The node's poll window adapts (issue 15): each wake-up means a gap longer
-// than the window, whose polling was wasted, so it halves, down to
-// min_poll_window_us and never below.
-TEST(RingPath, EachWakeUpHalvesThePollWindowDownToItsMinimum) {
+// The node's poll window adapts (issue 15).  A wake-up after a gap longer
+// than the largest window means the window's polling was wasted: it halves,
+// down to min_poll_window_us and never below.  Each gap here is made longer
+// than that window by the test (it waits past it after the node slept).
+TEST(RingPath, AWakeUpAfterAGapBeyondTheLargestWindowHalvesIt) {
   RingHostOptions options;
-  options.poll_window_us = 500;
-  options.min_poll_window_us = 100;
+  options.poll_window_us = 2000;
+  options.min_poll_window_us = 250;
   HostThread host(options, ReverseHandler);
   ClientSide c(host.port(), Geometry{8, 128});
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
-  for (int round = 0; round < 4; ++round) {
-    ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
-    ASSERT_TRUE(c.RoundTrip(Pattern(9, 2 + round)).has_value());
-  }
+  auto read = [&host](uint32_t* window, uint64_t* wakes) {
+    return host.WaitFor([&](RingHost& h) {
+      *window = h.window_us();
+      *wakes = h.counters().wakes;
+      return true;
+    });
+  };
   uint32_t window = 0;
   uint64_t wakes = 0;
-  ASSERT_TRUE(host.WaitFor([&](RingHost& h) {
-    window = h.window_us();
-    wakes = h.counters().wakes;
-    return true;
-  }));
-  ASSERT_GE(wakes, 1u);
-  EXPECT_EQ(window, std::max<uint32_t>(100, 500u >> std::min<uint64_t>(wakes, 31)));
+  ASSERT_TRUE(read(&window, &wakes));
+  for (int round = 0; round < 4; ++round) {
+    ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
+    std::this_thread::sleep_for(3ms);  // the gap: > poll_window_us
+    ASSERT_TRUE(c.RoundTrip(Pattern(9, 2 + round)).has_value());
+    uint32_t now_window = 0;
+    uint64_t now_wakes = 0;
+    ASSERT_TRUE(read(&now_window, &now_wakes));
+    ASSERT_EQ(now_wakes, wakes + 1) << "round " << round << ": one wake-up per sleep";
+    EXPECT_EQ(now_window, std::max<uint32_t>(250, window / 2)) << "round " << round;
+    window = now_window;
+    wakes = now_wakes;
+  }
+  EXPECT_EQ(window, 250u) << "four halvings from at most 2000";
+}
+
+// A wake-up after a gap the largest window would have bridged raises the
+// window to twice that gap, so the next such gap is polled through instead
+// of slept (a latency-bound client's gaps just over the window woke the node
+// on most of its entries when every wake-up halved it).  The window is first
+// driven to its minimum by long gaps; then the node sleeps after that
+// minimum and is woken at once: the gap is at least the minimum and far
+// below the largest window.
+TEST(RingPath, AWakeUpAfterAGapTheLargestWindowBridgesRaisesIt) {
+  RingHostOptions options;
+  options.poll_window_us = 200'000;
+  options.min_poll_window_us = 20'000;
+  HostThread host(options, ReverseHandler);
+  ClientSide c(host.port(), Geometry{8, 128});
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
+  auto window = [&host] {
+    uint32_t w = 0;
+    EXPECT_TRUE(host.WaitFor([&w](RingHost& h) {
+      w = h.window_us();
+      return true;
+    }));
+    return w;
+  };
+  for (int round = 0; round < 8 && window() > options.min_poll_window_us; ++round) {
+    ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
+    std::this_thread::sleep_for(210ms);
+    ASSERT_TRUE(c.RoundTrip(Pattern(9, 2 + round)).has_value());
+  }
+  ASSERT_EQ(window(), options.min_poll_window_us);
+  const uint64_t wakes = host.counters().wakes;
+  ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
+  ASSERT_TRUE(c.RoundTrip(Pattern(9, 20)).has_value());
+  ASSERT_EQ(host.counters().wakes, wakes + 1);
+  EXPECT_GE(window(), 2 * options.min_poll_window_us);
+  EXPECT_LE(window(), options.poll_window_us);
 }
 
 // ---- the client's wait word (kTailBytes, kAmRingAnswered) --------------------

@@ -116,6 +116,58 @@ TEST(NetWait, OnlyAnOwnerAwaitingRepliesPollsTheLongerWindow) {
   EXPECT_EQ(k.awaiting_polls, awaiting) << "idle again: the base window";
 }
 
+// A condition that changes without an event (a one-sided write landing)
+// ends the wait while the worker polls: `done` is asked between polls, so
+// the wait never sleeps.  The window (10 s) outlasts the test; `done` turns
+// true on its third call, which only polling can make.
+TEST(NetWait, RunUntilAsksDoneBetweenTheWindowsPolls) {
+  WorkerOptions o;
+  o.poll_mode = PollMode::kAdaptive;
+  o.poll_window_us = 10'000'000;
+  auto w = MakeWorker(o);
+  ASSERT_NE(w, nullptr);
+  int calls = 0;
+  Status s = w->RunUntil([&calls] { return ++calls >= 3; }, 20s);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(calls, 3);
+  EXPECT_EQ(w->counters().sleeps, 0u) << "polling should have seen the condition";
+}
+
+// before_sleep runs once the worker is armed, before each sleep; true skips
+// that sleep (the caller found what it waits for while announcing it).
+TEST(NetWait, BeforeSleepRunsBeforeEachSleepAndCanSkipIt) {
+  WorkerOptions o;
+  o.poll_mode = PollMode::kAdaptive;
+  o.poll_window_us = 0;  // straight to the sleep
+  auto w = MakeWorker(o);
+  ASSERT_NE(w, nullptr);
+  const Counters& k = w->counters();
+
+  bool found = false;
+  int hooks = 0;
+  Status s = w->RunUntil([&found] { return found; }, 20s, [&] {
+    ++hooks;
+    found = true;
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(hooks, 1);
+  EXPECT_EQ(k.sleeps, 0u);
+  EXPECT_EQ(k.sleeps_skipped, 1u);
+
+  // A hook that says no: every sleep is preceded by it (the last hook may
+  // find the deadline passed and not sleep).
+  hooks = 0;
+  const uint64_t sleeps_before = k.sleeps;
+  EXPECT_EQ(w->RunUntil([] { return false; }, 20ms, [&hooks] { return ++hooks, false; }).code(),
+            Status::Code::kTimeout);
+  const uint64_t slept = k.sleeps - sleeps_before;
+  EXPECT_GE(slept, 1u);
+  EXPECT_GE(static_cast<uint64_t>(hooks), slept);
+  EXPECT_LE(static_cast<uint64_t>(hooks), slept + 1);
+  EXPECT_EQ(k.sleeps_skipped, 1u);
+}
+
 TEST(NetWait, AnAwaitingWindowBeyondTheBoundIsRejected) {
   WorkerOptions o;
   o.awaiting_poll_window_us = kMaxAwaitingPollWindowUs + 1;
