@@ -204,8 +204,10 @@ Result<ChainedHash::Inserted> ChainedHash::Insert(uint64_t key, uint64_t value) 
     FillTable(regions_[node], want, st);
     cur = r->cur_ptr;
   }
-  PULSE_RETURN_IF_ERROR(TraversalStatusError(r->status, fmt::format("chained hash insert of key {}", key),
-                                             r->fault_addr, r->fault_pc));
+  if (r->status != TraversalStatus::kDone) {  // formatted only on a fault: once per insert otherwise
+    return TraversalStatusError(r->status, fmt::format("chained hash insert of key {}", key), r->fault_addr,
+                                r->fault_pc);
+  }
   if (r->offloaded) ++stats_.offloaded_inserts;
   auto& back = regions_[node];  // regions the traversal did not use
   for (uint64_t i = 0; i < st.region_count && i < PULSE_DS_CHASH_MAX_REGIONS; ++i) {

@@ -99,8 +99,9 @@ class IdleCoreGate {
     return Verdict(d, now);
   }
 
-  // Re-reads the demand once kCpuDemandRecheckUs has passed since the last
-  // read; between reads the last verdict stands.
+  // Re-reads the demand once kCpuDemandRecheckUs, and kCpuDemandReadSpacing
+  // times the last read's cost, have passed since the last read; between
+  // reads the last verdict stands.
   bool StillOpen(Clock::time_point now) {
     if (now < next_read_) return true;
     return Verdict(Read(now), now);
@@ -109,8 +110,11 @@ class IdleCoreGate {
  private:
   CpuDemand Read(Clock::time_point now) {
     ++m_.counters.cpu_demand_reads;
-    next_read_ = now + std::chrono::microseconds(kCpuDemandRecheckUs);
-    return m_.options.cpu_demand ? m_.options.cpu_demand() : ReadCpuDemand();
+    const CpuDemand d = m_.options.cpu_demand ? m_.options.cpu_demand() : ReadCpuDemand();
+    const Clock::time_point after = Clock::now();
+    next_read_ = std::max(now + std::chrono::microseconds(kCpuDemandRecheckUs),
+                          after + kCpuDemandReadSpacing * (after - now));
+    return d;
   }
   bool Verdict(const CpuDemand& d, Clock::time_point now) {
     const bool busy = d.runnable > d.cores + 1;

@@ -297,6 +297,28 @@ TEST(NetWaitIdleCoreRule, PollsWhileACoreIsIdleThenSleepsWhenTheWindowEnds) {
   EXPECT_GE(k.sleeps - before.sleeps, 1u) << "the window still ends: nothing spins when idle";
 }
 
+// A read that is slow spaces the next one: reads stay about a tenth of the
+// polling time (kCpuDemandReadSpacing).  Each injected read takes 2 ms, so
+// in a 30 ms window the next read comes no sooner than 20 ms after the
+// first began, and at most two fall inside it (the fixed 10 us recheck
+// alone would read about fourteen times).
+TEST(NetWaitIdleCoreRule, ASlowReadSpacesTheNextOne) {
+  std::atomic<uint64_t> calls{0};
+  RuleWorker r(30'000, [&] {
+    ++calls;
+    std::this_thread::sleep_for(2ms);
+    return CpuDemand{.runnable = 1, .cores = 2, .preemptions = 0};
+  });
+  ASSERT_TRUE(r.RoundTrip());
+  const Counters& k = r.w->counters();
+  const Counters before = k;
+  EXPECT_EQ(r.w->RunUntil([] { return false; }, 60ms).code(), Status::Code::kTimeout);
+  const uint64_t reads = k.cpu_demand_reads - before.cpu_demand_reads;
+  EXPECT_GE(reads, 1u);
+  EXPECT_LE(reads, 3u) << "each 2 ms read should push the next one 18 ms on";
+  EXPECT_EQ(k.polls_cut, before.polls_cut);
+}
+
 TEST(NetWaitIdleCoreRule, SleepsAtOnceWhenThreadsWaitForACpu) {
   // Two threads beyond the cores: someone other than our peer waits.
   RuleWorker r(1'000'000, [] { return CpuDemand{.runnable = 4, .cores = 2, .preemptions = 0}; });

@@ -51,8 +51,10 @@ std::vector<uint8_t> ScratchOf(uint64_t lo, uint64_t hi, uint32_t scratch_bytes)
 
 Result<ds::Aggregate> AggregateOf(const Result<TraversalResult>& r, uint64_t lo, uint64_t hi) {
   if (!r.ok()) return r.status();
-  PULSE_RETURN_IF_ERROR(
-      TraversalStatusError(r->status, fmt::format("TsvTree::Aggregate [{}, {}]", lo, hi), r->fault_addr));
+  // Formatted only on a fault: this runs once per request.
+  if (r->status != TraversalStatus::kDone) {
+    return TraversalStatusError(r->status, fmt::format("TsvTree::Aggregate [{}, {}]", lo, hi), r->fault_addr);
+  }
   pulse_tsv_agg_state st;
   if (r->scratch.size() < sizeof st) return Status::Internal("TsvTree::Aggregate: short scratch pad");
   std::memcpy(&st, r->scratch.data(), sizeof st);

@@ -52,8 +52,10 @@ Result<std::vector<ScanRecord>> OffloadedScan(Client* client, uint64_t root, uin
   auto r = client->Traverse(*program, root, std::move(scratch), options);
   if (!r.ok()) return r.status();
   if (iterations != nullptr) *iterations = r->iterations;
-  PULSE_RETURN_IF_ERROR(
-      TraversalStatusError(r->status, fmt::format("wiredtiger scan from {}", start), r->fault_addr, r->fault_pc));
+  // Formatted only on a fault: this runs once per request.
+  if (r->status != TraversalStatus::kDone) {
+    return TraversalStatusError(r->status, fmt::format("wiredtiger scan from {}", start), r->fault_addr, r->fault_pc);
+  }
   if (r->scratch.size() < sizeof st) return Status::Internal("wiredtiger scan: short scratch pad");
   std::memcpy(&st, r->scratch.data(), sizeof st);
   if (st.count > count) return Status::Internal(fmt::format("wiredtiger scan: {} records for {} asked", st.count, count));
