@@ -282,9 +282,8 @@ struct WorkerOptions {
   // verdict stands for 200 us without reading again.  Read when a wait
   // enters its window and again while it polls (kCpuDemandRecheckUs,
   // kCpuDemandReadSpacing); when the rule fails the wait sleeps at once
-  // (Counters::polls_cut).  The
-  // window still ends poll_window_us after the last traffic, so an idle
-  // worker sleeps either way.  On a machine whose processes outnumber its
+  // (Counters::polls_cut).  The window still ends poll_window_us after the
+  // last traffic, so an idle worker sleeps either way.  On a machine whose processes outnumber its
   // cores (the 2-core local cluster) this keeps the window's latency gain
   // when the machine is quiet and avoids stealing the core the next hop
   // needs when it is loaded (docs/cluster.md, "The poll-window knob").

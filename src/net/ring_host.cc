@@ -235,11 +235,7 @@ size_t RingHost::Poll() {
   if (taken > 0) {
     // The gap since the previous entry was bridged by polling: a window of
     // twice that gap keeps catching such gaps without a sleep.
-    if (polled_empty_ && sleep_epoch_ == 0) {
-      const auto gap = std::chrono::duration_cast<std::chrono::microseconds>(now - last_entry_).count();
-      window_us_ = static_cast<uint32_t>(std::clamp<int64_t>(std::max<int64_t>(window_us_, 2 * gap),
-                                                             MinWindowUs(), options_.poll_window_us));
-    }
+    if (polled_empty_ && sleep_epoch_ == 0) RaiseWindowFor(GapUs(now));
     polled_empty_ = false;
     last_entry_ = now;
     if (sleep_epoch_ != 0) sleep_epoch_ = 0;  // awake again: the next doorbells say so
@@ -407,6 +403,15 @@ bool RingHost::MaySleep() {
 
 uint32_t RingHost::MinWindowUs() const { return std::min(options_.min_poll_window_us, options_.poll_window_us); }
 
+int64_t RingHost::GapUs(Clock::time_point now) const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(now - last_entry_).count();
+}
+
+void RingHost::RaiseWindowFor(int64_t gap_us) {
+  window_us_ = static_cast<uint32_t>(std::clamp<int64_t>(std::max<int64_t>(window_us_, 2 * gap_us), MinWindowUs(),
+                                                         options_.poll_window_us));
+}
+
 Clock::time_point RingHost::PollDeadline() const {
   if (sleep_epoch_ != 0 || rings_.empty()) return Never();
   return last_entry_ + std::chrono::microseconds(window_us_);
@@ -423,9 +428,9 @@ void RingHost::OnWake(EndpointId from, std::span<const uint8_t>) {
   // measurement: its empty scans were three quarters of the node's CPU
   // per GET), so it halves.
   const Clock::time_point now = Clock::now();
-  const int64_t gap = std::chrono::duration_cast<std::chrono::microseconds>(now - last_entry_).count();
+  const int64_t gap = GapUs(now);
   if (gap <= static_cast<int64_t>(options_.poll_window_us)) {
-    window_us_ = static_cast<uint32_t>(std::clamp<int64_t>(2 * gap, MinWindowUs(), options_.poll_window_us));
+    RaiseWindowFor(gap);
   } else {
     window_us_ = std::max(MinWindowUs(), window_us_ / 2);
   }

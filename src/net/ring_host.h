@@ -164,6 +164,11 @@ class RingHost {
   Ring* Find(uint32_t index);
   void Reap();
   uint32_t MinWindowUs() const;
+  // Microseconds from the last entry taken (or wake-up) to `now`.
+  int64_t GapUs(Clock::time_point now) const;
+  // A gap polling bridged, or the largest window would have: the window
+  // becomes twice it, never lower than it is, within the options' bounds.
+  void RaiseWindowFor(int64_t gap_us);
 
   Worker* worker_;
   RingHostOptions options_;

@@ -195,6 +195,12 @@ class HostThread {
     Call([&c](RingHost& h, Worker&) { c = h.counters(); });
     return c;
   }
+  // The host's poll window in use now (0 if the host's thread did not answer).
+  uint32_t window_us() {
+    uint32_t w = 0;
+    Call([&w](RingHost& h, Worker&) { w = h.window_us(); });
+    return w;
+  }
   // Waits (at most 10 s, asking the host's thread) until `pred` holds.
   bool WaitFor(std::function<bool(RingHost&)> pred) {
     const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -668,23 +674,14 @@ TEST(RingPath, AWakeUpAfterAGapBeyondTheLargestWindowHalvesIt) {
   ClientSide c(host.port(), Geometry{8, 128});
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
-  auto read = [&host](uint32_t* window, uint64_t* wakes) {
-    return host.WaitFor([&](RingHost& h) {
-      *window = h.window_us();
-      *wakes = h.counters().wakes;
-      return true;
-    });
-  };
-  uint32_t window = 0;
-  uint64_t wakes = 0;
-  ASSERT_TRUE(read(&window, &wakes));
+  uint32_t window = host.window_us();
+  uint64_t wakes = host.counters().wakes;
   for (int round = 0; round < 4; ++round) {
     ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
     std::this_thread::sleep_for(3ms);  // the gap: > poll_window_us
     ASSERT_TRUE(c.RoundTrip(Pattern(9, 2 + round)).has_value());
-    uint32_t now_window = 0;
-    uint64_t now_wakes = 0;
-    ASSERT_TRUE(read(&now_window, &now_wakes));
+    const uint32_t now_window = host.window_us();
+    const uint64_t now_wakes = host.counters().wakes;
     ASSERT_EQ(now_wakes, wakes + 1) << "round " << round << ": one wake-up per sleep";
     EXPECT_EQ(now_window, std::max<uint32_t>(250, window / 2)) << "round " << round;
     window = now_window;
@@ -708,26 +705,19 @@ TEST(RingPath, AWakeUpAfterAGapTheLargestWindowBridgesRaisesIt) {
   ClientSide c(host.port(), Geometry{8, 128});
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
-  auto window = [&host] {
-    uint32_t w = 0;
-    EXPECT_TRUE(host.WaitFor([&w](RingHost& h) {
-      w = h.window_us();
-      return true;
-    }));
-    return w;
-  };
-  for (int round = 0; round < 8 && window() > options.min_poll_window_us; ++round) {
+  for (int round = 0; round < 8 && host.window_us() > options.min_poll_window_us; ++round) {
     ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
     std::this_thread::sleep_for(210ms);
     ASSERT_TRUE(c.RoundTrip(Pattern(9, 2 + round)).has_value());
   }
-  ASSERT_EQ(window(), options.min_poll_window_us);
+  ASSERT_EQ(host.window_us(), options.min_poll_window_us);
   const uint64_t wakes = host.counters().wakes;
   ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
   ASSERT_TRUE(c.RoundTrip(Pattern(9, 20)).has_value());
   ASSERT_EQ(host.counters().wakes, wakes + 1);
-  EXPECT_GE(window(), 2 * options.min_poll_window_us);
-  EXPECT_LE(window(), options.poll_window_us);
+  const uint32_t raised = host.window_us();
+  EXPECT_GE(raised, 2 * options.min_poll_window_us);
+  EXPECT_LE(raised, options.poll_window_us);
 }
 
 // ---- the client's wait word (kTailBytes, kAmRingAnswered) --------------------
