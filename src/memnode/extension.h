@@ -53,7 +53,9 @@ class MemNodeExtension {
   virtual ~MemNodeExtension() = default;
 
   // The active-message ids it answers on: a message `request_am()` from any
-  // connection is passed to Handle, whose answer goes back as `reply_am()`.
+  // connection, or a ring entry framed for `request_am()` (another memory
+  // node forwarding by a one-sided write, extension_entry.h), is passed to
+  // HandleFrom, whose answer goes back as a message `reply_am()`.
   virtual uint16_t request_am() const = 0;
   virtual uint16_t reply_am() const = 0;
   // The answer to one request, or nullopt to drop it (too malformed to

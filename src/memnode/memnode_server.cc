@@ -120,12 +120,7 @@ MemNodeServer::MemNodeServer(const MemNodeServerOptions& options, const node::No
   for (const MemNodeExtensionFactory& make : options.extensions) {
     MemNodeExtension* e = extensions_.emplace_back(make(context)).get();
     worker_->SetHandler(e->request_am(), [this, e](net::EndpointId from, std::span<const uint8_t> p) {
-      const Clock::time_point t0 = Clock::now();
-      auto reply = e->HandleFrom(from, p, [this, from](TenantId claimed) {
-        return node::CheckTenantClaim(*worker_, from, claimed, "extension").status();
-      });
-      if (reply) (void)worker_->Send(from, e->reply_am(), std::move(*reply));
-      counters_.extension_ns += NanosSince(t0);
+      HandleExtensionRequest(e, from, p);
     });
   }
   worker_->SetDisconnectHandler([this](net::EndpointId ep, const Status& why) { OnDisconnect(ep, why); });
@@ -139,6 +134,10 @@ MemNodeServer::~MemNodeServer() {
   service_.StopPipelines();
   if (worker_ != nullptr && switch_ep_ != net::kInvalidEndpoint) (void)worker_->Close(switch_ep_);
   ring_.reset();   // its registrations go before the worker
+  // So do the extensions' (a chain replica's rings to its successor).
+  if (worker_ != nullptr)
+    for (const auto& e : extensions_) worker_->SetHandler(e->request_am(), {});
+  extensions_.clear();
   owned_.clear();  // the allocations' registrations go before the worker
   worker_.reset();
   pool_.reset();
@@ -161,8 +160,19 @@ Status MemNodeServer::Start() {
                                        options_.listen_port, port.status().message()));
   port_ = *port;
   if (options_.ring_path) {
-    Result<std::unique_ptr<RingServer>> ring =
-        RingServer::Create(worker_.get(), options_.ring, options_.max_scratch_bytes, &service_, &send_);
+    // A service's entry (another node's chain replica forwarding by ring)
+    // goes where the service's message would have gone.
+    RingServer::ServiceEntryFn to_service = [this](net::EndpointId from, uint16_t am,
+                                                   std::span<const uint8_t> message) -> Status {
+      for (const auto& e : extensions_) {
+        if (e->request_am() != am) continue;
+        HandleExtensionRequest(e.get(), from, message);
+        return Status::Ok();
+      }
+      return Status::NotFound(fmt::format("memory node {} hosts no service on id {}", options_.node, am));
+    };
+    Result<std::unique_ptr<RingServer>> ring = RingServer::Create(worker_.get(), options_.ring, options_.max_scratch_bytes,
+                                                                  &service_, &send_, std::move(to_service));
     if (!ring.ok()) return ring.status();
     ring_ = std::move(ring).value();
   }
@@ -331,6 +341,9 @@ Status MemNodeServer::Run() {
     // Idle engine: the rings are polled for their window before any sleep
     // (one-sided writes wake nobody; RingHost::MaySleep).
     if (ring_ != nullptr && (ring_->Poll() > 0 || !ring_->MaySleep())) {
+      // Entries for a hosted service (chain forwards) are worked off
+      // there, as the engine's are by the flush below.
+      (void)PollExtensions();
       FlushOutboxes();  // what the ring's requests produced
       // Within the window: after a short pure spin (the next entry of a
       // client in a loop comes within it), let a process queued behind us
@@ -363,6 +376,15 @@ Status MemNodeServer::Run() {
   FlushOutboxes();
   log_->Info("shutting down");
   return Status::Ok();
+}
+
+void MemNodeServer::HandleExtensionRequest(MemNodeExtension* e, net::EndpointId from, std::span<const uint8_t> p) {
+  const Clock::time_point t0 = Clock::now();
+  auto reply = e->HandleFrom(from, p, [this, from](TenantId claimed) {
+    return node::CheckTenantClaim(*worker_, from, claimed, "extension").status();
+  });
+  if (reply) (void)worker_->Send(from, e->reply_am(), std::move(*reply));
+  counters_.extension_ns += NanosSince(t0);
 }
 
 bool MemNodeServer::PollExtensions() {

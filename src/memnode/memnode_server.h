@@ -230,6 +230,11 @@ class MemNodeServer {
   // A kAmBatch envelope: each inner message handled as OnTraversal would.
   void OnBatch(net::EndpointId from, std::span<const uint8_t> payload);
   void OnDisconnect(net::EndpointId ep, const Status& why);
+  // Request `p` for extension `e` from connection `from`, by message or by
+  // a ring entry (extension_entry.h): the extension checks the claimed
+  // tenant against the connection's; an immediate answer goes back by
+  // message on e->reply_am().
+  void HandleExtensionRequest(MemNodeExtension* e, net::EndpointId from, std::span<const uint8_t> p);
   // The extensions' queued work (MemNodeExtension::Poll); true if some remains.
   bool PollExtensions();
 

@@ -2,14 +2,18 @@
 #include "memnode/ring_server.h"
 
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "memnode/extension_entry.h"
 
 namespace pulse::memnode {
 
 Result<std::unique_ptr<RingServer>> RingServer::Create(net::Worker* worker, const net::ring::RingHostOptions& options,
                                                        uint32_t max_scratch_bytes, MemNodeService* service,
-                                                       const MemNodeService::SendFn* send) {
-  std::unique_ptr<RingServer> server(new RingServer(max_scratch_bytes, service, send));
+                                                       const MemNodeService::SendFn* send,
+                                                       ServiceEntryFn to_service) {
+  std::unique_ptr<RingServer> server(new RingServer(max_scratch_bytes, service, send, std::move(to_service)));
   RingServer* self = server.get();
   PULSE_ASSIGN_OR_RETURN(server->host_,
                          net::ring::RingHost::Create(worker, options, [self, worker](const net::ring::RingHost::Request& r) {
@@ -18,7 +22,25 @@ Result<std::unique_ptr<RingServer>> RingServer::Create(net::Worker* worker, cons
   return server;
 }
 
+void RingServer::OnServiceEntry(const net::ring::RingHost::Request& r) {
+  Result<ExtensionEntry> e = DecodeExtensionEntry(r.payload);
+  if (!e.ok()) {
+    ++decode_errors_;
+    (void)host_->Respond(r.ring, r.seq, e.status(), {});
+    return;
+  }
+  Status taken = to_service_ ? to_service_(r.ep, e->am, e->message)
+                             : Status::NotFound("this node hosts no service on ring entries");
+  if (taken.ok()) {
+    ++service_entries_;
+  } else {
+    ++service_refused_;
+  }
+  (void)host_->Respond(r.ring, r.seq, taken, {});
+}
+
 void RingServer::OnEntry(net::Worker& worker, const net::ring::RingHost::Request& r) {
+  if (IsExtensionEntry(r.payload)) return OnServiceEntry(r);
   // Decoded into a scratch pad an earlier answer left (Route): no
   // allocation per entry once the ring is warm.
   TraversalMessage m;
@@ -121,6 +143,7 @@ nlohmann::json RingServer::Stats(const net::Worker& worker) const {
                         {"scans", c.scans},                {"empty_scans", c.empty_scans},
                         {"window_us", host_->window_us()},
                         {"forwarded", forwarded_},         {"superseded", superseded_},
+                        {"service_entries", service_entries_}, {"service_refused", service_refused_},
                         {"in_service", slots_.size()}};
 }
 

@@ -12,12 +12,19 @@
 // with InvalidArgument in its slot.  Requests act for the connection's
 // proven tenant (node::TenantOf), whatever the message claims.
 //
+// An entry framed for a hosted service (extension_entry.h: another memory
+// node's chain replica forwarding a transaction) goes to `to_service`
+// instead of the engine, and its slot is answered at once with the
+// hand-over's status and no payload.
+//
 // Thread-safety: none; the memory node's thread drives it, inside the
 // Worker's progress and MemNodeServer::Run.  Destroy it before the Worker.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -33,11 +40,18 @@ namespace pulse::memnode {
 
 class RingServer {
  public:
+  // Hands a service's entry over: OK if a service on `am` took `message`
+  // (which it answers by message, if at all); else the refusal that goes
+  // into the entry's slot (NotFound: no service on `am`).
+  using ServiceEntryFn =
+      std::function<Status(net::EndpointId from, uint16_t am, std::span<const uint8_t> message)>;
+
   // `worker`, `service` and `send` (the node's way to the switch, which
-  // must call Route first) must outlive the RingServer.
+  // must call Route first) must outlive the RingServer.  `to_service` may
+  // be empty (service entries are then refused with NotFound).
   static Result<std::unique_ptr<RingServer>> Create(net::Worker* worker, const net::ring::RingHostOptions& options,
                                                     uint32_t max_scratch_bytes, MemNodeService* service,
-                                                    const MemNodeService::SendFn* send);
+                                                    const MemNodeService::SendFn* send, ServiceEntryFn to_service = {});
 
   // A message the service emits: true if it answered a ring request in its
   // slot (send nothing more; its scratch pad may have been taken for reuse,
@@ -61,14 +75,17 @@ class RingServer {
     uint32_t ring = 0;
     uint64_t seq = 0;
   };
-  RingServer(uint32_t max_scratch_bytes, MemNodeService* service, const MemNodeService::SendFn* send)
-      : max_scratch_bytes_(max_scratch_bytes), service_(service), send_(send) {}
+  RingServer(uint32_t max_scratch_bytes, MemNodeService* service, const MemNodeService::SendFn* send,
+             ServiceEntryFn to_service)
+      : max_scratch_bytes_(max_scratch_bytes), service_(service), send_(send), to_service_(std::move(to_service)) {}
   void OnEntry(net::Worker& worker, const net::ring::RingHost::Request& r);
+  void OnServiceEntry(const net::ring::RingHost::Request& r);
 
   std::unique_ptr<net::ring::RingHost> host_;
   uint32_t max_scratch_bytes_;
   MemNodeService* service_;
   const MemNodeService::SendFn* send_;
+  ServiceEntryFn to_service_;
   std::unordered_map<uint64_t, Slot> slots_;  // ring requests in the service, by request id
   std::vector<uint8_t> answer_;  // Route's encoded answer (kept for its capacity)
   // Recycled from answered requests for the next entries (no allocation
@@ -85,6 +102,8 @@ class RingServer {
   net::EndpointId tenant_ep_ = net::kInvalidEndpoint;
   Result<node::ConnectionTenant> tenant_ = Status::NotFound("no connection yet");
   uint64_t decode_errors_ = 0;
+  uint64_t service_entries_ = 0;  // handed to a hosted service
+  uint64_t service_refused_ = 0;  // taken apart but refused by the node (no such service, ...)
   uint64_t forwarded_ = 0;   // "not local" continuations sent to the switch
   uint64_t superseded_ = 0;  // a re-sent request took the place of its earlier entry
 };

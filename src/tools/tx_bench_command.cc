@@ -41,6 +41,11 @@ void AddTxBench(CLI::App& bench) {
                   "without the disk, as the papers' NVM); for a started cluster")
       ->capture_default_str()
       ->check(CLI::IsMember({"fdatasync", "none"}));
+  cmd->add_option("--forward-path", opts->forward_path,
+                  "auto (replicas forward by one-sided writes into the successor's ring where the transport\n"
+                  "has one-sided puts, else by message) | am (always by message); for a started cluster")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "am"}));
   cmd->add_option("--seed", opts->seed, "Seed of the key generator")->capture_default_str();
   cmd->add_option("--switch", opts->switch_address, "Join this cluster instead of starting one");
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports for the nodes and the client (default: UCX_TLS)");
@@ -60,13 +65,15 @@ void AddTxBench(CLI::App& bench) {
       std::cout << r->ToJson(*opts).dump(2) << std::endl;
       return;
     }
-    std::cout << fmt::format("{:<12} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}\n", "system", "shape",
-                             "bytes", "tx/s", "mean us", "p50 us", "p99 us", "mn us/tx", "msgs/tx", "1-sided");
+    std::cout << fmt::format("{:<12} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9}\n", "system",
+                             "shape", "bytes", "tx/s", "mean us", "p50 us", "p99 us", "mn us/tx", "msgs/tx", "1-sided",
+                             "ring fw");
     for (const auto& run : r->runs)
-      std::cout << fmt::format("{:<12} {:>7} {:>6} {:>9.0f} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f}\n",
-                               run.system, fmt::format("({},{})", run.reads, run.writes), run.value_bytes,
-                               run.throughput_tx, run.latency.mean_us, run.latency.p50_us, run.latency.p99_us,
-                               run.mn_cpu_us_per_tx, run.messages_per_tx, run.one_sided_per_tx);
+      std::cout << fmt::format(
+          "{:<12} {:>7} {:>6} {:>9.0f} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f}\n", run.system,
+          fmt::format("({},{})", run.reads, run.writes), run.value_bytes, run.throughput_tx, run.latency.mean_us,
+          run.latency.p50_us, run.latency.p99_us, run.mn_cpu_us_per_tx, run.messages_per_tx, run.one_sided_per_tx,
+          run.ring_forwards_per_tx);
     std::cout << fmt::format("load {:.1f}\n", r->load_average);
   });
 }

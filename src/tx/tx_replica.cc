@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "node/node_tenant.h"
+#include "tx/forward_rings.h"
 #include "tx/tx_log.h"
 #include "tx/tx_stages.h"
 #include "tx/tx_wire.h"
@@ -168,7 +169,11 @@ struct Chain {
 class TxReplica final : public memnode::MemNodeExtension {
  public:
   TxReplica(const memnode::ExtensionContext& ctx, TxReplicaOptions options)
-      : ctx_(ctx), options_(std::move(options)) {}
+      : ctx_(ctx),
+        options_(std::move(options)),
+        rings_(ctx.worker, ForwardRingsOptions{}, [this](net::EndpointId ep, std::vector<uint8_t> bytes) {
+          (void)ctx_.worker->Send(ep, kAmTxRequest, std::move(bytes));
+        }) {}
   ~TxReplica() override {
     log_.reset();
     if (!options_.log_path.empty() && opened_) ::unlink(options_.log_path.c_str());
@@ -198,6 +203,7 @@ class TxReplica final : public memnode::MemNodeExtension {
     auto it = peer_node_.find(ep);
     if (it == peer_node_.end()) return;
     const uint32_t node = it->second;
+    rings_.Close(ep);
     peer_ep_.erase(node);
     peer_node_.erase(it);
     for (auto& [id, chain] : chains_) MarkDead(chain, node);
@@ -386,6 +392,7 @@ class TxReplica final : public memnode::MemNodeExtension {
   std::deque<Input> inputs_;
   std::vector<Out> outputs_;
   std::vector<Out> forwards_;
+  ForwardRings rings_;  // forwards by ring where there is one (options_.forward_by_ring)
   std::map<uint64_t, Chain> chains_;
   std::map<uint32_t, net::EndpointId> peer_ep_;
   std::map<net::EndpointId, uint32_t> peer_node_;
@@ -470,6 +477,7 @@ void TxReplica::OpenLog() {
 
 bool TxReplica::Poll() {
   if (!opened_) OpenLog();
+  rings_.Poll();  // credits back; a successor asleep with our forwards in its ring is woken
   if (inputs_.empty() && !reroute_ && outputs_.empty() && forwards_.empty()) return false;
   while (!inputs_.empty()) {
     Input in = std::move(inputs_.front());
@@ -495,8 +503,17 @@ bool TxReplica::Poll() {
   // The pass's forwards leave first: the successors log and sync them
   // while this member syncs.
   const SteadyClock::time_point now = SteadyClock::now();
-  for (Out& o : forwards_) (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
+  for (Out& o : forwards_) {
+    if (options_.forward_by_ring) {
+      rings_.Send(o.ep, std::move(o.bytes));
+    } else {
+      (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
+    }
+  }
   forwards_.clear();
+  // A successor that went to sleep before our entries landed is woken now,
+  // not at our next pass.
+  if (options_.forward_by_ring) rings_.Poll();
   for (const auto& [id, seq] : forwarded_this_pass_) {
     auto c = chains_.find(id);
     if (c == chains_.end()) continue;
@@ -1061,6 +1078,8 @@ nlohmann::json TxReplica::Stats() const {
           {"outcome_unknown", c_.outcome_unknown},
           {"rerouted", c_.rerouted},
           {"members_skipped", c_.members_skipped},
+          {"forward_rings", rings_.Stats()},
+          {"forward_by_ring", options_.forward_by_ring},
           {"malformed", {{"bad_count", c_.bad_count}, {"bad_length", c_.bad_length}, {"trailing", c_.trailing},
                          {"bad_header", c_.bad_header}, {"out_of_range", c_.out_of_range}}},
           {"refused", c_.refused},
@@ -1112,6 +1131,12 @@ Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path) {
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_COMMITTED_IDS", &window));
   if (window == 0) return Status::InvalidArgument("PULSE_TX_COMMITTED_IDS: must be at least 1");
   o.committed_ids = static_cast<size_t>(window);
+  if (const char* path = std::getenv("PULSE_TX_FORWARD_PATH"); path != nullptr && *path != '\0') {
+    const std::string v = path;
+    if (v != "auto" && v != "am")
+      return Status::InvalidArgument(fmt::format("PULSE_TX_FORWARD_PATH: '{}' is not auto or am", v));
+    o.forward_by_ring = v == "auto";
+  }
   uint64_t keep = o.history_records;
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_KEEP_RECORDS", &keep));
   if (keep == 0) return Status::InvalidArgument("PULSE_TX_LOG_KEEP_RECORDS: must be at least 1");

@@ -26,7 +26,9 @@
 //     committed.
 // Group commit: appends only write; at the end of each pass of the node's
 // loop one fdatasync makes them durable, and only then do that pass's
-// forwards, acknowledgements and answers leave (tx_log.h).
+// acknowledgements and answers leave (tx_log.h); its forwards leave just
+// before the sync, into the successor's ring where it has one
+// (forward_rings.h), else by message.
 //
 // Not thread-safe: the node's network thread calls it (extension.h).
 #pragma once
@@ -71,6 +73,12 @@ struct TxReplicaOptions {
   // refused: FailedPrecondition).  `pulse memnode` takes it from
   // $PULSE_TX_MAX_CHAIN (the cluster TOML's tx.chain_length).
   uint32_t max_members = kMaxMembers;
+  // Forwards go into the next replica's ring by a one-sided write where
+  // the transport has one-sided puts (shared memory on one host, RDMA),
+  // else, or with false, as messages (docs/tx.md "Transport").  `pulse
+  // memnode` takes it from $PULSE_TX_FORWARD_PATH (auto | am; the cluster
+  // TOML's tx.forward_path).
+  bool forward_by_ring = true;
 };
 
 memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
@@ -79,7 +87,8 @@ memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
 // environment `pulse cluster` sets from its [tx] section (docs/tx.md):
 // $PULSE_TX_LOG_SYNC (fdatasync | none), $PULSE_TX_LOG_COMPACT_BYTES,
 // $PULSE_TX_LOG_KEEP_RECORDS (history_records), $PULSE_TX_MAX_CHAIN
-// (max_members), $PULSE_TX_COMMITTED_IDS (committed_ids: a small window
+// (max_members), $PULSE_TX_FORWARD_PATH (auto | am: forward_by_ring),
+// $PULSE_TX_COMMITTED_IDS (committed_ids: a small window
 // for tests of its edge).  Unset: the defaults.
 // Errors: InvalidArgument naming the variable and its value.
 Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path);

@@ -59,6 +59,12 @@ class TxChain : public ::testing::Test {
     return c.ok() ? std::move(*c) : nullptr;
   }
   nlohmann::json TxStats(uint32_t node) { return rack_.MemNodeStats(node)["counters"]["tx"]; }
+  // Whether the replicas forward by message (PULSE_TX_FORWARD_PATH=am, which
+  // the memory nodes inherit), not by ring.
+  static bool ForwardsByMessage() {
+    const char* path = std::getenv("PULSE_TX_FORWARD_PATH");
+    return path != nullptr && std::string(path) == "am";
+  }
 
   // A random transaction: (0,1), (4,2), (2,0) or (1,1), whole 64-byte slots.
   static Transaction RandomTx(std::mt19937_64& rng, uint64_t tag) {
@@ -205,6 +211,33 @@ TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
   EXPECT_GT(TxStats(2)["commits"].get<uint64_t>(), 0u);
   EXPECT_GT(head["log"]["syncs"].get<uint64_t>(), 0u);
   EXPECT_EQ(head["log"]["error"].get<std::string>(), "");
+  // The way forwards went: by one-sided writes into the successor's ring
+  // (this host's transport has one-sided puts), every one accounted for;
+  // with PULSE_TX_FORWARD_PATH=am (TxForwardsByMessage.tx_test) never.
+  const bool by_message = ForwardsByMessage();
+  for (uint32_t node : {0u, 1u}) {
+    nlohmann::json tx = TxStats(node);
+    const nlohmann::json& rings = tx["forward_rings"];
+    const uint64_t out = tx["forwards_out"].get<uint64_t>();
+    EXPECT_GT(out, 0u) << "node " << node;
+    EXPECT_EQ(tx["forward_by_ring"].get<bool>(), !by_message);
+    if (by_message) {
+      EXPECT_EQ(rings["by_ring"].get<uint64_t>(), 0u) << rings.dump();
+      EXPECT_EQ(rings["rings_opened"].get<uint64_t>(), 0u) << rings.dump();
+      continue;
+    }
+    EXPECT_EQ(rings["rings_opened"].get<uint64_t>(), 1u) << "node " << node << ": " << rings.dump();
+    EXPECT_EQ(rings["by_ring"].get<uint64_t>() + rings["by_message"].get<uint64_t>(), out) << rings.dump();
+    // Entries that fit a slot with credit to spare (4 in flight per client):
+    // all of them by ring.
+    EXPECT_EQ(rings["by_ring"].get<uint64_t>(), out) << "node " << node << ": " << rings.dump();
+    EXPECT_EQ(rings["refused"].get<uint64_t>(), 0u) << rings.dump();
+    // The successor's ring handed them to its replica, none refused.
+    nlohmann::json ring = rack_.MemNodeStats(node + 1)["counters"]["ring"];
+    EXPECT_EQ(ring["service_entries"].get<uint64_t>(), out) << ring.dump();
+    EXPECT_EQ(ring["service_refused"].get<uint64_t>(), 0u) << ring.dump();
+  }
+  EXPECT_EQ(TxStats(2)["forward_rings"]["by_ring"].get<uint64_t>(), 0u) << "the tail forwards nothing";
 }
 
 // Kills member `victim` mid-run, checks the shrunk chain, restarts and
