@@ -16,6 +16,8 @@
 #include "pulse/cluster.h"
 #include "support/ds_cluster.h"
 #include "support/local_rack.h"
+#include "memnode/extension_entry.h"
+#include "net/ring_client.h"
 #include "tx/tx_wire.h"
 
 namespace pulse::tx {
@@ -538,6 +540,72 @@ TEST_F(TxChainSmallWindow, RetryOlderThanTheWindowIsOutcomeUnknownNeverRunTwice)
     EXPECT_EQ(*v, std::vector<uint8_t>(kSlot, 11)) << "node " << node;
   }
   EXPECT_EQ(TxStats(0)["outcome_unknown"].get<uint64_t>(), 1u);
+}
+
+// The ring's service entries (memnode/extension_entry.h), written by hand
+// into a ring the test opens with memory node 1: one for the replica's id
+// is handed over (its header is garbage, so the replica counts a bad
+// header) and answered OK in its slot at once; one for an id no service
+// has is refused with NotFound; a header cut short and one with its
+// reserved byte set are refused with InvalidArgument and counted as
+// malformed.  Every slot is answered, none twice.
+TEST_F(TxChain, ServiceRingEntriesAreHandedOverOrRefusedInTheirSlot) {
+  net::Worker& worker = rack_.cpu().worker();
+  net::ring::RingClientOptions ro;
+  ro.require_native_rma = false;
+  auto ring = net::ring::RingClient::Open(&worker, rack_.view(1).ep, ro);
+  ASSERT_TRUE(ring.ok()) << ring.status().ToString();
+  const nlohmann::json before = rack_.MemNodeStats(1)["counters"];
+  std::vector<uint8_t> to_replica, to_nobody;
+  const std::vector<uint8_t> garbage = {1, 2, 3};
+  memnode::EncodeExtensionEntry(kAmTxRequest, garbage, &to_replica);
+  memnode::EncodeExtensionEntry(9999, garbage, &to_nobody);
+  const std::vector<uint8_t> short_header = {memnode::kExtensionEntryMagic, 0};
+  const std::vector<uint8_t> reserved_set = {memnode::kExtensionEntryMagic, 1, 50, 0};
+  std::map<uint64_t, Status::Code> want;
+  for (const auto& [entry, code] :
+       std::vector<std::pair<std::vector<uint8_t>, Status::Code>>{{to_replica, Status::Code::kOk},
+                                                                   {to_nobody, Status::Code::kNotFound},
+                                                                   {short_header, Status::Code::kInvalidArgument},
+                                                                   {reserved_set, Status::Code::kInvalidArgument}}) {
+    auto seq = (*ring)->Post(entry);
+    ASSERT_TRUE(seq.ok()) << seq.status().ToString();
+    want[*seq] = code;
+  }
+  std::map<uint64_t, Status> got;
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  while (got.size() < want.size() && Clock::now() < deadline) {
+    (*ring)->Poll([&](uint64_t seq, const Status& status, std::span<const uint8_t> payload) {
+      EXPECT_TRUE(got.emplace(seq, status).second) << "entry " << seq << " answered twice";
+      if (status.ok()) EXPECT_TRUE(payload.empty());
+    });
+    (void)worker.Progress();
+  }
+  ASSERT_EQ(got.size(), want.size()) << "entries unanswered at the deadline";
+  for (const auto& [seq, code] : want) EXPECT_EQ(got.at(seq).code(), code) << "entry " << seq << ": " << got.at(seq).ToString();
+  // The refusals name what was wrong.
+  auto message_of = [&](Status::Code code) {
+    std::string all;
+    for (const auto& [seq, c] : want)
+      if (c == code) all += got.at(seq).message() + "\n";
+    return all;
+  };
+  EXPECT_NE(message_of(Status::Code::kNotFound).find("no service on id 9999"), std::string::npos)
+      << message_of(Status::Code::kNotFound);
+  EXPECT_NE(message_of(Status::Code::kInvalidArgument).find("shorter than its 4-byte header"), std::string::npos);
+  EXPECT_NE(message_of(Status::Code::kInvalidArgument).find("reserved byte is 1"), std::string::npos);
+  const nlohmann::json after = rack_.MemNodeStats(1)["counters"];
+  auto delta = [&](const char* key) {
+    return after["ring"][key].get<uint64_t>() - before["ring"][key].get<uint64_t>();
+  };
+  EXPECT_EQ(delta("service_entries"), 1u);
+  EXPECT_EQ(delta("service_refused"), 1u);
+  EXPECT_EQ(delta("malformed"), 2u);
+  EXPECT_EQ(after["tx"]["malformed"]["bad_header"].get<uint64_t>() -
+                before["tx"]["malformed"]["bad_header"].get<uint64_t>(),
+            1u)
+      << "the entry for the replica did not reach it";
+  ring->reset();
 }
 
 TEST_F(TxChain, MalformedRequestsAreRejectedByNameAndCounted) {
