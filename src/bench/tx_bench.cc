@@ -43,8 +43,8 @@ Result<std::vector<Shape>> ParseShapes(const std::string& text) {
 
 // The replicas' transaction counters, summed over the memory nodes.
 struct ReplicaTotals {
-  uint64_t messages = 0;       // forwards by message, acknowledgements and answers sent
-  uint64_t ring_forwards = 0;  // forwards written into a successor's ring
+  uint64_t messages = 0;     // forwards, acknowledgements and answers sent as messages
+  uint64_t ring_writes = 0;  // forwards and acknowledgements written into another replica's ring
   uint64_t syncs = 0, sync_us = 0;
   std::vector<nlohmann::json> stages;  // each node's stage histograms, in the switch's order
 };
@@ -73,9 +73,9 @@ Result<ReplicaTotals> Replicas(cluster::ControlSession& s, const std::string& sw
     PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(n.value("address", ""), "stats", std::chrono::seconds(2)));
     const nlohmann::json& tx = m["counters"]["tx"];
     if (!tx.is_object()) return Status::FailedPrecondition("bench tx: memory node " + n.value("address", "") + " has no tx");
-    const uint64_t by_ring = tx["forward_rings"]["by_ring"].get<uint64_t>();
-    t.ring_forwards += by_ring;
-    t.messages += tx["forwards_out"].get<uint64_t>() - by_ring + tx["acks_out"].get<uint64_t>() +
+    const uint64_t by_ring = tx["forwards_by_ring"].get<uint64_t>() + tx["acks_by_ring"].get<uint64_t>();
+    t.ring_writes += by_ring;
+    t.messages += tx["forwards_out"].get<uint64_t>() + tx["acks_out"].get<uint64_t>() - by_ring +
                   tx["replies"].get<uint64_t>();
     t.syncs += tx["log"]["syncs"].get<uint64_t>();
     t.sync_us += tx["log"]["sync_us"].get<uint64_t>();
@@ -139,8 +139,8 @@ class Runner {
     r.throughput_tx = r.transactions / r.seconds;
     r.latency = Summarize(std::move(lat));
     r.mn_cpu_us_per_tx = (cpu1 - cpu0) / n;
-    r.ring_forwards_per_tx = (rep1.ring_forwards - rep0.ring_forwards) / n;
-    r.one_sided_per_tx = (c1.one_sided_reads - c0.one_sided_reads) / n + r.ring_forwards_per_tx;
+    r.ring_writes_per_tx = (rep1.ring_writes - rep0.ring_writes) / n;
+    r.one_sided_per_tx = (c1.one_sided_reads - c0.one_sided_reads) / n + r.ring_writes_per_tx;
     r.messages_per_tx = ((c1.messages_sent - c0.messages_sent) + (rep1.messages - rep0.messages)) / n;
     r.log_syncs_per_tx = (rep1.syncs - rep0.syncs) / n;
     r.log_sync_us_per_tx = (rep1.sync_us - rep0.sync_us) / n;
@@ -209,9 +209,9 @@ nlohmann::json TxBenchResult::ToJson(const TxBenchOptions& o) const {
                                     ? "log appended to the page cache only (--log-sync none)"
                                     : "fdatasync of each replica's log once per pass of its loop (group commit), before "
                                       "anything that pass produced is sent"},
-                 {"forward_path", o.forward_path == "am" ? "messages (--forward-path am)"
-                                                         : "one-sided writes into the successor's ring where the "
-                                                           "transport has one-sided puts (--forward-path auto)"},
+                 {"replica_path", o.replica_path == "am" ? "messages (--replica-path am)"
+                                                         : "one-sided writes into the other replica's ring where "
+                                                           "the transport has one-sided puts (--replica-path auto)"},
                  {"ucx_tls", o.ucx_tls.empty() ? "(UCX's choice)" : o.ucx_tls}};
   nlohmann::json runs_json = nlohmann::json::array();
   std::map<std::string, const TxRunResult*> by;
@@ -228,7 +228,7 @@ nlohmann::json TxBenchResult::ToJson(const TxBenchOptions& o) const {
                          {"p99_us", r.latency.p99_us},
                          {"mn_cpu_us_per_tx", r.mn_cpu_us_per_tx},
                          {"one_sided_per_tx", r.one_sided_per_tx},
-                         {"ring_forwards_per_tx", r.ring_forwards_per_tx},
+                         {"ring_writes_per_tx", r.ring_writes_per_tx},
                          {"messages_per_tx", r.messages_per_tx},
                          {"log_syncs_per_tx", r.log_syncs_per_tx},
                          {"log_sync_us_per_tx", r.log_sync_us_per_tx},
@@ -283,9 +283,9 @@ Result<TxBenchResult> RunTxBench(const TxBenchOptions& o) {
   } else {
     ::unsetenv("PULSE_TX_LOG_SYNC");
   }
-  if (o.forward_path != "auto" && o.forward_path != "am")
-    return Status::InvalidArgument("bench tx: --forward-path " + o.forward_path + " is none of auto, am");
-  ::setenv("PULSE_TX_FORWARD_PATH", o.forward_path.c_str(), 1);  // the started nodes inherit it
+  if (o.replica_path != "auto" && o.replica_path != "am")
+    return Status::InvalidArgument("bench tx: --replica-path " + o.replica_path + " is none of auto, am");
+  ::setenv("PULSE_TX_REPLICA_PATH", o.replica_path.c_str(), 1);  // the started nodes inherit it
   TxBenchResult res;
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) > 0) res.load_average = load[0];

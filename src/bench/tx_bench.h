@@ -34,10 +34,10 @@ struct TxBenchOptions {
   // cache only, as the papers' NVM: the protocol without the disk); the
   // started nodes get it as $PULSE_TX_LOG_SYNC.
   std::string log_sync = "fdatasync";
-  // How replicas forward: auto (into the successor's ring where the
-  // transport has one-sided puts) | am (messages); started nodes get it as
-  // $PULSE_TX_FORWARD_PATH.
-  std::string forward_path = "auto";
+  // How replicas send each other forwards and acknowledgements: auto (into
+  // the other's ring where the transport has one-sided puts) | am
+  // (messages); started nodes get it as $PULSE_TX_REPLICA_PATH.
+  std::string replica_path = "auto";
   std::string switch_address;         // join this cluster; empty: start one
   std::string run_dir, ucx_tls, binary;
   std::function<void(const std::string&)> progress;
@@ -51,12 +51,12 @@ struct TxRunResult {
   LatencyStats latency;
   double mn_cpu_us_per_tx = 0;
   // One-sided operations: the client's reads at the tail, and the
-  // replicas' forwards written into their successors' rings (a ring
-  // forward is one entry write and its tail, counted once; docs/tx.md
-  // "Transport").  Messages: the client's requests, and the replicas'
-  // forwards by message, acknowledgements and answers.
+  // forwards and acknowledgements replicas wrote into each other's rings
+  // (ring_writes_per_tx: an entry and its tail, counted once; docs/tx.md
+  // "Transport").  Messages: the client's requests, and what replicas sent
+  // as messages (forwards, acknowledgements, answers).
   double one_sided_per_tx = 0;
-  double ring_forwards_per_tx = 0;
+  double ring_writes_per_tx = 0;
   double messages_per_tx = 0;
   double log_syncs_per_tx = 0, log_sync_us_per_tx = 0;
   uint64_t verified = 0;              // reads checked against the values written

@@ -198,7 +198,7 @@ Status ReadTx(TableReader& r, TxConfig* tx) {
   PULSE_RETURN_IF_ERROR(r.GetString("sync", &tx->sync));
   PULSE_RETURN_IF_ERROR(r.GetInt("compact_mib", 0, int64_t{1} << 20, &tx->compact_mib));
   PULSE_RETURN_IF_ERROR(r.GetInt("keep_records", 1, int64_t{1} << 32, &tx->keep_records));
-  PULSE_RETURN_IF_ERROR(r.GetString("forward_path", &tx->forward_path));
+  PULSE_RETURN_IF_ERROR(r.GetString("replica_path", &tx->replica_path));
   return r.CheckNoUnknownKeys();
 }
 
@@ -316,7 +316,7 @@ std::vector<std::pair<std::string, std::string>> TxEnvironment(const TxConfig& t
       {"PULSE_TX_LOG_COMPACT_BYTES", std::to_string(tx.compact_mib << 20)},
       {"PULSE_TX_LOG_KEEP_RECORDS", std::to_string(tx.keep_records)},
       {"PULSE_TX_MAX_CHAIN", std::to_string(tx.chain_length)},
-      {"PULSE_TX_FORWARD_PATH", tx.forward_path},
+      {"PULSE_TX_REPLICA_PATH", tx.replica_path},
   };
   if (!tx.log_dir.empty()) env.emplace_back("PULSE_TX_LOG_DIR", tx.log_dir);
   return env;
@@ -391,8 +391,8 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
     if (c.tx->sync != "fdatasync" && c.tx->sync != "none")
       return ConfigError("tx.sync", fmt::format("'{}' is not fdatasync or none", c.tx->sync));
     if (c.tx->keep_records == 0) return ConfigError("tx.keep_records", "must be at least 1");
-    if (c.tx->forward_path != "auto" && c.tx->forward_path != "am")
-      return ConfigError("tx.forward_path", fmt::format("'{}' is not auto or am", c.tx->forward_path));
+    if (c.tx->replica_path != "auto" && c.tx->replica_path != "am")
+      return ConfigError("tx.replica_path", fmt::format("'{}' is not auto or am", c.tx->replica_path));
   }
   return Status::Ok();
 }

@@ -81,10 +81,10 @@ struct TxConfig {
   std::string sync = "fdatasync";  // "fdatasync" (group commit) | "none" (page cache only)
   uint64_t compact_mib = 64;       // a log is compacted past this size; 0: never
   uint64_t keep_records = 65536;   // each chain's last records a log keeps (and backfills from)
-  // How a replica forwards to the next: "auto" (a one-sided write into the
-  // next replica's ring where the transport has one-sided puts, else a
-  // message) | "am" (always a message).
-  std::string forward_path = "auto";
+  // How replicas send each other forwards and acknowledgements: "auto" (a
+  // one-sided write into the other replica's ring where the transport has
+  // one-sided puts, else a message) | "am" (always a message).
+  std::string replica_path = "auto";
 };
 
 // The environment that carries `tx` to a memory node.

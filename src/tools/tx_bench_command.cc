@@ -41,9 +41,10 @@ void AddTxBench(CLI::App& bench) {
                   "without the disk, as the papers' NVM); for a started cluster")
       ->capture_default_str()
       ->check(CLI::IsMember({"fdatasync", "none"}));
-  cmd->add_option("--forward-path", opts->forward_path,
-                  "auto (replicas forward by one-sided writes into the successor's ring where the transport\n"
-                  "has one-sided puts, else by message) | am (always by message); for a started cluster")
+  cmd->add_option("--replica-path", opts->replica_path,
+                  "auto (replicas send forwards and acknowledgements by one-sided writes into each other's\n"
+                  "rings where the transport has one-sided puts, else as messages) | am (always messages);\n"
+                  "for a started cluster")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "am"}));
   cmd->add_option("--seed", opts->seed, "Seed of the key generator")->capture_default_str();
@@ -67,13 +68,13 @@ void AddTxBench(CLI::App& bench) {
     }
     std::cout << fmt::format("{:<12} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9}\n", "system",
                              "shape", "bytes", "tx/s", "mean us", "p50 us", "p99 us", "mn us/tx", "msgs/tx", "1-sided",
-                             "ring fw");
+                             "ring wr");
     for (const auto& run : r->runs)
       std::cout << fmt::format(
           "{:<12} {:>7} {:>6} {:>9.0f} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f}\n", run.system,
           fmt::format("({},{})", run.reads, run.writes), run.value_bytes, run.throughput_tx, run.latency.mean_us,
           run.latency.p50_us, run.latency.p99_us, run.mn_cpu_us_per_tx, run.messages_per_tx, run.one_sided_per_tx,
-          run.ring_forwards_per_tx);
+          run.ring_writes_per_tx);
     std::cout << fmt::format("load {:.1f}\n", r->load_average);
   });
 }

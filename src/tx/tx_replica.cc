@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "node/node_tenant.h"
-#include "tx/forward_rings.h"
+#include "tx/replica_rings.h"
 #include "tx/tx_log.h"
 #include "tx/tx_stages.h"
 #include "tx/tx_wire.h"
@@ -72,6 +72,7 @@ void AddKeys(uint64_t offset, uint64_t length, std::set<uint64_t>* keys) {
 struct Counters {
   uint64_t executes = 0, commits = 0, applied = 0, reads = 0;
   uint64_t forwards_out = 0, forwards_in = 0, acks_out = 0, acks_in = 0, replies = 0;
+  uint64_t forwards_by_ring = 0, acks_by_ring = 0;  // of forwards_out and acks_out
   uint64_t duplicates = 0, early = 0, backfilled_out = 0, backfilled_in = 0, replayed = 0;
   uint64_t lock_waits = 0, rerouted = 0, members_skipped = 0;
   uint64_t takeovers = 0, retries = 0, retries_answered = 0, retries_waiting = 0, outcome_unknown = 0;
@@ -171,7 +172,7 @@ class TxReplica final : public memnode::MemNodeExtension {
   TxReplica(const memnode::ExtensionContext& ctx, TxReplicaOptions options)
       : ctx_(ctx),
         options_(std::move(options)),
-        rings_(ctx.worker, ForwardRingsOptions{}, [this](net::EndpointId ep, std::vector<uint8_t> bytes) {
+        rings_(ctx.worker, ReplicaRingsOptions{}, [this](net::EndpointId ep, std::vector<uint8_t> bytes) {
           (void)ctx_.worker->Send(ep, kAmTxRequest, std::move(bytes));
         }) {}
   ~TxReplica() override {
@@ -225,6 +226,7 @@ class TxReplica final : public memnode::MemNodeExtension {
     net::EndpointId ep;
     uint16_t am;
     std::vector<uint8_t> bytes;
+    bool ack = false;  // an acknowledgement (counted apart when it goes by ring)
   };
 
   void OpenLog();
@@ -341,6 +343,13 @@ class TxReplica final : public memnode::MemNodeExtension {
   void Send(net::EndpointId ep, uint16_t am, std::vector<uint8_t> bytes) {
     outputs_.push_back(Out{ep, am, std::move(bytes)});
   }
+  // A kAmTxRequest to another replica: into its ring where there is one
+  // (true), else as a message.
+  bool SendToReplica(Out& o) {
+    if (options_.rings_between_replicas) return rings_.Send(o.ep, std::move(o.bytes));
+    (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
+    return false;
+  }
   // Forwards: sent before the pass's sync, so that the members' syncs of
   // one record overlap instead of following each other; no member
   // acknowledges a record before its own sync, so an answer still means
@@ -366,6 +375,7 @@ class TxReplica final : public memnode::MemNodeExtension {
     Header h{Kind::kAck, 0, c.tenant, 0, id};
     ++c_.acks_out;
     Send(ep, kAmTxRequest, EncodeAck(h, AckBody{seq, StatusCodeToWire(Status::Code::kOk)}));
+    outputs_.back().ack = true;
   }
   // Sends pending `seq` to the next live member, or commits it here if
   // there is none (this node is the tail).
@@ -392,7 +402,7 @@ class TxReplica final : public memnode::MemNodeExtension {
   std::deque<Input> inputs_;
   std::vector<Out> outputs_;
   std::vector<Out> forwards_;
-  ForwardRings rings_;  // forwards by ring where there is one (options_.forward_by_ring)
+  ReplicaRings rings_;  // forwards by ring where there is one (options_.rings_between_replicas)
   std::map<uint64_t, Chain> chains_;
   std::map<uint32_t, net::EndpointId> peer_ep_;
   std::map<net::EndpointId, uint32_t> peer_node_;
@@ -503,17 +513,12 @@ bool TxReplica::Poll() {
   // The pass's forwards leave first: the successors log and sync them
   // while this member syncs.
   const SteadyClock::time_point now = SteadyClock::now();
-  for (Out& o : forwards_) {
-    if (options_.forward_by_ring) {
-      rings_.Send(o.ep, std::move(o.bytes));
-    } else {
-      (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
-    }
-  }
+  for (Out& o : forwards_)
+    if (SendToReplica(o)) ++c_.forwards_by_ring;
   forwards_.clear();
   // A successor that went to sleep before our entries landed is woken now,
   // not at our next pass.
-  if (options_.forward_by_ring) rings_.Poll();
+  if (options_.rings_between_replicas) rings_.Poll();
   for (const auto& [id, seq] : forwarded_this_pass_) {
     auto c = chains_.find(id);
     if (c == chains_.end()) continue;
@@ -529,8 +534,17 @@ bool TxReplica::Poll() {
     stages_.sync.Add(MicrosSince(t));
   }
   if (log_ != nullptr && options_.compact_bytes != 0 && log_->size() >= next_compact_) CompactLog();
-  for (Out& o : outputs_) (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
+  // Acknowledgements and backfills to other replicas by ring, answers to
+  // clients (who have no ring server) as messages.
+  for (Out& o : outputs_) {
+    if (o.am != kAmTxRequest) {
+      (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
+    } else if (SendToReplica(o) && o.ack) {
+      ++c_.acks_by_ring;
+    }
+  }
   outputs_.clear();
+  if (options_.rings_between_replicas) rings_.Poll();
   return !inputs_.empty();
 }
 
@@ -1078,8 +1092,10 @@ nlohmann::json TxReplica::Stats() const {
           {"outcome_unknown", c_.outcome_unknown},
           {"rerouted", c_.rerouted},
           {"members_skipped", c_.members_skipped},
-          {"forward_rings", rings_.Stats()},
-          {"forward_by_ring", options_.forward_by_ring},
+          {"forwards_by_ring", c_.forwards_by_ring},
+          {"acks_by_ring", c_.acks_by_ring},
+          {"replica_rings", rings_.Stats()},
+          {"rings_between_replicas", options_.rings_between_replicas},
           {"malformed", {{"bad_count", c_.bad_count}, {"bad_length", c_.bad_length}, {"trailing", c_.trailing},
                          {"bad_header", c_.bad_header}, {"out_of_range", c_.out_of_range}}},
           {"refused", c_.refused},
@@ -1131,11 +1147,11 @@ Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path) {
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_COMMITTED_IDS", &window));
   if (window == 0) return Status::InvalidArgument("PULSE_TX_COMMITTED_IDS: must be at least 1");
   o.committed_ids = static_cast<size_t>(window);
-  if (const char* path = std::getenv("PULSE_TX_FORWARD_PATH"); path != nullptr && *path != '\0') {
+  if (const char* path = std::getenv("PULSE_TX_REPLICA_PATH"); path != nullptr && *path != '\0') {
     const std::string v = path;
     if (v != "auto" && v != "am")
-      return Status::InvalidArgument(fmt::format("PULSE_TX_FORWARD_PATH: '{}' is not auto or am", v));
-    o.forward_by_ring = v == "auto";
+      return Status::InvalidArgument(fmt::format("PULSE_TX_REPLICA_PATH: '{}' is not auto or am", v));
+    o.rings_between_replicas = v == "auto";
   }
   uint64_t keep = o.history_records;
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_KEEP_RECORDS", &keep));

@@ -27,8 +27,8 @@
 // Group commit: appends only write; at the end of each pass of the node's
 // loop one fdatasync makes them durable, and only then do that pass's
 // acknowledgements and answers leave (tx_log.h); its forwards leave just
-// before the sync, into the successor's ring where it has one
-// (forward_rings.h), else by message.
+// before the sync.  Between replicas they go into the other's ring where
+// there is one (replica_rings.h), else as messages.
 //
 // Not thread-safe: the node's network thread calls it (extension.h).
 #pragma once
@@ -73,12 +73,13 @@ struct TxReplicaOptions {
   // refused: FailedPrecondition).  `pulse memnode` takes it from
   // $PULSE_TX_MAX_CHAIN (the cluster TOML's tx.chain_length).
   uint32_t max_members = kMaxMembers;
-  // Forwards go into the next replica's ring by a one-sided write where
-  // the transport has one-sided puts (shared memory on one host, RDMA),
-  // else, or with false, as messages (docs/tx.md "Transport").  `pulse
-  // memnode` takes it from $PULSE_TX_FORWARD_PATH (auto | am; the cluster
-  // TOML's tx.forward_path).
-  bool forward_by_ring = true;
+  // What replicas send each other (forwards, acknowledgements, backfills)
+  // goes into the other replica's ring by a one-sided write where the
+  // transport has one-sided puts (shared memory on one host, RDMA), else,
+  // or with false, as messages (docs/tx.md "Transport").  `pulse
+  // memnode` takes it from $PULSE_TX_REPLICA_PATH (auto | am; the cluster
+  // TOML's tx.replica_path).
+  bool rings_between_replicas = true;
 };
 
 memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
@@ -87,7 +88,7 @@ memnode::MemNodeExtensionFactory TxExtension(const TxReplicaOptions& options);
 // environment `pulse cluster` sets from its [tx] section (docs/tx.md):
 // $PULSE_TX_LOG_SYNC (fdatasync | none), $PULSE_TX_LOG_COMPACT_BYTES,
 // $PULSE_TX_LOG_KEEP_RECORDS (history_records), $PULSE_TX_MAX_CHAIN
-// (max_members), $PULSE_TX_FORWARD_PATH (auto | am: forward_by_ring),
+// (max_members), $PULSE_TX_REPLICA_PATH (auto | am: rings_between_replicas),
 // $PULSE_TX_COMMITTED_IDS (committed_ids: a small window
 // for tests of its edge).  Unset: the defaults.
 // Errors: InvalidArgument naming the variable and its value.

@@ -163,7 +163,7 @@ TEST_F(ClusterConfigTest, TxSectionReachesTheMemoryNodesEnvironment) {
   EXPECT_FALSE(none->tx.has_value());
   auto c = ParseClusterConfig(
       "[tx]\nchain_length = 2\nlog_dir = \"/srv/txlogs\"\nsync = \"none\"\ncompact_mib = 8\nkeep_records = 100\n"
-      "forward_path = \"am\"\n[[memnode]]\n[[memnode]]\n",
+      "replica_path = \"am\"\n[[memnode]]\n[[memnode]]\n",
       "t");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_TRUE(c->tx.has_value());
@@ -179,7 +179,7 @@ TEST_F(ClusterConfigTest, TxSectionReachesTheMemoryNodesEnvironment) {
   EXPECT_EQ(value("PULSE_TX_LOG_COMPACT_BYTES"), std::to_string(8 << 20));
   EXPECT_EQ(value("PULSE_TX_LOG_KEEP_RECORDS"), "100");
   EXPECT_EQ(value("PULSE_TX_MAX_CHAIN"), "2");
-  EXPECT_EQ(value("PULSE_TX_FORWARD_PATH"), "am");
+  EXPECT_EQ(value("PULSE_TX_REPLICA_PATH"), "am");
   // Defaults: group commit, the nodes' own log directory.
   auto d = ParseClusterConfig("[tx]\n[[memnode]]\n[[memnode]]\n[[memnode]]\n", "t");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
@@ -187,7 +187,7 @@ TEST_F(ClusterConfigTest, TxSectionReachesTheMemoryNodesEnvironment) {
   EXPECT_EQ(d->tx->chain_length, 3u);
   env = TxEnvironment(*d->tx);
   EXPECT_EQ(value("PULSE_TX_LOG_DIR"), "<unset>");
-  EXPECT_EQ(value("PULSE_TX_FORWARD_PATH"), "auto");
+  EXPECT_EQ(value("PULSE_TX_REPLICA_PATH"), "auto");
 }
 
 TEST_F(ClusterConfigTest, TxErrorsNameTheField) {
@@ -201,8 +201,8 @@ TEST_F(ClusterConfigTest, TxErrorsNameTheField) {
   EXPECT_NE(ErrorOf("[tx]\nlog_dir = 5\n[[memnode]]\n").find("tx.log_dir: expected a string"), std::string::npos);
   EXPECT_NE(ErrorOf("[tx]\nkeep_records = 0\n[[memnode]]\n").find("tx.keep_records: 0 is out of range"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("[tx]\nforward_path = \"rdma\"\n[[memnode]]\n[[memnode]]\n[[memnode]]\n")
-                .find("cluster config: tx.forward_path: 'rdma' is not auto or am"),
+  EXPECT_NE(ErrorOf("[tx]\nreplica_path = \"rdma\"\n[[memnode]]\n[[memnode]]\n[[memnode]]\n")
+                .find("cluster config: tx.replica_path: 'rdma' is not auto or am"),
             std::string::npos);
   EXPECT_NE(ErrorOf("[tx]\nlength = 3\n[[memnode]]\n").find("tx.length: unknown key"), std::string::npos);
   EXPECT_NE(ErrorOf("tx = 3\n[[memnode]]\n").find("tx: expected a table"), std::string::npos);

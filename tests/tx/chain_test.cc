@@ -61,10 +61,10 @@ class TxChain : public ::testing::Test {
     return c.ok() ? std::move(*c) : nullptr;
   }
   nlohmann::json TxStats(uint32_t node) { return rack_.MemNodeStats(node)["counters"]["tx"]; }
-  // Whether the replicas forward by message (PULSE_TX_FORWARD_PATH=am, which
+  // Whether the replicas forward by message (PULSE_TX_REPLICA_PATH=am, which
   // the memory nodes inherit), not by ring.
-  static bool ForwardsByMessage() {
-    const char* path = std::getenv("PULSE_TX_FORWARD_PATH");
+  static bool ReplicasByMessage() {
+    const char* path = std::getenv("PULSE_TX_REPLICA_PATH");
     return path != nullptr && std::string(path) == "am";
   }
 
@@ -209,37 +209,49 @@ TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
   auto tail = chain_->Read(0, kSlot);
   ASSERT_TRUE(tail.ok()) << tail.status().ToString();
   nlohmann::json head = TxStats(0);
-  EXPECT_GT(head["forwards_out"].get<uint64_t>(), 0u);
   EXPECT_GT(TxStats(2)["commits"].get<uint64_t>(), 0u);
   EXPECT_GT(head["log"]["syncs"].get<uint64_t>(), 0u);
   EXPECT_EQ(head["log"]["error"].get<std::string>(), "");
-  // The way forwards went: by one-sided writes into the successor's ring
-  // (this host's transport has one-sided puts), every one accounted for;
-  // with PULSE_TX_FORWARD_PATH=am (TxForwardsByMessage.tx_test) never.
-  const bool by_message = ForwardsByMessage();
-  for (uint32_t node : {0u, 1u}) {
-    nlohmann::json tx = TxStats(node);
-    const nlohmann::json& rings = tx["forward_rings"];
-    const uint64_t out = tx["forwards_out"].get<uint64_t>();
-    EXPECT_GT(out, 0u) << "node " << node;
-    EXPECT_EQ(tx["forward_by_ring"].get<bool>(), !by_message);
+  // The way replicas talked: forwards down and acknowledgements up by
+  // one-sided writes into each other's rings (this host's transport has
+  // one-sided puts), every one accounted for; with PULSE_TX_REPLICA_PATH=am
+  // (TxReplicasByMessage.tx_test) none.
+  const bool by_message = ReplicasByMessage();
+  std::vector<nlohmann::json> tx, ring;
+  for (uint32_t node = 0; node < kNodes; ++node) {
+    nlohmann::json counters = rack_.MemNodeStats(node)["counters"];
+    tx.push_back(counters["tx"]);
+    ring.push_back(counters["ring"]);
+  }
+  auto n = [](const nlohmann::json& j, const char* key) { return j[key].get<uint64_t>(); };
+  EXPECT_GT(n(tx[0], "forwards_out"), 0u);
+  EXPECT_GT(n(tx[1], "forwards_out"), 0u);
+  EXPECT_GT(n(tx[1], "acks_out"), 0u);
+  EXPECT_GT(n(tx[2], "acks_out"), 0u);
+  for (uint32_t node = 0; node < kNodes; ++node) {
+    const nlohmann::json& rings = tx[node]["replica_rings"];
+    EXPECT_EQ(tx[node]["rings_between_replicas"].get<bool>(), !by_message);
     if (by_message) {
-      EXPECT_EQ(rings["by_ring"].get<uint64_t>(), 0u) << rings.dump();
-      EXPECT_EQ(rings["rings_opened"].get<uint64_t>(), 0u) << rings.dump();
+      EXPECT_EQ(n(tx[node], "forwards_by_ring") + n(tx[node], "acks_by_ring"), 0u) << tx[node].dump();
+      EXPECT_EQ(n(rings, "rings_opened"), 0u) << rings.dump();
+      EXPECT_EQ(n(ring[node], "service_entries"), 0u) << ring[node].dump();
       continue;
     }
-    EXPECT_EQ(rings["rings_opened"].get<uint64_t>(), 1u) << "node " << node << ": " << rings.dump();
-    EXPECT_EQ(rings["by_ring"].get<uint64_t>() + rings["by_message"].get<uint64_t>(), out) << rings.dump();
-    // Entries that fit a slot with credit to spare (4 in flight per client):
-    // all of them by ring.
-    EXPECT_EQ(rings["by_ring"].get<uint64_t>(), out) << "node " << node << ": " << rings.dump();
-    EXPECT_EQ(rings["refused"].get<uint64_t>(), 0u) << rings.dump();
-    // The successor's ring handed them to its replica, none refused.
-    nlohmann::json ring = rack_.MemNodeStats(node + 1)["counters"]["ring"];
-    EXPECT_EQ(ring["service_entries"].get<uint64_t>(), out) << ring.dump();
-    EXPECT_EQ(ring["service_refused"].get<uint64_t>(), 0u) << ring.dump();
+    // Entries that fit a slot with credit to spare (4 in flight per
+    // client): all of them by ring, none refused.
+    EXPECT_EQ(n(tx[node], "forwards_by_ring"), n(tx[node], "forwards_out")) << "node " << node << ": " << rings.dump();
+    EXPECT_EQ(n(tx[node], "acks_by_ring"), n(tx[node], "acks_out")) << "node " << node << ": " << rings.dump();
+    EXPECT_EQ(n(rings, "by_message"), 0u) << rings.dump();
+    EXPECT_EQ(n(rings, "refused"), 0u) << rings.dump();
+    // A ring to each neighbour: the middle has two.
+    EXPECT_EQ(n(rings, "rings_opened"), node == 1 ? 2u : 1u) << "node " << node << ": " << rings.dump();
+    // What a node's ring server handed its replica is what its neighbours
+    // wrote: forwards from the one before, acknowledgements from the one after.
+    const uint64_t from_before = node > 0 ? n(tx[node - 1], "forwards_by_ring") : 0;
+    const uint64_t from_after = node + 1 < kNodes ? n(tx[node + 1], "acks_by_ring") : 0;
+    EXPECT_EQ(n(ring[node], "service_entries"), from_before + from_after) << "node " << node << ": " << ring[node].dump();
+    EXPECT_EQ(n(ring[node], "service_refused"), 0u) << ring[node].dump();
   }
-  EXPECT_EQ(TxStats(2)["forward_rings"]["by_ring"].get<uint64_t>(), 0u) << "the tail forwards nothing";
 }
 
 // Kills member `victim` mid-run, checks the shrunk chain, restarts and

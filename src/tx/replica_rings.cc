@@ -1,5 +1,5 @@
-// Forwards into a successor's ring (forward_rings.h).
-#include "tx/forward_rings.h"
+// Replicas' messages into each other's rings (replica_rings.h).
+#include "tx/replica_rings.h"
 
 #include <utility>
 
@@ -8,12 +8,12 @@
 
 namespace pulse::tx {
 
-ForwardRings::ForwardRings(net::Worker* worker, ForwardRingsOptions options, SendFn send_message)
+ReplicaRings::ReplicaRings(net::Worker* worker, ReplicaRingsOptions options, SendFn send_message)
     : worker_(worker), options_(options), send_message_(std::move(send_message)) {}
 
-ForwardRings::~ForwardRings() = default;
+ReplicaRings::~ReplicaRings() = default;
 
-ForwardRings::Ring* ForwardRings::RingTo(net::EndpointId ep) {
+ReplicaRings::Ring* ReplicaRings::RingTo(net::EndpointId ep) {
   if (auto it = rings_.find(ep); it != rings_.end()) return it->second.client ? &it->second : nullptr;
   // Opening progresses the Worker, whose handlers may Close() connections:
   // nothing of rings_ is held across it.
@@ -38,7 +38,7 @@ ForwardRings::Ring* ForwardRings::RingTo(net::EndpointId ep) {
   return &r;
 }
 
-void ForwardRings::Send(net::EndpointId ep, std::vector<uint8_t> message) {
+bool ReplicaRings::Send(net::EndpointId ep, std::vector<uint8_t> message) {
   Ring* r = RingTo(ep);
   if (r != nullptr && r->client->has_credit() &&
       message.size() + memnode::kExtensionEntryHeaderBytes <= r->client->geometry().max_payload()) {
@@ -47,14 +47,15 @@ void ForwardRings::Send(net::EndpointId ep, std::vector<uint8_t> message) {
     if (seq.ok()) {
       ++counters_.by_ring;
       r->in_flight.emplace(*seq, std::move(message));
-      return;
+      return true;
     }
   }
   ++counters_.by_message;
   send_message_(ep, std::move(message));
+  return false;
 }
 
-void ForwardRings::Poll() {
+void ReplicaRings::Poll() {
   closed_.clear();
   for (auto& [ep, r] : rings_) {
     if (r.client == nullptr || r.client->in_flight() == 0) continue;
@@ -64,7 +65,7 @@ void ForwardRings::Poll() {
       auto it = ring->in_flight.find(seq);
       if (it == ring->in_flight.end()) return;
       if (!status.ok()) {
-        // The successor's replica never saw it (extension_entry.h).
+        // The receiver's replica never saw it (extension_entry.h).
         ++counters_.refused;
         send_message_(to, std::move(it->second));
       }
@@ -73,7 +74,7 @@ void ForwardRings::Poll() {
   }
 }
 
-void ForwardRings::Close(net::EndpointId ep) {
+void ReplicaRings::Close(net::EndpointId ep) {
   // The entry stays (endpoint ids are never reused), so that nothing the
   // caller iterates goes away under it and no ring is opened on it again.
   Ring& r = rings_[ep];
@@ -82,7 +83,7 @@ void ForwardRings::Close(net::EndpointId ep) {
   r.why_not = "the connection failed";
 }
 
-nlohmann::json ForwardRings::Stats() const {
+nlohmann::json ReplicaRings::Stats() const {
   nlohmann::json paths = nlohmann::json::object();
   for (const auto& [ep, r] : rings_) paths[std::to_string(ep)] = r.client ? "ring" : "am: " + r.why_not;
   return {{"by_ring", counters_.by_ring},
