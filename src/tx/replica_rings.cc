@@ -77,7 +77,9 @@ void ReplicaRings::Poll() {
 void ReplicaRings::Close(net::EndpointId ep) {
   // The entry stays (endpoint ids are never reused), so that nothing the
   // caller iterates goes away under it and no ring is opened on it again.
-  Ring& r = rings_[ep];
+  auto it = rings_.find(ep);
+  if (it == rings_.end()) return;  // a client's connection, say
+  Ring& r = it->second;
   if (r.client) closed_.push_back(std::move(r.client));
   r.in_flight.clear();
   r.why_not = "the connection failed";

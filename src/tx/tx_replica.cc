@@ -201,10 +201,11 @@ class TxReplica final : public memnode::MemNodeExtension {
 
   bool Poll() override;
   void OnDisconnect(net::EndpointId ep) override {
+    // Also a connection a neighbour opened (acknowledgements go back on it).
+    rings_.Close(ep);
     auto it = peer_node_.find(ep);
     if (it == peer_node_.end()) return;
     const uint32_t node = it->second;
-    rings_.Close(ep);
     peer_ep_.erase(node);
     peer_node_.erase(it);
     for (auto& [id, chain] : chains_) MarkDead(chain, node);

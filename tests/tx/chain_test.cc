@@ -61,11 +61,17 @@ class TxChain : public ::testing::Test {
     return c.ok() ? std::move(*c) : nullptr;
   }
   nlohmann::json TxStats(uint32_t node) { return rack_.MemNodeStats(node)["counters"]["tx"]; }
-  // Whether the replicas forward by message (PULSE_TX_REPLICA_PATH=am, which
-  // the memory nodes inherit), not by ring.
-  static bool ReplicasByMessage() {
+  // How the replicas should talk in this run (the memory nodes inherit the
+  // test's environment): by ring; as messages because
+  // PULSE_TX_REPLICA_PATH=am says so; or as messages because the transport
+  // has no one-sided puts (UCX_TLS=tcp: TxReplicasOverTcp.tx_test).
+  enum class Path { kRing, kMessagesAsked, kMessagesNoPuts };
+  static Path ExpectedPath() {
     const char* path = std::getenv("PULSE_TX_REPLICA_PATH");
-    return path != nullptr && std::string(path) == "am";
+    if (path != nullptr && std::string(path) == "am") return Path::kMessagesAsked;
+    const char* tls = std::getenv("UCX_TLS");
+    if (tls != nullptr && std::string(tls) == "tcp") return Path::kMessagesNoPuts;
+    return Path::kRing;
   }
 
   // A random transaction: (0,1), (4,2), (2,0) or (1,1), whole 64-byte slots.
@@ -213,10 +219,12 @@ TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
   EXPECT_GT(head["log"]["syncs"].get<uint64_t>(), 0u);
   EXPECT_EQ(head["log"]["error"].get<std::string>(), "");
   // The way replicas talked: forwards down and acknowledgements up by
-  // one-sided writes into each other's rings (this host's transport has
-  // one-sided puts), every one accounted for; with PULSE_TX_REPLICA_PATH=am
-  // (TxReplicasByMessage.tx_test) none.
-  const bool by_message = ReplicasByMessage();
+  // one-sided writes into each other's rings (this host's shared memory
+  // has one-sided puts), every one accounted for; with
+  // PULSE_TX_REPLICA_PATH=am (TxReplicasByMessage.tx_test) no ring is
+  // opened; over TCP (TxReplicasOverTcp.tx_test) every open is refused,
+  // saying why, and everything goes as messages.
+  const Path path = ExpectedPath();
   std::vector<nlohmann::json> tx, ring;
   for (uint32_t node = 0; node < kNodes; ++node) {
     nlohmann::json counters = rack_.MemNodeStats(node)["counters"];
@@ -230,11 +238,18 @@ TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
   EXPECT_GT(n(tx[2], "acks_out"), 0u);
   for (uint32_t node = 0; node < kNodes; ++node) {
     const nlohmann::json& rings = tx[node]["replica_rings"];
-    EXPECT_EQ(tx[node]["rings_between_replicas"].get<bool>(), !by_message);
-    if (by_message) {
+    EXPECT_EQ(tx[node]["rings_between_replicas"].get<bool>(), path != Path::kMessagesAsked);
+    const uint64_t neighbours = node == 1 ? 2 : 1;
+    if (path != Path::kRing) {
       EXPECT_EQ(n(tx[node], "forwards_by_ring") + n(tx[node], "acks_by_ring"), 0u) << tx[node].dump();
       EXPECT_EQ(n(rings, "rings_opened"), 0u) << rings.dump();
       EXPECT_EQ(n(ring[node], "service_entries"), 0u) << ring[node].dump();
+      if (path == Path::kMessagesNoPuts) {
+        EXPECT_EQ(n(rings, "opens_failed"), neighbours) << rings.dump();
+        EXPECT_EQ(n(rings, "by_message"), n(tx[node], "forwards_out") + n(tx[node], "acks_out")) << rings.dump();
+        for (const auto& [ep, why] : rings["paths"].items())
+          EXPECT_NE(why.get<std::string>().find("no one-sided puts"), std::string::npos) << ep << ": " << why;
+      }
       continue;
     }
     // Entries that fit a slot with credit to spare (4 in flight per
@@ -244,7 +259,7 @@ TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
     EXPECT_EQ(n(rings, "by_message"), 0u) << rings.dump();
     EXPECT_EQ(n(rings, "refused"), 0u) << rings.dump();
     // A ring to each neighbour: the middle has two.
-    EXPECT_EQ(n(rings, "rings_opened"), node == 1 ? 2u : 1u) << "node " << node << ": " << rings.dump();
+    EXPECT_EQ(n(rings, "rings_opened"), neighbours) << "node " << node << ": " << rings.dump();
     // What a node's ring server handed its replica is what its neighbours
     // wrote: forwards from the one before, acknowledgements from the one after.
     const uint64_t from_before = node > 0 ? n(tx[node - 1], "forwards_by_ring") : 0;
