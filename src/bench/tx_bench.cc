@@ -73,7 +73,8 @@ Result<ReplicaTotals> Replicas(cluster::ControlSession& s, const std::string& sw
     PULSE_ASSIGN_OR_RETURN(nlohmann::json m, s.Call(n.value("address", ""), "stats", std::chrono::seconds(2)));
     const nlohmann::json& tx = m["counters"]["tx"];
     if (!tx.is_object()) return Status::FailedPrecondition("bench tx: memory node " + n.value("address", "") + " has no tx");
-    const uint64_t by_ring = tx["forwards_by_ring"].get<uint64_t>() + tx["acks_by_ring"].get<uint64_t>();
+    // Absent at a node older than the replica rings: nothing went by ring.
+    const uint64_t by_ring = tx.value("forwards_by_ring", uint64_t{0}) + tx.value("acks_by_ring", uint64_t{0});
     t.ring_writes += by_ring;
     t.messages += tx["forwards_out"].get<uint64_t>() + tx["acks_out"].get<uint64_t>() - by_ring +
                   tx["replies"].get<uint64_t>();

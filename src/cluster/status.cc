@@ -144,6 +144,32 @@ std::string RequestPathLine(const NodeProcess& n, const json& c) {
                      r.value("wakes", uint64_t{0}));
 }
 
+// How a memory node's chain replica talked to its neighbours (docs/tx.md
+// "Transport"): by ring or as messages, and why not by ring; empty if it
+// sent nothing to another replica.
+std::string ReplicaPathLine(const NodeProcess& n, const json& c) {
+  if (n.role != Role::kMemNode || !c.contains("tx") || !c["tx"].contains("replica_rings")) return "";
+  const json& tx = c["tx"];
+  const json& r = tx["replica_rings"];
+  const uint64_t by_ring = r.value("by_ring", uint64_t{0}), by_message = r.value("by_message", uint64_t{0});
+  if (!tx.value("rings_between_replicas", true)) {
+    const uint64_t sent = tx.value("forwards_out", uint64_t{0}) + tx.value("acks_out", uint64_t{0});
+    if (sent == 0) return "";
+    return fmt::format("  {} chain replica: {} forwards and acknowledgements, all as messages (tx.replica_path = "
+                       "\"am\")\n",
+                       n.name, sent);
+  }
+  if (by_ring + by_message == 0) return "";
+  std::string why;
+  const json paths = r.value("paths", json::object());
+  for (const auto& [ep, path] : paths.items())
+    if (path.is_string() && path.get<std::string>() != "ring") why += fmt::format("; connection {}: {}", ep, path.get<std::string>());
+  return fmt::format("  {} chain replica: {} forwards and {} acknowledgements by ring, {} as messages; "
+                     "rings to neighbours: {}{}\n",
+                     n.name, tx.value("forwards_by_ring", uint64_t{0}), tx.value("acks_by_ring", uint64_t{0}),
+                     by_message, r.value("rings_opened", uint64_t{0}), why);
+}
+
 std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>& nodes) {
   std::string out = fmt::format("cluster '{}' (state {})\n", state.name, state.state_file);
   out += fmt::format("{:<11} {:<8} {:<21} {:>7} {:<5} {:>10} {:>11} {:>9} {:>10} {:>10} {}\n", "node", "role",
@@ -176,6 +202,7 @@ std::string StatusTable(const ClusterState& state, const std::vector<NodeStatus>
     if (s.running && !s.answering) out += fmt::format("  {}: {}\n", n.name, s.error);
     if (s.answering) out += FarmemLine(n, s.stats["counters"]);
     if (s.answering) out += RequestPathLine(n, s.stats["counters"]);
+    if (s.answering) out += ReplicaPathLine(n, s.stats["counters"]);
   }
   const std::string use = TenantUseTable(nodes);
   if (!use.empty()) out += "pool use by tenant:\n" + use;
