@@ -604,7 +604,9 @@ TEST_F(TxChain, ServiceRingEntriesAreHandedOverOrRefusedInTheirSlot) {
   while (got.size() < want.size() && Clock::now() < deadline) {
     (*ring)->Poll([&](uint64_t seq, const Status& status, std::span<const uint8_t> payload) {
       EXPECT_TRUE(got.emplace(seq, status).second) << "entry " << seq << " answered twice";
-      if (status.ok()) EXPECT_TRUE(payload.empty());
+      if (status.ok()) {
+        EXPECT_TRUE(payload.empty());
+      }
     });
     (void)worker.Progress();
   }
