@@ -518,8 +518,8 @@ bool TxReplica::Poll() {
     if (SendToReplica(o)) ++c_.forwards_by_ring;
   forwards_.clear();
   // A successor that went to sleep before our entries landed is woken now,
-  // not at our next pass.
-  if (options_.rings_between_replicas) rings_.Poll();
+  // not at our next pass (nothing to do where no ring is open).
+  rings_.Poll();
   for (const auto& [id, seq] : forwarded_this_pass_) {
     auto c = chains_.find(id);
     if (c == chains_.end()) continue;
@@ -545,7 +545,7 @@ bool TxReplica::Poll() {
     }
   }
   outputs_.clear();
-  if (options_.rings_between_replicas) rings_.Poll();
+  rings_.Poll();
   return !inputs_.empty();
 }
 
@@ -1121,12 +1121,17 @@ nlohmann::json TxReplica::Stats() const {
 Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path) {
   TxReplicaOptions o;
   o.log_path = log_path;
-  if (const char* sync = std::getenv("PULSE_TX_LOG_SYNC"); sync != nullptr && *sync != '\0') {
-    const std::string v = sync;
-    if (v != "fdatasync" && v != "none")
-      return Status::InvalidArgument(fmt::format("PULSE_TX_LOG_SYNC: '{}' is not fdatasync or none", v));
-    o.sync = v == "fdatasync";
-  }
+  // A variable that names one of two choices: `*out` is whether it names `yes`.
+  auto choice = [](const char* name, const char* yes, const char* no, bool* out) -> Status {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return Status::Ok();
+    const std::string v = text;
+    if (v != yes && v != no) return Status::InvalidArgument(fmt::format("{}: '{}' is not {} or {}", name, v, yes, no));
+    *out = v == yes;
+    return Status::Ok();
+  };
+  PULSE_RETURN_IF_ERROR(choice("PULSE_TX_LOG_SYNC", "fdatasync", "none", &o.sync));
+  PULSE_RETURN_IF_ERROR(choice("PULSE_TX_REPLICA_PATH", "auto", "am", &o.rings_between_replicas));
   auto number = [](const char* name, uint64_t* out) -> Status {
     const char* text = std::getenv(name);
     if (text == nullptr || *text == '\0') return Status::Ok();
@@ -1148,12 +1153,6 @@ Result<TxReplicaOptions> TxReplicaOptionsFromEnv(const std::string& log_path) {
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_COMMITTED_IDS", &window));
   if (window == 0) return Status::InvalidArgument("PULSE_TX_COMMITTED_IDS: must be at least 1");
   o.committed_ids = static_cast<size_t>(window);
-  if (const char* path = std::getenv("PULSE_TX_REPLICA_PATH"); path != nullptr && *path != '\0') {
-    const std::string v = path;
-    if (v != "auto" && v != "am")
-      return Status::InvalidArgument(fmt::format("PULSE_TX_REPLICA_PATH: '{}' is not auto or am", v));
-    o.rings_between_replicas = v == "auto";
-  }
   uint64_t keep = o.history_records;
   PULSE_RETURN_IF_ERROR(number("PULSE_TX_LOG_KEEP_RECORDS", &keep));
   if (keep == 0) return Status::InvalidArgument("PULSE_TX_LOG_KEEP_RECORDS: must be at least 1");
