@@ -107,6 +107,8 @@ struct LockTierOptions {
 
 // See ClientOptions::request_path.
 enum class RequestPath { kAuto, kRing, kMessages };
+// See ClientOptions::ring_layout.
+enum class RingLayout { kSlots, kDoubleLayer };
 
 struct ClientOptions {
   std::string switch_address = "127.0.0.1:7100";
@@ -175,6 +177,15 @@ struct ClientOptions {
   // Slots of each ring (kRing/kAuto), and bytes per slot.
   uint32_t ring_slots = 1024;
   uint32_t ring_slot_bytes = 512;
+  // How a ring's memory is laid out (docs/ring.md "Double-layer rings"):
+  // kSlots, entry i in slot i % ring_slots, each at most a slot long, slots
+  // reused in sequence; kDoubleLayer (seed 004 Rcmp 5.2), a queue of
+  // ring_slots fixed descriptors over a data area of ring_slots x
+  // ring_slot_bytes (rounded up to 64), entries of any length up to the
+  // area, space freed in the order answers come, answers found in the order
+  // the node wrote them.  The environment variable PULSE_RING_LAYOUT
+  // (slots, double) overrides it.
+  RingLayout ring_layout = RingLayout::kSlots;
   // The rack this CPU node belongs to (docs/racks.md); empty: the
   // environment variable PULSE_RACK, else none.  A memory node of the same
   // rack that offers this tenant its pool (`pulse memnode --rack

@@ -117,9 +117,14 @@ std::string ValueOf(uint64_t i, uint64_t v, uint32_t bytes) {
   return s;
 }
 
+// ring (slots layout) and ring-double (the double-layer layout, seed 004
+// 5.2) are pulse's ring path; am its messages.
+bool IsRingPath(const std::string& path) { return path == "ring" || path == "ring-double"; }
+
 Status CheckOptions(const KvBenchOptions& o) {
-  if (o.path != "ring" && o.path != "am" && o.path != "both")
-    return Status::InvalidArgument("bench kv: --path " + o.path + " is none of ring, am, both");
+  if (o.path != "ring" && o.path != "ring-double" && o.path != "rings" && o.path != "am" && o.path != "both" &&
+      o.path != "all")
+    return Status::InvalidArgument("bench kv: --path " + o.path + " is none of ring, ring-double, rings, am, both, all");
   if (o.mix != "get" && o.mix != "50") return Status::InvalidArgument("bench kv: --mix " + o.mix + " is none of get, 50");
   if (o.system != "pulse" && o.system != "rpc" && o.system != "rpc-wimpy" && o.system != "all")
     return Status::InvalidArgument("bench kv: --system " + o.system + " is none of pulse, rpc, rpc-wimpy, all");
@@ -147,8 +152,10 @@ Result<Loaded> ConnectAndLoad(const KvBenchOptions& o, const std::string& name, 
   co.worker.transports = o.ucx_tls;
   co.worker.name = "bench-kv-" + name;
   co.request_path = request_path;
+  co.ring_layout = name == "ring-double" ? RingLayout::kDoubleLayer : RingLayout::kSlots;
   // The path is the point of the run: the environment must not change it.
   ::unsetenv("PULSE_REQUEST_PATH");
+  ::unsetenv("PULSE_RING_LAYOUT");
   Loaded l;
   PULSE_ASSIGN_OR_RETURN(l.client, Client::Connect(co));
   if (l.client->memory_nodes() < o.memory_nodes) {
@@ -307,12 +314,12 @@ Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& pat
   r.latency = Summarize(std::move(latencies));
   r.client_cpu_us_per_op = static_cast<double>(client_cpu) / std::max<uint64_t>(r.ops, 1);
   r.mn_cpu_us_per_op = static_cast<double>(n1.cpu_us - n0.cpu_us) / std::max<uint64_t>(r.ops, 1);
-  if (path == "ring") r.ring_node = RingNodeCounters(n0, n1);
+  if (IsRingPath(path)) r.ring_node = RingNodeCounters(n0, n1);
   r.accesses_per_get = store->stats().accesses_per_get();
   r.accesses_per_put = r.puts > 0 ? store->stats().accesses_per_put() : l.load_put_accesses;
   r.ring_requests = client->counters().ring_requests - c0.ring_requests;
   r.ring_fallbacks = client->counters().ring_fallbacks - c0.ring_fallbacks;
-  if (path == "ring" && r.ring_requests == 0) {
+  if (IsRingPath(path) && r.ring_requests == 0) {
     return Status::FailedPrecondition("bench kv: the ring path took no request (no ring opened?)");
   }
   return r;
@@ -322,7 +329,7 @@ Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& pat
 // loaded, then measured at saturation.
 Result<KvPathResult> RunPath(const KvBenchOptions& o, const std::string& path, const std::string& switch_address,
                              cluster::ControlSession& session, KvBenchResult& total) {
-  PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, path, path == "ring" ? RequestPath::kRing : RequestPath::kMessages,
+  PULSE_ASSIGN_OR_RETURN(Loaded l, ConnectAndLoad(o, path, IsRingPath(path) ? RequestPath::kRing : RequestPath::kMessages,
                                                   switch_address));
   std::vector<uint64_t> version(o.items, 0);
   const double load_put_accesses = l.load_put_accesses;
@@ -398,7 +405,7 @@ nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
                      {"ring_fallbacks", p.ring_fallbacks},
                      {"verified", p.verified}};
     if (!p.ring_node.is_null()) paths[p.path]["ring_node"] = p.ring_node;
-    const std::string name = p.path == "ring" ? "ring" : p.path == "am" ? "message" : p.path;
+    const std::string name = p.path == "am" ? "message" : p.path == "ring-double" ? "ring_double" : p.path;
     j[name + "_mn_cpu_us_per_get"] = p.gets > 0 && p.puts == 0 ? nlohmann::json(p.mn_cpu_us_per_op) : nlohmann::json();
   }
   j["paths"] = paths;
@@ -424,8 +431,9 @@ Result<KvBenchResult> RunKvBench(const KvBenchOptions& asked) {
   PULSE_ASSIGN_OR_RETURN(std::string address, StartOrJoinBenchCluster(c, o.switch_address, &guard));
   PULSE_ASSIGN_OR_RETURN(std::unique_ptr<cluster::ControlSession> session, cluster::ControlSession::Create(o.ucx_tls));
   std::vector<std::string> paths;
-  if (o.path == "ring" || o.path == "both") paths.push_back("ring");
-  if (o.path == "am" || o.path == "both") paths.push_back("am");
+  if (o.path == "ring" || o.path == "rings" || o.path == "both" || o.path == "all") paths.push_back("ring");
+  if (o.path == "ring-double" || o.path == "rings" || o.path == "all") paths.push_back("ring-double");
+  if (o.path == "am" || o.path == "both" || o.path == "all") paths.push_back("am");
   if (o.system == "rpc" || o.system == "rpc-wimpy") paths.clear();
   for (const std::string& p : paths) {
     PULSE_ASSIGN_OR_RETURN(KvPathResult r, RunPath(o, p, address, *session, res));

@@ -19,7 +19,7 @@
 namespace pulse::bench {
 
 struct KvBenchOptions {
-  std::string path = "both";          // ring | am | both (pulse's paths)
+  std::string path = "both";          // ring | ring-double | am | both | rings | all (pulse's paths)
   // pulse (the store's offloaded programs over `path`), rpc (the HERD-like
   // baseline: GET as the native handler kRpcKvGet on the memory node's CPU,
   // 100% GET only), rpc-wimpy (the same on the node's emulated wimpy core,
@@ -45,7 +45,7 @@ struct KvBenchOptions {
 };
 
 struct KvPathResult {
-  std::string path;                   // ring | am | rpc
+  std::string path;                   // ring | ring-double | am | rpc
   uint32_t concurrency = 0;           // the level measured (the best of a sweep)
   nlohmann::json sweep;               // every level measured
   uint64_t ops = 0, gets = 0, puts = 0;

@@ -141,7 +141,8 @@ Status Client::Impl::Open() {
   PULSE_ASSIGN_OR_RETURN(RequestPath path, EffectiveRequestPath(options));
   rings = std::make_unique<RingSender>(&connections, &counters,
                                        [raw](std::span<const uint8_t> m) { raw->traversals.OnMessage(m); });
-  rings->Open(path, options.ring_slots, options.ring_slot_bytes);
+  PULSE_ASSIGN_OR_RETURN(RingLayout layout, EffectiveRingLayout(options));
+  rings->Open(path, layout, options.ring_slots, options.ring_slot_bytes);
   loop->Add(rings.get());
   connections.worker->SetHandler(kAmRouting, [raw](net::EndpointId from, std::span<const uint8_t> payload) {
     if (from == raw->connections.switch_ep) raw->connections.AdoptPushedTable(payload);

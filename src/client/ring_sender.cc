@@ -18,6 +18,15 @@ Result<RequestPath> EffectiveRequestPath(const ClientOptions& options) {
                                  " is none of auto, ring, am");
 }
 
+Result<RingLayout> EffectiveRingLayout(const ClientOptions& options) {
+  const char* env = std::getenv(kRingLayoutEnvironmentVariable);
+  if (env == nullptr || *env == '\0') return options.ring_layout;
+  const std::string v = env;
+  if (v == "slots") return RingLayout::kSlots;
+  if (v == "double") return RingLayout::kDoubleLayer;
+  return Status::InvalidArgument(std::string(kRingLayoutEnvironmentVariable) + "=" + v + " is neither slots nor double");
+}
+
 RingSender::RingSender(Connections* connections, ClientCounters* counters, DeliverFn deliver)
     : connections_(connections), counters_(counters), deliver_(std::move(deliver)) {}
 
@@ -25,7 +34,7 @@ RingSender::~RingSender() {
   if (!rings_.empty()) connections_->worker->SetHandler(net::ring::kAmRingAnswered, {});
 }
 
-void RingSender::Open(RequestPath path, uint32_t slots, uint32_t slot_bytes) {
+void RingSender::Open(RequestPath path, RingLayout layout, uint32_t slots, uint32_t slot_bytes) {
   for (const MemNode& n : connections_->nodes) {
     if (path == RequestPath::kMessages) {
       no_ring_[n.id] = "request_path is am";
@@ -36,7 +45,9 @@ void RingSender::Open(RequestPath path, uint32_t slots, uint32_t slot_bytes) {
       continue;
     }
     net::ring::RingClientOptions o;
-    o.geometry = net::ring::Geometry{slots, slot_bytes};
+    o.geometry = net::ring::MakeGeometry(
+        layout == RingLayout::kDoubleLayer ? net::ring::Layout::kDoubleLayer : net::ring::Layout::kSlots, slots,
+        slot_bytes);
     o.require_native_rma = path == RequestPath::kAuto;
     o.open_timeout = connections_->options.connect_timeout;
     Result<std::unique_ptr<net::ring::RingClient>> ring = net::ring::RingClient::Open(connections_->worker.get(), n.ep, o);

@@ -37,6 +37,10 @@ inline constexpr const char* kRequestPathEnvironmentVariable = "PULSE_REQUEST_PA
 // options.request_path, or what $PULSE_REQUEST_PATH says (auto, ring, am).
 // Errors: InvalidArgument naming a value that is none of those.
 Result<RequestPath> EffectiveRequestPath(const ClientOptions& options);
+inline constexpr const char* kRingLayoutEnvironmentVariable = "PULSE_RING_LAYOUT";
+// ClientOptions::ring_layout, or what PULSE_RING_LAYOUT says (slots,
+// double).  Errors: InvalidArgument naming the variable's bad value.
+Result<RingLayout> EffectiveRingLayout(const ClientOptions& options);
 
 // When a client with ring entries in flight looks at its rings (the idle
 // rule of issue 15, docs/ring.md "Client waiting").  Answers written
@@ -84,7 +88,7 @@ class RingSender final : public EventSource {
   // has none (kAuto on a transport without one-sided puts, an old node, a
   // refusal) keeps to messages, and PathOf says why.  Not from inside a
   // Worker handler.
-  void Open(RequestPath path, uint32_t slots, uint32_t slot_bytes);
+  void Open(RequestPath path, RingLayout layout, uint32_t slots, uint32_t slot_bytes);
   // Posts `m` into the ring of its node: true if posted (then it must not
   // be sent otherwise), false if it goes through the switch.
   bool TrySend(const TraversalMessage& m);

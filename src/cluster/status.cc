@@ -137,9 +137,11 @@ std::string RequestPathLine(const NodeProcess& n, const json& c) {
   const json& r = c["ring"];
   const uint64_t rings = r.value("rings", uint64_t{0});
   const uint64_t native = r.value("rings_native", uint64_t{0});
-  return fmt::format("  {} request path: ring on {} of {} connections ({} by one-sided puts, {} by pulse messages), "
-                     "messages on the rest; {} ring entries, {} malformed, {} sleeps, {} wake-ups\n",
+  const uint64_t double_layer = r.value("rings_double_layer", uint64_t{0});
+  return fmt::format("  {} request path: ring on {} of {} connections ({} by one-sided puts, {} by pulse messages; "
+                     "{} double-layer), messages on the rest; {} ring entries, {} malformed, {} sleeps, {} wake-ups\n",
                      n.name, rings, r.value("connections", uint64_t{0}), native, rings - std::min(rings, native),
+                     std::min(rings, double_layer),
                      r.value("entries", uint64_t{0}), r.value("malformed", uint64_t{0}), r.value("sleeps", uint64_t{0}),
                      r.value("wakes", uint64_t{0}));
 }

@@ -134,6 +134,7 @@ nlohmann::json RingServer::Stats(const net::Worker& worker) const {
     if (host_->AnswersOneSided(ep)) ++native;
   }
   return nlohmann::json{{"rings", host_->ring_count()},    {"rings_native", native},
+                        {"rings_double_layer", host_->double_layer_rings()},
                         {"connections", worker.endpoint_count()}, {"rings_opened", c.rings_opened},
                         {"rings_closed", c.rings_closed},  {"opens_refused", c.opens_refused},
                         {"entries", c.entries},            {"malformed", c.malformed + decode_errors_},

@@ -1,6 +1,7 @@
 // The client's side of the ring request path (ring_client.h).
 #include "net/ring_client.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <optional>
@@ -14,7 +15,12 @@ RingClient::RingClient(Worker* worker, EndpointId ep, const Geometry& geometry)
       ep_(ep),
       geometry_(geometry),
       staging_(geometry.ring_bytes()),
-      slot_seq_(geometry.slots, kFree) {}
+      slot_seq_(geometry.layout == Layout::kSlots ? geometry.slots : 0, kFree) {
+  if (double_layer()) {
+    request_space_.emplace(geometry.data_bytes, kDataUnitBytes);
+    answer_space_.emplace(geometry.data_bytes, kDataUnitBytes);
+  }
+}
 
 RingClient::~RingClient() {
   // Entry and tail puts read our buffers until they complete.
@@ -89,10 +95,84 @@ Result<std::unique_ptr<RingClient>> RingClient::Open(Worker* worker, EndpointId 
   return c;
 }
 
-uint64_t RingClient::TestReserve() {
+uint64_t RingClient::TestReserve(Descriptor* where) {
   const uint64_t seq = next_seq_++;
-  slot_seq_[seq % geometry_.slots] = seq;
+  if (double_layer()) {
+    Result<Descriptor> space = Reserve(geometry_.slot_bytes - kHeaderBytes - kTrailerBytes);
+    if (space.ok()) {
+      reserved_[seq] = *space;
+      if (where != nullptr) *where = *space;
+    }
+  } else {
+    slot_seq_[seq % geometry_.slots] = seq;
+  }
   ++in_flight_;
+  return seq;
+}
+
+Result<Descriptor> RingClient::Reserve(size_t length) {
+  const size_t entry = EntryBytes(length);
+  const size_t answer = std::max<size_t>(entry, geometry_.slot_bytes);
+  std::optional<size_t> at = request_space_->Allocate(entry);
+  std::optional<size_t> answer_at = at.has_value() ? answer_space_->Allocate(answer) : std::nullopt;
+  if (!answer_at.has_value()) {
+    if (at.has_value()) request_space_->Free(*at, entry);
+    ++counters_.refused_space;
+    return Status::ResourceExhausted("ring " + std::to_string(ring_id_) + ": no room for an entry of " +
+                                     std::to_string(length) + " bytes and its answer in the data areas");
+  }
+  const auto round = [](size_t n) { return (n + kDataUnitBytes - 1) / kDataUnitBytes * kDataUnitBytes; };
+  return Descriptor{static_cast<uint32_t>(*at), static_cast<uint32_t>(entry), static_cast<uint32_t>(*answer_at),
+                    static_cast<uint32_t>(round(answer))};
+}
+
+void RingClient::Release(const Descriptor& where) {
+  request_space_->Free(where.offset, where.bytes);
+  answer_space_->Free(where.answer_offset, where.answer_bytes);
+}
+
+Status RingClient::PutAt(size_t offset, size_t bytes) {
+  if (ring_memory_ != nullptr) return Status::Ok();  // written in place already
+  std::shared_ptr<size_t> pending = puts_in_flight_;
+  ++*pending;
+  Status s = worker_->PutAsync(ring_key_, ring_base_ + offset, staging_.data() + offset, bytes,
+                               [pending](const Status&) { --*pending; });
+  if (!s.ok()) --*pending;
+  return s;
+}
+
+Result<uint64_t> RingClient::PostDoubleLayer(std::span<const uint8_t> payload) {
+  if (in_flight_ >= geometry_.slots) {
+    ++counters_.refused_full;
+    return Status::ResourceExhausted("ring " + std::to_string(ring_id_) + ": every descriptor is in flight");
+  }
+  PULSE_ASSIGN_OR_RETURN(Descriptor where, Reserve(payload.size()));
+  const uint64_t seq = next_seq_;
+  const size_t entry_offset = geometry_.data_offset() + where.offset;
+  const size_t descriptor_offset = geometry_.slot_offset(seq);
+  // The entry's bytes, then its descriptor (seed 004: a message enters the
+  // polling queue once its data is written); the node checks both, so over
+  // puts that land in any order it waits for the bytes of that entry alone.
+  uint8_t* out = ring_memory_ != nullptr ? ring_memory_ : staging_.data();
+  Status s = EncodeEntry(std::span<uint8_t>(out + entry_offset, where.bytes), seq, kCodeOk, payload);
+  if (s.ok()) {
+    EncodeDescriptor(std::span<uint8_t>(out + descriptor_offset, kDescriptorBytes), seq, where);
+    s = PutAt(entry_offset, where.bytes);
+  }
+  if (s.ok()) s = PutAt(descriptor_offset, kDescriptorBytes);
+  if (!s.ok()) {
+    Release(where);
+    return s;
+  }
+  reserved_.emplace(seq, where);
+  ++next_seq_;
+  ++in_flight_;
+  ++counters_.posted;
+  if (ring_memory_ != nullptr) {
+    std::atomic_ref<uint32_t>(*tail_memory_).store(static_cast<uint32_t>(next_seq_), std::memory_order_release);
+    return seq;
+  }
+  PULSE_RETURN_IF_ERROR(WriteTail());
   return seq;
 }
 
@@ -101,6 +181,7 @@ Result<uint64_t> RingClient::Post(std::span<const uint8_t> payload) {
     return Status::InvalidArgument("ring entry of " + std::to_string(payload.size()) + " bytes exceeds the slot's " +
                                    std::to_string(geometry_.max_payload()));
   }
+  if (double_layer()) return PostDoubleLayer(payload);
   if (!has_credit()) {
     ++counters_.refused_full;
     return Status::ResourceExhausted("ring " + std::to_string(ring_id_) + ": every slot is in flight");
@@ -184,6 +265,18 @@ uint32_t RingClient::doorbell() const {
   return status.responses;
 }
 
+void RingClient::Deliver(const ResponseFn& fn, uint64_t seq, EntryState state, uint32_t code,
+                         std::span<const uint8_t> payload) const {
+  if (state == EntryState::kMalformed) {
+    fn(seq, Status::Internal("ring " + std::to_string(ring_id_) + ": malformed response to entry " + std::to_string(seq)),
+       {});
+  } else if (code == kCodeOk) {
+    fn(seq, Status::Ok(), payload);
+  } else {
+    fn(seq, StatusFromWire(code, std::string(payload.begin(), payload.end())), {});
+  }
+}
+
 size_t RingClient::Poll(const ResponseFn& fn) {
   ++counters_.polls;
   // seq_cst, not acquire: orders the tail stores of earlier Post()s (plain
@@ -193,7 +286,9 @@ size_t RingClient::Poll(const ResponseFn& fn) {
   ResponseStatus status;
   std::memcpy(&status, responses_, sizeof(status));
   size_t taken = 0;
-  if (status.responses != responses_taken_ && in_flight_ > 0) {
+  if (double_layer()) {
+    if (status.responses != responses_taken_ && in_flight_ > 0) taken = PollDoubleLayer(fn);
+  } else if (status.responses != responses_taken_ && in_flight_ > 0) {
     std::vector<uint8_t> payload;
     // Oldest first: slots from the oldest seq in flight onwards (not the
     // whole ring: a latency-bound client has one or two entries in flight,
@@ -212,19 +307,11 @@ size_t RingClient::Poll(const ResponseFn& fn) {
       ++responses_taken_;
       ++taken;
       ++counters_.responses;
-      if (state == EntryState::kMalformed) {
-        fn(seq, Status::Internal("ring " + std::to_string(ring_id_) + ": malformed response to entry " +
-                                 std::to_string(seq)), {});
-        continue;
-      }
-      if (code == kCodeOk) {
-        fn(seq, Status::Ok(), payload);
-      } else {
-        fn(seq, StatusFromWire(code, std::string(payload.begin(), payload.end())), {});
-      }
+      Deliver(fn, seq, state, code, payload);
     }
   }
-  while (oldest_in_flight_ < next_seq_ && slot_seq_[oldest_in_flight_ % geometry_.slots] != oldest_in_flight_) {
+  while (!double_layer() && oldest_in_flight_ < next_seq_ &&
+         slot_seq_[oldest_in_flight_ % geometry_.slots] != oldest_in_flight_) {
     ++oldest_in_flight_;
   }
   if (taken == 0) {
@@ -237,6 +324,44 @@ size_t RingClient::Poll(const ResponseFn& fn) {
     std::vector<uint8_t> epoch(4);
     std::memcpy(epoch.data(), &status.sleep_epoch, 4);
     if (worker_->Send(ep_, kAmRingWake, std::move(epoch)).ok()) ++counters_.wakes_sent;
+  }
+  return taken;
+}
+
+size_t RingClient::PollDoubleLayer(const ResponseFn& fn) {
+  size_t taken = 0;
+  std::vector<uint8_t> payload;
+  uint8_t* ring = responses_ + kStatusBytes;
+  // The response queue in the order the node answered: no scan of the
+  // entries in flight.  A descriptor whose answer's bytes have not landed
+  // yet (puts in any order) stops the walk until they have.
+  while (in_flight_ > 0) {
+    std::span<uint8_t> slot(ring + geometry_.slot_offset(answers_taken_), kDescriptorBytes);
+    Descriptor answer;
+    if (CopyDescriptor(slot, answers_taken_, &answer) != EntryState::kComplete) break;
+    const uint64_t seq = uint64_t{answer.offset} | uint64_t{answer.bytes} << 32;
+    auto it = reserved_.find(seq);
+    if (it == reserved_.end()) {
+      // Not an entry of ours in flight: the node's mistake; skip it.
+      ClearDescriptor(slot);
+      ++answers_taken_;
+      continue;
+    }
+    const Descriptor where = it->second;
+    std::span<uint8_t> bytes(ring + geometry_.data_offset() + where.answer_offset, where.answer_bytes);
+    uint32_t code = 0;
+    EntryState state = CopyEntry(bytes, seq, &payload, &code);
+    if (state == EntryState::kAbsent || state == EntryState::kTorn) break;
+    ClearEntry(bytes);
+    ClearDescriptor(slot);
+    ++answers_taken_;
+    reserved_.erase(it);
+    Release(where);
+    --in_flight_;
+    ++responses_taken_;
+    ++taken;
+    ++counters_.responses;
+    Deliver(fn, seq, state, code, payload);
   }
   return taken;
 }

@@ -17,6 +17,14 @@
 // answered.  Entries are answered in any order; a slot is reused only in
 // sequence, so one slow answer holds back posts a lap later.
 //
+// With Layout::kDoubleLayer (ring_format.h) Post() takes space for the
+// entry and for its answer from the two data areas (ExtentAllocator) and
+// writes a descriptor naming both; Poll() follows the response queue, in
+// the order the node answered, and frees an entry's space when it takes
+// its answer.  A post is refused only when `slots` entries are in flight
+// or a data area has no room left (refused_full, refused_space): a slow
+// answer holds back no other entry's credit.
+//
 // Wake-up: when Poll() finds a sleep epoch in the status block while
 // entries are in flight, it sends the node one kAmRingWake for that epoch.
 //
@@ -30,8 +38,10 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
+#include "net/ring_extents.h"
 #include "net/ring_format.h"
 #include "net/ring_memory.h"
 #include "pulse/net.h"
@@ -53,6 +63,7 @@ struct RingClientCounters {
   uint64_t posted = 0;
   uint64_t responses = 0;
   uint64_t refused_full = 0;  // Post() without a free slot
+  uint64_t refused_space = 0;  // kDoubleLayer: Post() without room in a data area
   uint64_t wakes_sent = 0;
   uint64_t polls = 0;
   uint64_t waits = 0;  // PrepareToWait() calls that published a wait epoch
@@ -109,8 +120,11 @@ class RingClient {
   // The caller no longer blocks: clears the wait word (a later doorbell
   // then sends no message).
   void DoneWaiting();
-  // Whether the next Post() has a slot.
-  bool has_credit() const { return slot_seq_[next_seq_ % geometry_.slots] == kFree; }
+  // Whether the next Post() has a slot (kDoubleLayer: fewer than `slots`
+  // in flight; Post() may still find no room for a long entry).
+  bool has_credit() const {
+    return double_layer() ? in_flight_ < geometry_.slots : slot_seq_[next_seq_ % geometry_.slots] == kFree;
+  }
   const Geometry& geometry() const { return geometry_; }
   uint32_t ring_id() const { return ring_id_; }
   const RingClientCounters& counters() const { return counters_; }
@@ -120,13 +134,17 @@ class RingClient {
   bool native_rma() const { return ring_key_.uses_ucx_rma(); }
 
   // TEST HOOK: where this client's entry for `seq` goes in the node's
-  // memory, and the key to write there (to write torn or garbage entries).
+  // memory (kDoubleLayer: its descriptor), and the key to write there (to
+  // write torn or garbage entries).
   uint64_t TestSlotAddress(uint64_t seq) const { return ring_base_ + geometry_.slot_offset(seq); }
+  // kDoubleLayer: the address of byte `offset` of the node's request data area.
+  uint64_t TestDataAddress(size_t offset) const { return ring_base_ + geometry_.data_offset() + offset; }
   const RemoteKey& TestRingKey() const { return ring_key_; }
   const RemoteKey& TestTailKey() const { return tail_key_; }
   uint64_t TestTailAddress() const { return tail_address_; }
-  // Reserves the next seq as if Post() had written it, writing nothing.
-  uint64_t TestReserve();
+  // Reserves the next seq as if Post() had written it, writing nothing
+  // (kDoubleLayer: with `*where` the space it took, answer space included).
+  uint64_t TestReserve(Descriptor* where = nullptr);
   // This client's status block, response ring following (to play the node).
   uint8_t* TestResponseMemory() const { return responses_; }
 
@@ -134,6 +152,19 @@ class RingClient {
   static constexpr uint64_t kFree = ~uint64_t{0};
   RingClient(Worker* worker, EndpointId ep, const Geometry& geometry);
   Status WriteTail();
+  bool double_layer() const { return geometry_.layout == Layout::kDoubleLayer; }
+  // kDoubleLayer: space for an entry of `length` and its answer, or
+  // ResourceExhausted (counted).
+  Result<Descriptor> Reserve(size_t length);
+  void Release(const Descriptor& where);
+  // Writes `bytes` at `offset` of the node's ring: a plain copy where it is
+  // mapped here, else a put from the same offset of staging_.
+  Status PutAt(size_t offset, size_t bytes);
+  Result<uint64_t> PostDoubleLayer(std::span<const uint8_t> payload);
+  // Hands a taken response to `fn`: its status (Internal if malformed) and payload.
+  void Deliver(const ResponseFn& fn, uint64_t seq, EntryState state, uint32_t code,
+               std::span<const uint8_t> payload) const;
+  size_t PollDoubleLayer(const ResponseFn& fn);
 
   Worker* worker_;
   EndpointId ep_;
@@ -157,7 +188,14 @@ class RingClient {
   uint32_t ring_id_ = 0;
   uint64_t ring_base_ = 0;
   uint64_t tail_address_ = 0;
-  std::vector<uint64_t> slot_seq_;  // seq in flight per slot, or kFree
+  std::vector<uint64_t> slot_seq_;  // seq in flight per slot, or kFree (kSlots)
+  // kDoubleLayer: the two data areas' free space (request, answer), the
+  // space of each entry in flight by seq, and the answers taken so far
+  // (the response queue's numbering).
+  std::optional<ExtentAllocator> request_space_;
+  std::optional<ExtentAllocator> answer_space_;
+  std::unordered_map<uint64_t, Descriptor> reserved_;
+  uint64_t answers_taken_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t oldest_in_flight_ = 0;  // no seq below it is in flight (Poll's scan starts there)
   uint32_t in_flight_ = 0;

@@ -1,6 +1,7 @@
 // Entry framing and setup messages of the ring path (ring_format.h).
 #include "net/ring_format.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -78,7 +79,38 @@ constexpr uint64_t kMaxErrorBytes = 4096;
 
 }  // namespace
 
+const char* LayoutName(Layout layout) { return layout == Layout::kDoubleLayer ? "double" : "slots"; }
+
+Result<Layout> ParseLayout(const std::string& name) {
+  if (name == "slots") return Layout::kSlots;
+  if (name == "double") return Layout::kDoubleLayer;
+  return Status::InvalidArgument("ring layout \"" + name + "\" is neither slots nor double");
+}
+
+Geometry MakeGeometry(Layout layout, uint32_t slots, uint32_t slot_bytes) {
+  Geometry g{slots, slot_bytes, layout, 0};
+  if (layout == Layout::kDoubleLayer) {
+    const uint64_t bytes = uint64_t{slots} * slot_bytes;
+    const uint64_t rounded = (bytes + kDataUnitBytes - 1) / kDataUnitBytes * kDataUnitBytes;
+    g.data_bytes = static_cast<uint32_t>(std::min<uint64_t>(rounded, kMaxDataBytes));
+  }
+  return g;
+}
+
 Status Geometry::Validate() const {
+  if (layout != Layout::kSlots && layout != Layout::kDoubleLayer) {
+    return Status::InvalidArgument("ring layout " + std::to_string(static_cast<uint32_t>(layout)) +
+                                   " is neither 0 (slots) nor 1 (double)");
+  }
+  if (layout == Layout::kSlots && data_bytes != 0) {
+    return Status::InvalidArgument("ring data_bytes " + std::to_string(data_bytes) + " with the slots layout (must be 0)");
+  }
+  if (layout == Layout::kDoubleLayer &&
+      (data_bytes % kDataUnitBytes != 0 || data_bytes < slot_bytes || data_bytes > kMaxDataBytes)) {
+    return Status::InvalidArgument("ring data_bytes " + std::to_string(data_bytes) + " not a multiple of " +
+                                   std::to_string(kDataUnitBytes) + " in [slot_bytes " + std::to_string(slot_bytes) +
+                                   ", " + std::to_string(kMaxDataBytes) + "]");
+  }
   if (slots == 0 || slots > kMaxSlots) {
     return Status::InvalidArgument("ring slots " + std::to_string(slots) + " not in [1, " +
                                    std::to_string(kMaxSlots) + "]");
@@ -155,6 +187,57 @@ void ClearEntry(std::span<uint8_t> slot) {
   }
 }
 
+namespace {
+
+uint64_t DescriptorCheck(uint64_t tag, const Descriptor& d) {
+  uint8_t fields[24];
+  Store<uint64_t>(fields, tag);
+  Store<uint32_t>(fields + 8, d.offset);
+  Store<uint32_t>(fields + 12, d.bytes);
+  Store<uint32_t>(fields + 16, d.answer_offset);
+  Store<uint32_t>(fields + 20, d.answer_bytes);
+  return Check(kDescriptorBytes, 0, std::span<const uint8_t>(fields, sizeof(fields)));
+}
+
+}  // namespace
+
+void EncodeDescriptor(std::span<uint8_t> slot, uint64_t number, const Descriptor& d) {
+  uint8_t out[kDescriptorBytes];
+  const uint64_t tag = number + 1;
+  Store<uint64_t>(out, tag);
+  Store<uint32_t>(out + 8, d.offset);
+  Store<uint32_t>(out + 12, d.bytes);
+  Store<uint32_t>(out + 16, d.answer_offset);
+  Store<uint32_t>(out + 20, d.answer_bytes);
+  Store<uint64_t>(out + 24, DescriptorCheck(tag, d));
+  // The fields before the tag: a reader that sees the tag in a mapped slot
+  // sees the rest (it checks all the same).
+  std::memcpy(slot.data() + 8, out + 8, kDescriptorBytes - 8);
+  std::atomic_thread_fence(std::memory_order_release);
+  std::memcpy(slot.data(), out, 8);
+}
+
+EntryState CopyDescriptor(std::span<const uint8_t> slot, uint64_t number, Descriptor* d) {
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (slot.size() < kDescriptorBytes) return EntryState::kMalformed;
+  uint8_t copy[kDescriptorBytes];
+  std::memcpy(copy, slot.data(), kDescriptorBytes);
+  const uint64_t tag = number + 1;
+  if (Load<uint64_t>(copy) != tag) return EntryState::kAbsent;
+  Descriptor out;
+  out.offset = Load<uint32_t>(copy + 8);
+  out.bytes = Load<uint32_t>(copy + 12);
+  out.answer_offset = Load<uint32_t>(copy + 16);
+  out.answer_bytes = Load<uint32_t>(copy + 20);
+  if (Load<uint64_t>(copy + 24) != DescriptorCheck(tag, out)) return EntryState::kTorn;
+  *d = out;
+  return EntryState::kComplete;
+}
+
+void ClearDescriptor(std::span<uint8_t> slot) {
+  if (slot.size() >= 8) Store<uint64_t>(slot.data(), 0);
+}
+
 // ---- setup messages -------------------------------------------------------
 
 std::vector<uint8_t> EncodeOpenRequest(const OpenRequest& r) {
@@ -162,6 +245,10 @@ std::vector<uint8_t> EncodeOpenRequest(const OpenRequest& r) {
   w.Put<uint32_t>(r.version);
   w.Put<uint32_t>(r.geometry.slots);
   w.Put<uint32_t>(r.geometry.slot_bytes);
+  if (r.version >= 2) {
+    w.Put<uint32_t>(static_cast<uint32_t>(r.geometry.layout));
+    w.Put<uint32_t>(r.geometry.data_bytes);
+  }
   w.Put<uint64_t>(r.response_base);
   w.PutBytes(r.response_rkey);
   return w.Take();
@@ -173,13 +260,19 @@ Result<OpenRequest> DecodeOpenRequest(std::span<const uint8_t> bytes) {
   r.version = in.Get<uint32_t>();
   r.geometry.slots = in.Get<uint32_t>();
   r.geometry.slot_bytes = in.Get<uint32_t>();
+  if (r.version != 1 && r.version != 2) {
+    return Status::InvalidArgument("ring open request version " + std::to_string(r.version) + " (1 and 2 are known)");
+  }
+  if (r.version == 2) {
+    r.geometry.layout = static_cast<Layout>(in.Get<uint32_t>());
+    r.geometry.data_bytes = in.Get<uint32_t>();
+  }
   r.response_base = in.Get<uint64_t>();
   r.response_rkey = in.GetBytes(kMaxRkeyBytes);
   if (!in.ok() || !in.at_end()) {
     return Status::InvalidArgument("ring open request of " + std::to_string(bytes.size()) +
                                    " bytes is short, long or has an oversized response_rkey");
   }
-  if (r.version != 1) return Status::InvalidArgument("ring open request version " + std::to_string(r.version));
   PULSE_RETURN_IF_ERROR(r.geometry.Validate());
   return r;
 }

@@ -15,6 +15,26 @@
 // Entry number `seq` (0, 1, 2, ...) goes to slot seq % slots of the
 // request ring and is answered in the same slot of the response ring.
 //
+// That is the single-layer layout (Layout::kSlots).  The double-layer
+// layout (Layout::kDoubleLayer, seed 004 Rcmp 5.2) separates where an
+// entry's bytes are from the order it is served in:
+//   - the request ring is a polling queue of `slots` fixed descriptors
+//     (kDescriptorBytes each) followed by a data area of `data_bytes`;
+//     descriptor `seq` goes to queue slot seq % slots and names where the
+//     entry's bytes lie in the data area (any offset, any length) and
+//     where its answer goes in the client's response data area;
+//   - the client's status block is followed by a response queue of `slots`
+//     descriptors and a response data area of `data_bytes`; the node writes
+//     the answer at the place the request named, then the descriptor of its
+//     k-th answer (naming the request's seq) into response queue slot
+//     k % slots, so answers are found in the order they were written.
+// The client allocates both data areas (ring_extents.h) and frees an
+// entry's space when it takes the answer, in any order: a slow entry holds
+// back nothing but its own bytes, and entries are as long as the data area
+// allows.  The node takes descriptors in order and serves each entry as
+// soon as its bytes are complete, so an entry still being written holds
+// back no entry behind it.
+//
 // Entries validate themselves, so no write needs to be ordered before
 // another (a put of the entry and a put of the tail may land in either
 // order):
@@ -61,18 +81,72 @@ inline constexpr uint32_t kMinSlotBytes = 64;
 inline constexpr uint32_t kMaxSlots = 1u << 16;
 inline constexpr uint32_t kMaxSlotBytes = 1u << 20;
 
+enum class Layout : uint32_t {
+  kSlots = 0,        // entry seq in slot seq % slots, answered in the same slot
+  kDoubleLayer = 1,  // a descriptor queue over a variable-length data area
+};
+// "slots" or "double"; Parse accepts those (InvalidArgument otherwise).
+const char* LayoutName(Layout layout);
+Result<Layout> ParseLayout(const std::string& name);
+
+// A descriptor of the double-layer layout: 32 bytes,
+//   u64 tag = seq + 1 | u32 offset | u32 bytes | u32 answer_offset |
+//   u32 answer_bytes | u64 check
+// in the request queue (offset/bytes: the entry in the request data area;
+// answer_*: where its answer may go in the response data area), and in the
+// response queue with tag = answer number + 1, offset/bytes naming the
+// answered seq (low and high 32 bits) and answer_* zero.
+inline constexpr size_t kDescriptorBytes = 32;
+// Data-area space is handed out in units of this many bytes.
+inline constexpr uint32_t kDataUnitBytes = 64;
+inline constexpr uint32_t kMaxDataBytes = 1u << 30;
+
 // Ring shape of one connection (both rings have the same).
 struct Geometry {
   uint32_t slots = kDefaultSlots;
-  uint32_t slot_bytes = kDefaultSlotBytes;  // a multiple of 8
+  // kSlots: the slot, a multiple of 8.  kDoubleLayer: the answer space an
+  // entry reserves at least (an entry longer than this reserves its own
+  // length), a multiple of 8.
+  uint32_t slot_bytes = kDefaultSlotBytes;
+  Layout layout = Layout::kSlots;
+  // kDoubleLayer only: each data area's bytes (a multiple of
+  // kDataUnitBytes); 0 with kSlots.
+  uint32_t data_bytes = 0;
 
-  size_t ring_bytes() const { return size_t{slots} * slot_bytes; }
+  // The request ring's bytes (queue and data area); the response side has
+  // the same after its status block.
+  size_t ring_bytes() const {
+    return layout == Layout::kSlots ? size_t{slots} * slot_bytes : size_t{slots} * kDescriptorBytes + data_bytes;
+  }
   // The largest payload an entry of this geometry carries.
-  size_t max_payload() const { return slot_bytes - kHeaderBytes - kTrailerBytes; }
-  size_t slot_offset(uint64_t seq) const { return static_cast<size_t>(seq % slots) * slot_bytes; }
+  size_t max_payload() const {
+    return (layout == Layout::kSlots ? slot_bytes : data_bytes) - kHeaderBytes - kTrailerBytes;
+  }
+  size_t slot_offset(uint64_t seq) const {
+    return static_cast<size_t>(seq % slots) * (layout == Layout::kSlots ? slot_bytes : kDescriptorBytes);
+  }
+  // kDoubleLayer: where the data area starts in the ring's bytes.
+  size_t data_offset() const { return size_t{slots} * kDescriptorBytes; }
   // OK, or InvalidArgument naming the bad field (slots in [1, kMaxSlots],
-  // slot_bytes a multiple of 8 in [kMinSlotBytes, kMaxSlotBytes]).
+  // slot_bytes a multiple of 8 in [kMinSlotBytes, kMaxSlotBytes]; with
+  // kDoubleLayer data_bytes a multiple of kDataUnitBytes in
+  // [slot_bytes, kMaxDataBytes], with kSlots 0).
   Status Validate() const;
+};
+
+// The single-layer geometry of `slots` x `slot_bytes`, or the double-layer
+// one with the same total bytes of data (each data area slots x
+// slot_bytes, rounded up to kDataUnitBytes).
+Geometry MakeGeometry(Layout layout, uint32_t slots, uint32_t slot_bytes);
+
+// Entry bytes (header, payload, trailer) of a payload of `length`.
+inline size_t EntryBytes(size_t length) { return kHeaderBytes + ((length + 7) & ~size_t{7}) + kTrailerBytes; }
+
+struct Descriptor {
+  uint32_t offset = 0;
+  uint32_t bytes = 0;
+  uint32_t answer_offset = 0;
+  uint32_t answer_bytes = 0;
 };
 
 // The status block at the start of the client's ring memory, written by
@@ -121,13 +195,23 @@ EntryState CopyEntry(std::span<const uint8_t> slot, uint64_t seq, std::vector<ui
 // Clears a processed entry (zero header and trailer tag).
 void ClearEntry(std::span<uint8_t> slot);
 
+// Writes descriptor number `number` (its seq, or the answer number).
+void EncodeDescriptor(std::span<uint8_t> slot, uint64_t number, const Descriptor& d);
+// kAbsent (not this number's), kTorn (this number's, check wrong) or
+// kComplete with `*d` set; from a copy, as CopyEntry.
+EntryState CopyDescriptor(std::span<const uint8_t> slot, uint64_t number, Descriptor* d);
+// Zeroes a taken descriptor's tag.
+void ClearDescriptor(std::span<uint8_t> slot);
+
 // ---- setup messages -----------------------------------------------------
 
 // Client -> node: open a ring pair.  The response ring's region key lets
 // the node write the client's status block and response ring and nothing
 // else of the client.
+// Version 1 carries kSlots geometries only; version 2 adds the layout and
+// data_bytes (both are accepted).
 struct OpenRequest {
-  uint32_t version = 1;
+  uint32_t version = 2;
   Geometry geometry;
   uint64_t response_base = 0;  // address of the status block; ring at + kStatusBytes
   std::vector<uint8_t> response_rkey;

@@ -40,6 +40,21 @@ struct RingHost::Ring {
   Clock::time_point torn_since{};  // when the entry at head was first seen torn
   bool torn = false;
   size_t puts_in_flight = 0;
+  // Layout::kDoubleLayer: entries taken and not answered yet, by seq (their
+  // descriptors say where the answer goes); entries whose descriptor was
+  // taken while their bytes were still on the way, in descriptor order;
+  // answers written so far (the response queue's numbering).
+  std::unordered_map<uint64_t, Descriptor> answer_at;
+  struct Pending {
+    uint64_t seq = 0;
+    Descriptor where;
+    Clock::time_point since{};
+  };
+  std::vector<Pending> pending;
+  uint64_t answered = 0;
+
+  bool double_layer() const { return geometry.layout == Layout::kDoubleLayer; }
+  uint8_t* data() const { return requests + geometry.data_offset(); }
 };
 
 namespace {
@@ -106,6 +121,12 @@ bool RingHost::AnswersOneSided(EndpointId ep) const {
   return index.has_value() && rings_.at(*index)->response_key.uses_ucx_rma();
 }
 
+size_t RingHost::double_layer_rings() const {
+  size_t n = 0;
+  for (const auto& [index, ring] : rings_) n += ring->double_layer() ? 1 : 0;
+  return n;
+}
+
 std::vector<EndpointId> RingHost::ring_endpoints() const {
   std::vector<EndpointId> out;
   for (const auto& [index, ring] : rings_) out.push_back(ring->ep);
@@ -142,7 +163,7 @@ Result<std::vector<uint8_t>> RingHost::Open(EndpointId from, std::span<const uin
   auto ring = std::make_unique<Ring>();
   ring->ep = from;
   ring->geometry = request.geometry;
-  ring->waiting.assign(request.geometry.slots, 0);
+  if (request.geometry.layout == Layout::kSlots) ring->waiting.assign(request.geometry.slots, 0);
   PULSE_ASSIGN_OR_RETURN(ring->response_key, worker_->ImportRkey(from, request.response_rkey));
   const uint64_t needed = kStatusBytes + request.geometry.ring_bytes();
   if (request.response_base != ring->response_key.base() || ring->response_key.size() < needed) {
@@ -219,7 +240,7 @@ size_t RingHost::Poll() {
   moved.clear();
   for (const auto& [index, ring] : rings_) {
     const uint32_t tail = std::atomic_ref<uint32_t>(*ring->tail).load(std::memory_order_acquire);
-    if (tail != static_cast<uint32_t>(ring->head)) moved.push_back(index);
+    if (tail != static_cast<uint32_t>(ring->head) || !ring->pending.empty()) moved.push_back(index);
   }
   for (uint32_t index : moved) {
     if (taken >= options_.max_batch) break;
@@ -245,7 +266,16 @@ size_t RingHost::Poll() {
   return taken;
 }
 
+bool RingHost::WaitForTornHead(Ring& r, Clock::time_point now) {
+  if (!r.torn) {
+    r.torn = true;
+    r.torn_since = now;
+  }
+  return now - r.torn_since < std::chrono::microseconds(options_.torn_timeout_us);
+}
+
 size_t RingHost::Serve(Ring& r, size_t budget, Clock::time_point now) {
+  if (r.double_layer()) return ServeDoubleLayer(r, budget, now);
   size_t taken = 0;
   const EndpointId ep = r.ep;
   const uint32_t index = r.index;
@@ -262,11 +292,7 @@ size_t RingHost::Serve(Ring& r, size_t budget, Clock::time_point now) {
     EntryState state = CopyEntry(bytes, seq, &payload, &code);
     if (state == EntryState::kAbsent) break;  // the tail came first: the entry follows
     if (state == EntryState::kTorn) {
-      if (!r.torn) {
-        r.torn = true;
-        r.torn_since = now;
-      }
-      if (now - r.torn_since < std::chrono::microseconds(options_.torn_timeout_us)) break;
+      if (WaitForTornHead(r, now)) break;
       state = EntryState::kMalformed;
     }
     r.torn = false;
@@ -290,11 +316,157 @@ size_t RingHost::Serve(Ring& r, size_t budget, Clock::time_point now) {
   return taken;
 }
 
+namespace {
+
+// Whether `d` names `bytes` of the data area that lie inside it.
+bool InDataArea(uint32_t offset, uint32_t bytes, const Geometry& g) {
+  return bytes >= kHeaderBytes + kTrailerBytes && bytes <= g.data_bytes && offset <= g.data_bytes - bytes;
+}
+
+}  // namespace
+
+RingHost::EntryOutcome RingHost::TakeEntry(Ring& r, uint64_t seq, const Descriptor& where, Clock::time_point since,
+                                           Clock::time_point now) {
+  const uint32_t index = r.index;
+  std::vector<uint8_t>& payload = entry_;
+  std::span<uint8_t> bytes(r.data() + where.offset, where.bytes);
+  uint32_t code = 0;
+  EntryState state = CopyEntry(bytes, seq, &payload, &code);
+  if (state == EntryState::kAbsent || state == EntryState::kTorn) {
+    if (now - since < std::chrono::microseconds(options_.torn_timeout_us)) return EntryOutcome::kNotYet;
+    state = EntryState::kMalformed;
+  }
+  if (state == EntryState::kComplete) ClearEntry(bytes);
+  if (state == EntryState::kMalformed || code != 0) {
+    ++counters_.malformed;
+    (void)Respond(index, seq,
+                  Status::InvalidArgument("ring " + std::to_string(index) + " entry " + std::to_string(seq) +
+                                          (code != 0 ? " has a nonzero code" : " is malformed, torn or missing")),
+                  {});
+    return EntryOutcome::kAnswered;
+  }
+  ++counters_.entries;
+  handler_(Request{index, r.ep, seq, payload});
+  return EntryOutcome::kHandled;
+}
+
+size_t RingHost::ServeDoubleLayer(Ring& r, size_t budget, Clock::time_point now) {
+  size_t taken = 0;
+  const uint32_t index = r.index;
+  // First the entries whose descriptors came before their bytes, each on
+  // its own: one still on the way holds back no other.
+  if (!r.pending.empty()) {
+    std::vector<Ring::Pending> pending = std::move(r.pending);
+    r.pending.clear();
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const Ring::Pending& p = pending[i];
+      if (taken >= budget) {
+        r.pending.push_back(p);
+        continue;
+      }
+      EntryOutcome outcome = TakeEntry(r, p.seq, p.where, p.since, now);
+      if (outcome == EntryOutcome::kNotYet) {
+        r.pending.push_back(p);
+        continue;
+      }
+      ++taken;
+      if (outcome == EntryOutcome::kHandled && Find(index) != &r) return taken;  // the handler closed the ring
+    }
+  }
+  while (taken < budget) {
+    const uint32_t tail = std::atomic_ref<uint32_t>(*r.tail).load(std::memory_order_acquire);
+    const uint32_t announced = tail - static_cast<uint32_t>(r.head);
+    if (announced == 0 || announced > r.geometry.slots) break;  // nothing, or a tail that cannot be right
+    // The client ran past its credits: wait for our own answers.
+    if (r.answer_at.size() >= r.geometry.slots) break;
+    const uint64_t seq = r.head;
+    std::span<uint8_t> slot(r.requests + r.geometry.slot_offset(seq), kDescriptorBytes);
+    Descriptor where;
+    EntryState state = CopyDescriptor(slot, seq, &where);
+    if (state == EntryState::kAbsent) break;  // the tail came first: the descriptor follows
+    if (state == EntryState::kTorn && WaitForTornHead(r, now)) break;
+    r.torn = false;
+    ClearDescriptor(slot);
+    ++r.head;
+    ++taken;
+    // A descriptor that says nowhere to answer cannot be answered: it is
+    // counted and dropped (the client's own timer re-sends by message).
+    if (state != EntryState::kComplete || !InDataArea(where.answer_offset, where.answer_bytes, r.geometry)) {
+      ++counters_.malformed;
+      continue;
+    }
+    r.answer_at.emplace(seq, where);
+    if (!InDataArea(where.offset, where.bytes, r.geometry)) {
+      ++counters_.malformed;
+      (void)Respond(index, seq,
+                    Status::InvalidArgument("ring " + std::to_string(index) + " entry " + std::to_string(seq) +
+                                            " names bytes outside the data area"),
+                    {});
+      continue;
+    }
+    EntryOutcome outcome = TakeEntry(r, seq, where, now, now);
+    if (outcome == EntryOutcome::kNotYet) {
+      r.pending.push_back(Ring::Pending{seq, where, now});
+      continue;
+    }
+    if (outcome == EntryOutcome::kHandled && Find(index) != &r) break;  // the handler closed the ring
+  }
+  return taken;
+}
+
+Status RingHost::RespondDoubleLayer(Ring& r, uint64_t seq, const Status& status, std::span<const uint8_t> payload) {
+  auto it = r.answer_at.find(seq);
+  if (it == r.answer_at.end()) {
+    return Status::FailedPrecondition("ring " + std::to_string(r.index) + " entry " + std::to_string(seq) +
+                                      " is not waiting for an answer");
+  }
+  const Descriptor where = it->second;
+  std::span<const uint8_t> body = status.ok() ? payload : std::span<const uint8_t>(
+      reinterpret_cast<const uint8_t*>(status.message().data()),
+      std::min(status.message().size(), where.answer_bytes - kHeaderBytes - kTrailerBytes));
+  if (EntryBytes(body.size()) > where.answer_bytes) {
+    return Status::InvalidArgument("ring " + std::to_string(r.index) + " answer of " + std::to_string(body.size()) +
+                                   " bytes exceeds the " + std::to_string(where.answer_bytes) + " its entry reserved");
+  }
+  const uint64_t number = r.answered;
+  const Descriptor answer{static_cast<uint32_t>(seq), static_cast<uint32_t>(seq >> 32), 0, 0};
+  // Offsets in the ring's bytes, after the client's status block.
+  const size_t answer_offset = r.geometry.data_offset() + where.answer_offset;
+  const size_t descriptor_offset = r.geometry.slot_offset(number);
+  const uint32_t code = StatusCodeToWire(status.code());
+  // Straight into the client's memory where it is mapped here, else into
+  // the staging copy (the same offsets) the puts read.
+  const bool mapped = r.response_memory != nullptr;
+  uint8_t* out = mapped ? r.response_memory + kStatusBytes : r.staging.data();
+  PULSE_RETURN_IF_ERROR(EncodeEntry(std::span<uint8_t>(out + answer_offset, where.answer_bytes), seq, code, body));
+  EncodeDescriptor(std::span<uint8_t>(out + descriptor_offset, kDescriptorBytes), number, answer);
+  if (!mapped) {
+    Ring* ring = &r;
+    for (auto [offset, bytes] : {std::pair<size_t, size_t>{answer_offset, EntryBytes(body.size())},
+                                 std::pair<size_t, size_t>{descriptor_offset, kDescriptorBytes}}) {
+      ++ring->puts_in_flight;
+      Status s = worker_->PutAsync(r.response_key, r.response_base + kStatusBytes + offset, out + offset, bytes,
+                                   [ring](const Status&) { --ring->puts_in_flight; });
+      if (!s.ok()) {
+        --ring->puts_in_flight;
+        return s;
+      }
+    }
+  }
+  r.answer_at.erase(it);
+  ++r.answered;
+  ++r.responses;
+  r.doorbell_due = true;
+  ++counters_.responses;
+  return Status::Ok();
+}
+
 Status RingHost::Respond(uint32_t index, uint64_t seq, const Status& status,
                          std::span<const uint8_t> payload) {
   Ring* found = Find(index);
   if (found == nullptr) return Status::NotFound("ring " + std::to_string(index) + " is closed");
   Ring& r = *found;
+  if (r.double_layer()) return RespondDoubleLayer(r, seq, status, payload);
   const size_t slot = seq % r.geometry.slots;
   if (seq >= r.head || r.head - seq > r.geometry.slots || r.waiting[slot] == 0) {
     return Status::FailedPrecondition("ring " + std::to_string(index) + " entry " + std::to_string(seq) +

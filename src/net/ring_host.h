@@ -16,6 +16,9 @@
 // that moved, takes the complete entries behind them in order (at most
 // `max_batch` per call: a torn entry, or one not written yet, stops that
 // ring until it is complete), clears them, and hands each to the handler.
+// A double-layer ring (Layout::kDoubleLayer) is served by its descriptors:
+// each is taken in order, and its entry handed over once its bytes are
+// complete, so an entry still on the way stops nothing behind it.
 // The handler, or anyone later on the same thread, answers with Respond().
 // An entry that cannot be right (its length does not fit the slot), or one
 // still torn after `torn_timeout`, is answered with InvalidArgument in its
@@ -141,6 +144,8 @@ class RingHost {
   // Whether the answers to connection `ep`'s ring go by UCX's own one-sided
   // puts (false: pulse's messages, or no ring).
   bool AnswersOneSided(EndpointId ep) const;
+  // The open rings with Layout::kDoubleLayer.
+  size_t double_layer_rings() const;
   // The connections that have a ring.
   std::vector<EndpointId> ring_endpoints() const;
   const RingHostCounters& counters() const { return counters_; }
@@ -155,8 +160,22 @@ class RingHost {
   void OnOpen(EndpointId from, std::span<const uint8_t> payload);
   Result<std::vector<uint8_t>> Open(EndpointId from, std::span<const uint8_t> payload);
   void OnWake(EndpointId from, std::span<const uint8_t> payload);
+  // The entry (or descriptor) at `r`'s head is torn: true while it may
+  // still complete (torn_timeout since first seen so), false once it is
+  // given up on.
+  bool WaitForTornHead(Ring& r, Clock::time_point now);
   // Takes what is ready in `r`; returns entries taken.
   size_t Serve(Ring& r, size_t budget, Clock::time_point now);
+  // Layout::kDoubleLayer: the descriptors in order, each entry as soon as
+  // its bytes are complete (ring_format.h).
+  size_t ServeDoubleLayer(Ring& r, size_t budget, Clock::time_point now);
+  enum class EntryOutcome { kNotYet, kAnswered, kHandled };
+  // The entry `seq` at `where` in the data area: handed to the handler if
+  // complete, answered InvalidArgument if malformed or still incomplete
+  // torn_timeout after `since`, else kNotYet.
+  EntryOutcome TakeEntry(Ring& r, uint64_t seq, const Descriptor& where, Clock::time_point since,
+                         Clock::time_point now);
+  Status RespondDoubleLayer(Ring& r, uint64_t seq, const Status& status, std::span<const uint8_t> payload);
   Status WriteStatus(Ring& r, uint32_t sleep_epoch);
   void FlushDoorbells();
   // The open ring at `index`, or nullptr.  Remembers the last one found:

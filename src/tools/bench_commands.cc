@@ -279,6 +279,7 @@ void AddBenchCommands(CLI::App& bench) {
   AddYcsbBench(bench);
   AddRpcBench(bench);
   AddKvBench(bench);
+  AddRingBench(bench);
   AddTxBench(bench);
   AddDsBench(bench);
   AddAppBench(bench);

@@ -23,6 +23,8 @@ void AddYcsbBench(CLI::App& bench);
 void AddRpcBench(CLI::App& bench);
 // pulse bench kv (src/tools/kv_bench_command.cc)
 void AddKvBench(CLI::App& bench);
+// pulse bench ring (src/tools/ring_bench_command.cc)
+void AddRingBench(CLI::App& bench);
 // pulse bench tx (src/tools/tx_bench_command.cc)
 void AddTxBench(CLI::App& bench);
 // pulse bench ds (src/tools/ds_bench_command.cc)

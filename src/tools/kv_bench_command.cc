@@ -22,9 +22,11 @@ void AddKvBench(CLI::App& bench) {
       "the ring path and the active-message path: throughput, p50/p99, memory accesses per GET and PUT,\n"
       "memory-node CPU per request.  With no flags: 100% GET, uniform keys, both paths.  The path flag\n"
       "overrides $PULSE_REQUEST_PATH.");
-  cmd->add_option("--path", opts->path, "ring | am | both")
+  cmd->add_option("--path", opts->path,
+                  "ring (slots layout) | ring-double (double-layer rings, seed 004 5.2) | am (messages) |\n"
+                  "both (ring, am) | rings (ring, ring-double) | all (ring, ring-double, am)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"ring", "am", "both"}));
+      ->check(CLI::IsMember({"ring", "ring-double", "rings", "am", "both", "all"}));
   cmd->add_option("--system", opts->system,
                   "pulse | rpc (HERD-like: GET as a native handler on the memory node's CPU; --mix get) |\n"
                   "rpc-wimpy (the same on the node's emulated wimpy core, --rpc-core-ghz) | all")
@@ -68,10 +70,10 @@ void AddKvBench(CLI::App& bench) {
       std::cout << r->ToJson(*opts).dump(2) << std::endl;
       return;
     }
-    std::cout << fmt::format("{:<6} {:>6} {:>12} {:>9} {:>9} {:>14} {:>12} {:>12}\n", "path", "conc", "requests/s",
+    std::cout << fmt::format("{:<11} {:>6} {:>12} {:>9} {:>9} {:>14} {:>12} {:>12}\n", "path", "conc", "requests/s",
                              "p50 us", "p99 us", "mn cpu us/req", "ring reqs", "fallbacks");
     for (const auto& p : r->paths)
-      std::cout << fmt::format("{:<6} {:>6} {:>12.0f} {:>9.1f} {:>9.1f} {:>14.2f} {:>12} {:>12}\n", p.path,
+      std::cout << fmt::format("{:<11} {:>6} {:>12.0f} {:>9.1f} {:>9.1f} {:>14.2f} {:>12} {:>12}\n", p.path,
                                p.concurrency, p.throughput_ops, p.latency.p50_us, p.latency.p99_us,
                                p.mn_cpu_us_per_op, p.ring_requests, p.ring_fallbacks);
     std::cout << fmt::format("memory accesses per GET {:.2f}, per PUT {:.2f} ({}); load {:.1f}\n",

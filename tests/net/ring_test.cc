@@ -4,6 +4,7 @@
 // entries, a client that dies mid-write, two tenants, sleep and wake-up,
 // and the client's wait word (a blocked client is woken by its answers).
 #include <algorithm>
+#include <cstdlib>
 #include <future>
 #include <map>
 #include <mutex>
@@ -24,6 +25,15 @@ namespace {
 using namespace std::chrono_literals;
 using net::testing::MakeWorker;
 using net::testing::Pattern;
+
+// The layout the fabric tests run with: PULSE_RING_LAYOUT=double (ctest
+// RingDoubleLayer.ring_test) runs them over double-layer rings.
+Layout TestLayout() {
+  const char* v = std::getenv("PULSE_RING_LAYOUT");
+  return v != nullptr && std::string(v) == "double" ? Layout::kDoubleLayer : Layout::kSlots;
+}
+// `slots` x `slot_bytes` in the test's layout.
+Geometry G(uint32_t slots, uint32_t slot_bytes) { return MakeGeometry(TestLayout(), slots, slot_bytes); }
 
 // ---- the format, without a network ------------------------------------------
 
@@ -365,7 +375,7 @@ TEST(RingPath, UcxAllocatedRingsAreWrittenWhileTheNodeIsHeld) {
       GTEST_SKIP() << "no shared-memory transport between the two workers";
     }
   }
-  ClientSide c(host.port(), Geometry{8, 128}, {}, /*require_native_rma=*/true);  // as RequestPath::kAuto asks
+  ClientSide c(host.port(), G(8, 128), {}, /*require_native_rma=*/true);  // as RequestPath::kAuto asks
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c.ring->native_rma());
   ASSERT_TRUE(host.Call([](RingHost& h, Worker&) {
@@ -397,7 +407,7 @@ TEST(RingPath, UcxAllocatedRingsAreWrittenWhileTheNodeIsHeld) {
 
 TEST(RingPath, WrapsAroundManyTimesAndAnswersEachEntryInItsSlot) {
   HostThread host({}, ReverseHandler);
-  ClientSide c(host.port(), Geometry{8, 128});
+  ClientSide c(host.port(), G(8, 128));
   ASSERT_TRUE(c.ok());
   std::printf("ring transport: %s\n", c.ring->native_rma() ? "UCX one-sided puts" : "pulse messages");
   std::mt19937 rng(11);
@@ -407,7 +417,9 @@ TEST(RingPath, WrapsAroundManyTimesAndAnswersEachEntryInItsSlot) {
   while (sent.size() < 100) {
     const int burst = 1 + static_cast<int>(rng() % 3);
     for (int i = 0; i < burst && sent.size() < 100; ++i) {
-      std::vector<uint8_t> p = Pattern(rng() % (c.ring->geometry().max_payload() + 1), rng());
+      // At most a slot's payload in either layout (a double-layer data area
+      // holds slots x slot_bytes: three of those fit).
+      std::vector<uint8_t> p = Pattern(rng() % (c.ring->geometry().slot_bytes - kHeaderBytes - kTrailerBytes + 1), rng());
       auto seq = c.ring->Post(p);
       ASSERT_TRUE(seq.ok()) << seq.status().ToString();
       sent[*seq] = p;
@@ -436,6 +448,7 @@ TEST(RingPath, CreditsAtExactlyFullRefuseOneMoreAndNothingIsOverwritten) {
     held->push_back(r);
     payloads->emplace_back(r.payload.begin(), r.payload.end());
   });
+  if (TestLayout() != Layout::kSlots) GTEST_SKIP() << "kSlots reuses slots in sequence; RingDoubleLayer.* tests the other";
   const Geometry g{8, 64};
   ClientSide c(host.port(), g);
   ASSERT_TRUE(c.ok());
@@ -476,16 +489,37 @@ TEST(RingPath, CreditsAtExactlyFullRefuseOneMoreAndNothingIsOverwritten) {
   EXPECT_EQ((*payloads)[8], Pattern(8, 8));
 }
 
-// Writes the first `n` bytes of a valid entry for `seq` (and the tail that
-// announces it) straight into the client's slot at the node.
-void WritePartialEntry(ClientSide& c, uint64_t seq, const std::vector<uint8_t>& payload, size_t n) {
-  std::vector<uint8_t> slot(c.ring->geometry().slot_bytes);
-  ASSERT_TRUE(EncodeEntry(slot, seq, 0, payload).ok());
+// Writes the first `n` of `entry`'s bytes (a valid entry for `seq`, or
+// garbage) where the client's entry for `seq` goes at the node (kSlots: its
+// slot; kDoubleLayer: the data-area space `where` that TestReserve took,
+// then the whole descriptor naming it), then the tail that announces it.
+void PutEntryBytes(ClientSide& c, uint64_t seq, const Descriptor& where, const std::vector<uint8_t>& entry, size_t n) {
+  const bool double_layer = c.ring->geometry().layout == Layout::kDoubleLayer;
   if (n > 0) {
-    ASSERT_TRUE(c.w->Put(c.ring->TestRingKey(), c.ring->TestSlotAddress(seq), slot.data(), n, 10s).ok());
+    const uint64_t at = double_layer ? c.ring->TestDataAddress(where.offset) : c.ring->TestSlotAddress(seq);
+    ASSERT_TRUE(c.w->Put(c.ring->TestRingKey(), at, entry.data(), n, 10s).ok());
+  }
+  if (double_layer) {
+    uint8_t descriptor[kDescriptorBytes];
+    EncodeDescriptor(descriptor, seq, where);
+    ASSERT_TRUE(c.w->Put(c.ring->TestRingKey(), c.ring->TestSlotAddress(seq), descriptor, kDescriptorBytes, 10s).ok());
   }
   const uint32_t tail = static_cast<uint32_t>(seq + 1);
   ASSERT_TRUE(c.w->Put(c.ring->TestTailKey(), c.ring->TestTailAddress(), &tail, 4, 10s).ok());
+}
+
+// A valid entry for `seq` carrying `payload`, as many bytes as a slot
+// (kSlots) or as the space TestReserve took (kDoubleLayer).
+std::vector<uint8_t> EntryFor(ClientSide& c, uint64_t seq, const Descriptor& where, const std::vector<uint8_t>& payload) {
+  const bool double_layer = c.ring->geometry().layout == Layout::kDoubleLayer;
+  std::vector<uint8_t> entry(double_layer ? where.bytes : c.ring->geometry().slot_bytes);
+  EXPECT_TRUE(EncodeEntry(entry, seq, 0, payload).ok());
+  return entry;
+}
+
+void WritePartialEntry(ClientSide& c, uint64_t seq, const Descriptor& where, const std::vector<uint8_t>& payload,
+                       size_t n) {
+  PutEntryBytes(c, seq, where, EntryFor(c, seq, where, payload), n);
 }
 
 TEST(RingPath, TornEntryIsNeverProcessedUntilComplete) {
@@ -495,13 +529,14 @@ TEST(RingPath, TornEntryIsNeverProcessedUntilComplete) {
   RingHostOptions options;
   options.torn_timeout_us = 60'000'000;
   HostThread host(options, ReverseHandler);
-  ClientSide c(host.port(), Geometry{16, 128});
+  ClientSide c(host.port(), G(16, 128));
   ASSERT_TRUE(c.ok());
   const std::vector<uint8_t> payload = Pattern(60, 21);
-  const uint64_t seq = c.ring->TestReserve();
+  Descriptor where;
+  const uint64_t seq = c.ring->TestReserve(&where);
   // Header and half the payload, then the tail: visible at the node when
   // Put returns.
-  WritePartialEntry(c, seq, payload, kHeaderBytes + 30);
+  WritePartialEntry(c, seq, where, payload, kHeaderBytes + 30);
   const uint64_t scans = host.counters().scans;
   // Many scans after the tail is visible: the entry is never taken.
   ASSERT_TRUE(host.WaitFor([scans](RingHost& h) { return h.counters().scans > scans + 1000; }));
@@ -509,7 +544,7 @@ TEST(RingPath, TornEntryIsNeverProcessedUntilComplete) {
   EXPECT_EQ(hc.entries, 0u);
   EXPECT_EQ(hc.malformed, 0u);
   // The rest arrives: taken once, as written.
-  WritePartialEntry(c, seq, payload, kHeaderBytes + 64 + kTrailerBytes);
+  WritePartialEntry(c, seq, where, payload, kHeaderBytes + 64 + kTrailerBytes);
   ASSERT_TRUE(c.WaitAnswer(seq));
   EXPECT_EQ(c.answers[seq].payload, Reversed(payload));
   EXPECT_EQ(host.counters().entries, 1u);
@@ -519,22 +554,21 @@ TEST(RingPath, MalformedAndLongTornEntriesAreAnsweredWithAnErrorAndCounted) {
   RingHostOptions options;
   options.torn_timeout_us = 2000;
   HostThread host(options, ReverseHandler);
-  ClientSide c(host.port(), Geometry{16, 128});
+  ClientSide c(host.port(), G(16, 128));
   ASSERT_TRUE(c.ok());
   // An entry whose length cannot fit: answered at once.
-  uint64_t bad = c.ring->TestReserve();
-  std::vector<uint8_t> slot(128);
-  ASSERT_TRUE(EncodeEntry(slot, bad, 0, Pattern(8, 1)).ok());
+  Descriptor bad_at;
+  uint64_t bad = c.ring->TestReserve(&bad_at);
+  std::vector<uint8_t> entry = EntryFor(c, bad, bad_at, Pattern(8, 1));
   const uint32_t huge = 1u << 30;
-  std::memcpy(slot.data() + 8, &huge, 4);
-  ASSERT_TRUE(c.w->Put(c.ring->TestRingKey(), c.ring->TestSlotAddress(bad), slot.data(), slot.size(), 10s).ok());
-  uint32_t tail = static_cast<uint32_t>(bad + 1);
-  ASSERT_TRUE(c.w->Put(c.ring->TestTailKey(), c.ring->TestTailAddress(), &tail, 4, 10s).ok());
+  std::memcpy(entry.data() + 8, &huge, 4);
+  PutEntryBytes(c, bad, bad_at, entry, entry.size());
   ASSERT_TRUE(c.WaitAnswer(bad));
   EXPECT_EQ(c.answers[bad].status.code(), Status::Code::kInvalidArgument);
   // A header whose body never comes: answered once the torn timeout passed.
-  uint64_t torn = c.ring->TestReserve();
-  WritePartialEntry(c, torn, Pattern(40, 2), kHeaderBytes + 8);
+  Descriptor torn_at;
+  uint64_t torn = c.ring->TestReserve(&torn_at);
+  WritePartialEntry(c, torn, torn_at, Pattern(40, 2), kHeaderBytes + 8);
   ASSERT_TRUE(c.WaitAnswer(torn));
   EXPECT_EQ(c.answers[torn].status.code(), Status::Code::kInvalidArgument);
   // The ring goes on.
@@ -548,13 +582,14 @@ TEST(RingPath, MalformedAndLongTornEntriesAreAnsweredWithAnErrorAndCounted) {
 
 TEST(RingPath, ClientKilledMidWriteStallsNobodyAndItsRingIsReclaimed) {
   HostThread host({}, ReverseHandler);
-  auto a = std::make_unique<ClientSide>(host.port(), Geometry{16, 128});
-  ClientSide b(host.port(), Geometry{16, 128});
+  auto a = std::make_unique<ClientSide>(host.port(), G(16, 128));
+  ClientSide b(host.port(), G(16, 128));
   ASSERT_TRUE(a->ok() && b.ok());
   ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.ring_count() == 2; }));
   // A dies half way through an entry, with its tail already moved.
-  const uint64_t seq = a->ring->TestReserve();
-  WritePartialEntry(*a, seq, Pattern(50, 5), kHeaderBytes + 10);
+  Descriptor where;
+  const uint64_t seq = a->ring->TestReserve(&where);
+  WritePartialEntry(*a, seq, where, Pattern(50, 5), kHeaderBytes + 10);
   a.reset();  // its Worker goes: the connection ends
   // B is served meanwhile and after.
   for (int i = 0; i < 20; ++i) {
@@ -564,7 +599,7 @@ TEST(RingPath, ClientKilledMidWriteStallsNobodyAndItsRingIsReclaimed) {
   }
   ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.ring_count() == 1 && h.counters().rings_closed == 1; }));
   // A new client gets a ring (the freed one can be reused) and is served.
-  ClientSide c(host.port(), Geometry{16, 128});
+  ClientSide c(host.port(), G(16, 128));
   ASSERT_TRUE(c.ok());
   std::optional<Answer> fresh = c.RoundTrip(Pattern(5, 9));
   ASSERT_TRUE(fresh.has_value());
@@ -592,8 +627,8 @@ TEST(RingPath, TwoTenantsReachOnlyTheirOwnRingsAndAreServedAsThemselves) {
     o.rma_path = RmaPath::kMessages;
     return o;
   };
-  ClientSide one(host.port(), Geometry{8, 128}, tenant(1));
-  ClientSide two(host.port(), Geometry{8, 128}, tenant(2));
+  ClientSide one(host.port(), G(8, 128), tenant(1));
+  ClientSide two(host.port(), G(8, 128), tenant(2));
   ASSERT_TRUE(one.ok() && two.ok());
   for (ClientSide* c : {&one, &two}) ASSERT_TRUE(c->RoundTrip(Pattern(4, 1)).has_value());
   uint32_t t1 = 0, t2 = 0;
@@ -607,7 +642,8 @@ TEST(RingPath, TwoTenantsReachOnlyTheirOwnRingsAndAreServedAsThemselves) {
   EXPECT_FALSE(one.w->Put(one.ring->TestRingKey(), two.ring->TestSlotAddress(1), junk.data(), junk.size(), 10s).ok());
   EXPECT_FALSE(one.w->Put(one.ring->TestTailKey(), two.ring->TestTailAddress(), junk.data(), 4, 10s).ok());
   EXPECT_FALSE(one.w->Put(one.ring->TestTailKey(), one.ring->TestTailAddress() + kTailBytes, junk.data(), 4, 10s).ok());
-  EXPECT_FALSE(one.w->Put(one.ring->TestRingKey(), one.ring->TestSlotAddress(0) + 8 * 128, junk.data(), 8, 10s).ok());
+  EXPECT_FALSE(one.w->Put(one.ring->TestRingKey(), one.ring->TestSlotAddress(0) + one.ring->geometry().ring_bytes(),
+                          junk.data(), 8, 10s).ok());
   // Tenant 2 is still served as before.
   std::optional<Answer> again = two.RoundTrip(Pattern(4, 2));
   ASSERT_TRUE(again.has_value());
@@ -620,10 +656,11 @@ TEST(RingPath, TwoTenantsReachOnlyTheirOwnRingsAndAreServedAsThemselves) {
 // take, or a waiter would spin without progressing its Worker.
 TEST(RingPath, DoorbellWithoutItsEntryIsNotReportedAsReadyTwice) {
   HostThread host({}, [](RingHost&, Worker&, const RingHost::Request&) {});  // never answers
-  const Geometry g{8, 128};
+  const Geometry g = G(8, 128);
   ClientSide c(host.port(), g);
   ASSERT_TRUE(c.ok());
-  const uint64_t seq = c.ring->TestReserve();
+  Descriptor where;
+  const uint64_t seq = c.ring->TestReserve(&where);
   uint8_t* memory = c.ring->TestResponseMemory();
   // Play the node: the doorbell first.
   ResponseStatus status{1, 0};
@@ -632,8 +669,15 @@ TEST(RingPath, DoorbellWithoutItsEntryIsNotReportedAsReadyTwice) {
   EXPECT_EQ(c.Take(), 0u);
   EXPECT_FALSE(c.ring->has_responses()) << "looked under this doorbell already";
   // Then the entry: taken, and nothing is reported after it.
-  std::span<uint8_t> slot(memory + kStatusBytes + g.slot_offset(seq), g.slot_bytes);
-  ASSERT_TRUE(EncodeEntry(slot, seq, kCodeOk, Pattern(5, 1)).ok());
+  if (g.layout == Layout::kDoubleLayer) {
+    std::span<uint8_t> answer(memory + kStatusBytes + g.data_offset() + where.answer_offset, where.answer_bytes);
+    ASSERT_TRUE(EncodeEntry(answer, seq, kCodeOk, Pattern(5, 1)).ok());
+    EncodeDescriptor(std::span<uint8_t>(memory + kStatusBytes + g.slot_offset(0), kDescriptorBytes), 0,
+                     Descriptor{static_cast<uint32_t>(seq), static_cast<uint32_t>(seq >> 32), 0, 0});
+  } else {
+    std::span<uint8_t> slot(memory + kStatusBytes + g.slot_offset(seq), g.slot_bytes);
+    ASSERT_TRUE(EncodeEntry(slot, seq, kCodeOk, Pattern(5, 1)).ok());
+  }
   EXPECT_EQ(c.Take(), 1u);
   EXPECT_EQ(c.answers[seq].payload, Pattern(5, 1));
   EXPECT_FALSE(c.ring->has_responses());
@@ -644,7 +688,7 @@ TEST(RingPath, IdleNodeSleepsAndOneWakeUpBringsItBack) {
   RingHostOptions options;
   options.poll_window_us = 500;
   HostThread host(options, ReverseHandler);
-  ClientSide c(host.port(), Geometry{8, 128});
+  ClientSide c(host.port(), G(8, 128));
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
   // No entries: the node publishes a sleep epoch and sleeps.
@@ -671,7 +715,7 @@ TEST(RingPath, AWakeUpAfterAGapBeyondTheLargestWindowHalvesIt) {
   options.poll_window_us = 2000;
   options.min_poll_window_us = 250;
   HostThread host(options, ReverseHandler);
-  ClientSide c(host.port(), Geometry{8, 128});
+  ClientSide c(host.port(), G(8, 128));
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
   uint32_t window = host.window_us();
@@ -702,7 +746,7 @@ TEST(RingPath, AWakeUpAfterAGapTheLargestWindowBridgesRaisesIt) {
   options.poll_window_us = 200'000;
   options.min_poll_window_us = 20'000;
   HostThread host(options, ReverseHandler);
-  ClientSide c(host.port(), Geometry{8, 128});
+  ClientSide c(host.port(), G(8, 128));
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c.RoundTrip(Pattern(9, 1)).has_value());
   for (int round = 0; round < 8 && host.window_us() > options.min_poll_window_us; ++round) {
@@ -758,7 +802,7 @@ struct HeldRequests {
 TEST(RingWait, AClientBlockedAfterPublishingItsWaitIsWokenByTheAnswer) {
   HeldRequests requests;
   HostThread host({}, requests.Handler());
-  ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), /*require_native_rma=*/true, /*busy=*/false);
+  ClientSide c(host.port(), G(8, 128), SleepsUntilWoken(), /*require_native_rma=*/true, /*busy=*/false);
   ASSERT_TRUE(c.ok()) << "no one-sided ring on this host";
   for (uint64_t round = 0; round < 3; ++round) {
     ASSERT_TRUE(c.ring->Post(Pattern(9, round)).ok());
@@ -783,8 +827,8 @@ TEST(RingWait, AClientBlockedAfterPublishingItsWaitIsWokenByTheAnswer) {
 TEST(RingWait, AnAnswerBeforeTheWaitIsSeenWithoutAMessage) {
   HeldRequests requests;
   HostThread host({}, requests.Handler());
-  ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
-  ClientSide other(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
+  ClientSide c(host.port(), G(8, 128), SleepsUntilWoken(), true, false);
+  ClientSide other(host.port(), G(8, 128), SleepsUntilWoken(), true, false);
   ASSERT_TRUE(c.ok() && other.ok());
   ASSERT_TRUE(c.ring->Post(Pattern(9, 1)).ok());
   c.Take();
@@ -831,7 +875,7 @@ TEST(RingWait, ManyBlockingClientsAndASleepyNodeLoseNoWakeUp) {
   std::atomic<int> timeouts{0}, answered{0}, failures{0};
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&, i] {
-      ClientSide c(host.port(), Geometry{8, 128}, SleepsUntilWoken(), true, false);
+      ClientSide c(host.port(), G(8, 128), SleepsUntilWoken(), true, false);
       if (!c.ok()) {
         ++failures;
         return;
@@ -919,7 +963,8 @@ TEST(RingPath, ClientWaitingOnAStalledNodeDoesNotSpin) {
   connections.nodes.push_back(node);
   uint64_t delivered = 0;
   RingSender sender(&connections, &counters, [&delivered](std::span<const uint8_t>) { ++delivered; });
-  sender.Open(RequestPath::kRing, 8, 512);
+  sender.Open(RequestPath::kRing,
+              TestLayout() == Layout::kDoubleLayer ? RingLayout::kDoubleLayer : RingLayout::kSlots, 8, 512);
   ASSERT_EQ(sender.rings(), 1u) << sender.PathOf(0);
   EventLoop loop(connections.worker.get());
   loop.Add(&sender);
@@ -937,6 +982,259 @@ TEST(RingPath, ClientWaitingOnAStalledNodeDoesNotSpin) {
   EXPECT_GE(sender.ring_polls(), 1u);
   EXPECT_LE(sender.ring_polls(), bound) << "the client polled its ring like a spinning loop";
   loop.Remove(&sender);
+}
+
+// ---- the double-layer layout (seed 004 Rcmp 5.2) ----------------------------
+
+TEST(RingFormat, DescriptorsRoundTripAndTornOnesAreNeverComplete) {
+  uint8_t slot[kDescriptorBytes] = {};
+  const Descriptor d{64, 200, 4096, 512};
+  EncodeDescriptor(slot, 41, d);
+  Descriptor back;
+  ASSERT_EQ(CopyDescriptor(slot, 41, &back), EntryState::kComplete);
+  EXPECT_EQ(back.offset, 64u);
+  EXPECT_EQ(back.bytes, 200u);
+  EXPECT_EQ(back.answer_offset, 4096u);
+  EXPECT_EQ(back.answer_bytes, 512u);
+  EXPECT_EQ(CopyDescriptor(slot, 42, &back), EntryState::kAbsent) << "another number's";
+  // Every field torn (a byte of the next lap's descriptor under this tag).
+  for (size_t i = 8; i < kDescriptorBytes; ++i) {
+    uint8_t torn[kDescriptorBytes];
+    std::memcpy(torn, slot, sizeof(torn));
+    torn[i] ^= 0x5a;
+    EXPECT_EQ(CopyDescriptor(torn, 41, &back), EntryState::kTorn) << "byte " << i;
+  }
+  ClearDescriptor(slot);
+  EXPECT_EQ(CopyDescriptor(slot, 41, &back), EntryState::kAbsent);
+}
+
+TEST(RingFormat, DoubleLayerGeometryAndItsOpenRequestAreChecked) {
+  Geometry g = MakeGeometry(Layout::kDoubleLayer, 16, 128);
+  EXPECT_EQ(g.data_bytes, 16u * 128);
+  EXPECT_EQ(g.ring_bytes(), 16u * kDescriptorBytes + 16 * 128);
+  EXPECT_EQ(g.max_payload(), 16u * 128 - kHeaderBytes - kTrailerBytes);
+  EXPECT_TRUE(g.Validate().ok());
+  OpenRequest req;
+  req.geometry = g;
+  req.response_base = 77;
+  req.response_rkey = Pattern(12, 1);
+  auto back = DecodeOpenRequest(EncodeOpenRequest(req));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->geometry.layout, Layout::kDoubleLayer);
+  EXPECT_EQ(back->geometry.data_bytes, g.data_bytes);
+  // A version 1 request (no layout) still opens a slots ring.
+  req.version = 1;
+  req.geometry = Geometry{16, 128};
+  back = DecodeOpenRequest(EncodeOpenRequest(req));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->geometry.layout, Layout::kSlots);
+  // Refused by name: an unknown layout, a data area that is no multiple of
+  // the unit or smaller than the answer space, data_bytes with slots.
+  auto refused = [](Geometry bad, const char* field) {
+    OpenRequest r;
+    r.geometry = bad;
+    r.response_rkey = Pattern(4, 2);
+    auto d = DecodeOpenRequest(EncodeOpenRequest(r));
+    ASSERT_FALSE(d.ok()) << field;
+    EXPECT_EQ(d.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(d.status().message().find(field), std::string::npos) << d.status().message();
+  };
+  Geometry bad = g;
+  bad.layout = static_cast<Layout>(7);
+  refused(bad, "layout");
+  bad = g;
+  bad.data_bytes = 1000;
+  refused(bad, "data_bytes");
+  bad = g;
+  bad.data_bytes = 64;
+  refused(bad, "data_bytes");
+  bad = Geometry{16, 128};
+  bad.data_bytes = 4096;
+  refused(bad, "data_bytes");
+  EXPECT_FALSE(ParseLayout("triple").ok());
+  EXPECT_EQ(*ParseLayout("double"), Layout::kDoubleLayer);
+}
+
+// A host that keeps every entry until the test answers it.
+struct HeldEntries {
+  std::mutex mu;
+  std::vector<RingHost::Request> requests;
+  std::vector<std::vector<uint8_t>> payloads;
+};
+
+TEST(RingDoubleLayer, ASlowAnswerHoldsBackNoOtherEntrysCredit) {
+  auto held = std::make_shared<HeldEntries>();
+  HostThread host({}, [held](RingHost&, Worker&, const RingHost::Request& r) {
+    held->requests.push_back(r);
+    held->payloads.emplace_back(r.payload.begin(), r.payload.end());
+  });
+  const Geometry g = MakeGeometry(Layout::kDoubleLayer, 8, 64);
+  ClientSide c(host.port(), g);
+  ASSERT_TRUE(c.ok());
+  for (uint32_t i = 0; i < g.slots; ++i) ASSERT_TRUE(c.ring->Post(Pattern(8, i)).ok()) << i;
+  EXPECT_FALSE(c.ring->has_credit());
+  EXPECT_EQ(c.ring->Post(Pattern(8, 99)).status().code(), Status::Code::kResourceExhausted);
+  EXPECT_EQ(c.ring->counters().refused_full, 1u);
+  ASSERT_TRUE(host.WaitFor([held, g](RingHost&) { return held->requests.size() == g.slots; }));
+  // Seq 0 stays unanswered throughout.  Every other answer frees a credit:
+  // 50 more entries pass while it waits (kSlots would refuse the 9th, whose
+  // slot is seq 0's).
+  uint64_t answered_up_to = 0;
+  for (uint64_t next = g.slots; next < g.slots + 50; ++next) {
+    const uint64_t answer = next - g.slots + 1;  // 1, 2, ...: all but seq 0
+    ASSERT_TRUE(host.Call([held, answer](RingHost& h, Worker&) {
+      ASSERT_TRUE(h.Respond(held->requests.front().ring, answer, Status::Ok(), Pattern(4, answer)).ok());
+    }));
+    ASSERT_TRUE(c.WaitAnswer(answer));
+    EXPECT_EQ(c.answers[answer].payload, Pattern(4, answer));
+    auto seq = c.ring->Post(Pattern(8, next));
+    ASSERT_TRUE(seq.ok()) << next << ": " << seq.status().ToString();
+    EXPECT_EQ(*seq, next);
+    answered_up_to = answer;
+  }
+  ASSERT_TRUE(host.WaitFor([held, g](RingHost&) { return held->requests.size() == g.slots + 50; }));
+  for (uint64_t i = 0; i < held->requests.size(); ++i) {
+    EXPECT_EQ(held->requests[i].seq, i);
+    EXPECT_EQ(held->payloads[i], Pattern(8, i)) << "entry " << i << " overwritten";
+  }
+  EXPECT_EQ(c.answers.count(0), 0u);
+  // Seq 0 answered last: its answer finds its place, nothing else changed.
+  ASSERT_TRUE(host.Call([held](RingHost& h, Worker&) {
+    ASSERT_TRUE(h.Respond(held->requests.front().ring, 0, Status::NotFound("key 0"), {}).ok());
+    EXPECT_EQ(h.Respond(held->requests.front().ring, 0, Status::Ok(), {}).code(), Status::Code::kFailedPrecondition);
+  }));
+  ASSERT_TRUE(c.WaitAnswer(0));
+  EXPECT_EQ(c.answers[0].status.code(), Status::Code::kNotFound);
+  EXPECT_EQ(c.answers[0].status.message(), "key 0");
+  EXPECT_EQ(c.ring->in_flight(), g.slots + 50 - answered_up_to - 1);
+}
+
+TEST(RingDoubleLayer, AnEntryStillBeingWrittenHoldsBackNoEntryBehindIt) {
+  RingHostOptions options;
+  options.torn_timeout_us = 60'000'000;
+  HostThread host(options, ReverseHandler);
+  ClientSide c(host.port(), MakeGeometry(Layout::kDoubleLayer, 16, 128));
+  ASSERT_TRUE(c.ok());
+  // Entry 0: descriptor and tail there, its bytes half written.
+  const std::vector<uint8_t> slow = Pattern(60, 1);
+  Descriptor where;
+  const uint64_t first = c.ring->TestReserve(&where);
+  WritePartialEntry(c, first, where, slow, kHeaderBytes + 20);
+  // Entries 1..5 behind it are served.
+  for (int i = 0; i < 5; ++i) {
+    std::optional<Answer> a = c.RoundTrip(Pattern(30 + i, 10 + i));
+    ASSERT_TRUE(a.has_value()) << i;
+    EXPECT_EQ(a->payload, Reversed(Pattern(30 + i, 10 + i)));
+  }
+  EXPECT_EQ(c.answers.count(first), 0u);
+  EXPECT_EQ(host.counters().entries, 5u);
+  // Its bytes complete: served once, as written.
+  WritePartialEntry(c, first, where, slow, EntryBytes(slow.size()));
+  ASSERT_TRUE(c.WaitAnswer(first));
+  EXPECT_EQ(c.answers[first].payload, Reversed(slow));
+  RingHostCounters hc = host.counters();
+  EXPECT_EQ(hc.entries, 6u);
+  EXPECT_EQ(hc.malformed, 0u);
+}
+
+TEST(RingDoubleLayer, EntriesOfAnyLengthUpToTheDataAreaAndSpaceComesBackInAnyOrder) {
+  // Answers held and given in a random order; entries of random lengths,
+  // many longer than the answer space (slot_bytes) and far longer than a
+  // slot of the slots layout would be.  A reference map says what each
+  // answer must be.
+  auto held = std::make_shared<HeldEntries>();
+  HostThread host({}, [held](RingHost&, Worker&, const RingHost::Request& r) {
+    std::lock_guard<std::mutex> lock(held->mu);
+    held->requests.push_back(r);
+    held->payloads.emplace_back(r.payload.begin(), r.payload.end());
+  });
+  Geometry g = MakeGeometry(Layout::kDoubleLayer, 32, 128);
+  g.data_bytes = 16384;
+  ClientSide c(host.port(), g);
+  ASSERT_TRUE(c.ok());
+  std::mt19937 rng(5);
+  std::map<uint64_t, std::vector<uint8_t>> sent;
+  uint64_t refused_space = 0;
+  size_t answered = 0;
+  while (answered < 400) {
+    // Post until refused (credit or space), then answer a random half.
+    while (sent.size() < 400) {
+      std::vector<uint8_t> p = Pattern(1 + rng() % 3000, rng());
+      auto seq = c.ring->Post(p);
+      if (!seq.ok()) {
+        ASSERT_EQ(seq.status().code(), Status::Code::kResourceExhausted) << seq.status().ToString();
+        break;
+      }
+      sent[*seq] = p;
+    }
+    refused_space = c.ring->counters().refused_space;
+    std::vector<uint64_t> due;
+    ASSERT_TRUE(host.WaitFor([&](RingHost&) {
+      std::lock_guard<std::mutex> lock(held->mu);
+      return held->requests.size() == sent.size();
+    }));
+    ASSERT_TRUE(host.Call([&](RingHost& h, Worker&) {
+      std::lock_guard<std::mutex> lock(held->mu);
+      std::vector<size_t> open;
+      for (size_t i = 0; i < held->requests.size(); ++i) {
+        if (!held->payloads[i].empty()) open.push_back(i);
+      }
+      std::shuffle(open.begin(), open.end(), rng);
+      open.resize((open.size() + 1) / 2);
+      for (size_t i : open) {
+        // The answer: the entry's first bytes reversed, as long as the
+        // reservation allows (max(entry, slot_bytes)).
+        std::vector<uint8_t> out(held->payloads[i].rbegin(), held->payloads[i].rend());
+        out.resize(std::min<size_t>(out.size(), 96));
+        ASSERT_TRUE(h.Respond(held->requests[i].ring, held->requests[i].seq, Status::Ok(), out).ok());
+        held->payloads[i].clear();
+        due.push_back(held->requests[i].seq);
+      }
+    }));
+    for (uint64_t seq : due) {
+      ASSERT_TRUE(c.WaitAnswer(seq)) << seq;
+      std::vector<uint8_t> expect(sent[seq].rbegin(), sent[seq].rend());
+      expect.resize(std::min<size_t>(expect.size(), 96));
+      EXPECT_EQ(c.answers[seq].payload, expect) << "seq " << seq;
+      ++answered;
+    }
+    if (sent.size() == 400 && answered < 400 && due.empty()) break;
+  }
+  EXPECT_EQ(answered, 400u);
+  EXPECT_GT(refused_space, 0u) << "the data area never filled: the test did not exercise its space";
+  EXPECT_EQ(c.ring->in_flight(), 0u);
+  // An answer longer than its entry's reservation is refused (the caller
+  // sends it another way); the entry still takes its answer after.
+  auto seq = c.ring->Post(Pattern(10, 1));
+  ASSERT_TRUE(seq.ok());
+  ASSERT_TRUE(host.WaitFor([&](RingHost&) {
+    std::lock_guard<std::mutex> lock(held->mu);
+    return held->requests.size() == 401;
+  }));
+  ASSERT_TRUE(host.Call([&](RingHost& h, Worker&) {
+    EXPECT_EQ(h.Respond(held->requests.back().ring, *seq, Status::Ok(), Pattern(4000, 2)).code(),
+              Status::Code::kInvalidArgument);
+    EXPECT_TRUE(h.Respond(held->requests.back().ring, *seq, Status::Ok(), {}).ok());
+  }));
+  ASSERT_TRUE(c.WaitAnswer(*seq));
+  EXPECT_TRUE(c.answers[*seq].payload.empty());
+}
+
+TEST(RingDoubleLayer, ADescriptorNamingBytesOutsideTheDataAreaIsAnsweredWithAnError) {
+  HostThread host({}, ReverseHandler);
+  ClientSide c(host.port(), MakeGeometry(Layout::kDoubleLayer, 16, 128));
+  ASSERT_TRUE(c.ok());
+  Descriptor where;
+  const uint64_t bad = c.ring->TestReserve(&where);
+  Descriptor outside = where;
+  outside.offset = c.ring->geometry().data_bytes - 32;  // its bytes run past the area's end
+  PutEntryBytes(c, bad, outside, {}, 0);
+  ASSERT_TRUE(c.WaitAnswer(bad));
+  EXPECT_EQ(c.answers[bad].status.code(), Status::Code::kInvalidArgument);
+  std::optional<Answer> good = c.RoundTrip(Pattern(20, 3));
+  ASSERT_TRUE(good.has_value());
+  EXPECT_EQ(good->payload, Reversed(Pattern(20, 3)));
+  EXPECT_EQ(host.counters().malformed, 1u);
 }
 
 }  // namespace
