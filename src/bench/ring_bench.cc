@@ -132,6 +132,7 @@ Result<RingLayoutResult> RunLayout(const RingBenchOptions& o, net::ring::Layout 
     Clock::time_point wanted;
     bool slow;
     bool measured;
+    bool waited = false;  // a post of it was refused
   };
   std::unordered_map<uint64_t, Posted> posted;
   std::vector<double> fast_us, slow_us;
@@ -159,6 +160,8 @@ Result<RingLayoutResult> RunLayout(const RingBenchOptions& o, net::ring::Layout 
       Result<uint64_t> seq = ring->Post(payload);
       if (!seq.ok()) {
         if (seq.status().code() != Status::Code::kResourceExhausted) return seq.status();
+        if (!waiting->waited && waiting->measured) ++r.entries_waited;
+        waiting->waited = true;
         break;  // no credit or room: wait for answers, the entry keeps its time
       }
       posted.emplace(*seq, *waiting);
@@ -239,7 +242,8 @@ nlohmann::json RingBenchResult::ToJson(const RingBenchOptions& o) const {
     out[r.layout] = {{"one_sided", r.one_sided},       {"seconds", r.seconds},
                      {"entries_per_s", r.entries_per_s}, {"fast", LatencyJson(r.fast)},
                      {"slow", LatencyJson(r.slow)},     {"refused_full", r.refused_full},
-                     {"refused_space", r.refused_space}, {"ring_bytes", r.ring_bytes}};
+                     {"refused_space", r.refused_space}, {"entries_waited", r.entries_waited},
+                     {"ring_bytes", r.ring_bytes}};
   }
   j["layouts"] = out;
   return j;

@@ -55,8 +55,9 @@ struct RingLayoutResult {
   double seconds = 0;
   double entries_per_s = 0;
   RingLatency fast, slow;
-  uint64_t refused_full = 0;    // posts refused: no credit
+  uint64_t refused_full = 0;    // posts refused: no credit (every retry counts)
   uint64_t refused_space = 0;   // posts refused: no room in a data area (double layer)
+  uint64_t entries_waited = 0;  // measured entries whose post was refused at least once
   uint64_t ring_bytes = 0;      // the request ring's bytes (the response side has as many)
 };
 

@@ -32,7 +32,10 @@ Result<std::vector<YcsbAblationRung>> RunYcsbAblation(const YcsbBenchOptions& ba
            "kv::Store on CPU nodes of both racks: rack-local buckets by loads and stores, other racks' offloaded "
            "(one message each); no write buffer, no RRPC",
            false, false),
-      not_built("+double ring", "not built: the double-layer ring (seed 004 5.2) does not exist"),
+      not_built("+double ring",
+                "not a rung here: the double-layer ring is built (ClientOptions::ring_layout, docs/ring.md) but the "
+                "racks talk over tcp, where the ring has no one-sided puts (each put a message); measured by "
+                "pulse bench ring"),
       not_built("+swap", fmt::format("not built: bench ycsb --swap on reports swaps as \"{}\" (pages do not move)",
                                      YcsbSwapState(base))),
       rung("+write buffer",

@@ -56,11 +56,11 @@ void AddRingBench(CLI::App& bench) {
       return;
     }
     std::cout << fmt::format("{:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "layout", "entries/s",
-                             "fast p50", "fast p99", "fast p999", "slow p50", "slow p99", "refused", "one-sided");
+                             "fast p50", "fast p99", "fast p999", "slow p50", "slow p99", "waited", "one-sided");
     for (const auto& l : r->layouts) {
       std::cout << fmt::format("{:<7} {:>10.0f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9} {:>9}\n", l.layout,
                                l.entries_per_s, l.fast.p50_us, l.fast.p99_us, l.fast.p999_us, l.slow.p50_us,
-                               l.slow.p99_us, l.refused_full + l.refused_space, l.one_sided ? "yes" : "no");
+                               l.slow.p99_us, l.entries_waited, l.one_sided ? "yes" : "no");
     }
   });
 }

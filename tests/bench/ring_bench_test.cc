@@ -27,8 +27,11 @@ TEST(RingBench, SlowEntriesHoldBackTheSlotsLayoutOnlyAndEveryEntryIsCounted) {
   }
   EXPECT_EQ(r->layouts[0].layout, "slots");
   EXPECT_GT(r->layouts[0].refused_full, 0u) << "no slow entry's slot came round busy";
+  EXPECT_GT(r->layouts[0].entries_waited, 0u);
+  EXPECT_LE(r->layouts[0].entries_waited, o.entries);
   EXPECT_EQ(r->layouts[1].layout, "double");
   EXPECT_EQ(r->layouts[1].refused_full + r->layouts[1].refused_space, 0u);
+  EXPECT_EQ(r->layouts[1].entries_waited, 0u);
   nlohmann::json j = r->ToJson(o);
   EXPECT_EQ(j["layouts"]["double"]["fast"]["count"], r->layouts[1].fast.count);
 }
