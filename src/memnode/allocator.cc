@@ -19,11 +19,45 @@ uint64_t PoolAllocator::largest_free() const {
   return best;
 }
 
+void PoolAllocator::SetPageBytes(uint64_t page_bytes) {
+  page_bytes_ = page_bytes != 0 && page_bytes % granularity_ == 0 ? page_bytes : 0;
+}
+
+std::optional<uint64_t> PoolAllocator::PagePlace(uint64_t offset, uint64_t size, uint64_t length) const {
+  const uint64_t page = page_bytes_;
+  uint64_t start = offset;
+  if (length <= page) {
+    if (start % page + length > page) start = (start / page + 1) * page;  // would cross: the next page
+  } else if (start % page != 0) {
+    start = (start / page + 1) * page;  // longer than a page: from a page boundary
+  }
+  if (start < offset || start - offset > size || size - (start - offset) < length) return std::nullopt;
+  return start;
+}
+
+void PoolAllocator::Take(std::map<uint64_t, uint64_t>::iterator it, uint64_t offset, uint64_t length) {
+  const uint64_t start = it->first, size = it->second;
+  free_.erase(it);
+  if (offset > start) free_.emplace(start, offset - start);
+  if (offset + length < start + size) free_.emplace(offset + length, start + size - offset - length);
+  allocated_.emplace(offset, Allocation{offset, length});
+  used_ += length;
+}
+
 Result<Allocation> PoolAllocator::Allocate(uint64_t bytes) {
   if (bytes == 0) return Status::InvalidArgument("alloc: bytes must be positive");
   const uint64_t units = bytes / granularity_ + (bytes % granularity_ != 0);
   // Guard the multiplication: a request beyond the pool can never fit.
   const uint64_t length = units <= capacity_ / granularity_ ? units * granularity_ : 0;
+  if (length != 0 && page_bytes_ != 0) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < length) continue;
+      if (std::optional<uint64_t> at = PagePlace(it->first, it->second, length)) {
+        Take(it, *at, length);
+        return Allocation{*at, length};
+      }
+    }
+  }
   auto it = free_.begin();
   if (length != 0) {
     while (it != free_.end() && it->second < length) ++it;
@@ -34,11 +68,7 @@ Result<Allocation> PoolAllocator::Allocate(uint64_t bytes) {
     return Status::ResourceExhausted(
         fmt::format("alloc: pool exhausted (asked {}, largest free {})", bytes, largest_free()));
   Allocation a{it->first, length};
-  const uint64_t rest = it->second - length;
-  free_.erase(it);
-  if (rest > 0) free_.emplace(a.offset + length, rest);
-  allocated_.emplace(a.offset, a);
-  used_ += length;
+  Take(it, a.offset, length);
   return a;
 }
 
@@ -53,11 +83,7 @@ Status PoolAllocator::Restore(uint64_t offset, uint64_t length) {
   const uint64_t start = it->first, size = it->second;
   if (offset + length > start + size)
     return Status::InvalidArgument(fmt::format("restore: [{:#x}, +{}) is not free", offset, length));
-  free_.erase(it);
-  if (offset > start) free_.emplace(start, offset - start);
-  if (offset + length < start + size) free_.emplace(offset + length, start + size - offset - length);
-  allocated_.emplace(offset, Allocation{offset, length});
-  used_ += length;
+  Take(it, offset, length);
   return Status::Ok();
 }
 

@@ -3,10 +3,18 @@
 // the range tables of the memory node and the switch small).  First fit over
 // an ordered free list; freeing coalesces with both neighbours.
 // Offsets are relative to the start of the pool.  Not thread-safe.
+//
+// With page bytes set (a racked node once it holds the page directory,
+// docs/tier.md), placement keeps pages movable: an allocation of at most a
+// page goes where it crosses no page boundary, a longer one starts on a
+// page boundary (so it shares no page with another allocation), each the
+// lowest such place; only if there is none does it fall back to plain
+// first fit.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "pulse/status.h"
@@ -40,6 +48,11 @@ class PoolAllocator {
   // (a page frame's, when a page is to move: docs/tier.md).
   std::vector<Allocation> Overlapping(uint64_t offset, uint64_t length) const;
 
+  // Pages of `page_bytes` from now on (0: none).  Ignored unless it is a
+  // multiple of the granularity.  Placements made before stay where they are.
+  void SetPageBytes(uint64_t page_bytes);
+  uint64_t page_bytes() const { return page_bytes_; }
+
   uint64_t granularity() const { return granularity_; }
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const { return used_; }
@@ -49,7 +62,14 @@ class PoolAllocator {
   size_t free_blocks() const { return free_.size(); }
 
  private:
+  // Where in the free block [offset, offset + size) an allocation of
+  // `length` goes under the page rule, or nullopt if nowhere in it.
+  std::optional<uint64_t> PagePlace(uint64_t offset, uint64_t size, uint64_t length) const;
+  // Allocates [offset, offset + length) out of the free block at `it`.
+  void Take(std::map<uint64_t, uint64_t>::iterator it, uint64_t offset, uint64_t length);
+
   uint64_t granularity_;
+  uint64_t page_bytes_ = 0;
   uint64_t capacity_;  // pool bytes rounded down to the granularity
   uint64_t used_ = 0;
   std::map<uint64_t, uint64_t> free_;        // offset -> length, disjoint, coalesced

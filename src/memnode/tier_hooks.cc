@@ -10,6 +10,9 @@ void MemNodeServer::AdoptPages(const nlohmann::json& table) {
     log_->Warn("the switch sent a malformed page directory: {}", adopted.status().message());
   } else if (*adopted) {
     log_->Debug("page directory version {}", pages_.version());
+    // Allocations from now on keep to pages, so that pages stay movable.
+    if (const tier::TierPush* push = pages_.push(); push != nullptr && !options_.rack.empty())
+      allocator_->SetPageBytes(push->geometry.page_size());
     WithholdForeignFrames();
   }
 }

@@ -19,6 +19,7 @@ RingClient::RingClient(Worker* worker, EndpointId ep, const Geometry& geometry)
   if (double_layer()) {
     request_space_.emplace(geometry.data_bytes, kDataUnitBytes);
     answer_space_.emplace(geometry.data_bytes, kDataUnitBytes);
+    reserved_.reserve(geometry.slots);
   }
 }
 

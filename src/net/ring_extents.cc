@@ -1,66 +1,88 @@
-// First-fit extents of a double-layer ring's data area (ring_extents.h).
+// First-fit runs of a double-layer ring's data area (ring_extents.h).
 #include "net/ring_extents.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 
 namespace pulse::net::ring {
 
 ExtentAllocator::ExtentAllocator(size_t bytes, size_t unit)
-    : unit_(unit == 0 ? 1 : unit), capacity_(bytes / unit_ * unit_), free_bytes_(capacity_) {
-  if (capacity_ > 0) free_.emplace(0, capacity_);
+    : unit_(unit == 0 ? 1 : unit), units_(bytes / unit_), free_units_(units_), used_((units_ + 63) / 64, 0) {
+  // The tail of the last word is past the end: used for good.
+  if (units_ % 64 != 0) used_.back() = ~uint64_t{0} << (units_ % 64);
 }
 
-size_t ExtentAllocator::Round(size_t bytes) const {
-  return std::max<size_t>(1, (bytes + unit_ - 1) / unit_) * unit_;
+size_t ExtentAllocator::Units(size_t bytes) const { return std::max<size_t>(1, (bytes + unit_ - 1) / unit_); }
+
+void ExtentAllocator::Mark(size_t first, size_t count, bool used) {
+  for (size_t u = first; u < first + count;) {
+    const size_t bit = u % 64;
+    const size_t n = std::min<size_t>(64 - bit, first + count - u);
+    const uint64_t mask = (n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1)) << bit;
+    if (used) {
+      used_[u / 64] |= mask;
+    } else {
+      used_[u / 64] &= ~mask;
+    }
+    u += n;
+  }
 }
 
 std::optional<size_t> ExtentAllocator::Allocate(size_t bytes) {
-  const size_t want = Round(bytes);
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    if (it->second < want) continue;
-    const size_t offset = it->first;
-    const size_t left = it->second - want;
-    free_.erase(it);
-    if (left > 0) free_.emplace(offset + want, left);
-    free_bytes_ -= want;
-    return offset;
+  const size_t want = Units(bytes);
+  if (want > free_units_) return std::nullopt;
+  while (lowest_free_word_ < used_.size() && used_[lowest_free_word_] == ~uint64_t{0}) ++lowest_free_word_;
+  size_t run = 0;
+  size_t start = 0;
+  for (size_t w = lowest_free_word_; w < used_.size(); ++w) {
+    const uint64_t word = used_[w];
+    if (word == ~uint64_t{0}) {
+      run = 0;
+      continue;
+    }
+    if (word == 0 && run + 64 < want) {  // a whole free word that does not finish the run
+      if (run == 0) start = w * 64;
+      run += 64;
+      continue;
+    }
+    for (size_t bit = 0; bit < 64; ++bit) {
+      if ((word >> bit) & 1) {
+        run = 0;
+        continue;
+      }
+      if (run == 0) start = w * 64 + bit;
+      if (++run == want) {
+        Mark(start, want, true);
+        free_units_ -= want;
+        return start * unit_;
+      }
+    }
   }
   return std::nullopt;
 }
 
 void ExtentAllocator::Free(size_t offset, size_t bytes) {
-  const size_t length = Round(bytes);
-  auto next = free_.lower_bound(offset);
-  const bool overlaps_next = next != free_.end() && offset + length > next->first;
-  const bool overlaps_prev = next != free_.begin() && std::prev(next)->first + std::prev(next)->second > offset;
-  if (offset % unit_ != 0 || offset + length > capacity_ || overlaps_next || overlaps_prev) {
+  const size_t count = Units(bytes);
+  const size_t first = offset / unit_;
+  bool allocated = offset % unit_ == 0 && first + count <= units_;
+  for (size_t u = first; allocated && u < first + count; ++u) allocated = Used(u);
+  if (!allocated) {
     std::fprintf(stderr, "ExtentAllocator::Free(%zu, %zu): not an allocated extent\n", offset, bytes);
     std::abort();
   }
-  size_t start = offset;
-  size_t end = offset + length;
-  if (next != free_.end() && next->first == end) {
-    end += next->second;
-    next = free_.erase(next);
-  }
-  if (next != free_.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == start) {
-      start = prev->first;
-      free_.erase(prev);
-    }
-  }
-  free_.emplace(start, end - start);
-  free_bytes_ += length;
+  Mark(first, count, false);
+  free_units_ += count;
+  lowest_free_word_ = std::min(lowest_free_word_, first / 64);
 }
 
 size_t ExtentAllocator::largest_free() const {
   size_t best = 0;
-  for (const auto& [offset, length] : free_) best = std::max(best, length);
-  return best;
+  for (size_t u = 0, run = 0; u < units_; ++u) {
+    run = Used(u) ? 0 : run + 1;
+    best = std::max(best, run);
+  }
+  return best * unit_;
 }
 
 }  // namespace pulse::net::ring

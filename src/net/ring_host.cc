@@ -163,7 +163,11 @@ Result<std::vector<uint8_t>> RingHost::Open(EndpointId from, std::span<const uin
   auto ring = std::make_unique<Ring>();
   ring->ep = from;
   ring->geometry = request.geometry;
-  if (request.geometry.layout == Layout::kSlots) ring->waiting.assign(request.geometry.slots, 0);
+  if (request.geometry.layout == Layout::kSlots) {
+    ring->waiting.assign(request.geometry.slots, 0);
+  } else {
+    ring->answer_at.reserve(request.geometry.slots);
+  }
   PULSE_ASSIGN_OR_RETURN(ring->response_key, worker_->ImportRkey(from, request.response_rkey));
   const uint64_t needed = kStatusBytes + request.geometry.ring_bytes();
   if (request.response_base != ring->response_key.base() || ring->response_key.size() < needed) {

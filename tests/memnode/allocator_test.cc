@@ -217,6 +217,75 @@ std::string PoolName() { return "/pulse-pool-test-" + std::to_string(getpid()); 
 
 // Overlapping (what a page to move holds) against a scan of every live
 // allocation, over random allocations and frees and random windows.
+// With pages (a racked node, docs/tier.md): random allocations and frees
+// against a reference of units; no allocation of at most a page crosses a
+// page boundary, every longer one starts on one, each at the lowest place
+// the rule allows (checked by brute force over the reference), and plain
+// first fit only where the rule has no place at all.
+TEST(MemNodeAllocator, WithPagesNoAllocationOfAPageOrLessCrossesOneAndLongerOnesStartOnOne) {
+  constexpr uint64_t kPageUnits = 8;
+  constexpr uint64_t kUnits = 8 * kPageUnits + 3;  // a partial page at the end
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    PoolAllocator a(kUnits * kUnit, kUnit);
+    a.SetPageBytes(kPageUnits * kUnit);
+    ASSERT_EQ(a.page_bytes(), kPageUnits * kUnit);
+    std::vector<bool> used(kUnits, false);
+    std::map<uint64_t, uint64_t> live;  // offset -> units
+    std::mt19937 rng(seed);
+    for (int step = 0; step < 2000; ++step) {
+      if (live.empty() || rng() % 2 == 0) {
+        const uint64_t units = 1 + rng() % (rng() % 4 == 0 ? 2 * kPageUnits : kPageUnits / 2);
+        auto free_run = [&](uint64_t at) {
+          if (at + units > kUnits) return false;
+          for (uint64_t u = at; u < at + units; ++u)
+            if (used[u]) return false;
+          return true;
+        };
+        auto ruled = [&](uint64_t at) {
+          return units <= kPageUnits ? at % kPageUnits + units <= kPageUnits : at % kPageUnits == 0;
+        };
+        std::optional<uint64_t> expect;
+        for (uint64_t at = 0; at < kUnits && !expect; ++at)
+          if (ruled(at) && free_run(at)) expect = at;
+        if (!expect) {
+          // First fit over free blocks: the lowest start of a free block long enough.
+          for (uint64_t at = 0; at < kUnits && !expect; ++at) {
+            if (used[at] || (at > 0 && !used[at - 1])) continue;
+            uint64_t run = 0;
+            while (at + run < kUnits && !used[at + run]) ++run;
+            if (run >= units) expect = at;
+          }
+        }
+        auto got = a.Allocate(units * kUnit);
+        if (!expect) {
+          ASSERT_FALSE(got.ok()) << "seed " << seed << " step " << step;
+          continue;
+        }
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        ASSERT_EQ(got->offset, *expect * kUnit) << "seed " << seed << " step " << step << " units " << units;
+        for (uint64_t u = *expect; u < *expect + units; ++u) used[u] = true;
+        live[got->offset] = units;
+      } else {
+        auto it = live.begin();
+        std::advance(it, rng() % live.size());
+        ASSERT_TRUE(a.Free(it->first).ok());
+        for (uint64_t u = it->first / kUnit; u < it->first / kUnit + it->second; ++u) used[u] = false;
+        live.erase(it);
+      }
+    }
+    EXPECT_GT(live.size(), 0u);
+  }
+  // Without pages, placement is plain first fit (an allocation crosses).
+  PoolAllocator plain(4 * kPageUnits * kUnit, kUnit);
+  ASSERT_TRUE(plain.Allocate(kUnit).ok());
+  auto crossing = plain.Allocate(kPageUnits * kUnit);
+  ASSERT_TRUE(crossing.ok());
+  EXPECT_EQ(crossing->offset, kUnit);
+  // A page that is not a multiple of the granularity is ignored.
+  plain.SetPageBytes(kUnit + 1);
+  EXPECT_EQ(plain.page_bytes(), 0u);
+}
+
 TEST(MemNodeAllocator, OverlappingListsExactlyTheAllocationsWithAByteInTheWindow) {
   std::mt19937_64 rng(16);
   PoolAllocator a(64 * kUnit, kUnit);

@@ -191,6 +191,30 @@ TEST_F(PageMoves, APageHoldingOrStraddledByAnAllocationIsRefusedByReasonAndKeeps
   EXPECT_EQ(Tier()["moved"], 0u);
 }
 
+// A racked node holding the directory places allocations by pages (step 1
+// of moving pages that hold allocations, docs/tier.md): none of a page or
+// less crosses a page boundary, a longer one starts on one.  The client
+// asks its node for slabs of ClientOptions::slab_bytes (1 MiB, this test's
+// page) and for a range of its own per larger object: after a 1.5-page
+// object, plain first fit would put the next slab across a page boundary.
+TEST_F(PageMoves, AllocationsOfAPageOrLessKeepToOnePageAndLongerOnesStartOnOne) {
+  std::unique_ptr<Client> a = testing::ConnectToRack(rack_, "a");
+  ASSERT_NE(a, nullptr);
+  const uint64_t slab = ClientOptions{}.slab_bytes;
+  ASSERT_LE(slab, kPageBytes);
+  auto big = a->Allocate(kPageBytes + kPageBytes / 2, 1);  // a range of its own
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  EXPECT_EQ(*big % kPageBytes, 0u) << std::hex << *big << ": longer than a page, not on a page boundary";
+  auto small = a->Allocate(64, 1);  // the first object of a new slab: at its start
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(*small / kPageBytes, (*small + slab - 1) / kPageBytes)
+      << std::hex << *small << ": its slab crosses a page boundary";
+  auto next = a->Allocate(kPageBytes + kPageBytes / 2, 1);  // after the slab, on a boundary again
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(*next % kPageBytes, 0u) << std::hex << *next;
+  EXPECT_GT(*next, *small);
+}
+
 TEST_F(PageMoves, ASecondRequestWhileTheFirstRunsIsDroppedAndASilentNodeFailsTheSwap) {
   const uint64_t hot = Page(1, 7);
   // Node 1 stops answering: the swap waits at its first step (page_freeze
