@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_cluster.h"
+#include "client/client_internal.h"
 #include "cluster/control_session.h"
 #include "pulse/apps/ycsb.h"
 #include "pulse/client.h"
@@ -77,6 +78,38 @@ nlohmann::json RingNodeCounters(const NodeSample& a, const NodeSample& b) {
           {"doorbells_per_entry", per_entry(delta("doorbells"))},
           {"answered_wakes_per_entry", per_entry(delta("answered_wakes"))},
           {"window_us_at_end", b.ring.count("window_us") != 0 ? b.ring.at("window_us") : 0}};
+}
+
+// What messages and one-sided operations per request are counted from
+// (KvPathResult::messages_per_request): the client's counters and, for
+// the answers written into its rings, the memory nodes' ring counters.
+struct TrafficSample {
+  uint64_t messages_sent = 0, messages_received = 0;
+  uint64_t rma_ops = 0, ring_stores = 0;
+  uint64_t node_ring_writes = 0;  // responses and doorbells
+};
+
+TrafficSample SampleTraffic(const Client& client, const NodeSample& nodes) {
+  const net::Counters& n = client.net_counters();
+  auto ring = [&](const char* name) {
+    auto it = nodes.ring.find(name);
+    return it == nodes.ring.end() ? uint64_t{0} : it->second;
+  };
+  return {n.messages_sent, n.messages_received, n.rma_ops, ClientInternal::ring_stores(client),
+          ring("responses") + ring("doorbells")};
+}
+
+// Sets r's messages and one-sided operations per request (r.ops requests)
+// from the deltas between two samples, and lists the deltas.
+void TrafficBetween(const TrafficSample& a, const TrafficSample& b, KvPathResult& r) {
+  const uint64_t sent = b.messages_sent - a.messages_sent, received = b.messages_received - a.messages_received;
+  const uint64_t rma = b.rma_ops - a.rma_ops, stores = b.ring_stores - a.ring_stores;
+  const uint64_t node = b.node_ring_writes - a.node_ring_writes;
+  const double requests = static_cast<double>(std::max<uint64_t>(r.ops, 1));
+  r.messages_per_request = static_cast<double>(sent + received) / requests;
+  r.one_sided_per_request = static_cast<double>(rma + stores + node) / requests;
+  r.traffic = {{"messages_sent", sent},   {"messages_received", received}, {"client_rma_ops", rma},
+               {"client_ring_stores", stores}, {"node_ring_writes", node}};
 }
 
 // This process's CPU time (user and system) so far: the bench is the
@@ -218,8 +251,10 @@ void SayProgress(const KvBenchOptions& o, const std::string& name, uint64_t ops,
 
 void SayResult(const KvBenchOptions& o, const KvPathResult& r) {
   if (!o.progress) return;
-  o.progress(fmt::format("[{}] concurrency {}: {:.0f} requests/s, p50 {:.1f} us, p99 {:.1f} us, memory-node CPU {:.2f} us/request",
-                         r.path, r.concurrency, r.throughput_ops, r.latency.p50_us, r.latency.p99_us, r.mn_cpu_us_per_op));
+  o.progress(fmt::format("[{}] concurrency {}: {:.0f} requests/s, p50 {:.1f} us, p99 {:.1f} us, memory-node CPU {:.2f} us/request, "
+                         "{:.2f} messages and {:.2f} one-sided ops per request",
+                         r.path, r.concurrency, r.throughput_ops, r.latency.p50_us, r.latency.p99_us, r.mn_cpu_us_per_op,
+                         r.messages_per_request, r.one_sided_per_request));
 }
 
 // The concurrency levels a run measures: the one asked for, or (0) a
@@ -244,6 +279,8 @@ Result<KvPathResult> AtSaturation(const KvBenchOptions& o, Measure measure) {
                      {"p99_us", r.latency.p99_us},
                      {"mn_cpu_us_per_op", r.mn_cpu_us_per_op},
                      {"client_cpu_us_per_op", r.client_cpu_us_per_op},
+                     {"messages_per_request", r.messages_per_request},
+                     {"one_sided_per_request", r.one_sided_per_request},
                      {"ring_node", r.ring_node}});
     SayResult(o, r);
     if (!best || r.throughput_ops > best->throughput_ops) best = std::move(r);
@@ -266,6 +303,7 @@ Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& pat
   r.path = path;
   const ClientCounters c0 = client->counters();
   PULSE_ASSIGN_OR_RETURN(NodeSample n0, SampleMemNodes(session, switch_address));
+  const TrafficSample traffic0 = SampleTraffic(*client, n0);  // the session has a Worker of its own
   std::vector<double> latencies, batch_lat;
   const uint64_t client_cpu0 = ClientCpuUs();
   const auto t0 = Clock::now();
@@ -309,6 +347,7 @@ Result<KvPathResult> MeasurePath(const KvBenchOptions& o, const std::string& pat
   const uint64_t client_cpu = ClientCpuUs() - client_cpu0;
   PULSE_ASSIGN_OR_RETURN(NodeSample n1, SampleMemNodes(session, switch_address));
   r.ops = r.gets + r.puts;
+  TrafficBetween(traffic0, SampleTraffic(*client, n1), r);
   r.throughput_ops = r.ops / r.seconds;
   r.latency_histogram = LatencyHistogram(latencies);
   r.latency = Summarize(std::move(latencies));
@@ -403,6 +442,9 @@ nlohmann::json KvBenchResult::ToJson(const KvBenchOptions& o) const {
                      {"accesses_per_put", p.accesses_per_put},
                      {"ring_requests", p.ring_requests},
                      {"ring_fallbacks", p.ring_fallbacks},
+                     {"messages_per_request", p.messages_per_request},
+                     {"one_sided_per_request", p.one_sided_per_request},
+                     {"traffic", p.traffic},
                      {"verified", p.verified}};
     if (!p.ring_node.is_null()) paths[p.path]["ring_node"] = p.ring_node;
     const std::string name = p.path == "am" ? "message" : p.path == "ring-double" ? "ring_double" : p.path;

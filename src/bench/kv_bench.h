@@ -1,9 +1,10 @@
 // `pulse bench kv`: the MICA-style KV store (pulse::kv::Store, docs/kv.md)
 // at saturation over the ring path and the active-message path (issue 15,
 // seed 002 IV-A), against a local cluster it starts (or one it joins):
-// throughput, p50/p99 per request, memory accesses per GET and PUT, and
+// throughput, p50/p99 per request, memory accesses per GET and PUT,
 // memory-node CPU per request (the nodes' cpu_us counter over the measured
-// phase, as `pulse bench app` reads it).
+// phase, as `pulse bench app` reads it), and messages and one-sided
+// operations per request (KvPathResult).
 #pragma once
 
 #include <cstdint>
@@ -58,6 +59,18 @@ struct KvPathResult {
   double accesses_per_get = 0, accesses_per_put = 0;
   uint64_t ring_requests = 0, ring_fallbacks = 0;
   uint64_t verified = 0;              // GET answers checked against the values loaded
+  // Per request, counter deltas over the measured phase divided by `ops`
+  // (TrafficBetween in kv_bench.cc).  Messages: the active messages this
+  // client sent and received (net::Counters messages_sent and
+  // messages_received: requests or their batches, answers, ring wake-ups
+  // and their answers).  One-sided operations: the client's Get/Put
+  // operations (rma_ops), its writes into rings mapped into its address
+  // space (ClientInternal::ring_stores: entries, tails, wait words on one
+  // host), and the memory nodes' responses and doorbells written into its
+  // response rings (their `stats`.ring).  `traffic` holds the deltas.
+  double messages_per_request = 0;
+  double one_sided_per_request = 0;
+  nlohmann::json traffic;
   // The ring path only: the memory nodes' ring serving per entry taken
   // (scans of the tails, empty scans, sleeps, wake-ups, doorbells; see
   // RingNodeCounters in kv_bench.cc); null for the other paths.

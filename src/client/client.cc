@@ -366,4 +366,6 @@ net::EndpointId ClientInternal::switch_endpoint(const Client& client) {
 
 EventLoop& ClientInternal::loop(Client& client) { return *client.impl_->loop; }
 
+uint64_t ClientInternal::ring_stores(const Client& client) { return client.impl_->rings->ring_stores(); }
+
 }  // namespace pulse

@@ -25,6 +25,11 @@ struct ClientInternal {
   static net::EndpointId switch_endpoint(const Client& client);
   // The loop every wait of this client runs.
   static EventLoop& loop(Client& client);
+  // Writes this client made into memory nodes' rings mapped into its
+  // address space, as plain stores (one host: entries, tails, wait words;
+  // RingSender::ring_stores): one-sided operations that
+  // Client::net_counters().rma_ops does not count.  Only grows.
+  static uint64_t ring_stores(const Client& client);
 };
 
 }  // namespace pulse

@@ -95,9 +95,16 @@ void RingSender::OnDisconnect(net::EndpointId ep) {
   for (auto it = rings_.begin(); it != rings_.end(); ++it) {
     if (it->second.ep != ep) continue;
     no_ring_[it->first] = "connection lost";
+    dropped_ring_stores_ += it->second.ring->counters().stores;
     rings_.erase(it);
     return;
   }
+}
+
+uint64_t RingSender::ring_stores() const {
+  uint64_t stores = dropped_ring_stores_;
+  for (const auto& [node, r] : rings_) stores += r.ring->counters().stores;
+  return stores;
 }
 
 std::string RingSender::PathOf(uint32_t node) const {

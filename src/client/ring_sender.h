@@ -100,6 +100,10 @@ class RingSender final : public EventSource {
   // How many times RunReady looked at the rings (each ring's Poll), for
   // tests and stats: bounded while the memory node stalls.
   uint64_t ring_polls() const { return ring_polls_; }
+  // The rings' writes into their nodes' memory done as plain stores
+  // (RingClientCounters::stores, rings since dropped included): the
+  // client's one-sided operations that net::Counters::rma_ops misses.
+  uint64_t ring_stores() const;
 
   // EventSource: answers are taken in RunReady; while entries are in
   // flight the next deadline is the schedule's next poll (RingPollSchedule:
@@ -130,6 +134,7 @@ class RingSender final : public EventSource {
   std::map<uint32_t, std::string> no_ring_;     // by node id: why not
   RingPollSchedule schedule_;
   uint64_t ring_polls_ = 0;
+  uint64_t dropped_ring_stores_ = 0;  // ring_stores() of the rings OnDisconnect dropped
   uint64_t wakeups_ = 0;  // the Worker's wake-ups from sleep at the last poll
 };
 

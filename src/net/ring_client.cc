@@ -133,7 +133,10 @@ void RingClient::Release(const Descriptor& where) {
 }
 
 Status RingClient::PutAt(size_t offset, size_t bytes) {
-  if (ring_memory_ != nullptr) return Status::Ok();  // written in place already
+  if (ring_memory_ != nullptr) {  // written in place already
+    ++counters_.stores;
+    return Status::Ok();
+  }
   std::shared_ptr<size_t> pending = puts_in_flight_;
   ++*pending;
   Status s = worker_->PutAsync(ring_key_, ring_base_ + offset, staging_.data() + offset, bytes,
@@ -171,6 +174,7 @@ Result<uint64_t> RingClient::PostDoubleLayer(std::span<const uint8_t> payload) {
   ++counters_.posted;
   if (ring_memory_ != nullptr) {
     std::atomic_ref<uint32_t>(*tail_memory_).store(static_cast<uint32_t>(next_seq_), std::memory_order_release);
+    ++counters_.stores;
     return seq;
   }
   PULSE_RETURN_IF_ERROR(WriteTail());
@@ -199,6 +203,7 @@ Result<uint64_t> RingClient::Post(std::span<const uint8_t> payload) {
     ++in_flight_;
     ++counters_.posted;
     std::atomic_ref<uint32_t>(*tail_memory_).store(static_cast<uint32_t>(next_seq_), std::memory_order_release);
+    counters_.stores += 2;  // the entry and the tail
     return seq;
   }
   std::span<uint8_t> out(staging_.data() + offset, geometry_.slot_bytes);
@@ -237,6 +242,7 @@ bool RingClient::PrepareToWait() {
   if (in_flight_ == 0) return true;
   wait_epoch_ = wait_epoch_ + 1 == 0 ? 1 : wait_epoch_ + 1;
   std::atomic_ref<uint32_t>(*wait_word_).store(wait_epoch_, std::memory_order_relaxed);
+  ++counters_.stores;
   // The wait word's store before the doorbell's load (has_responses), the
   // counterpart of the node's fence in RingHost::FlushDoorbells.
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -249,6 +255,7 @@ void RingClient::DoneWaiting() {
   if (!waiting_) return;
   waiting_ = false;
   std::atomic_ref<uint32_t>(*wait_word_).store(0, std::memory_order_relaxed);
+  ++counters_.stores;
 }
 
 bool RingClient::has_responses() const {

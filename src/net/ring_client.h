@@ -67,6 +67,12 @@ struct RingClientCounters {
   uint64_t wakes_sent = 0;
   uint64_t polls = 0;
   uint64_t waits = 0;  // PrepareToWait() calls that published a wait epoch
+  // Writes into the node's ring and tail mapped here (entry, descriptor,
+  // tail; the wait word's epoch and its clearing) done as plain stores, so
+  // not in the Worker's rma_ops: where the ring is not mapped the first
+  // three are puts there and the wait word is not used.  A client's
+  // one-sided operations are rma_ops plus these, on any transport.
+  uint64_t stores = 0;
 };
 
 class RingClient {

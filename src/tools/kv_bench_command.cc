@@ -20,7 +20,7 @@ void AddKvBench(CLI::App& bench) {
       "kv",
       "pulse::kv::Store (MICA-style: tagged set-associative buckets, offloaded GET/PUT) at saturation over\n"
       "the ring path and the active-message path: throughput, p50/p99, memory accesses per GET and PUT,\n"
-      "memory-node CPU per request.  With no flags: 100% GET, uniform keys, both paths.  The path flag\n"
+      "memory-node CPU, messages and one-sided operations per request.  With no flags: 100% GET, uniform keys, both paths.  The path flag\n"
       "overrides $PULSE_REQUEST_PATH.");
   cmd->add_option("--path", opts->path,
                   "ring (slots layout) | ring-double (double-layer rings, seed 004 5.2) | am (messages) |\n"
@@ -70,12 +70,14 @@ void AddKvBench(CLI::App& bench) {
       std::cout << r->ToJson(*opts).dump(2) << std::endl;
       return;
     }
-    std::cout << fmt::format("{:<11} {:>6} {:>12} {:>9} {:>9} {:>14} {:>12} {:>12}\n", "path", "conc", "requests/s",
-                             "p50 us", "p99 us", "mn cpu us/req", "ring reqs", "fallbacks");
+    std::cout << fmt::format("{:<11} {:>6} {:>12} {:>9} {:>9} {:>14} {:>9} {:>12} {:>12} {:>12}\n", "path", "conc",
+                             "requests/s", "p50 us", "p99 us", "mn cpu us/req", "msgs/req", "1-sided/req", "ring reqs",
+                             "fallbacks");
     for (const auto& p : r->paths)
-      std::cout << fmt::format("{:<11} {:>6} {:>12.0f} {:>9.1f} {:>9.1f} {:>14.2f} {:>12} {:>12}\n", p.path,
-                               p.concurrency, p.throughput_ops, p.latency.p50_us, p.latency.p99_us,
-                               p.mn_cpu_us_per_op, p.ring_requests, p.ring_fallbacks);
+      std::cout << fmt::format("{:<11} {:>6} {:>12.0f} {:>9.1f} {:>9.1f} {:>14.2f} {:>9.2f} {:>12.2f} {:>12} {:>12}\n",
+                               p.path, p.concurrency, p.throughput_ops, p.latency.p50_us, p.latency.p99_us,
+                               p.mn_cpu_us_per_op, p.messages_per_request, p.one_sided_per_request, p.ring_requests,
+                               p.ring_fallbacks);
     std::cout << fmt::format("memory accesses per GET {:.2f}, per PUT {:.2f} ({}); load {:.1f}\n",
                              r->accesses_per_get, r->accesses_per_put, r->accesses_per_put_from, r->load_average);
   });

@@ -9,8 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <functional>
 #include <map>
 #include <random>
+#include <string>
 
 #include "client/client_internal.h"
 #include "pulse/cluster.h"
@@ -158,6 +162,11 @@ class TxChain : public ::testing::Test {
       for (const TxWrite& w : a->tx.writes) ref[w.offset] = w.data;
       for (; r != readers.end() && r->first == seq; ++r) check_reads(*r->second);
     }
+    CheckReplicas(replicas, value);
+  }
+  // Every replica's kKeys slots equal `value` of each slot's offset.
+  void CheckReplicas(const std::vector<uint32_t>& replicas,
+                     const std::function<std::vector<uint8_t>(uint64_t)>& value) {
     for (uint32_t node : replicas) {
       auto bytes = chain_->ReadReplica(node, 0, kKeys * kSlot);
       ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
@@ -165,6 +174,71 @@ class TxChain : public ::testing::Test {
         std::vector<uint8_t> got(bytes->begin() + k * kSlot, bytes->begin() + (k + 1) * kSlot);
         EXPECT_EQ(got, value(k * kSlot)) << "replica " << node << " key " << k;
       }
+    }
+  }
+
+  // `ops` random transactions from the creator, one at a time, each run by
+  // ExecuteHyperLoop with probability `hyperloop_share` and by Execute
+  // otherwise, against a serial reference (std::map): each one's reads
+  // equal the reference before its writes; the chain numbers every write
+  // of a HyperLoop transaction (one chain walk per write) and every
+  // Execute with writes once, so the sequence numbers continue from the
+  // last; each replica ends equal to the reference, having logged them
+  // all; and the client did one one-sided read per HyperLoop read and sent
+  // one request per HyperLoop write and per Execute.
+  void RunSeriallyAgainstReference(uint64_t ops, double hyperloop_share) {
+    std::mt19937_64 rng(25);
+    std::bernoulli_distribution by_hyperloop(hyperloop_share);
+    std::map<uint64_t, std::vector<uint8_t>> ref;  // slot offset -> bytes (absent: zeroes)
+    auto value = [&](uint64_t off) { return ref.count(off) ? ref[off] : std::vector<uint8_t>(kSlot, 0); };
+    std::map<uint64_t, bool> by_hyperloop_last;  // slot offset -> whether a HyperLoop write was its last
+    uint64_t crossed_reads = 0;  // reads of a slot the other way of running last wrote
+    const ChainCounters before = chain_->counters();
+    uint64_t seq = 0, hyperloop_reads = 0, requests = 0, hyperloop_runs = 0;
+    for (uint64_t i = 0; i < ops; ++i) {
+      const Transaction tx = RandomTx(rng, i + 1);
+      const bool hyperloop = by_hyperloop(rng);
+      const std::string what = fmt::format("transaction {} ({} reads, {} writes) by {}", i, tx.reads.size(),
+                                           tx.writes.size(), hyperloop ? "ExecuteHyperLoop" : "Execute");
+      Result<TxOutcome> r = hyperloop ? chain_->ExecuteHyperLoop(tx) : chain_->Execute(tx);
+      ASSERT_TRUE(r.ok()) << what << ": " << r.status().ToString();
+      ASSERT_EQ(r->values.size(), tx.reads.size()) << what;
+      for (size_t k = 0; k < tx.reads.size(); ++k) {
+        EXPECT_EQ(r->values[k], value(tx.reads[k].offset)) << what << ", read " << k;
+        auto last = by_hyperloop_last.find(tx.reads[k].offset);
+        if (last != by_hyperloop_last.end() && last->second != hyperloop) ++crossed_reads;
+      }
+      for (const TxWrite& w : tx.writes) {
+        ref[w.offset] = w.data;
+        by_hyperloop_last[w.offset] = hyperloop;
+      }
+      if (!tx.writes.empty()) {
+        seq += hyperloop ? tx.writes.size() : 1;
+        EXPECT_EQ(r->seq, seq) << what;
+      }
+      if (hyperloop) {
+        ++hyperloop_runs;
+        hyperloop_reads += tx.reads.size();
+        requests += tx.writes.size();
+      } else {
+        ++requests;
+      }
+    }
+    const ChainCounters after = chain_->counters();
+    if (hyperloop_share > 0 && hyperloop_share < 1 && ops >= 100) {
+      // Enough to be sure (fixed seed) that both ways ran and read each other's writes.
+      EXPECT_GT(hyperloop_runs, 0u);
+      EXPECT_LT(hyperloop_runs, ops);
+      EXPECT_GT(crossed_reads, 0u);
+    }
+    EXPECT_EQ(after.one_sided_reads - before.one_sided_reads, hyperloop_reads);
+    EXPECT_EQ((after.messages_sent - after.retransmissions) - (before.messages_sent - before.retransmissions), requests);
+    EXPECT_EQ(after.errors, before.errors);
+    CheckReplicas({0, 1, 2}, value);
+    for (uint32_t node = 0; node < kNodes; ++node) {
+      auto logged = chain_->LastLogged(node);
+      ASSERT_TRUE(logged.ok()) << logged.status().ToString();
+      EXPECT_EQ(*logged, seq) << "node " << node;
     }
   }
 
@@ -267,6 +341,16 @@ TEST_F(TxChain, ConcurrentClientsMatchASerialReference) {
     EXPECT_EQ(n(ring[node], "service_entries"), from_before + from_after) << "node " << node << ": " << ring[node].dump();
     EXPECT_EQ(n(ring[node], "service_refused"), 0u) << ring[node].dump();
   }
+}
+
+// The HyperLoop-like baseline alone: random transactions, one at a time,
+// against the serial reference (RunSeriallyAgainstReference).
+TEST_F(TxChain, HyperLoopMatchesASerialReference) { RunSeriallyAgainstReference(ds::testing::ScaledOps(200), 1.0); }
+
+// HyperLoop and Execute interleaved at random on the same keys: each sees
+// what the other committed, as the serial reference says.
+TEST_F(TxChain, HyperLoopAndExecuteInterleavedOnTheSameKeysMatchASerialReference) {
+  RunSeriallyAgainstReference(ds::testing::ScaledOps(200), 0.5);
 }
 
 // Kills member `victim` mid-run, checks the shrunk chain, restarts and
