@@ -108,8 +108,6 @@ json StatusJson(const ClusterState& state, const std::vector<NodeStatus>& nodes)
 
 std::string HumanBytes(uint64_t bytes) { return DescribeBytes(bytes); }
 
-// Far-memory traffic (docs/farmem_agent.md): a memory node's bytes by class
-// when it served any, the agent's caches; empty otherwise.
 std::string FarmemLine(const NodeProcess& n, const json& c) {
   if (n.role == Role::kAgent)
     return fmt::format("  {}: {} host pages read, {} written; static hits {}, dynamic hits {} ({:.0f}%), {} batches, "

@@ -50,6 +50,14 @@ std::vector<std::string> Problems(const std::vector<NodeStatus>& nodes);
 // 1.0 MiB durable (3 allocations)", one line each (none for an empty pool).
 std::string TenantUseTable(const std::vector<NodeStatus>& nodes);
 
+// The far-memory line of `pulse cluster status`'s table for node `n` with
+// the `counters` of its stats (docs/farmem_agent.md): a memory node's
+// memory-agent traffic by class ("  memnode-0 far memory: on-demand 1.0 MiB,
+// prefetch ..., write-back ..., static load ..., preload ...\n"), empty
+// when it has no `farmem` counters or moved no bytes; the offload agent's
+// host pages, cache hits, batches and CPU seconds.  Declared here for tests.
+std::string FarmemLine(const NodeProcess& n, const nlohmann::json& counters);
+
 // 1536 -> "1.5 KiB".
 std::string HumanBytes(uint64_t bytes);
 

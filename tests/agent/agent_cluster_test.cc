@@ -6,7 +6,9 @@
 // from the agent's static cache; a second writer is refused; the memory
 // nodes count the traffic by class; the agent killed or stopped, or a
 // memory node killed, mid-run gives clear errors (naming the agent / the
-// memory node, and the region), never a hang.
+// memory node, and the region), never a hang; under the host agent's pager
+// (AgentClusterDeathTest) such a fault ends the process with a message
+// naming the region and the agent / the memory node.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -22,7 +24,9 @@
 
 #include "cluster/launcher.h"
 #include "cluster/process.h"
+#include "farmem/host_agent_testing.h"
 #include "pulse/farmem/agent_backend.h"
+#include "pulse/farmem/host_agent.h"
 #include "support/local_rack.h"
 #include "support/node_process.h"
 
@@ -66,6 +70,17 @@ class AgentCluster : public ::testing::Test {
     auto b = AgentBackend::Connect(o);
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? std::move(*b) : nullptr;
+  }
+
+  // The host agent's options for paging through this agent (agent mode:
+  // AgentBackend, made by the backend factory), 64 KiB pages.
+  HostAgentOptions PagerOptions(uint64_t buffer_bytes) const {
+    HostAgentOptions o;
+    o.mode = BackendMode::kAgent;
+    o.agent_address = address_;
+    o.page_bytes = kPage;
+    o.buffer_bytes = buffer_bytes;
+    return o;
   }
 
   // A memory-node counter of the memory agent, summed over both nodes.
@@ -324,6 +339,97 @@ TEST_F(AgentCluster, AMemoryNodeKilledMidRunGivesAnErrorNamingIt) {
   }
   EXPECT_GT(failed, 0) << "some chunks were on memory node 1";
   EXPECT_GT(served, 0) << "memory node 0 still serves its chunks";
+}
+
+// The host agent's pager over AgentBackend on a region four times its
+// buffer, written and read whole: the process's resident memory grows by at
+// most the buffer plus a fixed overhead, 8 MiB as for the SSD baseline
+// (LocalFileBackendTest's test of the same name): the pager's per-page
+// state, the backend's buffers, and the lanes' UCX buffers, which grow with
+// the traffic after the sample taken before it (1.6-2.8 MiB measured with
+// an 8 or 32 MiB buffer; docs/graph.md has `pulse bench graph`'s figures).
+// Not under AddressSanitizer: its quarantine keeps every freed request
+// buffer (one per write-back) resident, so RSS measures the quarantine.
+TEST_F(AgentCluster, ResidentMemoryStaysWithinTheBuffer) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed buffers resident";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed buffers resident";
+#endif
+#endif
+  StartAgent();
+  constexpr uint64_t kBuffer = 32 << 20, kOverhead = 8 << 20;
+  auto host = HostAgent::Create(PagerOptions(kBuffer));
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  const uint64_t before = ResidentBytes();
+  ASSERT_GT(before, 0u);
+  const uint64_t peak = testing::PeakResidentWhileWritingAndReading(host->get(), "big", 4 * kBuffer);
+  ASSERT_GT(peak, 0u);
+  EXPECT_LE(peak, before + kBuffer + kOverhead) << "before " << before << " peak " << peak;
+  EXPECT_GT((*host)->stats().pages_written_back, 0u);
+}
+
+// The same failures end to end: the host agent's pager over AgentBackend
+// against the fixture's agent.  A fault the pager cannot serve cannot be
+// reported to the faulting thread, which waits in the kernel, so the
+// process must end with exit code 70 and a message naming the region and
+// the agent or the memory node, never hang.
+// The scenario runs in the death test's child ("threadsafe" style re-runs
+// the test there, SetUp included, so it kills the child's own agent and
+// memory node; they die with the child through PR_SET_PDEATHSIG).
+class AgentClusterDeathTest : public AgentCluster {
+ protected:
+  // Maps region 'victim' of `pages` pages through a host agent in agent
+  // mode, a buffer of 8 pages.  Exits with a code of its own (not 70) when
+  // the setup fails, so that failure cannot pass for the one tested.
+  char* MapVictim(uint64_t pages) {
+    auto host = HostAgent::Create(PagerOptions(8 * kPage));
+    if (!host.ok()) std::_Exit(2);
+    host_ = std::move(*host);
+    auto r = host_->MapAnonymous("victim", pages * kPage);
+    if (!r.ok()) std::_Exit(3);
+    return static_cast<char*>((*r)->base);
+  }
+
+  // A fault in the victim's page `page` (a read: the page is not resident).
+  static char Touch(const char* base, uint64_t page) { return static_cast<const volatile char*>(base)[page * kPage]; }
+
+  std::unique_ptr<HostAgent> host_;
+};
+
+TEST_F(AgentClusterDeathTest, TheAgentKilledEndsTheProcessNamingTheRegionAndTheAgent) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  StartAgent();
+  EXPECT_EXIT(
+      {
+        char* base = MapVictim(32);
+        // Paging works: a write fault, then the byte reads back.
+        base[0] = 42;
+        if (Touch(base, 0) != 42) std::_Exit(4);
+        agent_->Kill();
+        Touch(base, 16);
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(70), "cannot serve a fault in region 'victim'.*pulse agent at 127\\.0\\.0\\.1:[0-9]+");
+}
+
+TEST_F(AgentClusterDeathTest, AMemoryNodeKilledEndsTheProcessNamingTheRegionAndTheNode) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // Proxy: no cache or prefetch can serve a page without the memory node.
+  StartAgent({"--mode", "proxy"});
+  EXPECT_EXIT(
+      {
+        // 128 pages: four 2 MiB chunks, spread over both memory nodes.
+        char* base = MapVictim(128);
+        base[0] = 42;
+        if (Touch(base, 0) != 42) std::_Exit(4);
+        rack_.memnode(1).Kill();
+        // One page of each chunk: the first on memory node 1 cannot be served.
+        for (uint64_t page = 1; page < 128; page += 32) Touch(base, page);
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(70), "cannot serve a fault in region 'victim'.*memory node 1");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -66,6 +67,33 @@ inline std::pair<Region*, std::vector<char>> WriteAndReadBackFourBuffers(HostAge
   EXPECT_LE(s.peak_resident_pages, buffer_pages);
   EXPECT_TRUE(agent->Flush(*r).ok());
   return {*r, std::move(pattern)};
+}
+
+// Maps region `name` of `bytes` (writable), writes a word pattern over all
+// of it and reads it back (with `bytes` over the buffer, every page is
+// faulted in, dirtied, written back, evicted and fetched again), sampling
+// the process's resident memory every 512 KiB of the array.  Returns the
+// peak sample; 0 (the test failed) if the region cannot be mapped or a
+// word reads back wrong.
+inline uint64_t PeakResidentWhileWritingAndReading(HostAgent* agent, const std::string& name, uint64_t bytes) {
+  auto r = agent->MapAnonymous(name, bytes);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return 0;
+  auto* words = static_cast<uint64_t*>((*r)->base);
+  const uint64_t n = bytes / 8;
+  uint64_t peak = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    words[i] = i * 0x9e3779b97f4a7c15ull;
+    if (i % 65536 == 0) peak = std::max(peak, ResidentBytes());
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    if (words[i] != i * 0x9e3779b97f4a7c15ull) {
+      ADD_FAILURE() << "region '" << name << "': word " << i << " did not survive the round trip";
+      return 0;
+    }
+    if (i % 65536 == 0) peak = std::max(peak, ResidentBytes());
+  }
+  return peak;
 }
 
 }  // namespace pulse::farmem::testing
