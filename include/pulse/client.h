@@ -269,9 +269,13 @@ struct ClientCounters {
   // through the switch (switch routing, or a fall-back), and redirects: a
   // memory node returned a request unrun because it does not own cur_ptr
   // (this client's routing table was stale); it is re-sent through the switch.
+  // A redirect naming a newer table version than this client's asks the
+  // switch for its table (table_refreshes: one per newer version seen); the
+  // table arrives as the switch's push.
   uint64_t direct_sends = 0;
   uint64_t switch_sends = 0;
   uint64_t redirects = 0;
+  uint64_t table_refreshes = 0;
   // Critical-path accounting of offloaded traversals, summed when each ends:
   // the messages its answer travelled, request to response, over every
   // re-issue and re-send the answer needed (TraversalMessage::legs), and

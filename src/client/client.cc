@@ -94,6 +94,13 @@ struct Client::Impl final : TraversalPath {
     return SendToSwitch(m);
   }
   uint32_t routing_version() const override { return connections.routing_table.version(); }
+  void RefreshTable(uint32_t seen) override {
+    // Once per newer version: the redirects of one stale table come in bursts.
+    if (seen <= table_asked_for_ || !connections.worker->IsConnected(connections.switch_ep)) return;
+    table_asked_for_ = seen;
+    if (connections.worker->Send(connections.switch_ep, kAmRouting, std::span<const uint8_t>()).ok()) ++counters.table_refreshes;
+  }
+  uint32_t table_asked_for_ = 0;  // the newest version RefreshTable asked the switch for
   std::optional<uint32_t> NodeOf(uint64_t addr) const override {
     const MemNode* n = connections.NodeFor(addr);
     if (n == nullptr) return std::nullopt;

@@ -130,6 +130,7 @@ void TraversalTracker::OnMessage(std::span<const uint8_t> payload) {
     // The switch routes by the authoritative table (ours catches up with its
     // next push).  Same id: exactly-once holds for STORE-bearing requests.
     ++counters_->redirects;
+    if (m.routing_version > path_->routing_version()) path_->RefreshTable(m.routing_version);
     tracker_.Restart(id);
     if (!path_->SendToSwitch(p.request).ok()) tracker_.ExpireNow(id);
     return;

@@ -38,6 +38,10 @@ class TraversalPath {
   virtual Status Send(const TraversalMessage& m) { return SendToSwitch(m); }
   // The version of the routing table Send routes with (0: none).
   virtual uint32_t routing_version() const { return 0; }
+  // A memory node redirected a request holding table version `seen`, newer
+  // than routing_version(): ask the switch for its table (it comes back as
+  // a push, adopted like any).  Asynchronous; nothing to wait for.
+  virtual void RefreshTable(uint32_t seen) = 0;
   // The memory node owning far address addr, if any.
   virtual std::optional<uint32_t> NodeOf(uint64_t addr) const = 0;
   // Whether the switch connection is lost, and an attempt to get it back

@@ -49,6 +49,14 @@ SwitchServer::SwitchServer(const SwitchServerOptions& options, const node::NodeL
     OnRpcRequest(from, p);
   });
   worker_->SetHandler(kAmRpcReply, [this](net::EndpointId from, std::span<const uint8_t> p) { OnRpcReply(from, p); });
+  // An empty kAmRouting asks for the table: a CPU node a memory node
+  // redirected with a newer version than its own (TraversalPath::
+  // RefreshTable).  Any other payload is not a request and is dropped.
+  worker_->SetHandler(kAmRouting, [this](net::EndpointId from, std::span<const uint8_t> p) {
+    if (!p.empty()) return;
+    ++counters_.table_requests;
+    SendRouting(from, RoutingPayload().dump());
+  });
   worker_->SetDisconnectHandler([this](net::EndpointId ep, const Status& why) { OnDisconnect(ep, why); });
   worker_->SetAcceptHandler([this](net::EndpointId ep, const std::string& peer) {
     log_->Debug("connection {} from {}", ep, peer);
@@ -340,14 +348,15 @@ void SwitchServer::AddRouting(json* answer) const {
   (*answer)["table"] = RoutingPayload();
 }
 
+void SwitchServer::SendRouting(net::EndpointId ep, const std::string& table) {
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(table.data()), table.size());
+  if (worker_->Send(ep, kAmRouting, bytes).ok()) ++counters_.routing_pushes;
+}
+
 void SwitchServer::PushRouting() {
   const std::string table = RoutingPayload().dump();
-  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(table.data()), table.size());
-  auto push = [&](net::EndpointId ep) {
-    if (worker_->Send(ep, kAmRouting, bytes).ok()) ++counters_.routing_pushes;
-  };
-  for (const auto& [ep, id] : memnode_of_) push(ep);
-  for (const auto& [id, ep] : cpu_eps_) push(ep);
+  for (const auto& [ep, id] : memnode_of_) SendRouting(ep, table);
+  for (const auto& [id, ep] : cpu_eps_) SendRouting(ep, table);
   log_->Debug("routing table version {} pushed (page directory version {})", routing_.version(),
               directory_.state().directory.version());
 }
@@ -519,6 +528,7 @@ json SwitchServer::Stats() const {
               {"routing", RoutingModeName(options_.routing)},
               {"routing_version", routing_.version()},
               {"routing_pushes", counters_.routing_pushes},
+              {"table_requests", counters_.table_requests},
               {"tier", directory_.StatsJson()},
               {"swaps", swaps_.StatsJson()},
               {"memnodes", memnodes_.size()},

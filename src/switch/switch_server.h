@@ -107,6 +107,7 @@ struct SwitchCounters {
   uint64_t rpc_dropped = 0;           // malformed, or for a CPU node that is gone
   uint64_t rpc_bytes = 0;             // of the forwarded messages
   uint64_t routing_pushes = 0;        // routing tables pushed (one per receiver)
+  uint64_t table_requests = 0;        // tables asked for by CPU nodes a redirect found stale
   InboundBatches batches_in;          // kAmBatch envelopes received
 };
 
@@ -176,6 +177,8 @@ class SwitchServer {
   void AddRouting(nlohmann::json* answer) const;
   // Sends the routing table to every connected memory node and CPU node.
   void PushRouting();
+  // Sends `table` (RoutingPayload's text) to `ep` as a kAmRouting push.
+  void SendRouting(net::EndpointId ep, const std::string& table);
   // Tells the swap driver the directory and the live memory nodes.
   void UpdateSwapView();
   // Applies a swap the driver committed and takes its finished requests.

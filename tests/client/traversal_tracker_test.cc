@@ -37,6 +37,7 @@ class FakePath final : public TraversalPath {
     return Status::Ok();
   }
   uint32_t routing_version() const override { return 7; }
+  void RefreshTable(uint32_t seen) override { refreshes.push_back(seen); }
   std::optional<uint32_t> NodeOf(uint64_t addr) const override {
     if (addr >= 0x1000 && addr < 0x2000) return 0;
     if (addr >= 0x2000 && addr < 0x3000) return 1;
@@ -55,6 +56,7 @@ class FakePath final : public TraversalPath {
 
   std::vector<TraversalMessage> sent;
   std::vector<TraversalMessage> direct;
+  std::vector<uint32_t> refreshes;  // RefreshTable's arguments
   bool direct_routing = false;
   bool fail_sends = false;
   bool down = false;
@@ -177,6 +179,7 @@ TEST_F(TraversalTrackerTest, ARedirectIsResentThroughTheSwitchUnderTheSameId) {
   Deliver(redirect);
   EXPECT_TRUE(outcomes.empty());
   EXPECT_EQ(counters.redirects, 1u);
+  EXPECT_EQ(path.refreshes, std::vector<uint32_t>{9}) << "the node's table (9) is newer than ours (7)";
   ASSERT_EQ(path.sent.size(), 1u) << "re-sent through the switch";
   EXPECT_EQ(path.sent[0].request_id, req.request_id) << "same id: a STORE-bearing request stays exactly-once";
   EXPECT_EQ(path.sent[0].cur_ptr, req.cur_ptr);
@@ -191,6 +194,25 @@ TEST_F(TraversalTrackerTest, ARedirectIsResentThroughTheSwitchUnderTheSameId) {
   Run(milliseconds(500));  // nothing left to re-send
   EXPECT_EQ(path.sent.size(), 1u);
   EXPECT_EQ(path.direct.size(), 1u);
+}
+
+// A redirect from a node whose table is not newer than ours (it lags, or
+// the owner changed between its table and ours) asks for no table: only the
+// re-send through the switch follows.
+TEST_F(TraversalTrackerTest, ARedirectNamingNoNewerTableAsksForNone) {
+  path.direct_routing = true;
+  Start(read, 0x1008);
+  ASSERT_EQ(path.direct.size(), 1u);
+  for (uint32_t version : {7u, 5u}) {
+    const size_t sent = path.sent.size();
+    TraversalMessage redirect = AnswerTo(sent == 0 ? path.direct[0] : path.sent.back(), TraversalStatus::kNotLocal);
+    redirect.flags |= kFlagRedirect;
+    redirect.routing_version = version;
+    Deliver(redirect);
+    EXPECT_EQ(path.sent.size(), sent + 1) << "re-sent through the switch (version " << version << ")";
+  }
+  EXPECT_TRUE(path.refreshes.empty());
+  EXPECT_EQ(counters.redirects, 2u);
 }
 
 // The client's wait polls longer while a traversal awaits its answer and

@@ -13,6 +13,7 @@
 #include "pulse/assembler.h"
 #include "pulse/client.h"
 #include "pulse/program.h"
+#include "protocol/routing_table.h"
 #include "support/local_rack.h"
 
 namespace pulse::testing {
@@ -572,6 +573,32 @@ TEST(DirectRouting, ARequestForAPointerTheNodeDoesNotOwnIsRedirectedUnrun) {
   EXPECT_FALSE(r->flags & kFlagRedirect);
   EXPECT_EQ(Sp0(*r), 1004u + 1005 + 1006 + 1007);
   EXPECT_EQ(rack.MemNodeStats(1)["counters"]["requests"], 1);
+}
+
+// Issue 14: a CPU node that a redirect found stale asks the switch for its
+// table with an empty kAmRouting and gets it as a push (what the client's
+// TraversalPath::RefreshTable sends); any other payload on that id is no
+// request and is dropped.
+TEST(DirectRouting, ACpuNodeAsksTheSwitchForItsTableAndGetsItPushed) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2, 8, {"--routing", "direct"}));
+  std::vector<json> tables;
+  rack.cpu().worker().SetHandler(kAmRouting, [&tables](net::EndpointId, std::span<const uint8_t> p) {
+    tables.push_back(json::parse(p.begin(), p.end(), nullptr, /*allow_exceptions=*/false));
+  });
+  const uint8_t junk[] = {'{', '}'};
+  ASSERT_TRUE(rack.cpu().worker().Send(rack.switch_ep(), kAmRouting, std::span<const uint8_t>(junk)).ok());
+  ASSERT_TRUE(rack.cpu().worker().Send(rack.switch_ep(), kAmRouting, std::span<const uint8_t>()).ok());
+  for (int i = 0; i < 500 && tables.empty(); ++i) rack.cpu().Pump(std::chrono::milliseconds(10));
+  ASSERT_FALSE(tables.empty()) << "no table pushed in 5 s";
+  const json sw = rack.SwitchStats()["counters"];
+  Result<RoutingTable> table = RoutingTable::FromJson(tables[0]);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(table->version(), sw["routing_version"].get<uint32_t>()) << "the switch's current table";
+  EXPECT_EQ(table->entries().size(), 2u) << "both memory nodes";
+  // The junk went first on the same connection, so it was handled before
+  // the request the table answered.
+  EXPECT_EQ(sw["table_requests"], 1) << "the non-empty payload is not a request";
 }
 
 }  // namespace
