@@ -128,20 +128,28 @@ std::string FarmemLine(const NodeProcess& n, const json& c) {
                      HumanBytes(bytes("preload_bytes")));
 }
 
-// The request path of a memory node's connections (docs/ring.md): how
-// many use the ring path, and over what; empty for other roles.
 std::string RequestPathLine(const NodeProcess& n, const json& c) {
   if (n.role != Role::kMemNode || !c.contains("ring")) return "";
   const json& r = c["ring"];
   const uint64_t rings = r.value("rings", uint64_t{0});
   const uint64_t native = r.value("rings_native", uint64_t{0});
   const uint64_t double_layer = r.value("rings_double_layer", uint64_t{0});
-  return fmt::format("  {} request path: ring on {} of {} connections ({} by one-sided puts, {} by pulse messages; "
-                     "{} double-layer), messages on the rest; {} ring entries, {} malformed, {} sleeps, {} wake-ups\n",
-                     n.name, rings, r.value("connections", uint64_t{0}), native, rings - std::min(rings, native),
-                     std::min(rings, double_layer),
-                     r.value("entries", uint64_t{0}), r.value("malformed", uint64_t{0}), r.value("sleeps", uint64_t{0}),
-                     r.value("wakes", uint64_t{0}));
+  std::string out = fmt::format(
+      "  {} request path: ring on {} of {} connections ({} by one-sided puts, {} by pulse messages; "
+      "{} double-layer), messages on the rest; {} ring entries, {} malformed, {} sleeps, {} wake-ups\n",
+      n.name, rings, r.value("connections", uint64_t{0}), native, rings - std::min(rings, native),
+      std::min(rings, double_layer), r.value("entries", uint64_t{0}), r.value("malformed", uint64_t{0}),
+      r.value("sleeps", uint64_t{0}), r.value("wakes", uint64_t{0}));
+  const json by_connection = r.value("by_connection", json::object());
+  for (const auto& [ep, path] : by_connection.items()) {
+    if (!path.is_object()) continue;
+    const std::string who = path.contains("cpu_node") && path["cpu_node"].is_number_integer()
+                                ? fmt::format(" (CPU node {})", path["cpu_node"].get<int64_t>())
+                                : "";
+    out += fmt::format("    connection {}{}: ring, {} layout, answers by {}\n", ep, who,
+                       path.value("layout", std::string("?")), path.value("answers", std::string("?")));
+  }
+  return out;
 }
 
 // How a memory node's chain replica talked to its neighbours (docs/tx.md

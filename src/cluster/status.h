@@ -58,6 +58,14 @@ std::string TenantUseTable(const std::vector<NodeStatus>& nodes);
 // host pages, cache hits, batches and CPU seconds.  Declared here for tests.
 std::string FarmemLine(const NodeProcess& n, const nlohmann::json& counters);
 
+// The request-path lines of `pulse cluster status` for memory node `n`
+// with the `counters` of its stats (docs/ring.md): how many of its
+// connections use the ring path and over what, then a line per connection
+// that has a ring (its CPU node, layout, how answers travel); the other
+// connections use messages.  Empty for other roles or without ring stats.
+// Declared here for tests.
+std::string RequestPathLine(const NodeProcess& n, const nlohmann::json& counters);
+
 // 1536 -> "1.5 KiB".
 std::string HumanBytes(uint64_t bytes);
 

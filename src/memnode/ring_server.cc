@@ -130,10 +130,17 @@ void RingServer::Close(net::EndpointId ep) {
 nlohmann::json RingServer::Stats(const net::Worker& worker) const {
   const net::ring::RingHostCounters& c = host_->counters();
   uint64_t native = 0;
+  // Each ring's connection: how its answers travel and its layout (what
+  // `pulse cluster status` prints per connection; the others use messages).
+  nlohmann::json by_connection = nlohmann::json::object();
   for (net::EndpointId ep : host_->ring_endpoints()) {
-    if (host_->AnswersOneSided(ep)) ++native;
+    const bool one_sided = host_->AnswersOneSided(ep);
+    if (one_sided) ++native;
+    by_connection[std::to_string(ep)] = {{"answers", one_sided ? "one-sided puts" : "pulse messages"},
+                                         {"layout", host_->DoubleLayer(ep) ? "double" : "slots"}};
   }
   return nlohmann::json{{"rings", host_->ring_count()},    {"rings_native", native},
+                        {"by_connection", std::move(by_connection)},
                         {"rings_double_layer", host_->double_layer_rings()},
                         {"connections", worker.endpoint_count()}, {"rings_opened", c.rings_opened},
                         {"rings_closed", c.rings_closed},  {"opens_refused", c.opens_refused},

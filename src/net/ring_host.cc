@@ -127,6 +127,11 @@ size_t RingHost::double_layer_rings() const {
   return n;
 }
 
+bool RingHost::DoubleLayer(EndpointId ep) const {
+  std::optional<uint32_t> index = RingOf(ep);
+  return index.has_value() && rings_.at(*index)->double_layer();
+}
+
 std::vector<EndpointId> RingHost::ring_endpoints() const {
   std::vector<EndpointId> out;
   for (const auto& [index, ring] : rings_) out.push_back(ring->ep);

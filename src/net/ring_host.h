@@ -146,6 +146,9 @@ class RingHost {
   bool AnswersOneSided(EndpointId ep) const;
   // The open rings with Layout::kDoubleLayer.
   size_t double_layer_rings() const;
+  // Whether connection `ep`'s ring has Layout::kDoubleLayer (false: slots,
+  // or no ring).
+  bool DoubleLayer(EndpointId ep) const;
   // The connections that have a ring.
   std::vector<EndpointId> ring_endpoints() const;
   const RingHostCounters& counters() const { return counters_; }

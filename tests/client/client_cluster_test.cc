@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <map>
 #include <random>
 #include <unordered_map>
@@ -335,13 +337,22 @@ TEST_F(ClientCluster, RingPathAnswersLikeTheMessagePath) {
   for (auto& [key, value] : got) EXPECT_EQ(value, native[key]);
   EXPECT_GT(ring->counters().ring_fallbacks, 0u);
   uint64_t entries = 0;
+  std::set<uint64_t> ring_cpu_nodes;  // the CPU nodes the nodes list with a ring (by_connection)
   for (uint32_t n = 0; n < 2; ++n) {
     auto stats = rack_.MemNodeStats(n);
     ASSERT_TRUE(stats["counters"].contains("ring")) << stats.dump();
     entries += stats["counters"]["ring"]["entries"].get<uint64_t>();
     EXPECT_EQ(stats["counters"]["ring"]["malformed"].get<uint64_t>(), 0u);
+    for (const auto& [ep, path] : stats["counters"]["ring"]["by_connection"].items()) {
+      EXPECT_EQ(path["layout"], "slots") << ep;
+      if (path.contains("cpu_node")) ring_cpu_nodes.insert(path["cpu_node"].get<uint64_t>());
+    }
   }
   EXPECT_GE(entries, ring->counters().ring_requests);
+  // What `pulse cluster status` prints per connection: the ring client's
+  // connections have rings; the message client's none.
+  EXPECT_EQ(ring_cpu_nodes.count(ring->cpu_node()), 1u);
+  if (am->counters().ring_requests == 0) EXPECT_EQ(ring_cpu_nodes.count(am->cpu_node()), 0u);
 }
 
 }  // namespace

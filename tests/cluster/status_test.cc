@@ -98,5 +98,29 @@ TEST(FarmemLine, TheStatusTableHasALinePerMemoryNodeWithTraffic) {
   EXPECT_EQ(table.find("memnode-2 far memory"), std::string::npos) << table;
 }
 
+// The request-path lines (docs/ring.md): the summary, then one line per
+// connection with a ring, naming its CPU node when the node knows it.
+TEST(RequestPathLine, SummarisesTheRingsAndListsEachConnectionWithOne) {
+  const NodeProcess node = MemNode(1);
+  json ring = {{"rings", 2},          {"rings_native", 1}, {"rings_double_layer", 1}, {"connections", 5},
+               {"entries", 40},       {"malformed", 3},    {"sleeps", 7},             {"wakes", 6},
+               {"by_connection", {{"4", {{"answers", "one-sided puts"}, {"layout", "slots"}, {"cpu_node", 2}}},
+                                  {"9", {{"answers", "pulse messages"}, {"layout", "double"}}}}}};
+  EXPECT_EQ(RequestPathLine(node, {{"ring", ring}}),
+            "  memnode-1 request path: ring on 2 of 5 connections (1 by one-sided puts, 1 by pulse messages; 1 "
+            "double-layer), messages on the rest; 40 ring entries, 3 malformed, 7 sleeps, 6 wake-ups\n"
+            "    connection 4 (CPU node 2): ring, slots layout, answers by one-sided puts\n"
+            "    connection 9: ring, double layout, answers by pulse messages\n");
+}
+
+TEST(RequestPathLine, NothingWithoutRingStatsOrForOtherRoles) {
+  EXPECT_EQ(RequestPathLine(MemNode(0), {{"requests", 3}}), "");
+  EXPECT_EQ(RequestPathLine(Node(Role::kSwitch, "switch"), {{"ring", {{"rings", 1}}}}), "");
+  // A node from before per-connection stats: the summary alone.
+  const std::string old = RequestPathLine(MemNode(0), {{"ring", {{"rings", 0}, {"connections", 2}}}});
+  EXPECT_NE(old.find("ring on 0 of 2 connections"), std::string::npos) << old;
+  EXPECT_EQ(old.find("    connection"), std::string::npos) << old;
+}
+
 }  // namespace
 }  // namespace pulse::cluster

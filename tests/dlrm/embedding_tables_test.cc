@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/ds_cluster.h"
+#include "support/environment_snapshot.h"
 
 namespace pulse::dlrm {
 namespace {
@@ -66,6 +67,18 @@ void ExpectMatches(Model& m, const EmbeddingQuery& q, Reduction op, const std::s
 }
 
 // Tables of 64 lanes (one chunk), 100 (two, the second padded) and 16.
+// A query of one bag per table, each of `min_bag` + rng() % `spread`
+// random rows of its table.
+EmbeddingQuery RandomQuery(const Model& m, std::mt19937_64& rng, uint64_t min_bag, uint64_t spread) {
+  EmbeddingQuery q;
+  for (const TableLayout& l : m.far->layout()) {
+    std::vector<uint64_t> bag(min_bag + rng() % spread);
+    for (uint64_t& x : bag) x = rng() % l.rows;
+    q.indices.push_back(std::move(bag));
+  }
+  return q;
+}
+
 const std::vector<TableLayout> kShapes = {{0, 300, 64}, {0, 200, 100}, {0, 50, 16}};
 
 TEST_F(DsCluster, DlrmRandomQueriesEqualTheReference) {
@@ -79,16 +92,40 @@ TEST_F(DsCluster, DlrmRandomQueriesEqualTheReference) {
     ASSERT_NE(m.far, nullptr);
     std::mt19937_64 rng(1234 + per_traversal);
     for (uint64_t i = 0; i < ScaledOps(per_traversal == 16 ? 40 : 10); ++i) {
-      EmbeddingQuery q;
-      for (const TableLayout& l : m.far->layout()) {
-        std::vector<uint64_t> bag(rng() % 150);  // empty, one traversal, several
-        for (uint64_t& x : bag) x = rng() % l.rows;
-        q.indices.push_back(std::move(bag));
-      }
-      ExpectMatches(m, q, kOps[i % 3], "query " + std::to_string(i));
+      // Bags empty, of one traversal, of several.
+      ExpectMatches(m, RandomQuery(m, rng, 0, 150), kOps[i % 3], "query " + std::to_string(i));
     }
   }
   EXPECT_GT(client_->counters().offloaded, 0u);
+}
+
+// Issue 15: a reduction request (a scratch pad of 64 accumulators and the
+// chunk list, over 512 bytes) does not fit a slot of the default ring and
+// goes as a message there; the double-layer ring takes entries of any
+// length, so with it every reduction traversal goes by ring (a client of
+// its own; PULSE_REQUEST_PATH and PULSE_RING_LAYOUT, which override the
+// options, are unset for it), and the answers still equal the reference.
+TEST_F(DsCluster, DlrmRequestsGoByTheDoubleLayerRing) {
+  pulse::testing::EnvironmentSnapshot env;
+  unsetenv("PULSE_REQUEST_PATH");
+  unsetenv("PULSE_RING_LAYOUT");
+  ClientOptions o = RackClientOptions();
+  o.request_path = RequestPath::kRing;
+  o.ring_layout = RingLayout::kDoubleLayer;
+  std::unique_ptr<Client> ring = ConnectClient(o);
+  ASSERT_NE(ring, nullptr);
+  EmbeddingOptions options;
+  options.mode = ExecutionMode::kOffload;
+  Model m = MakeModel(ring.get(), kShapes, 9, options);
+  ASSERT_NE(m.far, nullptr);
+  std::mt19937_64 rng(99);
+  for (uint64_t i = 0; i < ScaledOps(12); ++i) {
+    ExpectMatches(m, RandomQuery(m, rng, 1, 100), kOps[i % 3], "ring query " + std::to_string(i));
+  }
+  const ClientCounters& c = ring->counters();
+  EXPECT_GT(c.offloaded, 0u);
+  EXPECT_GE(c.ring_requests, c.offloaded) << "every reduction traversal's request by ring";
+  EXPECT_EQ(c.ring_fallbacks, 0u) << "none too large for the double layer";
 }
 
 // The same programs run at the CPU node (the reference interpreter over
@@ -100,13 +137,7 @@ TEST_F(DsCluster, DlrmProgramsAtTheCpuNodeEqualTheReference) {
   ASSERT_NE(m.far, nullptr);
   std::mt19937_64 rng(77);
   for (uint64_t i = 0; i < ScaledOps(9); ++i) {
-    EmbeddingQuery q;
-    for (const TableLayout& l : m.far->layout()) {
-      std::vector<uint64_t> bag(rng() % 40);
-      for (uint64_t& x : bag) x = rng() % l.rows;
-      q.indices.push_back(std::move(bag));
-    }
-    ExpectMatches(m, q, kOps[i % 3], "cpu-node query " + std::to_string(i));
+    ExpectMatches(m, RandomQuery(m, rng, 0, 40), kOps[i % 3], "cpu-node query " + std::to_string(i));
   }
   EXPECT_GT(client_->counters().executed_locally, 0u);
 }
