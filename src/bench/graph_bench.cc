@@ -322,6 +322,18 @@ void RunOffloaded(const GraphBenchOptions& o, const std::string& file, const std
 
 }  // namespace
 
+Result<std::string> DefaultAgentFlags(const GraphBenchOptions& o) {
+  auto wants = [&](const char* system) { return std::find(o.systems.begin(), o.systems.end(), system) != o.systems.end(); };
+  const bool proxy = wants("proxy") && o.proxy_agent_address.empty() && o.agent_address.empty();
+  const bool agent = wants("agent") && o.agent_address.empty();
+  if (!o.agent_flags.empty() || !o.switch_address.empty() || (!proxy && !agent)) return o.agent_flags;
+  if (proxy && agent)
+    return Status::InvalidArgument(
+        "bench graph: systems proxy and agent each need a `pulse agent` of their own mode: run them one after the "
+        "other (--system proxy, then --system agent), or give --agent-flags, or --agent and --proxy-agent");
+  return std::string(proxy ? "--mode proxy" : "--mode agent");
+}
+
 Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
   auto progress = [&](const std::string& line) {
     if (o.progress) o.progress(line);
@@ -336,6 +348,7 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
   for (const auto& s : o.systems)
     if (std::find(known.begin(), known.end(), s) == known.end())
       return Status::InvalidArgument(fmt::format("bench graph: system '{}' is not one of local, memserver, proxy, agent, ssd, offload", s));
+  PULSE_ASSIGN_OR_RETURN(const std::string agent_flags, DefaultAgentFlags(o));
 
   // The far systems that page to memory nodes share one cluster, started
   // here (or joined) with a pool for the largest graph, its applications'
@@ -353,14 +366,14 @@ Result<nlohmann::json> RunGraphBench(const GraphBenchOptions& o) {
     BenchClusterOptions c = BenchClusterOptionsFor("bench-graph", o);
     c.memory_nodes = 1;
     c.pool_mib = static_cast<uint32_t>(3 * largest / 1048576 + 256);
-    if (o.switch_address.empty() && !o.agent_flags.empty()) c.agent_flags = o.agent_flags;
+    if (o.switch_address.empty() && !agent_flags.empty()) c.agent_flags = agent_flags;
     PULSE_ASSIGN_OR_RETURN(switch_address, StartOrJoinBenchCluster(c, o.switch_address, &guard));
     progress(fmt::format("cluster at {} ({} MiB pool)", switch_address, c.pool_mib));
     if (guard.state() != nullptr) {
       for (const cluster::NodeProcess& n : guard.state()->nodes)
         if (n.role == cluster::Role::kAgent) {
           started_agent = n.address;
-          progress(fmt::format("offload agent at {} ({})", n.address, o.agent_flags));
+          progress(fmt::format("offload agent at {} ({})", n.address, agent_flags));
         }
     }
   }

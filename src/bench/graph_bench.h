@@ -39,11 +39,20 @@ struct GraphBenchOptions {
   std::string proxy_agent_address;
   // A cluster this benchmark starts (no switch_address) also runs an
   // offload agent with these flags (e.g. "--mode proxy"), used by proxy
-  // and agent unless agent_address is given.  Empty: no agent.
+  // and agent unless agent_address is given.  Empty: DefaultAgentFlags.
   std::string agent_flags;
   std::string binary, run_dir, ucx_tls;
   std::function<void(const std::string&)> progress;
 };
+
+// The flags of the agent a started cluster runs when none are given: for
+// a run of proxy or agent (not both) with no agent address and no
+// switch, "--mode proxy" or "--mode agent", so that `--system agent`
+// alone just works; else o.agent_flags as given (empty: no agent).
+// InvalidArgument when proxy and agent would share one defaulted agent
+// (each needs its own mode: run them one after the other, or give
+// --agent-flags or the agents' addresses).
+Result<std::string> DefaultAgentFlags(const GraphBenchOptions& o);
 
 // Runs every (graph, system, app) and returns
 //   {"graphs": [{file, vertices, edges, symmetric, csr_bytes}],

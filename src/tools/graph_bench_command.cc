@@ -37,7 +37,8 @@ void AddGraphBench(CLI::App& bench) {
   cmd->add_option("--switch", opts->switch_address, "Far systems: join this cluster instead of starting one");
   cmd->add_option("--agent", opts->agent_address, "proxy, agent: the address of `pulse agent`");
   cmd->add_option("--agent-flags", opts->agent_flags,
-                  "Without --switch: the started cluster also runs `pulse agent` with these flags (e.g. \"--mode proxy\")");
+                  "Without --switch: the started cluster also runs `pulse agent` with these flags (e.g. \"--mode proxy\"); "
+                  "default: \"--mode proxy\" for --system proxy, \"--mode agent\" for --system agent (not both at once)");
   cmd->add_option("--proxy-agent", opts->proxy_agent_address,
                   "proxy: the address of a `pulse agent --mode proxy` (default: --agent)");
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports of a started cluster (default: UCX_TLS)");

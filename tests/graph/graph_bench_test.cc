@@ -89,8 +89,11 @@ TEST_F(GraphBenchTest, EveryFetchThroughTheAgentIsTimedOnItsHop) {
 }
 
 TEST_F(GraphBenchTest, SystemsThatCannotRunAreReportedNotFaked) {
-  auto r = RunGraphBench(Options({"proxy"}));  // no `pulse agent` given
+  GraphBenchOptions unreachable = Options({"proxy"});
+  unreachable.proxy_agent_address = "127.0.0.1:1";  // no `pulse agent` there
+  auto r = RunGraphBench(unreachable);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_FALSE((*r)["results"].empty());
   for (const auto& x : (*r)["results"]) {
     EXPECT_TRUE(x.contains("error"));
     EXPECT_FALSE(x["verified"].get<bool>());
@@ -99,6 +102,40 @@ TEST_F(GraphBenchTest, SystemsThatCannotRunAreReportedNotFaked) {
   auto o = Options({"local"});
   o.apps = {"sssp"};
   EXPECT_EQ(RunGraphBench(o).status().code(), Status::Code::kInvalidArgument);
+}
+
+// `--system agent` (or proxy) alone starts the agent it needs in its mode;
+// both at once cannot share one defaulted agent and are refused before
+// anything runs; flags, addresses or a joined cluster are the user's.
+TEST(GraphBenchDefaults, ALoneProxyOrAgentGetsAnAgentOfItsMode) {
+  GraphBenchOptions o;
+  o.systems = {"local", "agent"};
+  EXPECT_EQ(DefaultAgentFlags(o).value(), "--mode agent");
+  o.systems = {"memserver", "proxy"};
+  EXPECT_EQ(DefaultAgentFlags(o).value(), "--mode proxy");
+  o.systems = {"proxy", "agent"};
+  EXPECT_EQ(DefaultAgentFlags(o).status().code(), Status::Code::kInvalidArgument);
+  o.proxy_agent_address = "127.0.0.1:7300";  // proxy has its agent: agent's is defaulted
+  EXPECT_EQ(DefaultAgentFlags(o).value(), "--mode agent");
+  o.agent_flags = "--no-dynamic-cache";
+  EXPECT_EQ(DefaultAgentFlags(o).value(), "--no-dynamic-cache");
+  GraphBenchOptions joined;
+  joined.systems = {"agent"};
+  joined.switch_address = "127.0.0.1:7100";  // nothing is started
+  EXPECT_EQ(DefaultAgentFlags(joined).value(), "");
+  GraphBenchOptions none;
+  none.systems = {"local", "ssd", "memserver"};
+  EXPECT_EQ(DefaultAgentFlags(none).value(), "") << "no agent when no system pages through one";
+}
+
+TEST_F(GraphBenchTest, ProxyAndAgentWithoutFlagsAreRefusedBeforeAnythingRuns) {
+  std::vector<std::string> said;
+  GraphBenchOptions o = Options({"local", "proxy", "agent"});
+  o.progress = [&said](const std::string& line) { said.push_back(line); };
+  auto r = RunGraphBench(o);
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("--system proxy, then --system agent"), std::string::npos);
+  EXPECT_TRUE(said.empty()) << "nothing ran: " << said.front();
 }
 
 }  // namespace
