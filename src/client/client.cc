@@ -375,4 +375,8 @@ EventLoop& ClientInternal::loop(Client& client) { return *client.impl_->loop; }
 
 uint64_t ClientInternal::ring_stores(const Client& client) { return client.impl_->rings->ring_stores(); }
 
+uint32_t ClientInternal::routing_version(const Client& client) {
+  return client.impl_->connections.routing_table.version();
+}
+
 }  // namespace pulse

@@ -30,6 +30,8 @@ struct ClientInternal {
   // RingSender::ring_stores): one-sided operations that
   // Client::net_counters().rma_ops does not count.  Only grows.
   static uint64_t ring_stores(const Client& client);
+  // The version of the routing table this client holds (0: none yet).
+  static uint32_t routing_version(const Client& client);
 };
 
 }  // namespace pulse

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "client/client_internal.h"
 #include "engine/sum_list_program.h"
 #include "pulse/assembler.h"
 #include "pulse/client.h"
@@ -599,6 +600,51 @@ TEST(DirectRouting, ACpuNodeAsksTheSwitchForItsTableAndGetsItPushed) {
   // The junk went first on the same connection, so it was handled before
   // the request the table answered.
   EXPECT_EQ(sw["table_requests"], 1) << "the non-empty payload is not a request";
+}
+
+// Issue 14: the switch pushes each new table to every memory node and CPU
+// node.  A third memory node's registration makes a new version; the two
+// running nodes, the test's CPU node and a Client each come to hold exactly
+// that version, without asking for it.
+TEST(DirectRouting, EachNewTableReachesEveryMemoryNodeAndCpuNode) {
+  LocalRack rack;
+  ASSERT_TRUE(rack.Start(2, 8, {"--routing", "direct"}));
+  std::vector<uint32_t> pushed;  // versions pushed to the test's CPU node
+  rack.cpu().worker().SetHandler(kAmRouting, [&pushed](net::EndpointId, std::span<const uint8_t> p) {
+    Result<RoutingTable> t = RoutingTable::FromJson(json::parse(p.begin(), p.end(), nullptr, false));
+    if (t.ok()) pushed.push_back(t->version());
+  });
+  ClientOptions options;
+  options.switch_address = rack.switch_address();
+  auto client = Client::Connect(options);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const uint32_t before = rack.SwitchStats()["counters"]["routing_version"].get<uint32_t>();
+  EXPECT_EQ(ClientInternal::routing_version(**client), before) << "the hello's table";
+
+  rack.StartMemNode(2, 8);
+  const json sw = rack.WaitForSwitchStats(
+      [before](const json& c) { return c["routing_version"].get<uint32_t>() > before; });
+  const uint32_t after = sw["counters"]["routing_version"].get<uint32_t>();
+  ASSERT_GT(after, before) << "node 2's registration changes the table";
+  const uint64_t asked = sw["counters"]["table_requests"].get<uint64_t>();
+
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  for (uint32_t n = 0; n < 2; ++n) {
+    uint32_t held = 0;
+    while ((held = rack.MemNodeStats(n)["counters"]["routing_version"].get<uint32_t>()) < after &&
+           Clock::now() < deadline)
+      rack.cpu().Pump(std::chrono::milliseconds(10));
+    EXPECT_EQ(held, after) << "memory node " << n;
+  }
+  while ((pushed.empty() || pushed.back() < after) && Clock::now() < deadline)
+    rack.cpu().Pump(std::chrono::milliseconds(10));
+  ASSERT_FALSE(pushed.empty()) << "no table pushed to the test's CPU node";
+  EXPECT_EQ(pushed.back(), after);
+  Status adopted = ClientInternal::loop(**client).DriveUntil(
+      [&] { return ClientInternal::routing_version(**client) >= after; }, std::chrono::milliseconds(10000));
+  ASSERT_TRUE(adopted.ok()) << adopted.ToString();
+  EXPECT_EQ(ClientInternal::routing_version(**client), after);
+  EXPECT_EQ(rack.SwitchStats()["counters"]["table_requests"].get<uint64_t>(), asked) << "pushed, not asked for";
 }
 
 }  // namespace
