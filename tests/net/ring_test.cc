@@ -755,11 +755,18 @@ TEST(RingPath, AWakeUpAfterAGapTheLargestWindowBridgesRaisesIt) {
     ASSERT_TRUE(c.RoundTrip(Pattern(9, 2 + round)).has_value());
   }
   ASSERT_EQ(host.window_us(), options.min_poll_window_us);
-  const uint64_t wakes = host.counters().wakes;
-  ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
-  ASSERT_TRUE(c.RoundTrip(Pattern(9, 20)).has_value());
-  ASSERT_EQ(host.counters().wakes, wakes + 1);
-  const uint32_t raised = host.window_us();
+  // A stall of this thread past the largest window between the node's
+  // falling asleep and the round trip (a loaded CI machine) makes a gap no
+  // window bridges, which leaves the window at its minimum instead: the
+  // wake-up is tried up to three times, and one must raise it.
+  uint32_t raised = 0;
+  for (int attempt = 0; attempt < 3 && raised < 2 * options.min_poll_window_us; ++attempt) {
+    const uint64_t wakes = host.counters().wakes;
+    ASSERT_TRUE(host.WaitFor([](RingHost& h) { return h.MaySleep(); }));
+    ASSERT_TRUE(c.RoundTrip(Pattern(9, 20 + attempt)).has_value());
+    ASSERT_EQ(host.counters().wakes, wakes + 1);
+    raised = host.window_us();
+  }
   EXPECT_GE(raised, 2 * options.min_poll_window_us);
   EXPECT_LE(raised, options.poll_window_us);
 }
