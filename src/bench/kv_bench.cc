@@ -55,14 +55,16 @@ Result<NodeSample> SampleMemNodes(cluster::ControlSession& s, const std::string&
   return sample;
 }
 
+// Ring counter `name` of a sample (0 if the nodes reported none).
+uint64_t RingCounter(const NodeSample& s, const char* name) {
+  auto it = s.ring.find(name);
+  return it == s.ring.end() ? 0 : it->second;
+}
+
 // What the memory nodes' ring serving did between two samples, per entry
 // taken from a ring (issue 15: where the ring path's CPU per GET goes).
 nlohmann::json RingNodeCounters(const NodeSample& a, const NodeSample& b) {
-  auto delta = [&](const char* name) {
-    auto ia = a.ring.find(name);
-    auto ib = b.ring.find(name);
-    return static_cast<double>((ib == b.ring.end() ? 0 : ib->second) - (ia == a.ring.end() ? 0 : ia->second));
-  };
+  auto delta = [&](const char* name) { return static_cast<double>(RingCounter(b, name) - RingCounter(a, name)); };
   const double entries = delta("entries");
   const double scans = delta("scans");
   const double empty = delta("empty_scans");
@@ -77,7 +79,7 @@ nlohmann::json RingNodeCounters(const NodeSample& a, const NodeSample& b) {
           {"wakes_per_entry", per_entry(delta("wakes"))},
           {"doorbells_per_entry", per_entry(delta("doorbells"))},
           {"answered_wakes_per_entry", per_entry(delta("answered_wakes"))},
-          {"window_us_at_end", b.ring.count("window_us") != 0 ? b.ring.at("window_us") : 0}};
+          {"window_us_at_end", RingCounter(b, "window_us")}};
 }
 
 // What messages and one-sided operations per request are counted from
@@ -91,12 +93,8 @@ struct TrafficSample {
 
 TrafficSample SampleTraffic(const Client& client, const NodeSample& nodes) {
   const net::Counters& n = client.net_counters();
-  auto ring = [&](const char* name) {
-    auto it = nodes.ring.find(name);
-    return it == nodes.ring.end() ? uint64_t{0} : it->second;
-  };
   return {n.messages_sent, n.messages_received, n.rma_ops, ClientInternal::ring_stores(client),
-          ring("responses") + ring("doorbells")};
+          RingCounter(nodes, "responses") + RingCounter(nodes, "doorbells")};
 }
 
 // Sets r's messages and one-sided operations per request (r.ops requests)

@@ -833,12 +833,8 @@ json MemNodeServer::Stats() const {
                 {"extension", counters_.extension_ns}}},
               {"cpu_seconds", node::ProcessCpuSeconds()},
               {"net", node::NetCountersJson(worker_->counters())}};
-  if (ring_ != nullptr) {
-    stats["ring"] = ring_->Stats(*worker_);
-    // Name each ring's connection by the CPU node it said it is, if any.
-    for (auto& [ep, path] : stats["ring"]["by_connection"].items())
-      if (std::optional<uint32_t> cpu = peers_.CpuNodeOf(std::stoull(ep))) path["cpu_node"] = *cpu;
-  }
+  if (ring_ != nullptr)
+    stats["ring"] = ring_->Stats(*worker_, [this](net::EndpointId ep) { return peers_.CpuNodeOf(ep); });
   for (const auto& e : extensions_) stats[e->stats_key()] = e->Stats();
   return stats;
 }

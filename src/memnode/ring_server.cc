@@ -127,7 +127,8 @@ void RingServer::Close(net::EndpointId ep) {
   host_->Close(ep);
 }
 
-nlohmann::json RingServer::Stats(const net::Worker& worker) const {
+nlohmann::json RingServer::Stats(
+    const net::Worker& worker, const std::function<std::optional<uint32_t>(net::EndpointId)>& cpu_node_of) const {
   const net::ring::RingHostCounters& c = host_->counters();
   uint64_t native = 0;
   // Each ring's connection: how its answers travel and its layout (what
@@ -136,8 +137,10 @@ nlohmann::json RingServer::Stats(const net::Worker& worker) const {
   for (net::EndpointId ep : host_->ring_endpoints()) {
     const bool one_sided = host_->AnswersOneSided(ep);
     if (one_sided) ++native;
-    by_connection[std::to_string(ep)] = {{"answers", one_sided ? "one-sided puts" : "pulse messages"},
-                                         {"layout", host_->DoubleLayer(ep) ? "double" : "slots"}};
+    nlohmann::json& path = by_connection[std::to_string(ep)];
+    path = {{"answers", one_sided ? "one-sided puts" : "pulse messages"},
+            {"layout", host_->DoubleLayer(ep) ? "double" : "slots"}};
+    if (std::optional<uint32_t> cpu = cpu_node_of(ep)) path["cpu_node"] = *cpu;
   }
   return nlohmann::json{{"rings", host_->ring_count()},    {"rings_native", native},
                         {"by_connection", std::move(by_connection)},

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -67,8 +68,11 @@ class RingServer {
   // Connection `ep` ended: its ring and its requests are dropped.
   void Close(net::EndpointId ep);
   // Counters for `stats`: rings (and how many of them UCX's own one-sided
-  // puts reach, the rest pulse's messages), entries, malformed, ...
-  nlohmann::json Stats(const net::Worker& worker) const;
+  // puts reach, the rest pulse's messages), each ring's connection
+  // (`by_connection`: layout, how answers travel, and the CPU node
+  // `cpu_node_of` names for it, if any), entries, malformed, ...
+  nlohmann::json Stats(const net::Worker& worker,
+                       const std::function<std::optional<uint32_t>(net::EndpointId)>& cpu_node_of) const;
 
  private:
   struct Slot {
