@@ -150,7 +150,7 @@ nlohmann::json RingServer::Stats(
                         {"entries", c.entries},            {"malformed", c.malformed + decode_errors_},
                         {"responses", c.responses},        {"doorbells", c.doorbells},
                         {"sleeps", c.sleeps},              {"wakes", c.wakes},
-                        {"answered_wakes", c.answered_wakes},
+                        {"answered_wakes", c.answered_wakes}, {"sleeps_ended", c.sleeps_ended},
                         {"scans", c.scans},                {"empty_scans", c.empty_scans},
                         {"window_us", host_->window_us()},
                         {"forwarded", forwarded_},         {"superseded", superseded_},

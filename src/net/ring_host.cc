@@ -265,10 +265,16 @@ size_t RingHost::Poll() {
   if (taken > 0) {
     // The gap since the previous entry was bridged by polling: a window of
     // twice that gap keeps catching such gaps without a sleep.
-    if (polled_empty_ && sleep_epoch_ == 0) RaiseWindowFor(GapUs(now));
+    if (sleep_epoch_ != 0) {
+      // Found before any wake-up message (its put woke the Worker, or a
+      // timed wait ended): the sleep ends here, and adapts the window as a
+      // wake-up would.  The next doorbells say the node is awake.
+      EndSleep(now);
+    } else if (polled_empty_) {
+      RaiseWindowFor(GapUs(now));
+    }
     polled_empty_ = false;
     last_entry_ = now;
-    if (sleep_epoch_ != 0) sleep_epoch_ = 0;  // awake again: the next doorbells say so
   }
   FlushDoorbells();
   Reap();
@@ -601,25 +607,32 @@ Clock::time_point RingHost::PollDeadline() const {
 void RingHost::OnWake(EndpointId from, std::span<const uint8_t>) {
   if (!RingOf(from).has_value()) return;
   ++counters_.wakes;
+  const Clock::time_point now = Clock::now();
+  // A wake-up for a sleep a scan already ended (the entry came first) ends
+  // nothing and says nothing about the window.
+  if (sleep_epoch_ != 0) EndSleep(now);
+  polled_empty_ = false;
+  last_entry_ = now;
+  // Every client learns at its next doorbell that the node is awake.
+  (void)Poll();
+}
+
+void RingHost::EndSleep(Clock::time_point now) {
   // The gap outlasted the window.  A gap the largest window would have
   // bridged: twice it catches the next such gap without a sleep (a
-  // latency-bound client's gaps of just over the window, halved here on
-  // every wake, woke the node on 83% of its entries).  A longer gap: the
+  // latency-bound client's gaps of just over the window, halved on every
+  // wake, woke the node on 83% of its entries).  A longer gap: the
   // window's polling bought nothing but a sleep anyway (issue 15's
   // measurement: its empty scans were three quarters of the node's CPU
   // per GET), so it halves.
-  const Clock::time_point now = Clock::now();
   const int64_t gap = GapUs(now);
   if (gap <= static_cast<int64_t>(options_.poll_window_us)) {
     RaiseWindowFor(gap);
   } else {
     window_us_ = std::max(MinWindowUs(), window_us_ / 2);
   }
-  polled_empty_ = false;
   sleep_epoch_ = 0;
-  last_entry_ = now;
-  // Every client learns at its next doorbell that the node is awake.
-  (void)Poll();
+  ++counters_.sleeps_ended;
 }
 
 }  // namespace pulse::net::ring

@@ -64,9 +64,9 @@ struct RingHostOptions {
   // Keep polling at most this long after the last entry taken, then sleep
   // (see "Idle" above and docs/ring.md for why this length).  The window
   // in use adapts between min_poll_window_us and this: raised to twice a
-  // gap that polling caught, or that a wake-up ended if this window would
-  // have caught it; halved by a wake-up after a longer gap (its polling was
-  // wasted).  At most about twice what one sleep
+  // gap that polling caught, or that ended a sleep (a wake-up, or an entry
+  // a scan found first) if this window would have caught it; halved when a
+  // sleep ends after a longer gap (its polling was wasted).  At most about twice what one sleep
   // and wake-up cost the node (~10 us of CPU on the development host,
   // docs/ring.md "Idle"): polling a longer gap costs more CPU than the
   // sleep it saves.
@@ -90,6 +90,7 @@ struct RingHostCounters {
   uint64_t empty_scans = 0;  // Poll() calls that took no entry
   uint64_t sleeps = 0;       // sleep epochs published
   uint64_t wakes = 0;        // kAmRingWake messages received
+  uint64_t sleeps_ended = 0;  // sleeps ended, by a wake-up or by an entry found first
   uint64_t answered_wakes = 0;  // kAmRingAnswered messages sent (clients that may be blocked)
 };
 
@@ -191,6 +192,9 @@ class RingHost {
   // A gap polling bridged, or the largest window would have: the window
   // becomes twice it, never lower than it is, within the options' bounds.
   void RaiseWindowFor(int64_t gap_us);
+  // Leaves the sleep epoch (by a wake-up message or by a scan that found
+  // an entry first) and adapts the window to the gap that ended it.
+  void EndSleep(Clock::time_point now);
 
   Worker* worker_;
   RingHostOptions options_;
