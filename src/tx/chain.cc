@@ -28,6 +28,7 @@ struct PendingRequest {
   // that says it did not happen.
   bool writes = false;
   bool sent = false;
+  uint32_t sent_to = 0;        // the member the last attempt went to (for the give-up message)
 };
 
 // The status of a writing transaction given up after it was sent.
@@ -45,8 +46,11 @@ struct Chain::Impl final : EventSource {
         tracker(
             &TrackerClock::Steady(), [this](uint64_t id, PendingRequest&, ResendReason) { Send(id, true); },
             [](uint64_t id, const PendingRequest& p, uint32_t attempts) {
-              const std::string why = fmt::format("tx: request {:#x} to {} unanswered after {} attempts", id,
-                                                  p.to_head ? "the head" : fmt::format("node {}", p.node), attempts);
+              const std::string why =
+                  fmt::format("tx: request {:#x} to {} unanswered after {} attempts", id,
+                              p.to_head ? fmt::format("the head (the last attempt went to node {})", p.sent_to)
+                                        : fmt::format("node {}", p.node),
+                              attempts);
               return p.writes ? Unknown(id, why) : Status::Timeout(why);
             }) {}
 
@@ -96,6 +100,7 @@ struct Chain::Impl final : EventSource {
       if (p.to_head && p.bytes.size() > 1) p.bytes[1] |= kFlagRetry;
     }
     p.sent = true;
+    p.sent_to = *node;
     if (!worker().Send(ep, kAmTxRequest, p.bytes).ok()) tracker.ExpireNow(id);
   }
 
