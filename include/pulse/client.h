@@ -344,7 +344,8 @@ class Client {
   std::optional<uint32_t> NodeOf(uint64_t addr) const;
 
   // Allocates `bytes` (8-byte aligned) of far memory owned by this client's
-  // tenant.  `node` is required with kPartitioned and ignored otherwise.
+  // tenant: on memory node `node` if given (with any policy; kPartitioned
+  // requires it), else where the policy places it.
   // Errors: InvalidArgument (bad size or node), ResourceExhausted.
   Result<uint64_t> Allocate(uint64_t bytes, std::optional<uint32_t> node = std::nullopt);
   // Returns memory from this client's Allocate for reuse by this client's

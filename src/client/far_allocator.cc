@@ -4,14 +4,18 @@
 
 namespace pulse {
 
-Result<uint64_t> FarAllocator::AllocateOn(uint32_t node, uint64_t bytes) {
-  auto& bucket = free_[bytes];
-  // Reuse a freed object of the same size on any node: placement is a
-  // preference for new memory, not a promise for recycled memory.
-  if (policy_ != AllocationPolicy::kPartitioned && !bucket.empty()) {
-    const uint64_t addr = bucket.back();
-    bucket.pop_back();
-    live_[addr] = bytes;
+Result<uint64_t> FarAllocator::AllocateOn(uint32_t node, uint64_t bytes, bool pinned) {
+  // A freed object of this size: of the node asked for, or of any node when
+  // the policy places objects (placement is then a preference for new
+  // memory, not a promise for recycled memory).
+  for (uint32_t n = 0; n < nodes_; ++n) {
+    const uint32_t from = (node + n) % nodes_;
+    if (pinned && from != node) break;
+    auto bucket = free_.find({bytes, from});
+    if (bucket == free_.end() || bucket->second.empty()) continue;
+    const uint64_t addr = bucket->second.back();
+    bucket->second.pop_back();
+    live_[addr] = Object{bytes, from};
     return addr;
   }
   if (current_.size() < nodes_) current_.resize(nodes_);
@@ -21,14 +25,14 @@ Result<uint64_t> FarAllocator::AllocateOn(uint32_t node, uint64_t bytes) {
     if (!got.ok()) return got.status();
     obtained_[got->first] = got->second;
     if (bytes > slab_bytes_) {  // a large object gets a range of its own
-      live_[got->first] = bytes;
+      live_[got->first] = Object{bytes, node};
       return got->first;
     }
     slab = Slab{got->first, got->first + got->second};
   }
   const uint64_t addr = slab.next;
   slab.next += bytes;
-  live_[addr] = bytes;
+  live_[addr] = Object{bytes, node};
   return addr;
 }
 
@@ -36,23 +40,25 @@ Result<uint64_t> FarAllocator::Allocate(uint64_t bytes, std::optional<uint32_t> 
   if (bytes == 0) return Status::InvalidArgument("allocate: bytes must be positive");
   if (nodes_ == 0) return Status::Unavailable("allocate: the cluster has no memory nodes");
   bytes = (bytes + 7) & ~uint64_t{7};
+  if (node) {
+    if (*node >= nodes_)
+      return Status::InvalidArgument(fmt::format("allocate: node {} does not exist ({} memory nodes)", *node, nodes_));
+    return AllocateOn(*node, bytes, true);
+  }
   switch (policy_) {
     case AllocationPolicy::kPartitioned:
-      if (!node) return Status::InvalidArgument("allocate: the partitioned policy needs a node");
-      if (*node >= nodes_)
-        return Status::InvalidArgument(fmt::format("allocate: node {} does not exist ({} memory nodes)", *node, nodes_));
-      return AllocateOn(*node, bytes);
+      return Status::InvalidArgument("allocate: the partitioned policy needs a node");
     case AllocationPolicy::kUniform: {
       // Objects go to the nodes in turn, each node carving its own slab, so
       // consecutive allocations (a chain, a list) spread over every node.
       const uint32_t node_for_this = next_node_;
       next_node_ = (next_node_ + 1) % nodes_;
-      return AllocateOn(node_for_this, bytes);
+      return AllocateOn(node_for_this, bytes, false);
     }
     case AllocationPolicy::kLocalFirst: {
       Status last = Status::ResourceExhausted("allocate: every memory node is full");
       for (uint32_t n = 0; n < nodes_; ++n) {
-        auto r = AllocateOn(n, bytes);
+        auto r = AllocateOn(n, bytes, false);
         if (r.ok()) return r;
         last = r.status();
         if (last.code() != Status::Code::kInvalidArgument && last.code() != Status::Code::kResourceExhausted)
@@ -67,7 +73,7 @@ Result<uint64_t> FarAllocator::Allocate(uint64_t bytes, std::optional<uint32_t> 
 Status FarAllocator::Free(uint64_t addr) {
   auto it = live_.find(addr);
   if (it == live_.end()) return Status::InvalidArgument(fmt::format("free: {:#x} is not a live allocation", addr));
-  free_[it->second].push_back(addr);
+  free_[{it->second.bytes, it->second.node}].push_back(addr);
   live_.erase(it);
   return Status::Ok();
 }

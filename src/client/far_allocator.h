@@ -1,6 +1,8 @@
 // The client's allocator: carves objects out of slabs obtained from memory
-// nodes, following an AllocationPolicy.  Objects freed are reused for
-// allocations of the same size.  Not thread-safe.
+// nodes, following an AllocationPolicy, or on the node the caller names.
+// Objects freed are reused for allocations of the same size: of any node
+// when the policy places the object, of the named node when the caller
+// names one.  Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,9 @@ class FarAllocator {
   FarAllocator(AllocationPolicy policy, uint64_t slab_bytes, uint32_t nodes, SlabSource source)
       : policy_(policy), slab_bytes_(slab_bytes), nodes_(nodes), source_(std::move(source)) {}
 
+  // On `node` if given (any policy; kPartitioned requires it), else where
+  // the policy says.  Errors: InvalidArgument (size 0, a node that does not
+  // exist, kPartitioned without one), the source's (ResourceExhausted ...).
   Result<uint64_t> Allocate(uint64_t bytes, std::optional<uint32_t> node = std::nullopt);
   Status Free(uint64_t addr);
   // True if [addr, addr+len) lies inside memory this allocator obtained.
@@ -33,7 +38,13 @@ class FarAllocator {
     uint64_t next = 0;
     uint64_t end = 0;
   };
-  Result<uint64_t> AllocateOn(uint32_t node, uint64_t bytes);
+  struct Object {
+    uint64_t bytes = 0;
+    uint32_t node = 0;
+  };
+  // New memory on `node`, or a freed object of this size: on `node` if
+  // `pinned`, else on any node.
+  Result<uint64_t> AllocateOn(uint32_t node, uint64_t bytes, bool pinned);
 
   AllocationPolicy policy_;
   uint64_t slab_bytes_;
@@ -41,8 +52,8 @@ class FarAllocator {
   SlabSource source_;
   std::vector<Slab> current_;                           // per node
   std::map<uint64_t, uint64_t> obtained_;               // base -> length, every range from the cluster
-  std::unordered_map<uint64_t, uint64_t> live_;         // object -> size
-  std::map<uint64_t, std::vector<uint64_t>> free_;      // size -> freed objects
+  std::unordered_map<uint64_t, Object> live_;           // object -> its size and node
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<uint64_t>> free_;  // (size, node) -> freed objects
   uint32_t next_node_ = 0;
 };
 

@@ -115,7 +115,7 @@ Status Store::Init() {
     Partition& p = partitions_[i];
     p.node = i % nodes;
     p.buckets = buckets;
-    PULSE_ASSIGN_OR_RETURN(p.buckets_base, AllocateOn(p.node, buckets * kBucketBytes));
+    PULSE_ASSIGN_OR_RETURN(p.buckets_base, client_->Allocate(buckets * kBucketBytes, p.node));
     std::vector<uint8_t> zero(std::min<uint64_t>(buckets * kBucketBytes, 1 << 16), 0);
     for (uint64_t off = 0; off < buckets * kBucketBytes; off += zero.size()) {
       const uint64_t n = std::min<uint64_t>(zero.size(), buckets * kBucketBytes - off);
@@ -123,31 +123,6 @@ Status Store::Init() {
     }
   }
   return Status::Ok();
-}
-
-// An allocation on memory node `node`: with a placement policy that does
-// not take the node (round robin, fill-first) allocations landing elsewhere
-// are held while trying again (so the next one is placed anew), a bounded
-// number of times, and given back after.
-Result<uint64_t> Store::AllocateOn(uint32_t node, uint64_t bytes) {
-  const uint32_t attempts = 2 * client_->memory_nodes() + 2;
-  std::vector<uint64_t> misplaced;
-  Result<uint64_t> out = Status::ResourceExhausted(
-      fmt::format("kv store: no allocation of {} bytes landed on memory node {}", bytes, node));
-  for (uint32_t i = 0; i < attempts; ++i) {
-    Result<uint64_t> addr = client_->Allocate(bytes, node);
-    if (!addr.ok()) {
-      out = addr.status();
-      break;
-    }
-    if (client_->NodeOf(*addr) == node) {
-      out = *addr;
-      break;
-    }
-    misplaced.push_back(*addr);
-  }
-  for (uint64_t a : misplaced) PULSE_RETURN_IF_ERROR(client_->Free(a));
-  return out;
 }
 
 Status Store::AddSlab(Partition& p) {
@@ -161,7 +136,7 @@ Status Store::AddSlab(Partition& p) {
     n = std::min<uint64_t>(n, options_.max_items - stats_.item_capacity);
   }
   // The padding: every window read is 128 bytes, also at the last item.
-  Result<uint64_t> base = AllocateOn(p.node, n * item_bytes + kWindowBytes);
+  Result<uint64_t> base = client_->Allocate(n * item_bytes + kWindowBytes, p.node);
   if (!base.ok()) {
     return Status::FromCode(base.status().code(), fmt::format("kv store: no far memory for {} more items on memory node {} "
                                                     "({} items stored): {}", n, p.node, stats_.items,
@@ -181,7 +156,7 @@ Result<uint64_t> Store::TakeItem(Partition& p) {
 
 Result<uint64_t> Store::TakeSpareBucket(Partition& p) {
   if (p.spare_buckets.empty()) {
-    PULSE_ASSIGN_OR_RETURN(uint64_t b, AllocateOn(p.node, kBucketBytes));
+    PULSE_ASSIGN_OR_RETURN(uint64_t b, client_->Allocate(kBucketBytes, p.node));
     const std::vector<uint8_t> zero(kBucketBytes, 0);
     PULSE_RETURN_IF_ERROR(client_->Write(b, zero.data(), zero.size()));
     p.spare_buckets.push_back(b);

@@ -81,7 +81,8 @@ struct BTreeOptions {
   // Where LowerBound(), Find() and AggregateRange() run; unset: the client's
   // dispatch policy decides.
   std::optional<ExecutionMode> mode;
-  // Partitioned placement (needs a client with AllocationPolicy::kPartitioned).
+  // Partitioned placement (nodes named to Client::Allocate, whatever the
+  // client's AllocationPolicy).
   std::optional<BTreePartition> partition;
 };
 

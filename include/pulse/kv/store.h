@@ -165,7 +165,6 @@ class Store {
   struct Op;
   Store(Client* client, const StoreOptions& options);
   Status Init();
-  Result<uint64_t> AllocateOn(uint32_t node, uint64_t bytes);
   Status AddSlab(Partition& p);
   Result<uint64_t> TakeItem(Partition& p);
   Result<uint64_t> TakeSpareBucket(Partition& p);
