@@ -130,14 +130,22 @@ class TxChain : public ::testing::Test {
     ASSERT_EQ(done, total) << "transactions still unanswered at the deadline";
     if (errors_ > 0) {
       for (uint32_t n = 0; n < kNodes; ++n)
-        if (!rack_.memnode(n).Exited()) std::cerr << "node " << n << " tx stats: " << TxStats(n).dump() << "\n";
+        if (!rack_.memnode(n).Exited())
+          std::cerr << "node " << n << " tx stats: " << TxStats(n).dump()
+                    << "\nnode " << n << " net: " << rack_.MemNodeStats(n)["net"].dump() << "\n";
       // Each client's view: who it believes alive, and what it sent.
       for (size_t i = 0; i < chains.size(); ++i) {
         const ChainCounters c = chains[i]->counters();
         std::cerr << "client " << i << ": live members";
         for (uint32_t m : chains[i]->LiveMembers()) std::cerr << " " << m;
         std::cerr << "; sent " << c.messages_sent << ", re-sent " << c.retransmissions << ", replies " << c.replies
-                  << ", errors " << c.errors << "\n";
+                  << ", errors " << c.errors;
+        if (i < clients.size()) {
+          const net::Counters& n = clients[i]->net_counters();
+          std::cerr << "; its worker received " << n.messages_received << " messages, dropped " << n.messages_dropped
+                    << ", saw " << n.endpoints_failed << " endpoints fail";
+        }
+        std::cerr << "\n";
       }
     }
   }
