@@ -628,6 +628,10 @@ class Worker {
   void NoteActivity();
   // Number of endpoints that are known (connected or failed, not closed).
   size_t endpoint_count() const;
+  // Messages received and not yet delivered, over all endpoints: held in
+  // order behind an earlier message whose rendezvous is still arriving, or
+  // until the endpoint's handshake ends.  Worker thread only.
+  size_t held_inbound() const;
   // UCX's description of the endpoint's transports and thresholds
   // (ucp_ep_print_info).  Errors: kNotFound, kUnavailable.
   Result<std::string> DescribeEndpoint(EndpointId ep) const;

@@ -235,6 +235,12 @@ void Worker::NoteActivity() { impl_->NoteActivity(); }
 
 size_t Worker::endpoint_count() const { return impl_->eps.size(); }
 
+size_t Worker::held_inbound() const {
+  size_t n = 0;
+  for (const auto& [id, e] : impl_->eps) n += e->inbound.size();
+  return n;
+}
+
 std::string EndpointInfo(ucp_ep_h ep) {
   char* buf = nullptr;
   size_t size = 0;

@@ -79,6 +79,7 @@ struct Counters {
   uint64_t replay_dropped = 0;  // logged records after the last certain point, cut at replay
   uint64_t bad_count = 0, bad_length = 0, trailing = 0, bad_header = 0, out_of_range = 0;
   uint64_t refused = 0, not_head = 0, unknown_chain = 0, configures = 0, errors = 0;
+  uint64_t answers_unsent = 0;  // answers to clients whose send failed (the connection is gone)
 };
 
 struct Pending {  // logged here, forwarded, waiting for the successor's ack
@@ -539,7 +540,7 @@ bool TxReplica::Poll() {
   // clients (who have no ring server) as messages.
   for (Out& o : outputs_) {
     if (o.am != kAmTxRequest) {
-      (void)ctx_.worker->Send(o.ep, o.am, std::move(o.bytes));
+      if (!ctx_.worker->Send(o.ep, o.am, std::move(o.bytes)).ok()) ++c_.answers_unsent;
     } else if (SendToReplica(o) && o.ack) {
       ++c_.acks_by_ring;
     }
@@ -1101,6 +1102,7 @@ nlohmann::json TxReplica::Stats() const {
                          {"bad_header", c_.bad_header}, {"out_of_range", c_.out_of_range}}},
           {"refused", c_.refused},
           {"not_head", c_.not_head},
+          {"answers_unsent", c_.answers_unsent},
           {"unknown_chain", c_.unknown_chain},
           {"configures", c_.configures},
           {"errors", c_.errors},

@@ -132,7 +132,7 @@ class TxChain : public ::testing::Test {
       for (uint32_t n = 0; n < kNodes; ++n)
         if (!rack_.memnode(n).Exited())
           std::cerr << "node " << n << " tx stats: " << TxStats(n).dump()
-                    << "\nnode " << n << " net: " << rack_.MemNodeStats(n)["net"].dump() << "\n";
+                    << "\nnode " << n << " net: " << rack_.MemNodeStats(n)["counters"]["net"].dump() << "\n";
       // Each client's view: who it believes alive, and what it sent.
       for (size_t i = 0; i < chains.size(); ++i) {
         const ChainCounters c = chains[i]->counters();
@@ -143,7 +143,12 @@ class TxChain : public ::testing::Test {
         if (i < clients.size()) {
           const net::Counters& n = clients[i]->net_counters();
           std::cerr << "; its worker received " << n.messages_received << " messages, dropped " << n.messages_dropped
-                    << ", saw " << n.endpoints_failed << " endpoints fail";
+                    << ", saw " << n.endpoints_failed << " endpoints fail, holds " << ClientInternal::worker(*clients[i]).held_inbound()
+                    << " undelivered";
+          for (uint32_t m : chains[i]->LiveMembers()) {
+            auto info = ClientInternal::worker(*clients[i]).DescribeEndpoint(ClientInternal::memnode_endpoint(*clients[i], m));
+            std::cerr << "\n  to node " << m << ": " << (info.ok() ? *info : info.status().ToString());
+          }
         }
         std::cerr << "\n";
       }
