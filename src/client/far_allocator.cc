@@ -8,9 +8,9 @@ Result<uint64_t> FarAllocator::AllocateOn(uint32_t node, uint64_t bytes, bool pi
   // A freed object of this size: of the node asked for, or of any node when
   // the policy places objects (placement is then a preference for new
   // memory, not a promise for recycled memory).
-  for (uint32_t n = 0; n < nodes_; ++n) {
+  const uint32_t nodes_to_look_at = pinned ? 1 : nodes_;
+  for (uint32_t n = 0; n < nodes_to_look_at; ++n) {
     const uint32_t from = (node + n) % nodes_;
-    if (pinned && from != node) break;
     auto bucket = free_.find({bytes, from});
     if (bucket == free_.end() || bucket->second.empty()) continue;
     const uint64_t addr = bucket->second.back();

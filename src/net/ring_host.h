@@ -66,10 +66,10 @@ struct RingHostOptions {
   // in use adapts between min_poll_window_us and this: raised to twice a
   // gap that polling caught, or that ended a sleep (a wake-up, or an entry
   // a scan found first) if this window would have caught it; halved when a
-  // sleep ends after a longer gap (its polling was wasted).  At most about twice what one sleep
-  // and wake-up cost the node (~10 us of CPU on the development host,
-  // docs/ring.md "Idle"): polling a longer gap costs more CPU than the
-  // sleep it saves.
+  // sleep ends after a longer gap (its polling was wasted).  At most about
+  // twice what one sleep and wake-up cost the node (~10 us of CPU on the
+  // development host, docs/ring.md "Idle"): polling a longer gap costs more
+  // CPU than the sleep it saves.
   uint32_t poll_window_us = 20;
   uint32_t min_poll_window_us = 5;
   // A torn entry still torn after this long is answered as malformed.

@@ -760,7 +760,7 @@ TEST(RingPath, AWakeUpAfterAGapTheLargestWindowBridgesRaisesIt) {
   // A stall of this thread past the largest window between the node's
   // falling asleep and the round trip (a loaded CI machine) makes a gap no
   // window bridges, which leaves the window at its minimum instead: the
-  // wake-up is tried up to three times, and one must raise it.
+  // sleep and its end are tried up to three times, and one must raise it.
   uint32_t raised = 0;
   for (int attempt = 0; attempt < 3 && raised < 2 * options.min_poll_window_us; ++attempt) {
     const uint64_t ended = host.counters().sleeps_ended;

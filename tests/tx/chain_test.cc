@@ -141,12 +141,13 @@ class TxChain : public ::testing::Test {
         std::cerr << "; sent " << c.messages_sent << ", re-sent " << c.retransmissions << ", replies " << c.replies
                   << ", errors " << c.errors;
         if (i < clients.size()) {
-          const net::Counters& n = clients[i]->net_counters();
+          net::Worker& worker = ClientInternal::worker(*clients[i]);
+          const net::Counters& n = worker.counters();
           std::cerr << "; its worker received " << n.messages_received << " messages, dropped " << n.messages_dropped
-                    << ", saw " << n.endpoints_failed << " endpoints fail, holds " << ClientInternal::worker(*clients[i]).held_inbound()
+                    << ", saw " << n.endpoints_failed << " endpoints fail, holds " << worker.held_inbound()
                     << " undelivered";
           for (uint32_t m : chains[i]->LiveMembers()) {
-            auto info = ClientInternal::worker(*clients[i]).DescribeEndpoint(ClientInternal::memnode_endpoint(*clients[i], m));
+            auto info = worker.DescribeEndpoint(ClientInternal::memnode_endpoint(*clients[i], m));
             std::cerr << "\n  to node " << m << ": " << (info.ok() ? *info : info.status().ToString());
           }
         }
