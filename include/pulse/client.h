@@ -314,6 +314,12 @@ struct ClientCounters {
   uint64_t swap_requests = 0;
   uint64_t swap_requests_dropped = 0;
   uint64_t swap_request_errors = 0;
+  // Pages that move (docs/tier.md): rack accesses refused by a frame's
+  // closed gate (its page was moving; the access went the normal way), and
+  // accesses that waited for a newer directory because a memory node said
+  // their page was moving or had moved.
+  uint64_t rack_gate_refusals = 0;
+  uint64_t page_move_waits = 0;
   // Under locks (LockTierOptions): writes kept in the write buffer, batches
   // written out (flushes) and the one-sided writes they took, bytes written
   // out, reads the buffer answered with no far read, buffered bytes dropped

@@ -285,6 +285,7 @@ void Client::TraverseAsync(const ProgramRef& program, uint64_t cur_ptr, std::vec
     }
   }
   ++im.counters.offloaded;
+  im.access.OnOffload(cur_ptr, program->info().has_store);
   Status reachable =
       im.connections.routing == RoutingMode::kDirect ? Status::Ok() : im.connections.EnsureSwitch();
   if (reachable.ok() && !im.connections.unrouted.empty()) reachable = im.connections.CheckRouted(cur_ptr);

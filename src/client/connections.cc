@@ -139,9 +139,32 @@ net::EndpointId Connections::LiveEndpoint(uint32_t node) const {
 }
 
 MemNode* Connections::NodeFor(uint64_t addr) {
+  std::optional<Placement> p = Place(addr);
+  return p ? p->node : nullptr;
+}
+
+std::optional<Connections::Placement> Connections::Place(uint64_t addr) {
+  if (std::optional<tier::PageLocation> l = pages.Locate(addr)) {
+    for (auto& n : nodes)
+      if (n.id == l->node) {
+        const uint64_t page_bytes = pages.push()->geometry.page_size();
+        return Placement{&n, l->pool_offset, page_bytes - l->pool_offset % page_bytes, l};
+      }
+    return std::nullopt;
+  }
   for (auto& n : nodes)
-    if (addr - n.base < n.size) return &n;
-  return nullptr;
+    if (addr - n.base < n.size) return Placement{&n, addr - n.base, n.size - (addr - n.base), std::nullopt};
+  return std::nullopt;
+}
+
+Status Connections::AwaitNewerDirectory(uint32_t version, std::chrono::milliseconds timeout) {
+  if (pages.version() > version) return Status::Ok();
+  if (worker->IsConnected(switch_ep)) IgnoreError(worker->Send(switch_ep, kAmRouting, std::span<const uint8_t>()));
+  Status s = worker->RunUntil([&] { return pages.version() > version; }, timeout);
+  if (!s.ok() && pages.version() <= version)
+    return Status::Timeout(fmt::format("no page directory newer than version {} arrived in {} ms", version,
+                                       timeout.count()));
+  return Status::Ok();
 }
 
 // Connects to memory node `n` at n.address: endpoint, hello.  Returns the

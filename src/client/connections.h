@@ -76,8 +76,26 @@ struct Connections {
   // UCX's keepalive), so both count.  kInvalidEndpoint otherwise.
   net::EndpointId LiveEndpoint(uint32_t node) const;
 
+  // The memory node holding `addr` now: the page directory's node for an
+  // address of a page (which may have moved to another rack), else the
+  // node whose range holds it; nullptr if none.
   MemNode* NodeFor(uint64_t addr);
   const MemNode* NodeFor(uint64_t addr) const { return const_cast<Connections*>(this)->NodeFor(addr); }
+  // Where the byte at `addr` is now: its node, its offset in that node's
+  // pool, the bytes from it to the end of its page (or of the node's range
+  // for an unpaged address), and its page if the directory has it.
+  struct Placement {
+    MemNode* node = nullptr;
+    uint64_t pool_offset = 0;
+    uint64_t room = 0;
+    std::optional<tier::PageLocation> page;
+  };
+  std::optional<Placement> Place(uint64_t addr);
+  // Asks the switch for its table and waits until a page directory newer
+  // than `version` arrives, at most `timeout`: a memory node said a page
+  // is moving or moved (Aborted).  Timeout naming the version otherwise
+  // (the node may be the one behind: its caller tries again).
+  Status AwaitNewerDirectory(uint32_t version, std::chrono::milliseconds timeout);
   // How long a one-sided operation or a control call waits.
   std::chrono::milliseconds rma_timeout() const { return options.request_timeout * options.max_attempts; }
 

@@ -42,7 +42,7 @@ Status ClientLifetimes::PublishRoot(const std::string& name, uint64_t addr) {
   const MemNode* home = connections_->NodeFor(addr);
   if (home == nullptr)
     return Status::InvalidArgument(fmt::format("publish root '{}': {:#x} is outside every memory node", name, addr));
-  std::set<uint32_t> nodes = nodes_used_;
+  std::set<uint32_t> nodes = NodesHoldingSession();
   nodes.insert(home->id);
   for (MemNode& n : connections_->nodes) {
     if (nodes.count(n.id) == 0) continue;
@@ -88,9 +88,19 @@ Status ClientLifetimes::DropRoot(const std::string& name) {
   return Status::Ok();
 }
 
+std::set<uint32_t> ClientLifetimes::NodesHoldingSession() const {
+  // Pages move between nodes with their allocations (docs/tier.md): with a
+  // page directory, any node may hold some of the session's memory.
+  if (connections_->pages.push() == nullptr) return nodes_used_;
+  std::set<uint32_t> all;
+  for (const MemNode& n : connections_->nodes) all.insert(n.id);
+  return all;
+}
+
 void ClientLifetimes::EndSession() {
+  const std::set<uint32_t> nodes = NodesHoldingSession();
   for (MemNode& n : connections_->nodes) {
-    if (nodes_used_.count(n.id) == 0 || n.lost || n.ep == net::kInvalidEndpoint ||
+    if (nodes.count(n.id) == 0 || n.lost || n.ep == net::kInvalidEndpoint ||
         !connections_->worker->IsConnected(n.ep))
       continue;  // a lost connection's session runs out its lease instead
     json request{{"op", "end_session"}};

@@ -49,6 +49,9 @@ class ClientLifetimes {
   EnsureFn ensure_;
   uint64_t session_;
   std::string root_;  // allocations are durable under it once set
+  // The nodes this session allocated on, and with a page directory every
+  // node (a moved page takes its allocations along).
+  std::set<uint32_t> NodesHoldingSession() const;
   std::set<uint32_t> nodes_used_;
 };
 

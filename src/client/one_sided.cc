@@ -80,20 +80,33 @@ bool OneSidedAccess::Writable(uint64_t addr, size_t len) {
 }
 
 Status OneSidedAccess::PostWrite(uint64_t addr, const void* src, size_t len, std::shared_ptr<const void> keep) {
-  PULSE_ASSIGN_OR_RETURN(MemNode * n, NodeSpanning(addr, len));
+  Result<MemNode*> n = NodeSpanning(addr, len);
+  // A page on the move: written now, following it.
+  if (!n.ok()) return Rma(true, addr, const_cast<void*>(src), len);
   ++counters_->remote_writes;
   const auto* bytes = static_cast<const uint8_t*>(src);
-  return ForEachPiece(*n, addr, len, [&](const KeyedAllocation& k, uint64_t remote, size_t done, size_t piece) {
+  Status posting = ForEachPiece(**n, addr, len, [&](const KeyedAllocation& k, uint64_t remote, size_t done, size_t piece) {
     std::shared_ptr<Posted> posted = posted_;
-    PULSE_RETURN_IF_ERROR(connections_->worker->PutAsync(k.second.key, remote, bytes + done, piece,
-                                                         [posted, keep](const Status& s) {
-                                                           --posted->outstanding;
-                                                           if (!s.ok() && posted->error.ok()) posted->error = s;
-                                                         }));
+    const bool paged = connections_->pages.Locate(addr + done).has_value();
+    PULSE_RETURN_IF_ERROR(connections_->worker->PutAsync(
+        k.second.key, remote, bytes + done, piece, [posted, keep, paged, at = addr + done, from = bytes + done, piece](const Status& s) {
+          --posted->outstanding;
+          // A key revoked under the write (its page began to move): the
+          // write is done again by WaitPosted, following the page.
+          if (paged && s.code() == Status::Code::kPermissionDenied) {
+            posted->redo.push_back(Posted::Redo{at, from, piece, keep});
+          } else if (!s.ok() && posted->error.ok()) {
+            posted->error = s;
+          }
+        }));
     ++posted_->outstanding;
     posted_->endpoints.insert(k.second.ep);
     return Status::Ok();
   });
+  if (posting.ok() || !connections_->pages.Locate(addr)) return posting;
+  // The page began to move before every piece was posted: the whole write
+  // is done now, following it (pieces posted already write the same bytes).
+  return Rma(true, addr, const_cast<void*>(src), len);
 }
 
 Status OneSidedAccess::WaitPosted() {
@@ -107,6 +120,10 @@ Status OneSidedAccess::WaitPosted() {
   if (s.ok()) s = posted->error;
   // Writes still out after a timeout complete into the old record.
   posted_ = std::make_shared<Posted>();
+  for (const Posted::Redo& r : posted->redo) {
+    Status again = Rma(true, r.addr, const_cast<uint8_t*>(r.bytes), r.length);
+    if (s.ok() && !again.ok()) s = again;
+  }
   return s;
 }
 
@@ -149,9 +166,10 @@ void OneSidedAccess::DropDeadMapping(MemNode& n) {
 
 bool OneSidedAccess::RackAccess(bool write, uint64_t addr, void* buf, size_t len) {
   if (rack_.empty() || owner_ == nullptr || len == 0) return false;
-  MemNode* n = connections_->NodeFor(addr);
-  if (n == nullptr || n->lost || !n->rack_pool || n->rack_pool->rack != rack_ || len > n->size - (addr - n->base))
-    return false;
+  std::optional<Connections::Placement> p = connections_->Place(addr);
+  if (!p) return false;
+  MemNode* n = p->node;
+  if (n->lost || !n->rack_pool || n->rack_pool->rack != rack_ || len > p->room) return false;
   // Protection: only this client's own allocations, and only while the node
   // acknowledges the tenant's ownership (the key it handed out; after a
   // reconnection it is asked again).
@@ -160,16 +178,30 @@ bool OneSidedAccess::RackAccess(bool write, uint64_t addr, void* buf, size_t len
   if (!key.ok() || len > (*key)->second.length - (addr - (*key)->first)) return false;
   rack::PoolMapping* m = MappingFor(*n);
   if (m == nullptr) return false;
+  // A page's frame is entered through its gate (rack/rack_pool.h), which
+  // its node closes while the page moves: then this access goes the way
+  // the directory will say.
+  std::optional<uint64_t> gate;
+  if (p->page) {
+    const uint64_t frame = p->pool_offset / connections_->pages.push()->geometry.page_size();
+    if (!m->gates().Enter(frame, p->page->home ? 0 : p->page->page + 1)) {
+      ++counters_->rack_gate_refusals;
+      return false;
+    }
+    gate = frame;
+  }
   if (!m->Alive()) {
+    if (gate) m->gates().Leave(*gate);
     DropDeadMapping(*n);
     return false;
   }
-  uint8_t* here = m->data() + (addr - n->base);
+  uint8_t* here = m->data() + p->pool_offset;
   if (write) {
     std::memcpy(here, buf, len);
   } else {
     std::memcpy(buf, here, len);
   }
+  if (gate) m->gates().Leave(*gate);
   // The node may have died during the copy: then the bytes are not its.
   if (!m->Alive()) {
     DropDeadMapping(*n);
@@ -229,11 +261,43 @@ Result<const std::pair<const uint64_t, OneSidedAccess::AllocationKey>*> OneSided
 }
 
 Result<MemNode*> OneSidedAccess::NodeSpanning(uint64_t addr, size_t len) {
-  MemNode* n = connections_->NodeFor(addr);
-  if (n == nullptr || len > n->size - (addr - n->base))
-    return Status::InvalidArgument(fmt::format("far address {:#x} (+{}) is outside every memory node", addr, len));
-  PULSE_RETURN_IF_ERROR(EnsureNode(*n));
-  return n;
+  std::optional<Connections::Placement> p = connections_->Place(addr);
+  if (!p || len > p->room)
+    return Status::InvalidArgument(
+        fmt::format("far address {:#x} (+{}) is outside every memory node{}", addr, len,
+                    p && p->page ? " (or crosses the end of its page)" : ""));
+  PULSE_RETURN_IF_ERROR(EnsureNode(*p->node));
+  return p->node;
+}
+
+template <typename Op>
+Status OneSidedAccess::FollowingPages(uint64_t addr, Op&& op) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + connections_->rma_timeout();
+  bool asked_again = false;
+  std::chrono::milliseconds pause{1};
+  for (;;) {
+    const uint32_t version = connections_->pages.version();
+    Status s = op();
+    if (s.ok() || !connections_->pages.Locate(addr)) return s;
+    if (s.code() == Status::Code::kPermissionDenied && !asked_again) {
+      // The node revoked the key under this access (its page began to
+      // move): asking for the key again says whether it moves.
+      asked_again = true;
+      continue;
+    }
+    if (s.code() != Status::Code::kAborted) return s;
+    // The page is moving or moved: wait for the directory that says where.
+    // The node may be the one behind (it has not adopted the directory this
+    // client has): then no newer one comes, and the access is tried again
+    // after a pause that doubles, up to 64 ms.
+    ++counters_->page_move_waits;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return s;
+    if (!connections_->AwaitNewerDirectory(version, std::min(left, pause)).ok())
+      pause = std::min(pause * 2, std::chrono::milliseconds(64));
+    asked_again = false;
+  }
 }
 
 template <typename Piece>
@@ -249,6 +313,10 @@ Status OneSidedAccess::ForEachPiece(MemNode& n, uint64_t addr, size_t len, Piece
 }
 
 Status OneSidedAccess::Rma(bool write, uint64_t addr, void* buf, size_t len) {
+  return FollowingPages(addr, [&] { return RmaOnce(write, addr, buf, len); });
+}
+
+Status OneSidedAccess::RmaOnce(bool write, uint64_t addr, void* buf, size_t len) {
   PULSE_ASSIGN_OR_RETURN(MemNode * n, NodeSpanning(addr, len));
   if (write) {
     ++counters_->remote_writes;

@@ -17,7 +17,9 @@
 // the client's) is mapped, and an access that lies within one allocation
 // this client made (FarAllocator::Owns, the check the CPU node's own
 // traversals apply) and whose key the node has handed out is served by
-// memcpy through the mapping: no message, no cache.  The mapping's
+// memcpy through the mapping: no message, no cache; an address of a page
+// is served where the directory puts it, through its frame's gate
+// (rack::FrameGates), and not while the page moves.  The mapping's
 // liveness (rack::PoolMapping::Alive) is checked before and after each
 // copy; a dead one is dropped, the node marked lost, and the access goes the
 // normal way (a read's copy is discarded, a write is done again).
@@ -37,6 +39,7 @@
 #include <set>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -64,7 +67,9 @@ class OneSidedAccess {
   // memory), Unavailable, Timeout.
   Status Read(uint64_t addr, void* dst, size_t len);
   Status Write(uint64_t addr, const void* src, size_t len);
-  // Straight to far memory.
+  // Straight to far memory.  An access to a page that is moving waits
+  // for the directory that says where it went and is done there (bounded
+  // by the client's one-sided deadline; docs/tier.md).
   Status Rma(bool write, uint64_t addr, void* buf, size_t len);
   // Posts a write of [addr, addr + len) without waiting for it (one
   // Worker::PutAsync per allocation touched); `keep` holds src alive until
@@ -101,6 +106,13 @@ class OneSidedAccess {
   // was read, or a write must be done the normal way).
   bool RackAccess(bool write, uint64_t addr, void* buf, size_t len);
 
+  // A traversal offloaded from `cur_ptr` (its first window outside the
+  // rack): one access of that page for the hot-page count, a write if the
+  // program stores.
+  void OnOffload(uint64_t cur_ptr, bool stores) {
+    heat_.OnFabricAccess(cur_ptr, stores ? tier::AccessKind::kWrite : tier::AccessKind::kRead);
+  }
+
   bool caching() const { return cache_ != nullptr; }
   BlockCache* cache() { return cache_.get(); }  // null without a cache
 
@@ -111,6 +123,14 @@ class OneSidedAccess {
     net::EndpointId ep = net::kInvalidEndpoint;
     net::RemoteKey key;
   };
+  // One attempt of Rma.
+  Status RmaOnce(bool write, uint64_t addr, void* buf, size_t len);
+  // Runs `op` (an access of `addr`) again while a memory node answers that
+  // the page of `addr` is moving or moved (Aborted), each time after a
+  // newer directory arrived, until the one-sided deadline; a key revoked
+  // under it (PermissionDenied) is asked for once more.
+  template <typename Op>
+  Status FollowingPages(uint64_t addr, Op&& op);
   // A write under a lock (locks_->holding()).
   Status WriteUnderLock(uint64_t addr, const void* src, size_t len);
   // True if every byte of [addr, addr + len) lies in an allocation whose key
@@ -155,6 +175,15 @@ class OneSidedAccess {
     uint64_t outstanding = 0;
     Status error;
     std::set<net::EndpointId> endpoints;
+    // Writes whose key the node revoked (their page began to move): done
+    // again by WaitPosted.
+    struct Redo {
+      uint64_t addr = 0;
+      const uint8_t* bytes = nullptr;
+      size_t length = 0;
+      std::shared_ptr<const void> keep;
+    };
+    std::vector<Redo> redo;
   };
   std::shared_ptr<Posted> posted_ = std::make_shared<Posted>();
   std::map<uint64_t, AllocationKey> keys_;  // by allocation base (far address)

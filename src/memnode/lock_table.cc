@@ -1,8 +1,19 @@
 #include "memnode/lock_table.h"
 
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace pulse::memnode {
+
+std::optional<uint64_t> LockTable::HeldIn(uint64_t begin, uint64_t length, Clock::time_point now) {
+  std::vector<uint64_t> in;
+  for (const auto& [addr, lock] : locks_)
+    if (addr - begin < length) in.push_back(addr);
+  for (uint64_t addr : in)
+    if (Live(addr, now) != nullptr) return addr;
+  return std::nullopt;
+}
 
 LockTable::Lock* LockTable::Live(uint64_t addr, Clock::time_point now) {
   auto it = locks_.find(addr);

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 
 #include "pulse/status.h"
@@ -41,6 +42,9 @@ class LockTable {
   Status Release(uint64_t addr, uint64_t holder, Clock::time_point now);
 
   // Locks with at least one live holder or a waiting writer.
+  // The address of a live lock in [begin, begin + length), if any: a page
+  // holding one does not move (its holders' lock would be left behind).
+  std::optional<uint64_t> HeldIn(uint64_t begin, uint64_t length, Clock::time_point now);
   size_t size() const { return locks_.size(); }
   uint64_t expired_leases() const { return expired_leases_; }
 

@@ -260,7 +260,8 @@ Status MemNodeServer::RestoreAllocations() {
     // Sessions come back without connections: their clients have the grace
     // to reconnect.
     if (s.ok() && e.lifetime == Lifetime::kSession) sessions_.Restore(e.owner, e.tenant, now);
-    if (s.ok()) s = Adopt(e.offset, e.length, e.tenant, e.perms, e.lifetime, e.owner, /*journal=*/false);
+    if (s.ok()) s = Adopt(far_base_ + e.offset, e.offset, e.length, e.tenant, e.perms, e.lifetime, e.owner,
+                          /*journal=*/false);
     if (!s.ok()) return Status::Internal("restoring the allocations of " + shm_name_ + ": " + s.message());
     bytes += e.length;
   }
@@ -440,6 +441,8 @@ void MemNodeServer::OnTraversal(net::EndpointId from, std::span<const uint8_t> p
     (void)worker_->Send(from, kAmTraversal, std::move(bytes));
     return;
   }
+  // A page on the move: the request waits here for the thaw.
+  if (m->kind == MessageKind::kRequest && HoldIfFrozen(from, m->cur_ptr, payload)) return;
   service_.Handle(std::move(m).value(), send_);
 }
 
@@ -690,7 +693,7 @@ Result<json> MemNodeServer::Alloc(net::EndpointId from, const json& body) {
     (void)allocator_->Free(a->offset);
     return Status::Internal("alloc: " + s.message());
   }
-  s = Adopt(a->offset, a->length, *tenant, perms, lifetime, owner, /*journal=*/true);
+  s = Adopt(range.base, a->offset, a->length, *tenant, perms, lifetime, owner, /*journal=*/true);
   if (!s.ok()) {
     Reclaim(a->offset);
     return s;
@@ -704,14 +707,14 @@ Result<json> MemNodeServer::Free(net::EndpointId from, const json& body) {
   if (!base.ok()) return base.status();
   Result<uint32_t> tenant = node::RequestTenant(*worker_, from, body, "free");
   if (!tenant.ok()) return tenant.status();
-  const Allocation* a = *base >= far_base_ ? allocator_->Find(*base - far_base_) : nullptr;
-  const Range* range = a != nullptr ? table_.Find(*base) : nullptr;
-  if (range == nullptr || range->base != *base)
+  PULSE_RETURN_IF_ERROR(PageMovedAway(*base, "free"));
+  const Range* range = table_.Find(*base);
+  if (range == nullptr || range->base != *base || owned_.count(PoolOffsetOf(*range)) == 0)
     return Status::NotFound(fmt::format("free: no allocation starts at {:#x} on node {}", *base, options_.node));
   if (range->owner != *tenant)
     return Status::PermissionDenied(
         fmt::format("free: the range at {:#x} belongs to tenant {}, not {}", *base, range->owner, *tenant));
-  const uint64_t length = Reclaim(a->offset);
+  const uint64_t length = Reclaim(PoolOffsetOf(*range));
   log_->Debug("free [{:#x}, +{}) of tenant {}", *base, length, *tenant);
   return json::object();
 }
@@ -724,7 +727,9 @@ Result<json> MemNodeServer::LockOp(net::EndpointId from, const std::string& op, 
   Result<uint64_t> holder = node::GetU64(body, "holder", op);
   if (!holder.ok()) return holder.status();
   // A lock is named by an address of the tenant's own memory: nobody can
-  // block another tenant's locks.
+  // block another tenant's locks.  Its page may be moving (Aborted: the
+  // client follows the directory).
+  PULSE_RETURN_IF_ERROR(PageMovedAway(*addr, op));
   const Range* range = table_.Find(*addr);
   if (range == nullptr)
     return Status::NotFound(fmt::format("{}: {:#x} is in no allocation of node {}", op, *addr, options_.node));

@@ -266,10 +266,13 @@ class MemNodeServer {
                                   std::string_view op);
   // The root `name` of `tenant` on this node, created if `create`.
   Result<uint32_t> FindRoot(TenantId tenant, const std::string& name, bool create, std::string_view op);
-  // Registers the allocation at `offset` for one-sided access and records
+  // Registers the allocation at pool `offset`, far address `base` (its
+  // node's own span, or a moved page's), for one-sided access and records
   // its owner and lifetime (journal, sessions).
-  Status Adopt(uint64_t offset, uint64_t length, TenantId tenant, uint8_t perms, Lifetime lifetime,
+  Status Adopt(uint64_t base, uint64_t offset, uint64_t length, TenantId tenant, uint8_t perms, Lifetime lifetime,
                uint64_t owner, bool journal);
+  // The pool offset of a range of this node's table.
+  uint64_t PoolOffsetOf(const Range& range) const { return static_cast<uint64_t>(range.host - pool_->data()); }
   // The allocation's key and placement for its tenant.
   nlohmann::json KeyJson(uint64_t offset) const;
   // Frees the allocation at `offset` whoever owns it: unregistered, out of
@@ -315,10 +318,52 @@ class MemNodeServer {
   // nullopt for any other op.
   std::optional<Result<nlohmann::json>> PageMoveOp(net::EndpointId from, const std::string& op,
                                                    const nlohmann::json& body);
-  Result<nlohmann::json> FreezeFrame(uint64_t frame, uint64_t page_bytes);
+  Result<nlohmann::json> FreezeFrame(uint64_t frame, uint64_t page, uint64_t page_bytes);
   Result<nlohmann::json> FrameKey(uint64_t frame, uint64_t page_bytes);
-  Result<nlohmann::json> ThawFrame(uint64_t frame, uint64_t page_bytes, bool home);
+  Result<nlohmann::json> AdoptFrame(uint64_t frame, uint64_t page, const nlohmann::json& body, uint64_t page_bytes);
+  Result<nlohmann::json> ThawFrame(uint64_t frame, uint64_t page, uint64_t page_bytes, bool home);
   nlohmann::json PageMovesJson() const;
+  // Aborted if the directory puts the page of `addr` on another node, or
+  // its frame here is frozen: the caller asks again where the directory
+  // will say.  `op` names the request in the message.
+  Status PageMovedAway(uint64_t addr, std::string_view op) const;
+  // True if pool `offset` lies in a withheld frame.
+  bool FrameWithheld(uint64_t offset) const;
+  // Keeps a traversal request for a frozen page here until its thaw; false
+  // if cur_ptr is not in a frozen frame of this node.
+  bool HoldIfFrozen(net::EndpointId from, uint64_t cur_ptr, std::span<const uint8_t> payload);
+  // What a frame's gate says it holds per the directory (rack::FrameGates).
+  uint64_t GateHolds(uint64_t frame, uint64_t page_bytes) const;
+ public:
+  // An allocation of a page on the move: what page_freeze answers and
+  // page_adopt takes.  Only session memory moves.
+  struct MovedAllocation {
+    uint64_t base = 0;     // far address
+    uint64_t in_page = 0;  // offset in its page
+    uint64_t length = 0;
+    uint32_t tenant = 0;
+    uint8_t perms = 0;
+    uint64_t owner = 0;  // session id
+  };
+
+ private:
+  // A frame under a swap: the page it held, its allocations revoked at the
+  // freeze, those adopted for the page a transfer put in it.
+  struct FrozenFrame {
+    uint64_t page = 0;
+    std::vector<MovedAllocation> revoked;
+    std::vector<MovedAllocation> adopted;
+  };
+  void DropAdopted(uint64_t frame, FrozenFrame& f, uint64_t page_bytes);
+  void RestoreRevoked(uint64_t frame, const FrozenFrame& f, uint64_t page_bytes);
+  // Serves `m` from the frame at pool offset `frame_begin`: its range and
+  // its own registered region (a key for its tenant).
+  Status ServeMoved(uint64_t frame_begin, const MovedAllocation& m);
+  struct HeldTraversal {
+    net::EndpointId from = net::kInvalidEndpoint;
+    std::vector<uint8_t> payload;
+  };
+  static constexpr size_t kMaxHeldTraversals = 4096;
   // Withholds from the allocator every frame the directory says holds a
   // page other than its home one (after a restart, the frames that moved
   // before it).
@@ -337,6 +382,7 @@ class MemNodeServer {
   std::unique_ptr<net::Worker> worker_;
   std::unique_ptr<RingServer> ring_;  // options.ring_path; before the worker goes
   struct Owned {
+    uint64_t base = 0;  // far address: the node's span, or a moved page's
     uint64_t length = 0;
     TenantId tenant = 0;
     uint8_t perms = 0;
@@ -375,13 +421,22 @@ class MemNodeServer {
   // Frames a swap is changing (page_moves.cc); after worker_, so the
   // regions go before it.
   struct PageMoves {
-    std::set<uint64_t> frozen;    // frame indexes
+    std::map<uint64_t, FrozenFrame> frozen;  // by frame index
     std::set<uint64_t> withheld;  // frozen, or holding another node's page: not allocatable
     std::map<uint64_t, net::MemoryRegion> regions;  // a frozen frame's one-frame key
     std::optional<net::MemoryRegion> swap_buffer;   // one page, beyond the pool
+    std::vector<HeldTraversal> held;  // requests for frozen pages, until a thaw
+    uint64_t directory_at_least = 0;  // the version the last thaw's swap published
     uint64_t frozen_total = 0;
+    uint64_t revoked_total = 0;  // allocations revoked by freezes
+    uint64_t moved_out = 0;      // allocations that left with their page
+    uint64_t moved_in = 0;       // allocations adopted for good
+    uint64_t held_total = 0;
+    uint64_t held_dropped = 0;
     uint64_t refused_straddling = 0;
-    uint64_t refused_allocated = 0;
+    uint64_t refused_durable = 0;
+    uint64_t refused_locked = 0;
+    uint64_t gate_timeouts = 0;
   } page_moves_;
   // Traversal messages queued in this pass, by direction: final responses
   // to CPU nodes, continuations to other memory nodes, anything to the

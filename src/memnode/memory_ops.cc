@@ -50,14 +50,14 @@ Result<uint32_t> MemNodeServer::FindRoot(TenantId tenant, const std::string& nam
       fmt::format("{}: node {} holds {} roots already", op, options_.node, AllocationJournal::kMaxRoots));
 }
 
-Status MemNodeServer::Adopt(uint64_t offset, uint64_t length, TenantId tenant, uint8_t perms, Lifetime lifetime,
-                            uint64_t owner, bool journal) {
+Status MemNodeServer::Adopt(uint64_t base, uint64_t offset, uint64_t length, TenantId tenant, uint8_t perms,
+                            Lifetime lifetime, uint64_t owner, bool journal) {
   Result<net::MemoryRegion> region = worker_->RegisterMemory(pool_->data() + offset, length);
   if (!region.ok())
-    return Status::IoError(fmt::format("registering [{:#x}, +{}) for remote access: {}", far_base_ + offset, length,
+    return Status::IoError(fmt::format("registering [{:#x}, +{}) for remote access: {}", base, length,
                                        region.status().message()));
   Owned& o = owned_[offset];
-  o = Owned{length, tenant, perms, lifetime, owner, std::move(region).value()};
+  o = Owned{base, length, tenant, perms, lifetime, owner, std::move(region).value()};
   if (lifetime == Lifetime::kSession) sessions_.AddAllocation(owner, offset);
   if (journal && journal_) journal_->Record(JournalEntry{offset, length, tenant, perms, lifetime, owner});
   return Status::Ok();
@@ -65,25 +65,30 @@ Status MemNodeServer::Adopt(uint64_t offset, uint64_t length, TenantId tenant, u
 
 json MemNodeServer::KeyJson(uint64_t offset) const {
   const Owned& o = owned_.at(offset);
-  return json{{"base", far_base_ + offset},
+  return json{{"base", o.base},
               {"length", o.length},
               {"rkey", node::HexEncode(o.region.rkey())},
               {"remote_base", o.region.remote_address()}};
 }
 
 uint64_t MemNodeServer::Reclaim(uint64_t offset) {
-  const Allocation* a = allocator_->Find(offset);
-  if (a == nullptr) return 0;
-  const uint64_t length = a->length;
-  if (auto o = owned_.find(offset); o != owned_.end()) {
+  auto o = owned_.find(offset);
+  // An allocation of a moved page lives in a withheld frame: the allocator
+  // knows the frame, not the allocation.
+  const bool in_withheld_frame = FrameWithheld(offset);
+  const Allocation* a = in_withheld_frame ? nullptr : allocator_->Find(offset);
+  if (o == owned_.end() && a == nullptr) return 0;
+  const uint64_t length = o != owned_.end() ? o->second.length : a->length;
+  const uint64_t base = o != owned_.end() ? o->second.base : far_base_ + offset;
+  if (o != owned_.end()) {
     if (o->second.lifetime == Lifetime::kSession) sessions_.RemoveAllocation(o->second.owner, offset);
     owned_.erase(o);  // unregistered: no key reaches the bytes any more
   }
-  (void)service_.RemoveRange(far_base_ + offset);
+  (void)service_.RemoveRange(base);
   if (journal_) journal_->Erase(offset);
   // Zero the bytes before anyone else can allocate them.
   pool_->Scrub(offset, length);
-  (void)allocator_->Free(offset);
+  if (a != nullptr) (void)allocator_->Free(offset);
   return length;
 }
 
@@ -103,13 +108,16 @@ Result<json> MemNodeServer::Key(net::EndpointId from, const json& body) {
   PULSE_ASSIGN_OR_RETURN(uint64_t addr, node::GetU64(body, "addr", "key"));
   PULSE_ASSIGN_OR_RETURN(TenantId tenant, node::RequestTenant(*worker_, from, body, "key"));
   if (body.contains("session")) PULSE_RETURN_IF_ERROR(RequestSession(from, tenant, body, "key").status());
+  // A page being moved, or moved away: the client asks again where the
+  // directory it will get next says (docs/tier.md).
+  PULSE_RETURN_IF_ERROR(PageMovedAway(addr, "key"));
   const Range* range = table_.Find(addr);
   if (range == nullptr)
     return Status::NotFound(fmt::format("key: {:#x} is in no allocation of node {}", addr, options_.node));
   if (range->owner != tenant)
     return Status::PermissionDenied(
         fmt::format("key: {:#x} belongs to tenant {}, not {}", addr, range->owner, tenant));
-  return KeyJson(range->base - far_base_);
+  return KeyJson(PoolOffsetOf(*range));
 }
 
 Result<json> MemNodeServer::Persist(net::EndpointId from, const json& body) {
@@ -137,7 +145,9 @@ Result<json> MemNodeServer::Persist(net::EndpointId from, const json& body) {
   Result<std::vector<uint64_t>> offsets = sessions_.Take(session, tenant);
   if (!offsets.ok() && offsets.status().code() != Status::Code::kNotFound) return offsets.status();
   for (uint64_t offset : offsets.ok() ? *offsets : std::vector<uint64_t>{}) {
-    Owned& o = owned_.at(offset);
+    auto found = owned_.find(offset);
+    if (found == owned_.end()) continue;  // revoked by a page move under way (page_moves.cc)
+    Owned& o = found->second;
     o.lifetime = Lifetime::kDurable;
     o.owner = slot;
     if (journal_) journal_->Record(JournalEntry{offset, o.length, o.tenant, o.perms, o.lifetime, o.owner});

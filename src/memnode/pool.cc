@@ -35,7 +35,7 @@ Result<std::unique_ptr<SharedPool>> SharedPool::Open(const std::string& name, si
   if (bytes == 0) return Status::InvalidArgument("pool size must be positive");
 
   std::unique_ptr<SharedPool> pool(new SharedPool());
-  const size_t total = bytes + meta_bytes + rack::kOwnerPageBytes;
+  const size_t total = bytes + meta_bytes + rack::TrailerBytes(bytes);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0 && errno == EEXIST) {
     // Whoever created it holds its lock while alive.
@@ -71,12 +71,14 @@ Result<std::unique_ptr<SharedPool>> SharedPool::Open(const std::string& name, si
   pool->meta_size_ = meta_bytes;
   pool->huge_advised_ = madvise(p, bytes, MADV_HUGEPAGE) == 0;
   PULSE_ASSIGN_OR_RETURN(pool->owner_, rack::PoolOwner::Claim(pool->data_ + bytes + meta_bytes));
+  pool->gates_ = rack::FrameGates(pool->data_ + bytes + meta_bytes + rack::kOwnerPageBytes, bytes);
+  pool->gates_.OpenAll();  // a dead owner's move ended with it
   return pool;
 }
 
 SharedPool::~SharedPool() {
   owner_.reset();  // CPU nodes stop using their mappings
-  if (data_ != nullptr) munmap(data_, size_ + meta_size_ + rack::kOwnerPageBytes);
+  if (data_ != nullptr) munmap(data_, size_ + meta_size_ + rack::TrailerBytes(size_));
   if (!name_.empty()) shm_unlink(name_.c_str());
   if (fd_ >= 0) close(fd_);
 }
@@ -85,7 +87,7 @@ rack::PoolOffer SharedPool::Offer(const std::string& rack) const {
   return rack::PoolOffer{.rack = rack,
                          .shm = name_,
                          .bytes = size_,
-                         .object_bytes = size_ + meta_size_ + rack::kOwnerPageBytes,
+                         .object_bytes = size_ + meta_size_ + rack::TrailerBytes(size_),
                          .owner_offset = size_ + meta_size_,
                          .token = owner_ != nullptr ? owner_->token() : 0};
 }

@@ -5,7 +5,7 @@
 // The object ends with the rack owner page (rack::kOwnerPageBytes after the
 // metadata), which the creating thread claims: CPU nodes of the rack that
 // map the object learn from it, with plain loads, whether this process
-// still owns it.  Huge pages are asked for with
+// still owns it.  The frames' gates follow it (rack::TrailerBytes).  Huge pages are asked for with
 // madvise(MADV_HUGEPAGE), best effort: shmem THP depends on
 // /sys/kernel/mm/transparent_hugepage/shmem_enabled.
 #pragma once
@@ -56,6 +56,8 @@ class SharedPool {
   uint8_t* metadata() const { return data_ + size_; }
   size_t metadata_size() const { return meta_size_; }
 
+  // The frames' gates (rack/rack_pool.h), after the owner page.
+  rack::FrameGates& gates() { return gates_; }
   // What a CPU node of `rack` needs to map the pool (rack/rack_pool.h).
   rack::PoolOffer Offer(const std::string& rack) const;
 
@@ -78,6 +80,7 @@ class SharedPool {
   bool replaced_stale_ = false;
   bool reattached_ = false;
   std::unique_ptr<rack::PoolOwner> owner_;  // in the page after the metadata
+  rack::FrameGates gates_;                  // after the owner page
 };
 
 }  // namespace pulse::memnode

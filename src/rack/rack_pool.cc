@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <atomic>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -43,7 +45,67 @@ uint64_t NewToken() {
   return t;
 }
 
+constexpr uint64_t kMinPageBytes = 4096;
+// A gate's state word: accesses in progress in the low 32 bits, closed above.
+constexpr uint64_t kGateClosed = uint64_t{1} << 32;
+constexpr uint64_t kGateCount = kGateClosed - 1;
+
 }  // namespace
+
+struct FrameGates::Gate {
+  std::atomic<uint64_t> state;
+  std::atomic<uint64_t> holds;
+};
+static_assert(sizeof(std::atomic<uint64_t>) == 8 && std::atomic<uint64_t>::is_always_lock_free);
+
+uint64_t TrailerBytes(uint64_t pool_bytes) {
+  const uint64_t gates = pool_bytes / kMinPageBytes * 16;
+  return kOwnerPageBytes + (gates + kMinPageBytes - 1) / kMinPageBytes * kMinPageBytes;
+}
+
+FrameGates::FrameGates(void* area, uint64_t pool_bytes)
+    : gates_(static_cast<Gate*>(area)), count_(pool_bytes / kMinPageBytes) {}
+
+// Enter and Close are the two sides of Dekker's exchange: each changes its
+// word and then reads the other's (all sequentially consistent), so either
+// the access sees the gate closed or the mover sees the access in.
+bool FrameGates::Enter(uint64_t frame, uint64_t holds) {
+  if (frame >= count_) return false;
+  Gate& g = gates_[frame];
+  const uint64_t before = g.state.fetch_add(1);
+  if ((before & kGateClosed) == 0 && g.holds.load() == holds) return true;
+  g.state.fetch_sub(1);
+  return false;
+}
+
+void FrameGates::Leave(uint64_t frame) { gates_[frame].state.fetch_sub(1); }
+
+bool FrameGates::Close(uint64_t frame, std::chrono::milliseconds timeout) {
+  if (frame >= count_) return false;
+  Gate& g = gates_[frame];
+  g.state.fetch_or(kGateClosed);
+  // A copy in progress is a memcpy of at most a page: microseconds, unless
+  // its process stopped or died inside it (then the move fails, bounded).
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while ((g.state.load() & kGateCount) != 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      g.state.fetch_and(~kGateClosed);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
+void FrameGates::Open(uint64_t frame, uint64_t holds) {
+  if (frame >= count_) return;
+  gates_[frame].holds.store(holds);
+  gates_[frame].state.fetch_and(~kGateClosed);
+}
+
+void FrameGates::OpenAll() {
+  for (uint64_t i = 0; i < count_; ++i) gates_[i].state.fetch_and(~kGateClosed);
+}
 
 Result<std::unique_ptr<PoolOwner>> PoolOwner::Claim(void* raw) {
   auto* page = static_cast<OwnerPage*>(raw);
@@ -129,6 +191,10 @@ Result<std::unique_ptr<PoolMapping>> PoolMapping::Map(const PoolOffer& offer) {
   m->object_bytes_ = offer.object_bytes;
   m->page_ = m->base_ + offer.owner_offset;
   m->token_ = offer.token;
+  if (offer.object_bytes - offer.owner_offset < TrailerBytes(offer.bytes))
+    return Status::FailedPrecondition(
+        fmt::format("rack pool {}: the object has no frame gates after its owner page", offer.shm));
+  m->gates_ = FrameGates(m->base_ + offer.owner_offset + kOwnerPageBytes, offer.bytes);
   const auto* page = static_cast<const OwnerPage*>(m->page_);
   const int word = OwnerWord(page);
   if (page->magic != kMagic || LoadU64(&page->token) != offer.token || LoadU32(&page->closed) != 0 ||

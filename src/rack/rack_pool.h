@@ -14,14 +14,26 @@
 // (PoolMapping::Alive), after each copy: a copy that overlapped a death is
 // detected and not returned.
 //
+// Frame gates (docs/tier.md "Moving a page that holds allocations").  After
+// the owner page comes one gate per possible frame (a frame is a page of the
+// pool; pages are at least 4 KB, so pool bytes / 4096 gates): a count of the
+// rack's accesses in progress, a "closed" bit and the page the frame holds
+// (0: its own, else a moved page's id + 1).  A CPU node enters the gate of
+// the frame it copies to or from, expecting the page its directory says,
+// and leaves after the copy; the memory node closes a gate before moving the
+// frame's page and waits for the accesses in it to leave, so that no load or
+// store of the rack reaches a page while its bytes travel.
+//
 // Thread-safety: PoolOwner is used by the thread that claimed it (its
 // destructor must run on that thread to release the lock; on another thread
-// the page is still marked closed).  PoolMapping::Alive and data() may be
-// called from any thread; Map and the destructor are not synchronised.
+// the page is still marked closed).  PoolMapping::Alive, data() and
+// FrameGates may be used from any thread of any process mapping the object;
+// Map and the destructor are not synchronised.
 #pragma once
 
 #include <pthread.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,6 +47,41 @@ namespace pulse::rack {
 
 // Bytes of the owner page at the end of a pool object.
 inline constexpr size_t kOwnerPageBytes = 4096;
+
+// Bytes after the pool's metadata: the owner page, then the frame gates of
+// a pool of `pool_bytes` (rounded up to whole 4 KB pages).
+uint64_t TrailerBytes(uint64_t pool_bytes);
+
+// The gates of a pool's frames, over memory of the object (see above).
+class FrameGates {
+ public:
+  FrameGates() = default;
+  // `area`: TrailerBytes(pool_bytes) - kOwnerPageBytes bytes after the owner page.
+  FrameGates(void* area, uint64_t pool_bytes);
+
+  bool valid() const { return gates_ != nullptr; }
+  uint64_t count() const { return count_; }
+
+  // CPU node: enters `frame` if its gate is open and it holds `holds` (0:
+  // its own page, else page id + 1); false (nothing entered) otherwise or if
+  // `frame` is out of range.  Leave once after each true Enter.
+  bool Enter(uint64_t frame, uint64_t holds);
+  void Leave(uint64_t frame);
+
+  // Memory node: closes `frame`'s gate and waits until every access in it
+  // has left, at most `timeout`.  False on timeout (the gate is open again).
+  bool Close(uint64_t frame, std::chrono::milliseconds timeout);
+  // Memory node: `frame` holds `holds` now; its gate opens.
+  void Open(uint64_t frame, uint64_t holds);
+  // Memory node, at start: every gate open (nothing is being moved), what
+  // each frame holds kept.
+  void OpenAll();
+
+ private:
+  struct Gate;
+  Gate* gates_ = nullptr;
+  uint64_t count_ = 0;
+};
 
 // The memory node's side: initialises the owner page and holds its lock.
 class PoolOwner {
@@ -93,6 +140,7 @@ class PoolMapping {
   bool Alive() const;
   uint8_t* data() const { return base_; }
   uint64_t bytes() const { return bytes_; }
+  FrameGates& gates() { return gates_; }
   uint64_t token() const { return token_; }
 
  private:
@@ -103,6 +151,7 @@ class PoolMapping {
   const void* page_ = nullptr;
   uint64_t token_ = 0;
   int owner_tid_ = 0;
+  FrameGates gates_;
 };
 
 }  // namespace pulse::rack

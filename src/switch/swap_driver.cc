@@ -89,6 +89,8 @@ void SwapDriver::Loop() {
 
 Result<tier::SwapReport> SwapDriver::RunOne(tier::SwapRequest request) {
   frozen_.clear();
+  content_.clear();
+  allocations_.clear();
   tier::SwapCoordinator coordinator(&directory_, this);
   coordinator.Submit(request);
   return coordinator.ProcessNext();
@@ -132,14 +134,27 @@ Result<json> SwapDriver::Call(uint32_t node, json request) {
 }
 
 Status SwapDriver::Invalidate(tier::RackId, tier::PageId page) {
-  // The CPU nodes hold no translation of their own beyond the pushed
-  // directory; the node holding the page refuses it or withholds it.
+  // The node holding the page closes its frame's gate in the rack pool (the
+  // rack's CPU nodes stop loading and storing there), revokes the page's
+  // allocations and answers them: they move with the page.
   PULSE_ASSIGN_OR_RETURN(const tier::PageEntry entry, directory_.Lookup(page));
+  return Freeze(entry.frame, page);
+}
+
+Status SwapDriver::Freeze(tier::Frame frame, tier::PageId page) {
   // Thawed at the end whatever the answer: a freeze that timed out may
   // still run at the node, and the thaw sent after it on the same
   // connection undoes it.
-  frozen_.insert(entry.frame);
-  return Call(entry.frame.node, json{{"op", "page_freeze"}, {"frame", entry.frame.index}}).status();
+  frozen_.insert(frame);
+  content_[frame] = page;
+  PULSE_ASSIGN_OR_RETURN(json answer,
+                         Call(frame.node, json{{"op", "page_freeze"}, {"frame", frame.index}, {"page", page}}));
+  auto list = answer.find("allocations");
+  if (list == answer.end() || !list->is_array())
+    return Status::Internal(fmt::format("swap: memory node {} answered page_freeze without allocations: {}",
+                                        frame.node, answer.dump()));
+  if (page != kNoPage) allocations_[page] = *list;
+  return Status::Ok();
 }
 
 Result<SwapDriver::FrameAccess> SwapDriver::FrameKey(tier::Frame frame) {
@@ -156,6 +171,12 @@ Result<SwapDriver::FrameAccess> SwapDriver::FrameKey(tier::Frame frame) {
 }
 
 Status SwapDriver::Transfer(tier::Frame from, tier::Frame to) {
+  // A free frame receiving a page is frozen too, so that it can adopt the
+  // page's allocations before the directory names it.
+  if (to.index != tier::kSwapBufferFrame && frozen_.count(to) == 0) {
+    const std::optional<tier::PageId> holds = directory_.PageAt(to);
+    PULSE_RETURN_IF_ERROR(Freeze(to, holds.value_or(kNoPage)));
+  }
   // Through this thread's buffer: one one-sided Get, one Put.  Both keys
   // reach only the frozen frames (or the swap buffer).
   PULSE_ASSIGN_OR_RETURN(FrameAccess src, FrameKey(from));
@@ -165,7 +186,15 @@ Status SwapDriver::Transfer(tier::Frame from, tier::Frame to) {
     return Status::FromCode(s.code(), fmt::format("swap: reading node {} frame {}: {}", from.node, from.index, s.message()));
   if (Status s = worker_->Put(dst.key, dst.remote_base, page_.data(), page_.size(), call_timeout_); !s.ok())
     return Status::FromCode(s.code(), fmt::format("swap: writing node {} frame {}: {}", to.node, to.index, s.message()));
-  return Status::Ok();
+  // The frame now holds the page that was in `from`: its allocations are
+  // served there (not reachable by clients until the directory says so).
+  const tier::PageId page = content_.count(from) != 0 ? content_[from] : kNoPage;
+  content_[to] = page;
+  if (to.index == tier::kSwapBufferFrame) return Status::Ok();
+  auto moved = allocations_.find(page);
+  const json allocations = moved != allocations_.end() ? moved->second : json::array();
+  return Call(to.node, json{{"op", "page_adopt"}, {"frame", to.index}, {"page", page}, {"allocations", allocations}})
+      .status();
 }
 
 Status SwapDriver::Commit(const tier::PageDirectory& directory, std::span<const tier::PageId> pages) {
@@ -190,10 +219,15 @@ Status SwapDriver::Commit(const tier::PageDirectory& directory, std::span<const 
   // Frames stay frozen (withheld) if the switch's directory may not say
   // what they hold.
   if (!applied.ok()) return applied;
-  return ThawAll(directory);
+  uint32_t version = 0;
+  {
+    std::lock_guard lk(mu_);
+    version = latest_.directory.version();
+  }
+  return ThawAll(directory, version);
 }
 
-Status SwapDriver::ThawAll(const tier::PageDirectory& directory) {
+Status SwapDriver::ThawAll(const tier::PageDirectory& directory, uint32_t version) {
   for (const tier::Frame& f : frozen_) {
     if (f.index == tier::kSwapBufferFrame) continue;
     const std::optional<tier::PageId> holds = directory.PageAt(f);
@@ -202,9 +236,13 @@ Status SwapDriver::ThawAll(const tier::PageDirectory& directory) {
     // A node that does not answer keeps the frame withheld (or forgets it,
     // restarted): nothing is allocated where another page lives.  The swap
     // itself is done.
-    IgnoreError(Call(f.node, json{{"op", "page_thaw"}, {"frame", f.index}, {"home", home}}).status());
+    IgnoreError(Call(f.node, json{{"op", "page_thaw"}, {"frame", f.index}, {"home", home},
+                                  {"page", holds.value_or(kNoPage)}, {"version", version}})
+                    .status());
   }
   frozen_.clear();
+  content_.clear();
+  allocations_.clear();
   return Status::Ok();
 }
 

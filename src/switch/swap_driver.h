@@ -7,18 +7,25 @@
 // SwapCoordinator::ProcessNext over a copy, and speaks to the memory nodes
 // with control requests (cluster credentials), each waited for at most
 // `call_timeout`:
-//   Invalidate(rack, page)  page_freeze {frame} at the node holding the
-//                           page: the node refuses a frame it cannot move
-//                           (an allocation in it, or straddling it) and
-//                           otherwise withholds it from its allocator;
+//   Invalidate(rack, page)  page_freeze {frame, page} at the node holding
+//                           the page: the node refuses a frame it cannot
+//                           move (a durable allocation in it, or one
+//                           straddling it), otherwise closes the frame's
+//                           gate in its rack pool, revokes the page's
+//                           allocations and answers them;
 //   Transfer(from, to)      frame_key {frame} at both nodes (a key to that
 //                           one frame, or the node's swap buffer), then one
 //                           one-sided Get from `from` and one Put to `to`
-//                           through this thread's buffer;
+//                           through this thread's buffer; then page_adopt
+//                           {frame, page, allocations} at `to` (a frame)
+//                           for the page now in it;
 //   Commit(directory, pages) hands the pages' new frames to the switch
 //                           thread (ServeSwitch), waits until it applied
 //                           them and pushed the directory, then page_thaw
-//                           {frame, home} at every frame it froze.
+//                           {frame, home, page} at every frame it froze
+//                           (a frame still holding its page gets its
+//                           allocations back, one holding another keeps
+//                           the ones adopted).
 // A node that is gone or silent fails the step with its error (Unavailable,
 // Timeout, the node's code); the coordinator then restores the frames and
 // publishes the unchanged directory, so the page stays where it was.
@@ -114,8 +121,13 @@ class SwapDriver final : private tier::SwapFabric {
     uint64_t length = 0;
   };
   Result<FrameAccess> FrameKey(tier::Frame frame);
-  // page_thaw at every frame frozen by this swap, per `directory`.
-  Status ThawAll(const tier::PageDirectory& directory);
+  // page_freeze of `frame`, which holds `page` (kNoPage: none); keeps the
+  // page's allocations for page_adopt.
+  Status Freeze(tier::Frame frame, tier::PageId page);
+  static constexpr tier::PageId kNoPage = ~tier::PageId{0};
+  // page_thaw at every frame frozen by this swap, per `directory`, which
+  // the switch published as version `version`.
+  Status ThawAll(const tier::PageDirectory& directory, uint32_t version);
 
   std::unique_ptr<net::Worker> worker_;  // the driver thread's only
   const std::chrono::milliseconds call_timeout_;
@@ -140,6 +152,8 @@ class SwapDriver final : private tier::SwapFabric {
   std::unique_ptr<ControlClient> control_;
   std::map<uint32_t, std::pair<std::string, net::EndpointId>> eps_;  // node -> (address, endpoint)
   std::set<tier::Frame> frozen_;  // by this request
+  std::map<tier::Frame, tier::PageId> content_;      // the page each frame (or buffer) holds now
+  std::map<tier::PageId, nlohmann::json> allocations_;  // each frozen page's, as page_freeze answered
   std::vector<uint8_t> page_;     // a page in transit
   std::thread thread_;  // last: starts after everything above exists
 };

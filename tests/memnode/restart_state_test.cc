@@ -36,8 +36,8 @@ void LeaveObject(const std::string& name, size_t bytes, uint8_t fill) {
 
 TEST(MemNodeRestart, ReattachesADeadNodesPoolWithItsBytes) {
   const std::string name = Name("same");
-  // Pool, metadata, and the rack owner page at the end (memnode/pool.h).
-  LeaveObject(name, (1 << 20) + 4096 + rack::kOwnerPageBytes, 0x5c);
+  // Pool, metadata, and the rack owner page and gates at the end (memnode/pool.h).
+  LeaveObject(name, (1 << 20) + 4096 + rack::TrailerBytes(1 << 20), 0x5c);
   {
     auto pool = SharedPool::CreateOrReattach(name, 1 << 20, 4096);
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();

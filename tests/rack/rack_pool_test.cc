@@ -13,8 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -22,9 +26,9 @@ namespace pulse::rack {
 namespace {
 
 constexpr uint64_t kBytes = 1 << 16;
-constexpr uint64_t kObject = kBytes + kOwnerPageBytes;
+const uint64_t kObject = kBytes + TrailerBytes(kBytes);
 
-// A pool object of kBytes data and an owner page, mapped here.
+// A pool object of kBytes data, an owner page and frame gates, mapped here.
 class PoolObject {
  public:
   PoolObject() : name_(fmt::format("/pulse-rack-test-{}", getpid())) {
@@ -153,6 +157,68 @@ TEST(RackPool, OfferRoundTripsAndMalformedOffersNameTheField) {
   EXPECT_NE(missing.status().message().find("token"), std::string::npos);
   o.owner_offset = 4096;  // the data would overlap the owner page
   EXPECT_EQ(OfferFromJson(OfferToJson(o)).status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST(FrameGates, AnAccessEntersOnlyAnOpenGateOfTheExpectedPage) {
+  std::vector<uint64_t> area(2 * 16, 0);  // two gates of 16 bytes
+  FrameGates gates(area.data(), 2 * 4096);
+  ASSERT_EQ(gates.count(), 2u);
+  EXPECT_TRUE(gates.Enter(0, 0));
+  EXPECT_FALSE(gates.Enter(0, 7)) << "the frame holds its own page, not page 6";
+  EXPECT_FALSE(gates.Enter(2, 0)) << "no such frame";
+  // One access is in: closing waits for it, and gives up after the bound.
+  EXPECT_FALSE(gates.Close(0, std::chrono::milliseconds(20)));
+  EXPECT_TRUE(gates.Enter(0, 0)) << "a close that timed out leaves the gate open";
+  gates.Leave(0);
+  gates.Leave(0);
+  ASSERT_TRUE(gates.Close(0, std::chrono::milliseconds(20)));
+  EXPECT_FALSE(gates.Enter(0, 0)) << "closed";
+  EXPECT_TRUE(gates.Enter(1, 0)) << "gates are per frame";
+  gates.Leave(1);
+  gates.Open(0, 7);  // the frame holds page 6 now
+  EXPECT_FALSE(gates.Enter(0, 0));
+  EXPECT_TRUE(gates.Enter(0, 7));
+  gates.Leave(0);
+}
+
+// Dekker's exchange under contention: while the mover holds a gate closed
+// no access is inside it.
+TEST(FrameGates, NoAccessIsInsideWhileTheMoverHoldsTheGateClosed) {
+  std::vector<uint64_t> area(16, 0);
+  FrameGates gates(area.data(), 4096);
+  std::atomic<int> inside{0};
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> entered{0};
+  std::thread access([&] {
+    while (!stop.load()) {
+      if (!gates.Enter(0, 0)) continue;
+      inside.fetch_add(1);
+      entered.fetch_add(1);
+      inside.fetch_sub(1);
+      gates.Leave(0);
+    }
+  });
+  // Close and reopen until the accessing thread has entered often while the
+  // mover was at work (it may start late on a busy machine); the deadline
+  // only bounds a broken gate that never lets it in.
+  int closes = 0;
+  int refused = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((closes < 2000 || entered.load() < 1000) &&
+         std::chrono::steady_clock::now() < deadline) {
+    if (!gates.Close(0, std::chrono::milliseconds(1000))) {
+      ++refused;
+      continue;
+    }
+    ++closes;
+    EXPECT_EQ(inside.load(), 0) << "an access is inside a closed gate";
+    gates.Open(0, 0);
+  }
+  stop = true;
+  access.join();
+  EXPECT_EQ(refused, 0) << "the gate did not drain within a second";
+  EXPECT_GE(closes, 2000);
+  EXPECT_GE(entered.load(), 1000u);
 }
 
 }  // namespace

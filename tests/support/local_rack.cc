@@ -126,9 +126,9 @@ std::vector<std::string> LocalRack::RackFlags(const std::string& rack, bool shar
   return f;
 }
 
-bool LocalRack::StartTwoRacks(uint64_t pool_mib) {
+bool LocalRack::StartTwoRacks(uint64_t pool_mib, const std::vector<std::string>& switch_flags) {
   setenv("UCX_TLS", "tcp", 1);
-  if (!StartSwitch()) return false;
+  if (!StartSwitch(switch_flags)) return false;
   StartMemNode(0, pool_mib, RackFlags("a"));
   StartMemNode(1, pool_mib, RackFlags("b"));
   return Join(2);

@@ -61,7 +61,7 @@ class LocalRack {
   // fabric: it sets UCX_TLS=tcp in this process's environment, which the
   // nodes inherit (the caller unsets it when done).  False (and a test
   // failure) as Join.
-  bool StartTwoRacks(uint64_t pool_mib);
+  bool StartTwoRacks(uint64_t pool_mib, const std::vector<std::string>& switch_flags = {});
 
   // Starts the switch (with `switch_extra` flags, e.g. {"--routing",
   // "switch"}) and memory nodes 0..n-1 and joins as a CPU node.

@@ -45,10 +45,12 @@ inline bool WaitForTierVersion(LocalRack& rack, uint32_t node, uint64_t version)
   });
 }
 
-// A client of rack `rack` (empty: none) placing allocations where it is told.
+// A client of rack `rack` (empty: none) placing allocations where it is told
+// (in slabs of `slab_bytes`; 0: the default).
 inline std::unique_ptr<Client> ConnectToRack(LocalRack& rack, const std::string& rack_name,
-                                             double hot_threshold = 4) {
+                                             double hot_threshold = 4, uint64_t slab_bytes = 0) {
   ClientOptions o;
+  if (slab_bytes != 0) o.slab_bytes = slab_bytes;
   o.switch_address = rack.switch_address();
   o.policy = AllocationPolicy::kPartitioned;
   o.request_timeout = std::chrono::milliseconds(1000);
