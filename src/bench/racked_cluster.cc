@@ -1,14 +1,19 @@
 #include "bench/racked_cluster.h"
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace pulse::bench {
 
 std::string RackName(uint32_t i) { return std::string(1, static_cast<char>('a' + i)); }
 
-Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions c) {
+Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions c, const RackTierOptions& tier) {
   if (c.ucx_tls.empty()) c.ucx_tls = "tcp";  // racks share no memory over UCX
   cluster::ClusterConfig config = BenchClusterConfig(c);
+  std::vector<std::string>& switch_args = config.switch_node.extra_args;
+  if (tier.page_bytes != 0) switch_args.insert(switch_args.end(), {"--page-bytes", std::to_string(tier.page_bytes)});
+  if (tier.swaps) switch_args.insert(switch_args.end(), {"--swaps", "on"});
   for (uint32_t i = 0; i < config.memnodes.size(); ++i) {
     config.memnodes[i].rack = RackName(i);
     config.memnodes[i].rack_tenants = {1};

@@ -23,8 +23,14 @@ struct RackedCluster {
   cluster::ClusterGuard guard;  // stops the cluster (StopBenchCluster reports how)
 };
 
+// The page directory's settings for the switch (docs/tier.md).
+struct RackTierOptions {
+  uint64_t page_bytes = 0;  // the switch's --page-bytes; 0: its default (2 MB)
+  bool swaps = false;       // the switch runs the hot-page swaps clients ask for (--swaps on)
+};
+
 // Starts `options.memory_nodes` racks.  $PULSE_RACK is unset: each client
 // names its rack.  Errors: those of ValidateClusterConfig and StartCluster.
-Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions options);
+Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions options, const RackTierOptions& tier = {});
 
 }  // namespace pulse::bench

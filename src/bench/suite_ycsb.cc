@@ -79,11 +79,47 @@ TargetCheck Pending(std::string name, std::string ratio_of, double goal, bool at
   return t;
 }
 
+// The swap runs (seed 004 Fig. 20): the tiered system on C zipfian with
+// swaps off, on at H_p = 3 and on at H_p = 1, each a cluster of its own.
+struct SwapRun {
+  const char* label;
+  bool swap;
+  double hot_threshold;
+};
+constexpr SwapRun kSwapRuns[] = {{"swap off", false, 4}, {"swap on, H_p=3", true, 3}, {"swap on, H_p=1", true, 1}};
+
+// The tiered system's figures of the swap run `label`, or null.
+const json* SwapRunNamed(const json& study, const std::string& label) {
+  const json* run = FindIn(study, "swaps", "label", label);
+  return run ? FindIn(*run, "systems", "system", "tiered") : nullptr;
+}
+
+// A target that is the ratio of two swap runs' throughput.
+TargetCheck SwapTarget(const json& study, std::string name, const std::string& over, const std::string& under,
+                       double goal, bool at_least) {
+  TargetCheck t = Pending(std::move(name), fmt::format("{} ops/s / {} ops/s", over, under), goal, at_least, "");
+  const json* a = SwapRunNamed(study, over);
+  const json* b = SwapRunNamed(study, under);
+  if (a == nullptr || b == nullptr) {
+    t.note = fmt::format("the runs \"{}\" and \"{}\" did not both complete (see the study's notes)", over, under);
+  } else if (b->value("throughput_ops", 0.0) <= 0) {
+    t.note = fmt::format("\"{}\" measured no throughput", under);
+  } else {
+    const double ratio = a->value("throughput_ops", 0.0) / b->value("throughput_ops", 0.0);
+    t.ratio = ratio;
+    t.met = at_least ? ratio >= goal : ratio <= goal;
+    t.shortfall = t.met ? 1 : (at_least ? goal / ratio : ratio / goal);
+    t.note = fmt::format("one run each, one after another; swaps finished {} and {}", a->value("swaps_finished", 0),
+                         b->value("swaps_finished", 0));
+  }
+  return t;
+}
+
 }  // namespace
 
 json RunSuiteYcsbStudy(const SuiteAppStudyOptions& s) {
   json study{{"runs", json::array()}, {"not_available", json::array()}, {"notes", json::array()},
-             {"swap", YcsbSwapState(YcsbBenchOptions{})}};
+             {"swaps", json::array()}};
   for (const Cell& c : Cells()) {
     YcsbBenchOptions o = CellOptions(s, c);
     // Each system the bench can run for this workload; the others are
@@ -111,6 +147,22 @@ json RunSuiteYcsbStudy(const SuiteAppStudyOptions& s) {
     json j = r->ToJson(o);
     j["label"] = c.Label();
     study["runs"].push_back(std::move(j));
+  }
+  // Hot-page swaps off and on (two H_p) on C, Zipf 0.99.
+  for (const SwapRun& sr : kSwapRuns) {
+    YcsbBenchOptions o = CellOptions(s, Cell{'C', "zipfian"});
+    o.systems = {"tiered"};
+    o.swap = sr.swap;
+    o.hot_threshold = sr.hot_threshold;
+    if (s.progress) s.progress(fmt::format("ycsb: bench ycsb C zipfian, tiered, {}", sr.label));
+    Result<YcsbBenchResult> r = RunYcsbBench(o);
+    if (!r.ok()) {
+      study["notes"].push_back(std::string(sr.label) + ": " + r.status().ToString());
+      continue;
+    }
+    json j = r->ToJson(o);
+    j["label"] = sr.label;
+    study["swaps"].push_back(std::move(j));
   }
   // The ablation ladder (seed 004 Fig. 18) on C, Zipf 0.99.
   const YcsbBenchOptions ladder = CellOptions(s, Cell{'C', "zipfian"});
@@ -142,11 +194,8 @@ std::vector<TargetCheck> SuiteYcsbTargets(const json& study) {
     tiered.note = fmt::format("one run; 1-minute load average {:.1f}", run->value("load_average_1m", 0.0));
   }
   targets.push_back(tiered);
-  // The swap targets need hot-page swaps in bench ycsb (--swap on).
-  const std::string swap = study.value("swap", "not available");
-  const std::string why = fmt::format("not available: bench ycsb --swap on reports swaps as \"{}\"", swap);
-  targets.push_back(Pending("ycsb swap on vs off", "swap on ops/s / swap off ops/s", 1.2, true, why));
-  targets.push_back(Pending("ycsb H_p=1 vs H_p=3", "H_p=1 ops/s / H_p=3 ops/s", 1, false, why));
+  targets.push_back(SwapTarget(study, "ycsb swap on vs off", "swap on, H_p=3", "swap off", 1.2, true));
+  targets.push_back(SwapTarget(study, "ycsb H_p=1 vs H_p=3", "swap on, H_p=1", "swap on, H_p=3", 1, false));
   return targets;
 }
 
@@ -167,7 +216,17 @@ std::string SuiteYcsbStudyMarkdown(const json& study) {
                         SuiteNumber(run.value("load_average_1m", 0.0)));
   for (const json& na : study.value("not_available", json::array()))
     md += fmt::format("| {} | {} | not available | | | | | | |\n", na.value("label", ""), na.value("system", ""));
-  md += fmt::format("\nhot-page swaps: {}\n", study.value("swap", "not available"));
+  if (const auto swaps = study.find("swaps"); swaps != study.end() && !swaps->empty()) {
+    md += "\nHot-page swaps (C zipfian, tiered; each run a cluster of its own, one after another):\n\n"
+          "| run | ops/s | p99 us | msg/op | local fraction | swap requests | swaps finished |\n"
+          "|---|---|---|---|---|---|---|\n";
+    for (const json& run : *swaps)
+      for (const json& t : run.value("systems", json::array()))
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", run.value("label", ""),
+                          SuiteNumber(t.value("throughput_ops", 0.0)), SuiteNumber(t.value("p99_us", 0.0)),
+                          SuiteNumber(t.value("messages_per_op", 0.0)), SuiteNumber(t.value("local_rack_fraction", 0.0)),
+                          t.value("swap_requests", 0), t.value("swaps_finished", 0));
+  }
   if (const auto ladder = study.find("ablation"); ladder != study.end()) {
     md += "\nThe ablation ladder (seed 004 Fig. 18; C zipfian, tiered; each rung a cluster of its own, one after "
           "another):\n\n| rung | ops/s | vs Base | p99 us | msg/op | one-sided/op | what it measures |\n"

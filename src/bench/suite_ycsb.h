@@ -6,8 +6,8 @@
 // cannot run a workload (object-rpc writes, paging inserts; ycsb_bench.h) is
 // recorded as "not available" with the bench's reason, not measured as
 // something else.  Its targets are ratios of two systems' throughput in one
-// run (tiered >= 3x paging on C, Zipf 0.99); the swap targets are listed as
-// not measured until hot-page swaps exist.  Its plot is ycsb.png
+// run (tiered >= 3x paging on C, Zipf 0.99) and of two swap runs (swap on
+// >= 1.2x off, H_p = 1 <= H_p = 3; each a run of its own).  Its plot is ycsb.png
 // (scripts/plot_suite.py).  A run that fails is noted in the study (never an
 // error of the suite).
 // Thread-safety: not meant to run concurrently (each run starts a cluster).
@@ -25,7 +25,9 @@ namespace pulse::bench {
 
 // The study's section of results.json: {"runs": [<bench ycsb --json, with
 // "label">...], "not_available": [{"label", "system", "reason"}...],
-// "ablation": <bench ycsb --ablation --json on C zipfian>, "swap",
+// "swaps": [<bench ycsb --json of tiered on C zipfian, swap off / on at
+// H_p = 3 / on at H_p = 1, with "label">...], "ablation": <bench ycsb
+// --ablation --json on C zipfian>,
 // "notes": [<failures>...]}.
 nlohmann::json RunSuiteYcsbStudy(const SuiteAppStudyOptions& options);
 

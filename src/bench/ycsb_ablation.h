@@ -7,11 +7,14 @@
 // difference).  What each measured rung does, in its `measures`:
 //   Base          kv::Store on CPU nodes of the racks: rack-local buckets by
 //                 loads and stores, other racks' offloaded (a message each);
-//                 no write buffer, no RRPC.
+//                 no swaps, no write buffer, no RRPC.
+//   +swap         hot-page swaps (YcsbBenchOptions::swap): the other rack's
+//                 pages a client uses move into its rack.
 //   +write buffer ClientOptions::lock_tier.write_buffer on.  kv::Store takes
 //                 no FarLock, so YCSB's writes are never buffered (counted:
-//                 lock_buffered_writes_per_op): the same path as Base.
-//   +RRPC         GETs of another rack's buckets by RRPC in item mode
+//                 lock_buffered_writes_per_op): the same path as +swap.
+//   +RRPC         (without swaps: the RRPC path does not follow a page
+//                 that moved) GETs of another rack's buckets by RRPC in item mode
 //                 (pulse/rpc_rrpc.h): one kRpcKvGet RPC (the 64-byte item
 //                 inline, below the threshold), then the cached item
 //                 address: one one-sided read, no message.
@@ -34,15 +37,10 @@ struct YcsbAblationRung {
   bool built = false;    // false: not measured (note says why)
   std::string measures;  // what the rung's run does, in words
   std::string note;
-  bool write_buffer = false, rrpc = false;  // the tiered options the rung runs with
+  bool swap = false, write_buffer = false, rrpc = false;  // the tiered options the rung runs with
   std::optional<YcsbSystemResult> result;  // the tiered system's, when built
   double load_average = 0;                 // 1-minute load average when it started
 };
-
-// What `pulse bench ycsb --swap on` reports as the "swap" of its JSON for
-// these options ("not available" until hot-page swaps are wired), without
-// running anything.
-std::string YcsbSwapState(const YcsbBenchOptions& options);
 
 // The ladder for `options`' workload and scale (its systems are ignored:
 // every rung runs "tiered").  Errors: the options' and each run's.

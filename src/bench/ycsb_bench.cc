@@ -18,6 +18,7 @@
 #include "bench/bench_cluster.h"
 #include "bench/racked_cluster.h"
 #include "bench/ycsb_paging.h"
+#include "cluster/control_session.h"
 #include "kv/iterators/kv_layout.h"
 #include "pulse/client.h"
 #include "pulse/iterators/kv_get.h"
@@ -43,6 +44,33 @@ bool UsesRrpc(const YcsbBenchOptions& o, const std::string& system) {
 }
 // The tiered system with RRPC for other racks' buckets (item mode).
 bool UsesTieredRrpc(const YcsbBenchOptions& o, const std::string& system) { return system == "tiered" && o.tiered_rrpc; }
+
+// The clients' hot pages: with swaps, seed 004's hotness with the bench's
+// H_p; without, no counting and no requests.  Either way a client's slabs
+// are whole pages: a slab straddling pages could not move, and pages
+// shared by clients of both racks would move back and forth between them.
+void SetSwapOptions(const YcsbBenchOptions& o, ClientOptions* co) {
+  co->hot_page_requests = o.swap;
+  co->hotness.hot_threshold = o.hot_threshold;
+  co->slab_bytes = o.page_bytes;
+}
+
+kv::StoreOptions StoreOptionsFor(const YcsbBenchOptions& o, const std::string& system) {
+  kv::StoreOptions so;
+  so.key_bytes = o.workload.key_bytes;
+  so.value_bytes = UsesRrpc(o, system) ? sizeof(uint64_t) : o.workload.value_bytes;
+  so.expected_items = o.workload.records;
+  if (system == "all-local") so.partitions = 1;  // partition 0 on memory node 0: rack "a"
+  return so;
+}
+
+// The switch's swap counters (counters.swaps: finished, outcomes, ...); an
+// empty object if it runs no swaps.
+Result<nlohmann::json> SwapCounters(const YcsbBenchOptions& o, const std::string& switch_address) {
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<cluster::ControlSession> session, cluster::ControlSession::Create(o.ucx_tls));
+  PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, session->Call(switch_address, "stats", std::chrono::seconds(5)));
+  return stats.value("counters", nlohmann::json::object()).value("swaps", nlohmann::json::object());
+}
 
 // The store's far bytes (buckets at 75% slot occupancy, items), as
 // kv::Store sizes them: what the paging cache is a fraction of.
@@ -94,6 +122,7 @@ struct ClientRun {
   uint64_t cache_hits = 0, cache_misses = 0, uncached = 0;
   uint64_t rrpc_inline = 0, rrpc_address = 0, rrpc_cached = 0, rrpc_stale = 0;
   uint64_t buffered_writes = 0;
+  uint64_t swap_requests = 0, page_move_waits = 0;
 };
 
 // One client's view of its store for the run: the operations as each system
@@ -226,13 +255,10 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
     co.request_path = RequestPath::kMessages;
     co.lock_tier.write_buffer = o.tiered_write_buffer;
     co.worker.name = fmt::format("bench-ycsb-{}-{}", s.system, index);
+    SetSwapOptions(o, &co);
     PULSE_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, Client::Connect(co));
-    kv::StoreOptions so;
-    so.key_bytes = o.workload.key_bytes;
-    so.value_bytes = UsesRrpc(o, s.system) ? sizeof(uint64_t) : o.workload.value_bytes;
-    so.expected_items = o.workload.records;
-    if (s.system == "all-local") so.partitions = 1;  // partition 0 on memory node 0: rack "a"
-    PULSE_ASSIGN_OR_RETURN(std::unique_ptr<kv::Store> store, kv::Store::Create(client.get(), so));
+    PULSE_ASSIGN_OR_RETURN(std::unique_ptr<kv::Store> store,
+                           kv::Store::Create(client.get(), StoreOptionsFor(o, s.system)));
     PULSE_RETURN_IF_ERROR(LoadStore(s, client.get(), *store, index));
     std::unique_ptr<PageCacheMemory> pages;  // empty at first: far memory holds the store
     if (s.system == "paging") pages = std::make_unique<PageCacheMemory>(client.get(), PageCachePages(o));
@@ -339,6 +365,8 @@ void RunClient(Shared& s, uint32_t index, const std::string& rack, ClientRun* ou
       out->rrpc_stale = rrpc->counters().stale_refused - r0.stale_refused;
     }
     out->buffered_writes = c1.lock_buffered_writes - c0.lock_buffered_writes;
+    out->swap_requests = c1.swap_requests;  // the whole run's: pages move while loading too
+    out->page_move_waits = c1.page_move_waits;
     out->messages = n1.messages_sent - n0.messages_sent;
     out->rma_ops = n1.rma_ops - n0.rma_ops;
     out->traversals = c1.traversals - c0.traversals;
@@ -367,6 +395,7 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   s.switch_address = switch_address;
   s.ops_per_client = (o.ops + n - 1) / n;
   s.gate = &gate;
+  PULSE_ASSIGN_OR_RETURN(const nlohmann::json swaps_before, SwapCounters(o, switch_address));
   std::vector<ClientRun> runs(n);
   std::vector<std::thread> threads;
   say(fmt::format("[{}] {} clients ({} per rack) loading {} records each", system, n, o.clients, o.workload.records));
@@ -424,6 +453,8 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
     rrpc_address += c.rrpc_address;
     rrpc_cached += c.rrpc_cached;
     buffered += c.buffered_writes;
+    r.swap_requests += c.swap_requests;
+    r.page_move_waits += c.page_move_waits;
     r.rrpc_stale += c.rrpc_stale;
     all.insert(all.end(), c.latencies_us.begin(), c.latencies_us.end());
   }
@@ -445,6 +476,22 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   r.lock_buffered_writes_per_op = static_cast<double>(buffered) / ops;
   r.page_cache_hit_ratio = hits + misses == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
   if (system == "paging") r.page_cache_bytes = PageCachePages(o) * PageCacheMemory::kPageBytes;
+  // The swaps the run asked for are counted once they end (a swap takes
+  // milliseconds; the bound is for a switch that stopped running them).
+  nlohmann::json swaps_after;
+  const auto swaps_deadline = Clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    PULSE_ASSIGN_OR_RETURN(swaps_after, SwapCounters(o, switch_address));
+    if (swaps_after.value("queued", uint64_t{0}) == 0 || Clock::now() > swaps_deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  r.swaps_finished = swaps_after.value("finished", uint64_t{0}) - swaps_before.value("finished", uint64_t{0});
+  const nlohmann::json outcomes_before = swaps_before.value("outcomes", nlohmann::json::object());
+  const nlohmann::json outcomes_after = swaps_after.value("outcomes", nlohmann::json::object());
+  for (const auto& [outcome, count] : outcomes_after.items()) {
+    const uint64_t was = outcomes_before.value(outcome, uint64_t{0});
+    if (count.get<uint64_t>() > was) r.swap_outcomes[outcome] = count.get<uint64_t>() - was;
+  }
   say(fmt::format("[{}] {:.0f} ops/s, p50 {:.1f} us, p99 {:.1f} us", system, r.throughput_ops, r.latency.p50_us,
                   r.latency.p99_us));
   return r;
@@ -472,6 +519,15 @@ Status CheckYcsbBenchOptions(const YcsbBenchOptions& o) {
             "bench ycsb: --value-bytes {} does not fit a kv::Store item (at most {} with --key-bytes {}); larger "
             "values need --system object-rpc with --rrpc-threshold (they are stored as RRPC objects)",
             o.workload.value_bytes, MaxItemValueBytes(o.workload.key_bytes), o.workload.key_bytes));
+  if (!(o.hot_threshold >= 0 && o.hot_threshold < 1e9))
+    return Status::InvalidArgument(fmt::format("bench ycsb: --hot-threshold {} is not a number >= 0", o.hot_threshold));
+  if (o.page_bytes < 4096 || o.page_bytes > (uint64_t{1} << 30) || (o.page_bytes & (o.page_bytes - 1)) != 0)
+    return Status::InvalidArgument(
+        fmt::format("bench ycsb: --page-kib {} is not a power of two from 4 to 1048576", o.page_bytes / 1024));
+  if (o.swap && o.tiered_rrpc)
+    return Status::FailedPrecondition(
+        "bench ycsb: tiered RRPC does not run with swaps: an RPC to the node a page left is answered as an invalid "
+        "pointer, not sent after the page (docs/ycsb.md)");
   if (o.racks < 1 || o.racks > 26) return Status::InvalidArgument(fmt::format("bench ycsb: --racks {} is not in 1..26", o.racks));
   if (o.clients == 0) return Status::InvalidArgument("bench ycsb: --clients must be > 0");
   if (o.ops == 0) return Status::InvalidArgument("bench ycsb: --ops must be > 0");
@@ -485,7 +541,10 @@ Result<YcsbBenchResult> RunYcsbBench(const YcsbBenchOptions& o) {
   BenchClusterOptions c = BenchClusterOptionsFor("bench-ycsb", o);
   c.memory_nodes = o.racks;
   c.pool_mib = o.pool_mib;
-  PULSE_ASSIGN_OR_RETURN(RackedCluster racked, StartRackedBenchCluster(c));
+  RackTierOptions tier;
+  tier.page_bytes = o.page_bytes;
+  tier.swaps = o.swap;
+  PULSE_ASSIGN_OR_RETURN(RackedCluster racked, StartRackedBenchCluster(c, tier));
   const std::string address = racked.switch_address;
   cluster::ClusterGuard& guard = racked.guard;
   YcsbBenchResult res;
@@ -525,6 +584,12 @@ nlohmann::json YcsbBenchResult::ToJson(const YcsbBenchOptions& o) const {
       j["page_cache_bytes"] = r.page_cache_bytes;
       j["page_uncached_per_op"] = r.page_uncached_per_op;
     }
+    if (r.system == "tiered" || r.system == "all-local") {
+      j["swap_requests"] = r.swap_requests;
+      j["page_move_waits"] = r.page_move_waits;
+      j["swaps_finished"] = r.swaps_finished;
+      j["swap_outcomes"] = r.swap_outcomes;
+    }
     if (r.system == "tiered") {
       j["write_buffer"] = o.tiered_write_buffer;
       j["lock_buffered_writes_per_op"] = r.lock_buffered_writes_per_op;
@@ -548,7 +613,9 @@ nlohmann::json YcsbBenchResult::ToJson(const YcsbBenchOptions& o) const {
           {"value_bytes", o.workload.value_bytes},
           {"rrpc_threshold", o.rrpc_threshold ? nlohmann::json(*o.rrpc_threshold) : nlohmann::json("off")},
           {"rrpc_address_cache", o.rrpc_cache},
-          {"swap", o.swap ? "not available" : "off"},
+          {"swap", o.swap ? "on" : "off"},
+          {"hot_threshold", o.hot_threshold},
+          {"page_bytes", o.page_bytes},
           {"systems", systems_json},
           {"ucx_tls", transport},
           {"load_average_1m", load_average}};

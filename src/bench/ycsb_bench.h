@@ -26,8 +26,15 @@
 // Each client (a Client in a thread of its own, `clients` per rack) owns one
 // store (kv::Store is single-writer) loaded with the same `records` records,
 // and runs its own YCSB stream; every read is checked against the value the
-// client last wrote for that key.  Hot-page swaps are not wired yet
-// (`swap`: the result says "not available" instead of measuring).
+// client last wrote for that key.
+//
+// Hot-page swaps (`swap`, docs/tier.md "Moving pages"): the switch runs
+// with `--swaps on` and pages of `page_bytes`, and the rack clients ask for
+// the other racks' pages they use (seed 004's hotness, H_p =
+// `hot_threshold`); pages move with their allocations, so a client's later
+// operations on them run in its rack.  With swap off the clients count
+// nothing and ask for nothing.  A client's slabs are whole pages either
+// way, so no page holds two clients' data.
 //
 // Thread-safety: RunYcsbBench is not reentrant (it sets UCX_TLS and unsets
 // PULSE_RACK in the environment).
@@ -35,6 +42,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,7 +63,9 @@ struct YcsbBenchOptions {
   uint64_t ops = 20000;        // measured operations of each system, all clients together
   uint64_t warmup = 500;       // unmeasured operations per client first
   double page_cache_ratio = 0.25;  // paging: the cache's bytes / the store's far bytes
-  bool swap = false;           // asked for hot-page swaps (not available yet)
+  bool swap = false;           // hot-page swaps (above)
+  double hot_threshold = 4;    // H_p of the clients' hotness (seed 004's default)
+  uint64_t page_bytes = 2 << 20;  // the page directory's pages (the switch's --page-bytes)
   // RDMA-optimised RPC (pulse/rpc_rrpc.h), when set: object-rpc stores each
   // value as an RRPC object (any --value-bytes) and its GETs come back
   // inline up to this many bytes, else by address and a one-sided read;
@@ -97,6 +107,13 @@ struct YcsbSystemResult {
   double rrpc_inline_per_op = 0, rrpc_address_per_op = 0, rrpc_cached_per_op = 0;
   uint64_t rrpc_stale = 0;
   double lock_buffered_writes_per_op = 0;  // writes the lock tier's write buffer took
+  // Hot pages, over the system's whole run (load, warm-up and measured
+  // operations): the clients' swap requests (those the switch queued), the
+  // accesses that waited for a page to move, and the switch's swaps
+  // finished, by outcome ("swapped", "moved", "rejected", ...).
+  uint64_t swap_requests = 0, page_move_waits = 0;
+  uint64_t swaps_finished = 0;
+  std::map<std::string, uint64_t> swap_outcomes;
 };
 
 struct YcsbBenchResult {

@@ -179,6 +179,12 @@ Status Client::Impl::Open() {
         // The answer carries the allocation's key: no "key" call later.
         PULSE_RETURN_IF_ERROR(raw->access.AddKey(c.nodes[node], r));
         return std::make_pair(r["base"].get<uint64_t>(), r["length"].get<uint64_t>());
+      },
+      // Where the page directory puts an address now (pages move).
+      [raw](uint64_t addr) -> std::optional<uint32_t> {
+        const MemNode* n = raw->connections.NodeFor(addr);
+        if (n == nullptr) return std::nullopt;
+        return n->id;
       });
   local = std::make_unique<LocalExecution>(&connections, &access, allocator.get(), &counters);
   const char* rack_env = std::getenv("PULSE_RACK");  // docs/racks.md

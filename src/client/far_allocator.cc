@@ -13,14 +13,22 @@ Result<uint64_t> FarAllocator::AllocateOn(uint32_t node, uint64_t bytes, bool pi
     const uint32_t from = (node + n) % nodes_;
     auto bucket = free_.find({bytes, from});
     if (bucket == free_.end() || bucket->second.empty()) continue;
-    const uint64_t addr = bucket->second.back();
-    bucket->second.pop_back();
-    live_[addr] = Object{bytes, from};
-    return addr;
+    // A pinned allocation takes a freed object only where it is now; one
+    // whose page moved away waits for an unpinned one.
+    std::vector<uint64_t>& objects = bucket->second;
+    for (size_t i = objects.size(); i-- > 0;) {
+      if (pinned && !StillOn(objects[i], node)) continue;
+      const uint64_t addr = objects[i];
+      objects[i] = objects.back();
+      objects.pop_back();
+      live_[addr] = Object{bytes, from};
+      return addr;
+    }
   }
   if (current_.size() < nodes_) current_.resize(nodes_);
   Slab& slab = current_[node];
-  if (slab.end - slab.next < bytes) {
+  // The rest of a slab whose page moved to another node is left unused.
+  if (slab.end - slab.next < bytes || !StillOn(slab.next, node)) {
     auto got = source_(node, std::max(bytes, slab_bytes_));
     if (!got.ok()) return got.status();
     obtained_[got->first] = got->second;
@@ -76,6 +84,12 @@ Status FarAllocator::Free(uint64_t addr) {
   free_[{it->second.bytes, it->second.node}].push_back(addr);
   live_.erase(it);
   return Status::Ok();
+}
+
+bool FarAllocator::StillOn(uint64_t addr, uint32_t node) const {
+  if (!where_) return true;
+  const std::optional<uint32_t> now = where_(addr);
+  return !now || *now == node;
 }
 
 bool FarAllocator::Owns(uint64_t addr, uint64_t len) const {

@@ -2,7 +2,9 @@
 // nodes, following an AllocationPolicy, or on the node the caller names.
 // Objects freed are reused for allocations of the same size: of any node
 // when the policy places the object, of the named node when the caller
-// names one.  Not thread-safe.
+// names one.  Where pages move between memory nodes (docs/tier.md), "on
+// node n" means where the page directory puts the memory now (`where`),
+// not where it was obtained.  Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +24,12 @@ class FarAllocator {
   // returns its base and length.
   using SlabSource = std::function<Result<std::pair<uint64_t, uint64_t>>(uint32_t node, uint64_t bytes)>;
 
-  FarAllocator(AllocationPolicy policy, uint64_t slab_bytes, uint32_t nodes, SlabSource source)
-      : policy_(policy), slab_bytes_(slab_bytes), nodes_(nodes), source_(std::move(source)) {}
+  // The memory node holding `addr` now (nullopt: unknown).
+  using NodeOfFn = std::function<std::optional<uint32_t>(uint64_t addr)>;
+
+  // `where` empty: memory stays on the node it was obtained from.
+  FarAllocator(AllocationPolicy policy, uint64_t slab_bytes, uint32_t nodes, SlabSource source, NodeOfFn where = {})
+      : policy_(policy), slab_bytes_(slab_bytes), nodes_(nodes), source_(std::move(source)), where_(std::move(where)) {}
 
   // On `node` if given (any policy; kPartitioned requires it), else where
   // the policy says.  Errors: InvalidArgument (size 0, a node that does not
@@ -45,11 +51,14 @@ class FarAllocator {
   // New memory on `node`, or a freed object of this size: on `node` if
   // `pinned`, else on any node.
   Result<uint64_t> AllocateOn(uint32_t node, uint64_t bytes, bool pinned);
+  // Whether `addr`, obtained on `node`, is still there.
+  bool StillOn(uint64_t addr, uint32_t node) const;
 
   AllocationPolicy policy_;
   uint64_t slab_bytes_;
   uint32_t nodes_;
   SlabSource source_;
+  NodeOfFn where_;
   std::vector<Slab> current_;                           // per node
   std::map<uint64_t, uint64_t> obtained_;               // base -> length, every range from the cluster
   std::unordered_map<uint64_t, Object> live_;           // object -> its size and node

@@ -67,6 +67,13 @@ struct Store::Op {
   std::string key;
   State state{};
   int rounds = 0;
+  // A PUT's new item and spare bucket are written by the node that runs the
+  // insert, so they are taken on the node holding the key's bucket now
+  // (pages move between nodes: docs/tier.md); when the insert ran on
+  // another node (a chain across pages) the PUT is re-issued with them on
+  // the next node (relocations).
+  uint32_t insert_node = 0;
+  int relocations = 0;
   bool done = false;
   Status status;
   std::optional<std::string> value;  // GET's answer
@@ -125,7 +132,7 @@ Status Store::Init() {
   return Status::Ok();
 }
 
-Status Store::AddSlab(Partition& p) {
+Status Store::AddSlab(Partition& p, uint32_t node) {
   const uint64_t item_bytes = 8 * (1 + key_words_ + value_words_);
   uint64_t n = options_.slab_items;
   if (options_.max_items != 0) {
@@ -136,10 +143,10 @@ Status Store::AddSlab(Partition& p) {
     n = std::min<uint64_t>(n, options_.max_items - stats_.item_capacity);
   }
   // The padding: every window read is 128 bytes, also at the last item.
-  Result<uint64_t> base = client_->Allocate(n * item_bytes + kWindowBytes, p.node);
+  Result<uint64_t> base = client_->Allocate(n * item_bytes + kWindowBytes, node);
   if (!base.ok()) {
     return Status::FromCode(base.status().code(), fmt::format("kv store: no far memory for {} more items on memory node {} "
-                                                    "({} items stored): {}", n, p.node, stats_.items,
+                                                    "({} items stored): {}", n, node, stats_.items,
                                                     base.status().message()));
   }
   for (uint64_t i = n; i-- > 0;) p.free_items.push_back(*base + i * item_bytes);
@@ -147,23 +154,69 @@ Status Store::AddSlab(Partition& p) {
   return Status::Ok();
 }
 
-Result<uint64_t> Store::TakeItem(Partition& p) {
-  if (p.free_items.empty()) PULSE_RETURN_IF_ERROR(AddSlab(p));
+std::optional<uint64_t> Store::TakeFrom(std::vector<uint64_t>& list, uint32_t node) const {
+  // From the back: the newest are the likeliest to be on `node`.
+  for (size_t i = list.size(); i-- > 0;) {
+    const std::optional<uint32_t> now = client_->NodeOf(list[i]);
+    if (now && *now != node) continue;
+    const uint64_t addr = list[i];
+    list[i] = list.back();
+    list.pop_back();
+    return addr;
+  }
+  return std::nullopt;
+}
+
+Result<uint64_t> Store::TakeItem(Partition& p, uint32_t node) {
+  if (std::optional<uint64_t> item = TakeFrom(p.free_items, node)) return *item;
+  PULSE_RETURN_IF_ERROR(AddSlab(p, node));
   const uint64_t item = p.free_items.back();
   p.free_items.pop_back();
   return item;
 }
 
-Result<uint64_t> Store::TakeSpareBucket(Partition& p) {
-  if (p.spare_buckets.empty()) {
-    PULSE_ASSIGN_OR_RETURN(uint64_t b, client_->Allocate(kBucketBytes, p.node));
-    const std::vector<uint8_t> zero(kBucketBytes, 0);
-    PULSE_RETURN_IF_ERROR(client_->Write(b, zero.data(), zero.size()));
-    p.spare_buckets.push_back(b);
-  }
-  const uint64_t b = p.spare_buckets.back();
-  p.spare_buckets.pop_back();
+Result<uint64_t> Store::TakeSpareBucket(Partition& p, uint32_t node) {
+  if (std::optional<uint64_t> b = TakeFrom(p.spare_buckets, node)) return *b;
+  PULSE_ASSIGN_OR_RETURN(uint64_t b, client_->Allocate(kBucketBytes, node));
+  const std::vector<uint8_t> zero(kBucketBytes, 0);
+  PULSE_RETURN_IF_ERROR(client_->Write(b, zero.data(), zero.size()));
   return b;
+}
+
+bool Store::Relocate(Op& op, uint64_t fault_addr) {
+  if (op.kind != kPut || fault_addr == 0) return false;
+  State& st = op.state;
+  const uint64_t item_bytes = 8 * uint64_t{st.item_words};
+  bool ours = st.spare_bucket != 0 && fault_addr - st.spare_bucket < kBucketBytes;
+  for (uint64_t i = 0; i < st.region_count && i < PULSE_KV_MAX_REGIONS; ++i)
+    ours = ours || fault_addr - st.regions[i] < item_bytes;
+  // Not the op's own new memory, or every node tried: a real fault.
+  if (!ours || op.relocations + 1 >= static_cast<int>(client_->memory_nodes())) return false;
+  ++op.relocations;
+  ++stats_.relocations;
+  // The insert ran on a node other than the one holding its new memory:
+  // try the next node with memory taken there.
+  const uint32_t nodes = client_->memory_nodes();
+  const uint32_t there = client_->NodeOf(fault_addr).value_or(op.insert_node);
+  op.insert_node = (there + 1) % nodes;
+  Partition& p = partitions_[op.partition];
+  const bool had_spare = st.spare_bucket != 0;
+  for (uint64_t i = 0; i < st.region_count && i < PULSE_KV_MAX_REGIONS; ++i) p.free_items.push_back(st.regions[i]);
+  st.region_count = 0;
+  if (had_spare) p.spare_buckets.push_back(st.spare_bucket);
+  st.spare_bucket = 0;
+  Result<uint64_t> item = TakeItem(p, op.insert_node);
+  Result<uint64_t> spare = had_spare ? TakeSpareBucket(p, op.insert_node) : Result<uint64_t>(uint64_t{0});
+  if (!item.ok() || !spare.ok()) {
+    op.status = !item.ok() ? item.status() : spare.status();
+    op.done = true;
+    return true;
+  }
+  st.regions[st.region_count++] = *item;
+  st.spare_bucket = *spare;
+  ++stats_.reissues;
+  Restart(st);
+  return true;
 }
 
 Status Store::Prepare(Op& op, int kind, std::string_view key, std::string_view value) const {
@@ -226,12 +279,14 @@ void Store::RunOps(std::vector<Op>& ops) {
         };
         auto chunk = std::make_shared<Chunk>();
         size_t issued = 0;
-        // An answer: the final state, or what ended the op.
-        auto answer = [this, chunk](Op& op, Result<std::vector<uint8_t>> final_state) {
+        // An answer: the final state, or what ended the op.  `fault_addr`:
+        // where a fault was (0: none).
+        auto answer = [this, chunk](Op& op, Result<std::vector<uint8_t>> final_state, uint64_t fault_addr = 0) {
           if (!chunk->open) return;
           ++chunk->answered;
           op.latency_us =
               std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - op.issued).count();
+          if (!final_state.ok() && Relocate(op, fault_addr)) return;
           if (!final_state.ok()) {
             op.status = final_state.status();
             op.done = true;
@@ -272,9 +327,13 @@ void Store::RunOps(std::vector<Op>& ops) {
                                  [answer, &op](Result<TraversalResult> r) {
                                    if (!r.ok()) return answer(op, r.status());
                                    if (r->status != TraversalStatus::kDone) {
-                                     return answer(op, TraversalStatusError(
-                                                           r->status, fmt::format("kv store {} of a key", KindName(op.kind)),
-                                                           r->fault_addr, r->fault_pc));
+                                     const uint64_t fault =
+                                         r->status == TraversalStatus::kFaultInvalidPointer ? r->fault_addr : 0;
+                                     return answer(op,
+                                                   TraversalStatusError(
+                                                       r->status, fmt::format("kv store {} of a key", KindName(op.kind)),
+                                                       r->fault_addr, r->fault_pc),
+                                                   fault);
                                    }
                                    answer(op, std::move(r->scratch));
                                  });
@@ -359,17 +418,17 @@ void Store::Finish(Op& op) {
   // Nothing was written: add what it lacked and issue it again from the
   // start (the chain may have changed meanwhile).
   Status added = Status::Ok();
-  if (op.rounds >= kMaxRounds) {
+  if (op.rounds >= kMaxRounds + op.relocations) {
     added = Status::Internal(fmt::format("kv store put: no outcome after {} rounds", op.rounds));
   } else if (st.outcome == PULSE_KV_NEED_REGION) {
-    Result<uint64_t> item = TakeItem(p);
+    Result<uint64_t> item = TakeItem(p, op.insert_node);
     if (item.ok()) {
       st.regions[st.region_count++] = *item;
     } else {
       added = item.status();
     }
   } else if (st.outcome == PULSE_KV_NEED_BUCKET) {
-    Result<uint64_t> bucket = TakeSpareBucket(p);
+    Result<uint64_t> bucket = TakeSpareBucket(p, op.insert_node);
     if (bucket.ok()) {
       st.spare_bucket = *bucket;
     } else {
@@ -388,6 +447,10 @@ void Store::Finish(Op& op) {
   // Back to the start of the walk, keeping the item image, the region and
   // the spare bucket.
   ++stats_.reissues;
+  Restart(st);
+}
+
+void Store::Restart(State& st) {
   st.bucket = st.head;
   st.slot = 0;
   st.phase = 0;
@@ -448,8 +511,10 @@ std::vector<Status> Store::PutBatch(std::span<const std::pair<std::string, std::
       FailOp(ops[i], kPut, s);
       continue;
     }
-    // One region up front: a new key needs no second round.
-    Result<uint64_t> item = TakeItem(partitions_[ops[i].partition]);
+    // One region up front, where the key's bucket is: a new key needs no
+    // second round.
+    ops[i].insert_node = client_->NodeOf(ops[i].state.head).value_or(partitions_[ops[i].partition].node);
+    Result<uint64_t> item = TakeItem(partitions_[ops[i].partition], ops[i].insert_node);
     if (item.ok()) ops[i].state.regions[ops[i].state.region_count++] = *item;
   }
   RunOps(ops);

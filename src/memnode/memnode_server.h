@@ -318,6 +318,9 @@ class MemNodeServer {
   // nullopt for any other op.
   std::optional<Result<nlohmann::json>> PageMoveOp(net::EndpointId from, const std::string& op,
                                                    const nlohmann::json& body);
+  // empty_frames: {"frames": [...]}, the frames holding no allocation and
+  // not frozen (a swap's cheapest victims).
+  nlohmann::json EmptyFrames(uint64_t page_bytes) const;
   Result<nlohmann::json> FreezeFrame(uint64_t frame, uint64_t page, uint64_t page_bytes);
   Result<nlohmann::json> FrameKey(uint64_t frame, uint64_t page_bytes);
   Result<nlohmann::json> AdoptFrame(uint64_t frame, uint64_t page, const nlohmann::json& body, uint64_t page_bytes);

@@ -36,13 +36,15 @@ using nlohmann::json;
 
 std::optional<Result<json>> MemNodeServer::PageMoveOp(net::EndpointId from, const std::string& op,
                                                       const json& body) {
-  if (op != "page_freeze" && op != "frame_key" && op != "page_adopt" && op != "page_thaw") return std::nullopt;
+  if (op != "page_freeze" && op != "frame_key" && op != "page_adopt" && op != "page_thaw" && op != "empty_frames")
+    return std::nullopt;
   if (Status s = node::RequireClusterPeer(*worker_, from, op); !s.ok()) return Result<json>(s);
   const tier::TierPush* push = pages_.push();
   if (push == nullptr || options_.rack.empty())
     return Result<json>(Status::FailedPrecondition(
         fmt::format("{}: node {} has no rack or no page directory yet", op, options_.node)));
   const uint64_t page_bytes = push->geometry.page_size();
+  if (op == "empty_frames") return EmptyFrames(page_bytes);
   Result<uint64_t> frame = node::GetU64(body, "frame", op);
   if (!frame.ok()) return Result<json>(frame.status());
   if (op == "frame_key") return FrameKey(*frame, page_bytes);
@@ -79,6 +81,20 @@ json AllocationJson(const MemNodeServer::MovedAllocation& a) {
 }
 
 }  // namespace
+
+json MemNodeServer::EmptyFrames(uint64_t page_bytes) const {
+  json frames = json::array();
+  const uint64_t count = pool_->size() / page_bytes;
+  for (uint64_t frame = 0; frame < count; ++frame) {
+    const uint64_t begin = frame * page_bytes;
+    if (page_moves_.frozen.count(frame) != 0) continue;
+    auto owned = owned_.lower_bound(begin);
+    if (owned != owned_.end() && owned->first < begin + page_bytes) continue;
+    if (page_moves_.withheld.count(frame) == 0 && !allocator_->Overlapping(begin, page_bytes).empty()) continue;
+    frames.push_back(frame);
+  }
+  return json{{"frames", std::move(frames)}};
+}
 
 Result<json> MemNodeServer::FreezeFrame(uint64_t frame, uint64_t page, uint64_t page_bytes) {
   const uint64_t begin = frame * page_bytes;

@@ -101,6 +101,21 @@ tier::PageHeat SwapDriver::RackHeat(tier::RackId rack, tier::PageId page) {
   return it != heat_.end() ? it->second : tier::PageHeat{};
 }
 
+std::optional<tier::PageId> SwapDriver::EmptyPage(tier::RackId rack) {
+  std::optional<tier::PageId> lowest;
+  for (const auto& [node, frames] : directory_.nodes()) {
+    if (frames.rack != rack) continue;
+    Result<json> answer = Call(node, json{{"op", "empty_frames"}});
+    if (!answer.ok() || !answer->contains("frames") || !(*answer)["frames"].is_array()) continue;
+    for (const json& index : (*answer)["frames"]) {
+      if (!index.is_number_unsigned()) continue;
+      const std::optional<tier::PageId> page = directory_.PageAt(tier::Frame{node, index.get<uint64_t>()});
+      if (page && (!lowest || *page < *lowest)) lowest = page;
+    }
+  }
+  return lowest;
+}
+
 Result<net::EndpointId> SwapDriver::Endpoint(uint32_t node) {
   auto address = nodes_.find(node);
   if (address == nodes_.end()) return Status::Unavailable(fmt::format("swap: memory node {} is not registered", node));

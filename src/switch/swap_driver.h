@@ -107,6 +107,10 @@ class SwapDriver final : private tier::SwapFabric {
 
   // SwapFabric, on the driver's thread.
   tier::PageHeat RackHeat(tier::RackId rack, tier::PageId page) override;
+  // Asks the rack's memory nodes which of their frames hold no allocation
+  // (empty_frames); the lowest page in one of them.  A node that does not
+  // answer is skipped (the coordinator then takes the coldest page).
+  std::optional<tier::PageId> EmptyPage(tier::RackId rack) override;
   Status Invalidate(tier::RackId rack, tier::PageId page) override;
   Status Transfer(tier::Frame from, tier::Frame to) override;
   Status Commit(const tier::PageDirectory& directory, std::span<const tier::PageId> pages) override;

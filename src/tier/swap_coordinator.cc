@@ -91,15 +91,21 @@ Result<SwapReport> SwapCoordinator::ProcessNext() {
   }
   report.requester_heat = fabric_->RackHeat(requester, page);
 
-  // (2) A free frame, else the coldest page of the requester rack.
+  // (2) A free frame, else a page without data, else the coldest page of
+  // the requester rack.
   const std::optional<Frame> free = directory_->FreeFrame(requester);
   if (!free) {
     PageHeat victim_heat;
-    for (PageId candidate : directory_->PagesIn(requester)) {  // by id: ties go to the lowest
-      const PageHeat heat = fabric_->RackHeat(requester, candidate);
-      if (!report.victim || heat.hotness < victim_heat.hotness) {
-        report.victim = candidate;
-        victim_heat = heat;
+    report.victim = fabric_->EmptyPage(requester);
+    if (report.victim) {
+      victim_heat = fabric_->RackHeat(requester, *report.victim);
+    } else {
+      for (PageId candidate : directory_->PagesIn(requester)) {  // by id: ties go to the lowest
+        const PageHeat heat = fabric_->RackHeat(requester, candidate);
+        if (!report.victim || heat.hotness < victim_heat.hotness) {
+          report.victim = candidate;
+          victim_heat = heat;
+        }
       }
     }
     if (!report.victim) {

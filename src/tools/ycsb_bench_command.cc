@@ -27,7 +27,19 @@ void PrintYcsbTable(const bench::YcsbBenchOptions& o, const bench::YcsbBenchResu
     std::cout << fmt::format("{:<11} {:>11.0f} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f}\n", s.system,
                              s.throughput_ops, s.latency.p50_us, s.latency.p99_us, s.messages_per_op,
                              s.one_sided_per_op, s.local_rack_fraction);
-  std::cout << (o.swap ? "swap: not available (hot-page swaps are not wired yet)\n" : "swap: off\n");
+  if (!o.swap) {
+    std::cout << "swap: off\n";
+    return;
+  }
+  for (const auto& s : r.systems) {
+    if (s.system != "tiered" && s.system != "all-local") continue;
+    std::string outcomes;
+    for (const auto& [outcome, n] : s.swap_outcomes) outcomes += fmt::format("{}{} {}", outcomes.empty() ? "" : ", ", n, outcome);
+    std::cout << fmt::format("swap: on (H_p {}, {} KiB pages); {}: {} requests, {} swaps finished ({}), {} waits for a "
+                             "moving page\n",
+                             o.hot_threshold, o.page_bytes / 1024, s.system, s.swap_requests, s.swaps_finished,
+                             outcomes.empty() ? "none" : outcomes, s.page_move_waits);
+  }
 }
 
 void RunAblation(const bench::YcsbBenchOptions& o, bool json) {
@@ -62,7 +74,9 @@ void AddYcsbBench(CLI::App& bench) {
   auto opts = std::make_shared<bench::YcsbBenchOptions>();
   auto json = std::make_shared<bool>(false);
   auto workload = std::make_shared<std::string>("C");
-  auto swap = std::make_shared<std::string>("off");
+  auto swaps = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"off"});
+  auto hot_thresholds = std::make_shared<std::vector<double>>(std::vector<double>{opts->hot_threshold});
+  auto page_kib = std::make_shared<uint64_t>(opts->page_bytes / 1024);
   auto value_bytes = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{opts->workload.value_bytes});
   auto rrpc_thresholds = std::make_shared<std::vector<uint32_t>>();
   auto rrpc_cache = std::make_shared<std::string>("on");
@@ -111,9 +125,20 @@ void AddYcsbBench(CLI::App& bench) {
   cmd->add_option("--page-cache-ratio", opts->page_cache_ratio, "paging: cache bytes / store bytes per client")
       ->capture_default_str()
       ->check(Within(1e-6, 1));
-  cmd->add_option("--swap", *swap, "Hot-page swaps: on | off (on: reported as not available yet)")
+  cmd->add_option("--swap", *swaps,
+                  "Hot-page swaps: on | off (comma-separated: one run each, e.g. off,on); on: the switch moves the "
+                  "pages rack clients find hot into their rack, with their allocations (docs/tier.md)")
+      ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--hot-threshold", *hot_thresholds,
+                  "H_p: a page is hot above this hotness (seed 004: 4; comma-separated: one run each)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--page-kib", *page_kib, "Pages of the page directory (a power of two, 4 to 1048576)")
+      ->capture_default_str()
+      ->check(Within(4, 1 << 20));
   cmd->add_option("--pool-mib", opts->pool_mib, "Each memory node's pool")->capture_default_str()->check(Within(16, 65536));
   cmd->add_option("--ucx-tls", opts->ucx_tls, "UCX transports (default: tcp; no shared-memory transport)");
   cmd->add_option("--run-dir", opts->run_dir, "Where the cluster writes its logs (default: $PULSE_RUN_DIR or run)");
@@ -121,13 +146,16 @@ void AddYcsbBench(CLI::App& bench) {
                 "The ablation ladder (seed 004 Fig. 18) on the tiered system: Base, +double ring, +swap, "
                 "+write buffer, +RRPC (rungs not built are listed, not measured)");
   cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->callback([opts, json, workload, swap, value_bytes, rrpc_thresholds, rrpc_cache, ablation] {
+  cmd->callback([opts, json, workload, swaps, hot_thresholds, page_kib, value_bytes, rrpc_thresholds, rrpc_cache,
+                 ablation] {
     if (workload->size() != 1) {
       std::cerr << "bench ycsb: --workload " << *workload << " is not one letter\n";
       throw CLI::RuntimeError(1);
     }
     opts->workload.workload = static_cast<char>(std::toupper(static_cast<unsigned char>((*workload)[0])));
-    opts->swap = *swap == "on";
+    opts->swap = swaps->front() == "on";
+    opts->hot_threshold = hot_thresholds->front();
+    opts->page_bytes = *page_kib * 1024;
     opts->progress = [](const std::string& line) { std::cerr << "[bench ycsb] " << line << std::endl; };
     opts->rrpc_cache = *rrpc_cache == "on";
     if (*ablation) {
@@ -136,18 +164,23 @@ void AddYcsbBench(CLI::App& bench) {
       RunAblation(*opts, *json);
       return;
     }
-    // One run per value size and RRPC threshold; several: a sweep (JSON
-    // {"runs": [...]}, a table row per run).
+    // One run per value size, RRPC threshold, swap setting and H_p (each a
+    // cluster of its own, one after another); several: a sweep (JSON
+    // {"runs": [...]}, a table per run).  H_p matters only with swaps.
     std::vector<std::optional<uint32_t>> thresholds(rrpc_thresholds->begin(), rrpc_thresholds->end());
     if (thresholds.empty()) thresholds.push_back(std::nullopt);
     std::vector<bench::YcsbBenchOptions> runs;
     for (uint32_t vb : *value_bytes)
-      for (const std::optional<uint32_t>& t : thresholds) {
-        bench::YcsbBenchOptions o = *opts;
-        o.workload.value_bytes = vb;
-        o.rrpc_threshold = t;
-        runs.push_back(o);
-      }
+      for (const std::optional<uint32_t>& t : thresholds)
+        for (const std::string& swap : *swaps)
+          for (size_t h = 0; h < (swap == "on" ? hot_thresholds->size() : 1); ++h) {
+            bench::YcsbBenchOptions o = *opts;
+            o.workload.value_bytes = vb;
+            o.rrpc_threshold = t;
+            o.swap = swap == "on";
+            o.hot_threshold = (*hot_thresholds)[h];
+            runs.push_back(o);
+          }
     nlohmann::json sweep = nlohmann::json::array();
     std::vector<std::pair<bench::YcsbBenchOptions, bench::YcsbBenchResult>> results;
     for (const bench::YcsbBenchOptions& o : runs) {
@@ -168,8 +201,9 @@ void AddYcsbBench(CLI::App& bench) {
     }
     for (const auto& [o, r] : results) {
       if (results.size() > 1)
-        std::cout << fmt::format("value {} B, rrpc threshold {}\n", o.workload.value_bytes,
-                                 o.rrpc_threshold ? std::to_string(*o.rrpc_threshold) : std::string("off"));
+        std::cout << fmt::format("value {} B, rrpc threshold {}, swap {}{}\n", o.workload.value_bytes,
+                                 o.rrpc_threshold ? std::to_string(*o.rrpc_threshold) : std::string("off"),
+                                 o.swap ? "on" : "off", o.swap ? fmt::format(" (H_p {})", o.hot_threshold) : "");
       PrintYcsbTable(o, r);
     }
   });

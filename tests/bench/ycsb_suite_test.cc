@@ -34,8 +34,16 @@ json HandStudy(double tiered, double paging) {
                                                     {"speedup_vs_base", 1.0}, {"p99_us", 50.0},
                                                     {"messages_per_op", 0.5}, {"one_sided_per_op", 0.0},
                                                     {"measures", "offloaded"}},
-                                                   {{"rung", "+swap"}, {"built", false}, {"note", "not built: x"}}})}}},
-              {"swap", "not available"}};
+                                                   {{"rung", "+double ring"}, {"built", false}, {"note", "not built: x"}}})}}},
+              {"swaps", json::array()}};
+}
+
+// The study's swap runs: tiered on C zipfian, swap off / on at H_p = 3 / 1.
+json SwapRun(const std::string& label, double ops, uint64_t swaps) {
+  json tiered = System("tiered", ops);
+  tiered["swap_requests"] = swaps + 1;
+  tiered["swaps_finished"] = swaps;
+  return {{"label", label}, {"systems", json::array({tiered})}};
 }
 
 const TargetCheck* Named(const std::vector<TargetCheck>& ts, const std::string& name) {
@@ -61,14 +69,35 @@ TEST(YcsbSuiteStudy, TieredOverPagingIsTheRatioOfTheCZipfianRun) {
 }
 
 TEST(YcsbSuiteStudy, WithoutTheRunsOrSwapsTargetsAreNotMeasured) {
-  const std::vector<TargetCheck> ts = SuiteYcsbTargets(json{{"runs", json::array()}, {"swap", "not available"}});
+  const std::vector<TargetCheck> ts = SuiteYcsbTargets(json{{"runs", json::array()}, {"swaps", json::array()}});
   ASSERT_EQ(ts.size(), 3u);
   for (const TargetCheck& t : ts) {
     EXPECT_FALSE(t.ratio.has_value()) << t.name;
     EXPECT_FALSE(t.met) << t.name;
     EXPECT_FALSE(t.note.empty()) << t.name;
   }
-  EXPECT_NE(Named(ts, "ycsb swap on vs off")->note.find("not available"), std::string::npos);
+  EXPECT_NE(Named(ts, "ycsb swap on vs off")->note.find("did not both complete"), std::string::npos);
+}
+
+// swap on / off >= 1.2 (at H_p = 3), and H_p = 1 / H_p = 3 <= 1.
+TEST(YcsbSuiteStudy, SwapTargetsAreRatiosOfTheSwapRuns) {
+  json study = HandStudy(21000, 6000);
+  study["swaps"] = json::array({SwapRun("swap off", 100000, 0), SwapRun("swap on, H_p=3", 500000, 12),
+                                SwapRun("swap on, H_p=1", 600000, 13)});
+  const std::vector<TargetCheck> ts = SuiteYcsbTargets(study);
+  const TargetCheck* on_off = Named(ts, "ycsb swap on vs off");
+  ASSERT_NE(on_off, nullptr);
+  ASSERT_TRUE(on_off->ratio.has_value());
+  EXPECT_DOUBLE_EQ(*on_off->ratio, 5.0);
+  EXPECT_TRUE(on_off->met);
+  const TargetCheck* hp = Named(ts, "ycsb H_p=1 vs H_p=3");
+  ASSERT_NE(hp, nullptr);
+  ASSERT_TRUE(hp->ratio.has_value());
+  EXPECT_DOUBLE_EQ(*hp->ratio, 1.2);
+  EXPECT_FALSE(hp->met) << "H_p = 1 must not beat H_p = 3";
+  EXPECT_DOUBLE_EQ(hp->shortfall, 1.2);
+  const std::string report = SuiteYcsbStudyMarkdown(study);
+  EXPECT_NE(report.find("| swap on, H_p=3 | 500000 | 4229 | 0.50 | 0.50 | 13 | 12 |"), std::string::npos) << report;
 }
 
 TEST(YcsbSuiteStudy, ReportHasTheTableTheMissingSystemsAndTheFailures) {
@@ -82,7 +111,7 @@ TEST(YcsbSuiteStudy, ReportHasTheTableTheMissingSystemsAndTheFailures) {
   EXPECT_NE(report.find("- not available: object-rpc on A uniform: no PUT handler"), std::string::npos) << report;
   EXPECT_NE(report.find("- failed: F zipfian: boom"), std::string::npos) << report;
   EXPECT_NE(report.find("| Base | 1000 | 1.00x | 50.0 | 0.50 | 0.00 | offloaded |"), std::string::npos) << report;
-  EXPECT_NE(report.find("| +swap | not built | | | | | not built: x |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| +double ring | not built | | | | | not built: x |"), std::string::npos) << report;
 }
 
 TEST(YcsbSuiteStudy, IsAStudyTheSuitePlans) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -82,6 +83,12 @@ class FakeRacks final : public SwapFabric {
     for (const HotnessTracker& t : rack_trackers->second) ts.push_back(&t);
     return SumHeat(ts, page, params_);
   }
+  // The lowest page of `empty_pages` that `rack` holds.
+  std::optional<PageId> EmptyPage(RackId rack) override {
+    for (PageId p : empty_pages)
+      if (const PageEntry* e = published_.Find(p); e != nullptr && e->rack == rack) return p;
+    return std::nullopt;
+  }
   Status Invalidate(RackId rack, PageId page) override {
     PULSE_RETURN_IF_ERROR(Step(fmt::format("invalidate rack {} page {}", rack, page)));
     frozen_.insert(page);
@@ -105,6 +112,7 @@ class FakeRacks final : public SwapFabric {
   }
 
   PageDirectory directory;  // the metadata server's (the coordinator's)
+  std::set<PageId> empty_pages;  // pages holding no data (EmptyPage)
   std::function<void(const std::string& step)> before_step;
   int fail_from = -1;  // steps numbered from 0 fail from this one on (-1: never)
   std::vector<std::string> steps;

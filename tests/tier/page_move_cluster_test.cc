@@ -23,6 +23,7 @@
 
 #include <iostream>
 #include <numeric>
+#include <set>
 
 #include "pulse/client.h"
 #include "support/cpu_node.h"
@@ -160,6 +161,57 @@ TEST_F(PageMoves, AnEmptyPageMovesWithItsBytesAndTheColdestPageOfTheRackTakesIts
   rack_.StartMemNode(0, /*pool_mib=*/16, RackFlags("a"));
   ASSERT_TRUE(rack_.Join(2));
   EXPECT_TRUE(WaitSettled(0, 1));
+}
+
+// Seed 004 step 2 takes "the free page" of the requester rack as the
+// victim: the memory node lists the frames that hold no allocation
+// (empty_frames: not frame 0, where an allocation is, nor a frozen one), and
+// the swap exchanges the hot page with the lowest page of those, so the
+// rack's data stays where it is.
+TEST_F(PageMoves, TheVictimIsAPageWithoutAllocations) {
+  std::unique_ptr<Client> a = testing::ConnectToRack(rack_, "a", 4, kSlabBytes);
+  ASSERT_NE(a, nullptr);
+  auto mine = a->Allocate(64, 0);
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  const uint64_t used_frame = (*mine - FarBase(0)) / kPageBytes;
+  const uint64_t value = 0x5eed;
+  ASSERT_TRUE(a->Write(*mine, &value, sizeof(value)).ok());
+
+  const net::EndpointId ep = rack_.view(0).ep;
+  auto empty_frames = [&] {
+    json e = rack_.cpu().Call(ep, {{"op", "empty_frames"}});
+    EXPECT_TRUE(e.value("ok", false)) << e.dump();
+    std::set<uint64_t> frames;
+    for (const json& f : e.value("frames", json::array())) frames.insert(f.get<uint64_t>());
+    return frames;
+  };
+  std::set<uint64_t> empty = empty_frames();
+  EXPECT_EQ(empty.count(used_frame), 0u);
+  EXPECT_EQ(empty.size(), 15u) << "16 frames, one in use";
+  const uint64_t other = used_frame == 0 ? 1 : 0;
+  json f = rack_.cpu().Call(ep, {{"op", "page_freeze"}, {"frame", other}, {"page", Page(0, other)}});
+  ASSERT_TRUE(f.value("ok", false)) << f.dump();
+  EXPECT_EQ(empty_frames().count(other), 0u) << "a frozen frame is no victim";
+  json t = rack_.cpu().Call(ep, {{"op", "page_thaw"}, {"frame", other}, {"home", true}, {"page", Page(0, other)}});
+  ASSERT_TRUE(t.value("ok", false)) << t.dump();
+  EXPECT_EQ(empty_frames().count(other), 1u);
+
+  const uint64_t hot = Page(1, 5);
+  ASSERT_TRUE(Request(hot, "a").value("queued", false));
+  json s = WaitFinished(1);
+  EXPECT_EQ(s["outcomes"].value("swapped", uint64_t{0}), 1u) << s.dump();
+  const uint64_t victim = Page(0, *empty.begin());
+  EXPECT_NE(victim, Page(0, used_frame));
+  const json tier = Tier();
+  EXPECT_TRUE(testing::WaitForTierVersion(rack_, 0, tier["version"].get<uint64_t>()));
+  // The rack's data did not move: its allocation is read by a load.
+  const ClientCounters before = a->counters();
+  uint64_t got = 0;
+  ASSERT_TRUE(a->Read(*mine, &got, sizeof(got)).ok());
+  EXPECT_EQ(got, value);
+  EXPECT_EQ(a->counters().rack_reads, before.rack_reads + 1);
+  EXPECT_EQ(Moves(0).value("allocations_revoked", uint64_t{0}), 0u) << Moves(0).dump();
+  EXPECT_EQ(empty_frames().count(*empty.begin()), 1u) << "the hot page (empty too) took the victim's frame";
 }
 
 // A page that clients use moves with its allocations: rack "a"'s client

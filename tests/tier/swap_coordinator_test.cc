@@ -136,6 +136,35 @@ TEST_F(Swaps, AFullRackEvictsItsColdestPage) {
   EXPECT_FALSE(racks->frozen(p) || racks->frozen(cold));
 }
 
+// Seed 004 step 2: "R1 selects the free page": a page holding no data is
+// the victim even where another page is colder.
+TEST_F(Swaps, AFullRackGivesAPageWithoutDataBeforeItsColdest) {
+  Build(2);
+  const PageId cold = Put(0, 0), empty = Put(0, 1), p = Put(1, 2);
+  Touch(kA, empty, AccessKind::kRead);  // warmer than `cold`, which no one touched
+  for (int i = 0; i < 5; ++i) Touch(kA, p, AccessKind::kRead);
+  racks->empty_pages = {empty};
+  ASSERT_TRUE(coordinator->Submit({p, kA}));
+  auto r = coordinator->ProcessNext();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->outcome, SwapOutcome::kSwapped);
+  EXPECT_EQ(r->victim, empty);
+  EXPECT_EQ(racks->published().Find(p)->frame, (Frame{0, 1}));
+  EXPECT_EQ(racks->published().Find(empty)->frame, (Frame{1, 2}));
+  EXPECT_EQ(racks->published().Find(cold)->frame, (Frame{0, 0}));
+  EXPECT_EQ(racks->PageBytes(p), Fill(p));
+  // An empty page of the other rack is no candidate: then the coldest.
+  Build(2);
+  const PageId cold2 = Put(0, 0), warm2 = Put(0, 1), q = Put(1, 2), empty_b = Put(1, 3);
+  Touch(kA, warm2, AccessKind::kRead);
+  for (int i = 0; i < 5; ++i) Touch(kA, q, AccessKind::kRead);
+  racks->empty_pages = {empty_b};
+  ASSERT_TRUE(coordinator->Submit({q, kA}));
+  auto r2 = coordinator->ProcessNext();
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r2->victim, cold2);
+}
+
 TEST_F(Swaps, AbortsWhenEvenTheColdestVictimIsHot) {
   Build(1);
   const PageId mine = Put(0, 0), p = Put(1, 0);

@@ -138,8 +138,73 @@ TEST(YcsbBench, ObjectRpcOverRrpcTakesThePathItsSizeAsksFor) {
   EXPECT_EQ(CheckYcsbBenchOptions(big).code(), Status::Code::kInvalidArgument);
 }
 
-// The ablation ladder: the rungs in order, the unbuilt ones unmeasured, and
-// each measured rung on the path it names (counted, not timed).
+// Swaps on: each client's partition in the other rack becomes hot while it
+// loads, and the switch moves it into the client's rack with its
+// allocations (each client's slabs are whole pages), exchanged with a page
+// that holds nothing; every read still returns what was written.  Counted,
+// not timed: how many operations then ran in the rack depends on when the
+// swaps ended.
+TEST(YcsbBench, SwapsMoveTheOtherRacksPagesOfEachClientIntoItsRack) {
+  YcsbBenchOptions o = Tiny('A', {"tiered"});
+  o.swap = true;
+  auto r = RunYcsbBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::filesystem::remove_all(o.run_dir);
+  const YcsbSystemResult& s = r->systems.at(0);
+  EXPECT_GE(s.verified_reads, 200u);
+  EXPECT_GE(s.swap_requests, 2u) << "one client per rack, each with a partition in the other";
+  EXPECT_GE(s.swaps_finished, 2u);
+  EXPECT_GE(s.swap_outcomes.count("swapped") ? s.swap_outcomes.at("swapped") : 0, 2u)
+      << "exchanged with a page of the client's rack";
+  EXPECT_EQ(s.swap_outcomes.count("rejected"), 0u) << "no page is used by both racks";
+  const nlohmann::json j = r->ToJson(o);
+  EXPECT_EQ(j["swap"], "on");
+  EXPECT_EQ(j["hot_threshold"], 4.0);
+  EXPECT_EQ(j["systems"][0]["swaps_finished"], s.swaps_finished);
+
+  // Off: nothing counted, nothing asked for.
+  o.swap = false;
+  auto off = RunYcsbBench(o);
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  std::filesystem::remove_all(o.run_dir);
+  EXPECT_EQ(off->systems.at(0).swap_requests, 0u);
+  EXPECT_EQ(off->systems.at(0).swaps_finished, 0u);
+
+  YcsbBenchOptions bad = Tiny('C', {"tiered"});
+  bad.swap = true;
+  bad.tiered_rrpc = true;
+  EXPECT_EQ(CheckYcsbBenchOptions(bad).code(), Status::Code::kFailedPrecondition);
+  bad = Tiny('C', {"tiered"});
+  bad.page_bytes = 3 << 20;
+  EXPECT_EQ(CheckYcsbBenchOptions(bad).code(), Status::Code::kInvalidArgument);
+  bad = Tiny('C', {"tiered"});
+  bad.hot_threshold = -1;
+  EXPECT_EQ(CheckYcsbBenchOptions(bad).code(), Status::Code::kInvalidArgument);
+}
+
+// The tiered system with RRPC for the other rack's buckets: its GETs go by
+// RRPC instead of offloaded programs, repeats by the cached item address.
+TEST(YcsbBench, TieredRrpcReadsTheOtherRacksItemsByRrpc) {
+  YcsbBenchOptions o = Tiny('C', {"tiered"});
+  auto base = RunYcsbBench(o);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  o.tiered_rrpc = true;
+  auto r = RunYcsbBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::filesystem::remove_all(o.run_dir);
+  const YcsbSystemResult& b = base->systems.at(0);
+  const YcsbSystemResult& rrpc = r->systems.at(0);
+  EXPECT_GT(b.offloaded_per_op, 0.0) << "the other rack's GETs are offloaded";
+  EXPECT_EQ(b.one_sided_per_op, 0.0);
+  EXPECT_EQ(rrpc.offloaded_per_op, 0.0) << "the other rack's GETs go by RRPC instead";
+  EXPECT_GT(rrpc.rrpc_cached_per_op, 0.0) << "repeats read the cached item address";
+  EXPECT_GT(rrpc.one_sided_per_op, 0.0);
+  EXPECT_LT(rrpc.messages_per_op, b.messages_per_op);
+  EXPECT_GE(rrpc.verified_reads, 400u);
+}
+
+// The ablation ladder: the rungs in order, the unbuilt one unmeasured, and
+// each measured rung with the techniques it names (counted, not timed).
 TEST(YcsbBench, AblationLadderRunsTheBuiltRungs) {
   const YcsbBenchOptions o = Tiny('C', {"tiered"});
   auto r = RunYcsbAblation(o);
@@ -152,18 +217,22 @@ TEST(YcsbBench, AblationLadderRunsTheBuiltRungs) {
     EXPECT_EQ((*r)[i].result.has_value(), (*r)[i].built) << names[i];
   }
   EXPECT_FALSE((*r)[1].built);
-  EXPECT_FALSE((*r)[2].built);
+  EXPECT_TRUE((*r)[2].built);
   const YcsbSystemResult& base = *(*r)[0].result;
+  const YcsbSystemResult& swap = *(*r)[2].result;
   const YcsbSystemResult& rrpc = *(*r)[4].result;
   EXPECT_GT(base.offloaded_per_op, 0.0) << "the other rack's GETs are offloaded";
-  EXPECT_EQ(base.one_sided_per_op, 0.0);
-  EXPECT_EQ(rrpc.offloaded_per_op, 0.0) << "the other rack's GETs go by RRPC instead";
-  EXPECT_GT(rrpc.rrpc_cached_per_op, 0.0) << "repeats read the cached item address";
-  EXPECT_GT(rrpc.one_sided_per_op, 0.0);
-  EXPECT_LT(rrpc.messages_per_op, base.messages_per_op);
-  EXPECT_GE(rrpc.verified_reads, 400u);
+  EXPECT_EQ(base.swap_requests, 0u);
+  EXPECT_GE(swap.swaps_finished, 2u) << "+swap moves each client's other-rack pages";
+  EXPECT_EQ(rrpc.swaps_finished, 0u) << "RRPC does not follow moving pages: its rung runs without swaps";
+  EXPECT_EQ(rrpc.offloaded_per_op, 0.0) << "the other rack's GETs go by RRPC, not offloaded";
+  EXPECT_GT(rrpc.rrpc_cached_per_op, 0.0);
+  for (const YcsbAblationRung& rung : *r)
+    if (rung.result) EXPECT_GE(rung.result->verified_reads, 400u) << rung.name;
   const nlohmann::json j = YcsbAblationJson(o, *r);
   EXPECT_EQ(j["rungs"].size(), 5u);
+  EXPECT_EQ(j["rungs"][0]["swap"], false);
+  EXPECT_EQ(j["rungs"][2]["swap"], true);
   EXPECT_EQ(j["rungs"][4]["rrpc"], true);
   EXPECT_EQ(j["rungs"][0]["speedup_vs_base"], 1.0);
 }

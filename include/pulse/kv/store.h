@@ -80,6 +80,7 @@ struct StoreStats {
   uint64_t deletes = 0, delete_accesses = 0;
   uint64_t overflow_buckets = 0;  // linked so far
   uint64_t reissues = 0;          // PUTs issued again after a region or bucket was added
+  uint64_t relocations = 0;       // PUTs issued again with new memory on another node (pages moved)
   uint64_t items = 0;             // live items
   uint64_t item_capacity = 0;     // items allocated (live and free)
   double accesses_per_get() const { return gets == 0 ? 0 : static_cast<double>(get_accesses) / gets; }
@@ -165,9 +166,17 @@ class Store {
   struct Op;
   Store(Client* client, const StoreOptions& options);
   Status Init();
-  Status AddSlab(Partition& p);
-  Result<uint64_t> TakeItem(Partition& p);
-  Result<uint64_t> TakeSpareBucket(Partition& p);
+  // On memory node `node` (where the page directory puts them now).
+  Status AddSlab(Partition& p, uint32_t node);
+  Result<uint64_t> TakeItem(Partition& p, uint32_t node);
+  Result<uint64_t> TakeSpareBucket(Partition& p, uint32_t node);
+  std::optional<uint64_t> TakeFrom(std::vector<uint64_t>& list, uint32_t node) const;
+  // A PUT that faulted at its own new item or spare bucket (the insert ran
+  // on another node than theirs): takes new ones on the next node and
+  // re-issues it; false if the fault is another one (or every node was
+  // tried).
+  bool Relocate(Op& op, uint64_t fault_addr);
+  static void Restart(struct ::pulse_kv_state& st);
   Status Prepare(Op& op, int kind, std::string_view key, std::string_view value) const;
   void RunOps(std::vector<Op>& ops);
   Result<std::optional<std::string>> ValueOf(const struct ::pulse_kv_state& state) const;

@@ -6,9 +6,10 @@
 // A rack that finds a remote page hot asks for it (Submit).  Requests wait
 // in a FIFO queue; a request for a page that already waits is dropped (1).
 // ProcessNext then runs the head request:
-//   (2) the requester rack gives a free frame, or else its coldest page
-//       (lowest summed hotness of its CPU nodes) as the victim; if even the
-//       victim is hot (a scan, say) the swap aborts: kVictimHot.
+//   (2) the requester rack gives a free frame, or else a page holding no
+//       data (SwapFabric::EmptyPage), or else its coldest page (lowest
+//       summed hotness of its CPU nodes) as the victim; if even the victim
+//       is hot (a scan, say) the swap aborts: kVictimHot.
 //   (3) the owner rack's summed hotness of the page is compared with the
 //       requester's; if the owner's is higher the page stays, to prevent
 //       ping-pong: kRejected, or kCopyReadOnly when the page is read-hot at
@@ -53,6 +54,10 @@ class SwapFabric {
   // The hotness of `page` summed over rack `rack`'s CPU nodes and daemon
   // (SumHeat of pulse/tier/hotness.h).
   virtual PageHeat RackHeat(RackId rack, PageId page) = 0;
+  // A page of rack `rack` that holds no data (no allocation in it): the
+  // paper's "free page", taken as the victim before the coldest page.
+  // nullopt if there is none or the fabric cannot tell (the default).
+  virtual std::optional<PageId> EmptyPage(RackId rack) { return std::nullopt; }
   // Step 4: rack `rack`'s CPU nodes drop `page` from their page tables and
   // its hotness metadata; until the next Commit naming the page, accesses
   // to it from every rack wait (the memory node holding it refuses or
