@@ -1,8 +1,13 @@
 #include "bench/racked_cluster.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "cluster/control_session.h"
 
 namespace pulse::bench {
 
@@ -30,6 +35,30 @@ Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions c, const RackT
   cluster::ApplyTransportEnvironment(config);  // the CPU nodes speak what the nodes speak
   ::unsetenv("PULSE_RACK");                    // each client names its rack (or none)
   return out;
+}
+
+Result<nlohmann::json> SwapCounters(const std::string& ucx_tls, const std::string& switch_address, bool drain) {
+  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<cluster::ControlSession> session, cluster::ControlSession::Create(ucx_tls));
+  // A swap takes milliseconds; the bound is for a switch that stopped
+  // running them.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, session->Call(switch_address, "stats", std::chrono::seconds(5)));
+    nlohmann::json swaps = stats.value("counters", nlohmann::json::object()).value("swaps", nlohmann::json::object());
+    if (!drain || swaps.value("queued", uint64_t{0}) == 0 || std::chrono::steady_clock::now() > deadline) return swaps;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::map<std::string, uint64_t> SwapOutcomesBetween(const nlohmann::json& before, const nlohmann::json& after) {
+  const nlohmann::json was = before.value("outcomes", nlohmann::json::object());
+  const nlohmann::json now = after.value("outcomes", nlohmann::json::object());
+  std::map<std::string, uint64_t> grown;
+  for (const auto& [outcome, count] : now.items()) {
+    const uint64_t n = count.get<uint64_t>(), w = was.value(outcome, uint64_t{0});
+    if (n > w) grown[outcome] = n - w;
+  }
+  return grown;
 }
 
 }  // namespace pulse::bench

@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "bench/bench_cluster.h"
 #include "pulse/status.h"
@@ -32,5 +35,16 @@ struct RackTierOptions {
 // Starts `options.memory_nodes` racks.  $PULSE_RACK is unset: each client
 // names its rack.  Errors: those of ValidateClusterConfig and StartCluster.
 Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions options, const RackTierOptions& tier = {});
+
+// The switch's swap counters (its stats' counters.swaps: finished,
+// outcomes, queued, ...); an empty object if it runs no swaps.  With
+// `drain`, first waits (up to 30 s) until no swap is queued or running, so
+// the swaps a run asked for are counted.  `ucx_tls`: this process's
+// transports (empty: UCX_TLS).  Errors: the stats call's.
+Result<nlohmann::json> SwapCounters(const std::string& ucx_tls, const std::string& switch_address, bool drain);
+
+// after - before, per outcome, of two SwapCounters answers (outcomes that
+// did not grow are left out).
+std::map<std::string, uint64_t> SwapOutcomesBetween(const nlohmann::json& before, const nlohmann::json& after);
 
 }  // namespace pulse::bench

@@ -21,6 +21,11 @@ namespace pulse::bench {
 
 using Clock = std::chrono::steady_clock;
 
+nlohmann::json LatencyJson(const LatencyStats& s) {
+  return {{"count", s.count}, {"mean_us", s.mean_us}, {"p50_us", s.p50_us},
+          {"p99_us", s.p99_us}, {"min_us", s.min_us}, {"max_us", s.max_us}};
+}
+
 LatencyStats Summarize(std::vector<double> us) {
   LatencyStats s;
   s.count = us.size();

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "pulse/status.h"
 
 namespace pulse::bench {
@@ -29,6 +31,8 @@ struct LatencyStats {
   double mean_us = 0, p50_us = 0, p99_us = 0, min_us = 0, max_us = 0;
 };
 LatencyStats Summarize(std::vector<double> samples_us);
+// {"count", "mean_us", "p50_us", "p99_us", "min_us", "max_us"}.
+nlohmann::json LatencyJson(const LatencyStats& stats);
 
 struct TraverseBenchOptions {
   std::string switch_address;  // join this cluster; empty: start a local one

@@ -18,7 +18,6 @@
 #include "bench/bench_cluster.h"
 #include "bench/racked_cluster.h"
 #include "bench/ycsb_paging.h"
-#include "cluster/control_session.h"
 #include "kv/iterators/kv_layout.h"
 #include "pulse/client.h"
 #include "pulse/iterators/kv_get.h"
@@ -64,13 +63,6 @@ kv::StoreOptions StoreOptionsFor(const YcsbBenchOptions& o, const std::string& s
   return so;
 }
 
-// The switch's swap counters (counters.swaps: finished, outcomes, ...); an
-// empty object if it runs no swaps.
-Result<nlohmann::json> SwapCounters(const YcsbBenchOptions& o, const std::string& switch_address) {
-  PULSE_ASSIGN_OR_RETURN(std::unique_ptr<cluster::ControlSession> session, cluster::ControlSession::Create(o.ucx_tls));
-  PULSE_ASSIGN_OR_RETURN(nlohmann::json stats, session->Call(switch_address, "stats", std::chrono::seconds(5)));
-  return stats.value("counters", nlohmann::json::object()).value("swaps", nlohmann::json::object());
-}
 
 // The store's far bytes (buckets at 75% slot occupancy, items), as
 // kv::Store sizes them: what the paging cache is a fraction of.
@@ -395,7 +387,7 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   s.switch_address = switch_address;
   s.ops_per_client = (o.ops + n - 1) / n;
   s.gate = &gate;
-  PULSE_ASSIGN_OR_RETURN(const nlohmann::json swaps_before, SwapCounters(o, switch_address));
+  PULSE_ASSIGN_OR_RETURN(const nlohmann::json swaps_before, SwapCounters(o.ucx_tls, switch_address, /*drain=*/false));
   std::vector<ClientRun> runs(n);
   std::vector<std::thread> threads;
   say(fmt::format("[{}] {} clients ({} per rack) loading {} records each", system, n, o.clients, o.workload.records));
@@ -476,22 +468,10 @@ Result<YcsbSystemResult> RunSystem(const YcsbBenchOptions& o, const std::string&
   r.lock_buffered_writes_per_op = static_cast<double>(buffered) / ops;
   r.page_cache_hit_ratio = hits + misses == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
   if (system == "paging") r.page_cache_bytes = PageCachePages(o) * PageCacheMemory::kPageBytes;
-  // The swaps the run asked for are counted once they end (a swap takes
-  // milliseconds; the bound is for a switch that stopped running them).
-  nlohmann::json swaps_after;
-  const auto swaps_deadline = Clock::now() + std::chrono::seconds(30);
-  for (;;) {
-    PULSE_ASSIGN_OR_RETURN(swaps_after, SwapCounters(o, switch_address));
-    if (swaps_after.value("queued", uint64_t{0}) == 0 || Clock::now() > swaps_deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  // The swaps the run asked for are counted once they end.
+  PULSE_ASSIGN_OR_RETURN(const nlohmann::json swaps_after, SwapCounters(o.ucx_tls, switch_address, /*drain=*/true));
   r.swaps_finished = swaps_after.value("finished", uint64_t{0}) - swaps_before.value("finished", uint64_t{0});
-  const nlohmann::json outcomes_before = swaps_before.value("outcomes", nlohmann::json::object());
-  const nlohmann::json outcomes_after = swaps_after.value("outcomes", nlohmann::json::object());
-  for (const auto& [outcome, count] : outcomes_after.items()) {
-    const uint64_t was = outcomes_before.value(outcome, uint64_t{0});
-    if (count.get<uint64_t>() > was) r.swap_outcomes[outcome] = count.get<uint64_t>() - was;
-  }
+  r.swap_outcomes = SwapOutcomesBetween(swaps_before, swaps_after);
   say(fmt::format("[{}] {:.0f} ops/s, p50 {:.1f} us, p99 {:.1f} us", system, r.throughput_ops, r.latency.p50_us,
                   r.latency.p99_us));
   return r;

@@ -14,11 +14,6 @@
 namespace pulse::tools {
 namespace {
 
-nlohmann::json LatencyJson(const bench::LatencyStats& s) {
-  return {{"count", s.count}, {"mean_us", s.mean_us}, {"p50_us", s.p50_us},
-          {"p99_us", s.p99_us}, {"min_us", s.min_us}, {"max_us", s.max_us}};
-}
-
 nlohmann::json ResultJson(const bench::TraverseBenchResult& r) {
   const double offload_ratio = r.offload_rtt.p50_us / r.raw_rtt.p50_us;
   const double pulse_ratio = r.pulse.mean_us / r.pulse_acc.mean_us;
@@ -35,10 +30,10 @@ nlohmann::json ResultJson(const bench::TraverseBenchResult& r) {
         {"pulse_vs_pulse_acc_max", 0.75},
         {"offload_vs_raw_met", offload_ratio <= 1.3},
         {"pulse_vs_pulse_acc_met", pulse_ratio <= 0.75}}},
-      {"raw_rtt", LatencyJson(r.raw_rtt)},
-      {"offload_rtt", LatencyJson(r.offload_rtt)},
-      {"pulse", LatencyJson(r.pulse)},
-      {"pulse_acc", LatencyJson(r.pulse_acc)},
+      {"raw_rtt", bench::LatencyJson(r.raw_rtt)},
+      {"offload_rtt", bench::LatencyJson(r.offload_rtt)},
+      {"pulse", bench::LatencyJson(r.pulse)},
+      {"pulse_acc", bench::LatencyJson(r.pulse_acc)},
       {"hops", r.hops},
       {"hops_per_node", r.hops_per_node},
       {"node_crossings", r.node_crossings},
