@@ -19,12 +19,14 @@ void PageHeatCounter::OnFabricAccess(uint64_t addr, tier::AccessKind kind) {
   if (holder == nullptr || holder->rack == mine->second) return;  // this rack's page
   ++counters_->remote_page_accesses;
   const tier::PageHeat heat = tracker_.Record(where->page, kind);
-  if (requested_version_ != connections_->pages.version()) {
-    requested_.clear();
-    requested_version_ = connections_->pages.version();
-  }
-  if (!heat.hot || requested_.count(where->page) != 0) return;
-  requested_.insert(where->page);
+  if (!heat.hot) return;
+  const auto now = std::chrono::steady_clock::now();
+  auto asked = requested_.find(where->page);
+  const uint32_t directory = connections_->pages.version();
+  if (asked != requested_.end() && asked->second.page_version == where->page_version &&
+      (asked->second.directory_version == directory || now - asked->second.at < kRequestAgainAfter))
+    return;
+  requested_[where->page] = Requested{where->page_version, directory, now};
   if (!connections_->EnsureSwitch().ok()) {
     ++counters_->swap_request_errors;
     return;

@@ -8,15 +8,18 @@
 // Counts only what goes over the fabric to another rack: accesses served by
 // the rack tier, pages of this rack reached the normal way, and addresses no
 // directory holds are not counted.  An access is counted for the page of its
-// first byte.  One request per page until the directory changes (the page
-// moved, or a newer directory was pushed): then the page may be asked for
-// again.
+// first byte.  One request per page until the page's own directory entry
+// changes (it moved), or a newer directory came (swaps ran, so this one
+// was rejected or failed) and kRequestAgainAfter has passed since: other
+// pages' moves alone do not make it ask again, so a swap queue of many
+// pages is not flooded with repeats.
 //
 // Thread-safety: none; it belongs to its Client's thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
-#include <set>
+#include <map>
 
 #include "client/connections.h"
 #include "pulse/tier/hotness.h"
@@ -39,8 +42,15 @@ class PageHeatCounter {
   ClientCounters* counters_;
   tier::SteadyClock clock_;
   tier::HotnessTracker tracker_;
-  std::set<tier::PageId> requested_;  // under directory version requested_version_
-  uint32_t requested_version_ = 0;
+  // Pages asked for: the page's directory entry and the directory's
+  // versions then, and when.
+  struct Requested {
+    uint32_t page_version = 0;
+    uint32_t directory_version = 0;
+    std::chrono::steady_clock::time_point at{};
+  };
+  static constexpr std::chrono::seconds kRequestAgainAfter{1};
+  std::map<tier::PageId, Requested> requested_;
 };
 
 }  // namespace pulse
