@@ -122,6 +122,10 @@ Status CheckTierSwapOptions(const TierSwapOptions& o) {
     return Status::InvalidArgument(
         fmt::format("bench tier: --object-bytes {} must divide the page ({} bytes)", o.object_bytes, o.page_bytes));
   if (o.objects == 0 || o.ops == 0) return Status::InvalidArgument("bench tier: --objects and --swap-ops must be > 0");
+  const uint64_t needed_mib = 2 * uint64_t{o.objects} * o.object_bytes * o.distributions.size() / (1 << 20) + 1;
+  if (o.pool_mib != 0 && (o.pool_mib < 16 || o.pool_mib < needed_mib))
+    return Status::InvalidArgument(fmt::format(
+        "bench tier: --pool-mib {} is below 16 or the {} MiB the objects need in both racks", o.pool_mib, needed_mib));
   if (!(o.hot_threshold >= 0 && o.hot_threshold < 1e9))
     return Status::InvalidArgument(fmt::format("bench tier: --hot-threshold {} is not a number >= 0", o.hot_threshold));
   return Status::Ok();
@@ -136,7 +140,7 @@ Result<std::vector<TierSwapFigure>> RunTierSwapStudy(const TierSwapOptions& o) {
     // Both racks' pools hold every object's page, and rack "a" a frame
     // for each besides.
     const uint64_t bytes = uint64_t{o.objects} * o.object_bytes * o.distributions.size();
-    c.pool_mib = static_cast<uint32_t>(std::max<uint64_t>(64, 2 * bytes / (1 << 20) + 16));
+    c.pool_mib = o.pool_mib != 0 ? o.pool_mib : static_cast<uint32_t>(std::max<uint64_t>(64, 2 * bytes / (1 << 20) + 16));
     RackTierOptions tier;
     tier.page_bytes = o.page_bytes;
     tier.swaps = swap == "on";

@@ -34,6 +34,10 @@ struct TierSwapOptions {
   // and no swap can move one.
   uint64_t page_bytes = 64 << 10;
   double hot_threshold = 4;        // H_p
+  // Each memory node's pool; 0: twice the objects' bytes and 16 MiB more
+  // (at least 64).  Every frame is a page of the directory each swap
+  // pushes whole, so a smaller pool makes swaps cheaper.
+  uint32_t pool_mib = 0;
   uint64_t seed = 1;
   std::function<void(const std::string&)> progress;
 };

@@ -100,6 +100,9 @@ void AddTierBench(CLI::App& bench) {
   cmd->add_option("--page-kib", *page_kib, "Swap study: pages of the page directory (a power of two)")
       ->capture_default_str();
   cmd->add_option("--hot-threshold", swap->hot_threshold, "Swap study: H_p (seed 004: 4)")->capture_default_str();
+  cmd->add_option("--pool-mib", swap->pool_mib,
+                  "Swap study: each memory node's pool (0: twice the objects' bytes and 16 MiB more, at least 64)")
+      ->capture_default_str();
   cmd->add_flag("--no-swap-study", *skip_swap, "Only the size sweep");
   cmd->add_flag("--json", *json, "Print one JSON object");
   cmd->callback([opts, swap, skip_swap, page_kib, json] {

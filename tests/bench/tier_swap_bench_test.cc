@@ -20,6 +20,9 @@ TierSwapOptions Tiny() {
   o.ops = 3000;
   o.objects = 8192;  // 8 pages of 64 KiB (the memory nodes' allocation granularity)
   o.page_bytes = 64 << 10;
+  // 256 pages a node: each swap pushes the directory whole, and under the
+  // sanitizers a large one is slow to adopt.
+  o.pool_mib = 16;
   o.binary = PULSE_BINARY;
   o.run_dir = (std::filesystem::path(::testing::TempDir()) / fmt::format("tier-swap-{}", getpid())).string();
   return o;
@@ -71,6 +74,9 @@ TEST(TierSwapStudy, RefusesBadOptionsByName) {
   o = Tiny();
   o.page_bytes = 5000;
   EXPECT_NE(CheckTierSwapOptions(o).message().find("--page-kib"), std::string::npos);
+  o = Tiny();
+  o.pool_mib = 8;
+  EXPECT_NE(CheckTierSwapOptions(o).message().find("--pool-mib 8"), std::string::npos);
   EXPECT_TRUE(CheckTierSwapOptions(Tiny()).ok());
 }
 
