@@ -7,7 +7,10 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cluster/control_session.h"
+#include "pulse/tier/page_address.h"
 
 namespace pulse::bench {
 
@@ -35,6 +38,14 @@ Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions c, const RackT
   cluster::ApplyTransportEnvironment(config);  // the CPU nodes speak what the nodes speak
   ::unsetenv("PULSE_RACK");                    // each client names its rack (or none)
   return out;
+}
+
+Status CheckSwapFlags(std::string_view bench, uint64_t page_bytes, double hot_threshold) {
+  if (Result<tier::PageGeometry> g = tier::PageGeometry::Make(page_bytes); !g.ok())
+    return Status::InvalidArgument(fmt::format("{}: --page-kib {}: {}", bench, page_bytes / 1024, g.status().message()));
+  if (!(hot_threshold >= 0 && hot_threshold < 1e9))
+    return Status::InvalidArgument(fmt::format("{}: --hot-threshold {} is not a number >= 0", bench, hot_threshold));
+  return Status::Ok();
 }
 
 Result<nlohmann::json> SwapCounters(const std::string& ucx_tls, const std::string& switch_address, bool drain) {

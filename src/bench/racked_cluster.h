@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,11 @@ struct RackTierOptions {
 // Starts `options.memory_nodes` racks.  $PULSE_RACK is unset: each client
 // names its rack.  Errors: those of ValidateClusterConfig and StartCluster.
 Result<RackedCluster> StartRackedBenchCluster(BenchClusterOptions options, const RackTierOptions& tier = {});
+
+// The swap flags of a benchmark (`bench`: its name in the message):
+// InvalidArgument naming --page-kib (not a page size of the directory:
+// tier::PageGeometry::Make) or --hot-threshold (not a number >= 0), else Ok.
+Status CheckSwapFlags(std::string_view bench, uint64_t page_bytes, double hot_threshold);
 
 // The switch's swap counters (its stats' counters.swaps: finished,
 // outcomes, queued, ...); an empty object if it runs no swaps.  With

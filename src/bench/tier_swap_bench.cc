@@ -115,9 +115,7 @@ Status CheckTierSwapOptions(const TierSwapOptions& o) {
   for (const std::string& d : o.distributions)
     if (d != "uniform" && d != "zipfian")
       return Status::InvalidArgument("bench tier: --distribution " + d + " is neither uniform nor zipfian");
-  if (o.page_bytes < 4096 || o.page_bytes > (uint64_t{1} << 30) || (o.page_bytes & (o.page_bytes - 1)) != 0)
-    return Status::InvalidArgument(
-        fmt::format("bench tier: --page-kib {} is not a power of two from 4 to 1048576", o.page_bytes / 1024));
+  PULSE_RETURN_IF_ERROR(CheckSwapFlags("bench tier", o.page_bytes, o.hot_threshold));
   if (o.object_bytes == 0 || o.object_bytes > o.page_bytes || o.page_bytes % o.object_bytes != 0)
     return Status::InvalidArgument(
         fmt::format("bench tier: --object-bytes {} must divide the page ({} bytes)", o.object_bytes, o.page_bytes));
@@ -126,8 +124,6 @@ Status CheckTierSwapOptions(const TierSwapOptions& o) {
   if (o.pool_mib != 0 && (o.pool_mib < 16 || o.pool_mib < needed_mib))
     return Status::InvalidArgument(fmt::format(
         "bench tier: --pool-mib {} is below 16 or the {} MiB the objects need in both racks", o.pool_mib, needed_mib));
-  if (!(o.hot_threshold >= 0 && o.hot_threshold < 1e9))
-    return Status::InvalidArgument(fmt::format("bench tier: --hot-threshold {} is not a number >= 0", o.hot_threshold));
   return Status::Ok();
 }
 

@@ -499,11 +499,7 @@ Status CheckYcsbBenchOptions(const YcsbBenchOptions& o) {
             "bench ycsb: --value-bytes {} does not fit a kv::Store item (at most {} with --key-bytes {}); larger "
             "values need --system object-rpc with --rrpc-threshold (they are stored as RRPC objects)",
             o.workload.value_bytes, MaxItemValueBytes(o.workload.key_bytes), o.workload.key_bytes));
-  if (!(o.hot_threshold >= 0 && o.hot_threshold < 1e9))
-    return Status::InvalidArgument(fmt::format("bench ycsb: --hot-threshold {} is not a number >= 0", o.hot_threshold));
-  if (o.page_bytes < 4096 || o.page_bytes > (uint64_t{1} << 30) || (o.page_bytes & (o.page_bytes - 1)) != 0)
-    return Status::InvalidArgument(
-        fmt::format("bench ycsb: --page-kib {} is not a power of two from 4 to 1048576", o.page_bytes / 1024));
+  PULSE_RETURN_IF_ERROR(CheckSwapFlags("bench ycsb", o.page_bytes, o.hot_threshold));
   if (o.swap && o.tiered_rrpc)
     return Status::FailedPrecondition(
         "bench ycsb: tiered RRPC does not run with swaps: an RPC to the node a page left is answered as an invalid "

@@ -7,12 +7,14 @@
 // Thread-safety: none; it belongs to its Client's thread.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -96,6 +98,15 @@ struct Connections {
   // is moving or moved (Aborted).  Timeout naming the version otherwise
   // (the node may be the one behind: its caller tries again).
   Status AwaitNewerDirectory(uint32_t version, std::chrono::milliseconds timeout);
+  // Runs `attempt` (returning a Status or a Result) on the memory node that
+  // holds `addr`'s page, again while it answers Aborted (the page is moving
+  // or moved): each time after a page directory newer than the one it ran
+  // with arrived, or, if none came, a pause that doubles from 1 to 64 ms
+  // (the node may be the one behind this client), until rma_timeout() has
+  // passed; then its last answer.  Counts page_move_waits.  An address no
+  // directory page holds runs once.
+  template <typename Attempt>
+  auto FollowingPages(uint64_t addr, Attempt&& attempt) -> decltype(attempt());
   // How long a one-sided operation or a control call waits.
   std::chrono::milliseconds rma_timeout() const { return options.request_timeout * options.max_attempts; }
 
@@ -127,5 +138,29 @@ struct Connections {
   // table (tier/tier_push.h; none without racks).
   tier::PageLocator pages;
 };
+
+template <typename Attempt>
+auto Connections::FollowingPages(uint64_t addr, Attempt&& attempt) -> decltype(attempt()) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + rma_timeout();
+  std::chrono::milliseconds pause{1};
+  for (;;) {
+    const uint32_t version = pages.version();
+    auto answer = attempt();
+    if (answer.ok() || !pages.Locate(addr)) return answer;
+    Status::Code code;
+    if constexpr (std::is_same_v<decltype(answer), Status>) {
+      code = answer.code();
+    } else {
+      code = answer.status().code();
+    }
+    if (code != Status::Code::kAborted) return answer;
+    ++counters.page_move_waits;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return answer;
+    if (!AwaitNewerDirectory(version, std::min(left, pause)).ok())
+      pause = std::min(pause * 2, std::chrono::milliseconds(64));
+  }
+}
 
 }  // namespace pulse

@@ -11,23 +11,14 @@ Result<json> LockCalls::Call(uint64_t addr, json request) {
   request["tenant"] = connections_->options.tenant;
   // A lock lives at the node holding its address's page; a page on the
   // move is followed (a page with a held lock does not move).
-  const auto deadline = std::chrono::steady_clock::now() + connections_->rma_timeout();
-  for (;;) {
+  return connections_->FollowingPages(addr, [&]() -> Result<json> {
     MemNode* n = connections_->NodeFor(addr);
     if (n == nullptr)
       return Status::InvalidArgument(fmt::format("lock: far address {:#x} is outside every memory node", addr));
     if (n->ep == net::kInvalidEndpoint)
       return Status::Unavailable(fmt::format("lock: memory node {} owning {:#x} is down", n->id, addr));
-    const uint32_t version = connections_->pages.version();
-    Result<json> answer = connections_->control->Call(n->ep, request, connections_->rma_timeout());
-    if (answer.ok() || answer.status().code() != Status::Code::kAborted) return answer;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return answer;
-    ++connections_->counters.page_move_waits;
-    // As OneSidedAccess::FollowingPages: a node behind this client's
-    // directory is asked again after a short pause.
-    IgnoreError(connections_->AwaitNewerDirectory(version, std::min(left, std::chrono::milliseconds(16))));
-  }
+    return connections_->control->Call(n->ep, request, connections_->rma_timeout());
+  });
 }
 
 Result<bool> LockCalls::TryLock(uint64_t lock_addr, uint64_t holder, bool exclusive, std::chrono::milliseconds lease) {

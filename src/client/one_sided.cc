@@ -184,7 +184,7 @@ bool OneSidedAccess::RackAccess(bool write, uint64_t addr, void* buf, size_t len
   std::optional<uint64_t> gate;
   if (p->page) {
     const uint64_t frame = p->pool_offset / connections_->pages.push()->geometry.page_size();
-    if (!m->gates().Enter(frame, p->page->home ? 0 : p->page->page + 1)) {
+    if (!m->gates().Enter(frame, rack::FrameGates::Holds(p->page->home, p->page->page))) {
       ++counters_->rack_gate_refusals;
       return false;
     }
@@ -270,36 +270,6 @@ Result<MemNode*> OneSidedAccess::NodeSpanning(uint64_t addr, size_t len) {
   return p->node;
 }
 
-template <typename Op>
-Status OneSidedAccess::FollowingPages(uint64_t addr, Op&& op) {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline = Clock::now() + connections_->rma_timeout();
-  bool asked_again = false;
-  std::chrono::milliseconds pause{1};
-  for (;;) {
-    const uint32_t version = connections_->pages.version();
-    Status s = op();
-    if (s.ok() || !connections_->pages.Locate(addr)) return s;
-    if (s.code() == Status::Code::kPermissionDenied && !asked_again) {
-      // The node revoked the key under this access (its page began to
-      // move): asking for the key again says whether it moves.
-      asked_again = true;
-      continue;
-    }
-    if (s.code() != Status::Code::kAborted) return s;
-    // The page is moving or moved: wait for the directory that says where.
-    // The node may be the one behind (it has not adopted the directory this
-    // client has): then no newer one comes, and the access is tried again
-    // after a pause that doubles, up to 64 ms.
-    ++counters_->page_move_waits;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return s;
-    if (!connections_->AwaitNewerDirectory(version, std::min(left, pause)).ok())
-      pause = std::min(pause * 2, std::chrono::milliseconds(64));
-    asked_again = false;
-  }
-}
-
 template <typename Piece>
 Status OneSidedAccess::ForEachPiece(MemNode& n, uint64_t addr, size_t len, Piece&& piece) {
   for (size_t done = 0; done < len;) {
@@ -313,7 +283,14 @@ Status OneSidedAccess::ForEachPiece(MemNode& n, uint64_t addr, size_t len, Piece
 }
 
 Status OneSidedAccess::Rma(bool write, uint64_t addr, void* buf, size_t len) {
-  return FollowingPages(addr, [&] { return RmaOnce(write, addr, buf, len); });
+  return connections_->FollowingPages(addr, [&] {
+    Status s = RmaOnce(write, addr, buf, len);
+    // The node revoked the key under this access (its page began to move):
+    // asking for the key again says whether it moves.
+    if (s.code() == Status::Code::kPermissionDenied && connections_->pages.Locate(addr))
+      s = RmaOnce(write, addr, buf, len);
+    return s;
+  });
 }
 
 Status OneSidedAccess::RmaOnce(bool write, uint64_t addr, void* buf, size_t len) {

@@ -123,14 +123,8 @@ class OneSidedAccess {
     net::EndpointId ep = net::kInvalidEndpoint;
     net::RemoteKey key;
   };
-  // One attempt of Rma.
+  // One attempt of Rma (Rma follows a moving page: Connections::FollowingPages).
   Status RmaOnce(bool write, uint64_t addr, void* buf, size_t len);
-  // Runs `op` (an access of `addr`) again while a memory node answers that
-  // the page of `addr` is moving or moved (Aborted), each time after a
-  // newer directory arrived, until the one-sided deadline; a key revoked
-  // under it (PermissionDenied) is asked for once more.
-  template <typename Op>
-  Status FollowingPages(uint64_t addr, Op&& op);
   // A write under a lock (locks_->holding()).
   Status WriteUnderLock(uint64_t addr, const void* src, size_t len);
   // True if every byte of [addr, addr + len) lies in an allocation whose key

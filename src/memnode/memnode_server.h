@@ -336,7 +336,7 @@ class MemNodeServer {
   // if cur_ptr is not in a frozen frame of this node.
   bool HoldIfFrozen(net::EndpointId from, uint64_t cur_ptr, std::span<const uint8_t> payload);
   // What a frame's gate says it holds per the directory (rack::FrameGates).
-  uint64_t GateHolds(uint64_t frame, uint64_t page_bytes) const;
+  uint64_t GateHolds(uint64_t frame) const;
  public:
   // An allocation of a page on the move: what page_freeze answers and
   // page_adopt takes.  Only session memory moves.

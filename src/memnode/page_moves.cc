@@ -75,9 +75,14 @@ namespace {
 // does not leave in this time belongs to a stopped or dead process.
 constexpr std::chrono::milliseconds kGateDrain{200};
 
-json AllocationJson(const MemNodeServer::MovedAllocation& a) {
-  return json{{"base", a.base},     {"length", a.length},        {"tenant", a.tenant},
-              {"perms", a.perms},   {"owner", a.owner}};
+// What page_freeze answers of a frame's revoked allocations (page_adopt's
+// "allocations").
+json AllocationsJson(const std::vector<MemNodeServer::MovedAllocation>& list) {
+  json out = json::array();
+  for (const MemNodeServer::MovedAllocation& a : list)
+    out.push_back(json{{"base", a.base}, {"length", a.length}, {"tenant", a.tenant}, {"perms", a.perms},
+                       {"owner", a.owner}});
+  return out;
 }
 
 }  // namespace
@@ -103,9 +108,7 @@ Result<json> MemNodeServer::FreezeFrame(uint64_t frame, uint64_t page, uint64_t 
       return Status::FailedPrecondition(fmt::format(
           "page_freeze: frame {} of node {} is frozen holding page {}, not {}", frame, options_.node,
           it->second.page, page));
-    json allocations = json::array();
-    for (const MovedAllocation& a : it->second.revoked) allocations.push_back(AllocationJson(a));
-    return json{{"frame", frame}, {"allocations", std::move(allocations)}};
+    return json{{"frame", frame}, {"allocations", AllocationsJson(it->second.revoked)}};
   }
   // The frame's allocations, whether the allocator knows them one by one (a
   // home frame) or the frame is withheld whole (a moved page's frame).
@@ -160,15 +163,14 @@ Result<json> MemNodeServer::FreezeFrame(uint64_t frame, uint64_t page, uint64_t 
     for (const MovedAllocation& a : frozen.revoked) (void)allocator_->Free(begin + a.in_page);
     if (Status s = allocator_->Restore(begin, page_bytes); !s.ok()) {
       RestoreRevoked(frame, frozen, page_bytes);
-      pool_->gates().Open(frame, GateHolds(frame, page_bytes));
+      pool_->gates().Open(frame, GateHolds(frame));
       return Status::FailedPrecondition(
           fmt::format("page_freeze: frame {} of node {} cannot be withheld from the allocator: {}", frame,
                       options_.node, s.message()));
     }
     page_moves_.withheld.insert(frame);
   }
-  json allocations = json::array();
-  for (const MovedAllocation& a : frozen.revoked) allocations.push_back(AllocationJson(a));
+  json allocations = AllocationsJson(frozen.revoked);
   page_moves_.revoked_total += frozen.revoked.size();
   page_moves_.frozen.emplace(frame, std::move(frozen));
   ++page_moves_.frozen_total;
@@ -247,15 +249,12 @@ Status MemNodeServer::ServeMoved(uint64_t frame_begin, const MovedAllocation& m)
   return Status::Ok();
 }
 
-uint64_t MemNodeServer::GateHolds(uint64_t frame, uint64_t page_bytes) const {
-  (void)page_bytes;
+uint64_t MemNodeServer::GateHolds(uint64_t frame) const {
   const tier::TierPush* push = pages_.push();
   if (push == nullptr) return 0;
   const std::optional<tier::PageId> holds = push->directory.PageAt(tier::Frame{options_.node, frame});
   Result<tier::PageId> own = push->geometry.PageOfNode(options_.node, frame);
-  if (!holds) return ~uint64_t{0};
-  if (own.ok() && *holds == *own) return 0;
-  return *holds + 1;
+  return rack::FrameGates::Holds(holds && own.ok() && *holds == *own, holds.value_or(rack::FrameGates::kNoPage));
 }
 
 Result<json> MemNodeServer::FrameKey(uint64_t frame, uint64_t page_bytes) {
@@ -326,7 +325,7 @@ Result<json> MemNodeServer::ThawFrame(uint64_t frame, uint64_t page, uint64_t pa
   }
   // The gate says what the frame holds (page + 1; ~0: nothing, the driver's
   // kNoPage) so that a CPU node with an older directory does not enter it.
-  pool_->gates().Open(frame, home ? 0 : page == ~uint64_t{0} ? ~uint64_t{0} : page + 1);
+  pool_->gates().Open(frame, rack::FrameGates::Holds(home, page));
   // Requests that waited for the page go on: here, or redirected.
   std::vector<HeldTraversal> held;
   held.swap(page_moves_.held);

@@ -59,6 +59,11 @@ class FrameGates {
   // `area`: TrailerBytes(pool_bytes) - kOwnerPageBytes bytes after the owner page.
   FrameGates(void* area, uint64_t pool_bytes);
 
+  // What a gate says its frame holds (Enter's `holds`, Open's): 0 its own
+  // page, else the page's id + 1; kNoPage (~0) as the page: none.
+  static constexpr uint64_t kNoPage = ~uint64_t{0};
+  static uint64_t Holds(bool home, uint64_t page) { return home ? 0 : page == kNoPage ? kNoPage : page + 1; }
+
   bool valid() const { return gates_ != nullptr; }
   uint64_t count() const { return count_; }
 
